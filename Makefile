@@ -1,0 +1,35 @@
+# The two commands a newcomer needs; each sets itself up on a fresh machine.
+#   make demo   the demo run (Table 4 on the shared trial data, ~minutes on 2 cores)
+#   make test   the test suite
+#   make run    the full reproduction (needs the AICD Bench release: Hub access or local files)
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+CORES ?= 2
+export HF_HUB_OFFLINE ?= 1
+export HF_DATASETS_OFFLINE ?= 1
+export LITELLM_LOCAL_MODEL_COST_MAP ?= True
+
+.PHONY: setup test demo run clean
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+# pytest exits 5 when it collects nothing: that is a failure here, not a pass.
+test: setup
+	$(PY) -m pytest -ra $(PYTEST_ARGS); rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+demo: setup
+	$(PY) -m snakemake --cores $(CORES) --configfile config/demo.yaml
+
+run: setup
+	HF_HUB_OFFLINE=0 HF_DATASETS_OFFLINE=0 $(PY) -m snakemake --cores $(CORES)
+
+clean:
+	rm -rf results .snakemake

@@ -1,0 +1,52 @@
+"""Wall time of the whole demo run (all Table 4 detectors on both demo tasks) from scratch,
+in a temporary directory, and the slowest jobs from snakemake's own benchmark files.
+
+  python benchmarks/demo_run.py [--cores 2] [--trial PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_TRIAL = REPO.parent / "shared" / "data" / "semeval2026-task13-trial" / "task_a_trial_subset.parquet"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--trial", type=Path, default=DEFAULT_TRIAL)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", tmp,
+               "--cores", str(args.cores), "--configfile", str(REPO / "config" / "demo.yaml"),
+               "--config", f"sources={{trial: {{files: {args.trial.resolve()}}}}}"]
+        started = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True,
+                              env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+        wall = time.perf_counter() - started
+        if proc.returncode != 0:
+            sys.exit(proc.stderr[-3000:])
+        jobs = []
+        for tsv in Path(tmp, "results", "benchmarks").rglob("*.tsv"):
+            with open(tsv) as fh:
+                row = next(csv.DictReader(fh, delimiter="\t"))
+            jobs.append((float(row["s"]), float(row["max_rss"] or 0), str(tsv.relative_to(Path(tmp, "results", "benchmarks")))))
+        print(f"demo run from scratch: {wall:.0f} s wall on {args.cores} cores, {len(jobs)} jobs")
+        print(f"sum of job times: {sum(j[0] for j in jobs):.0f} s; largest job peak RSS {max(j[1] for j in jobs):.0f} MB")
+        print("slowest jobs:")
+        for s, rss, name in sorted(jobs, reverse=True)[:8]:
+            print(f"  {s:7.1f} s  {rss:7.0f} MB  {name}")
+        print()
+        print(Path(tmp, "results", "tables", "table4.md").read_text())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+import copy
+
+import pytest
+import yaml
+
+from aicd.config import validate_config
+from aicd.errors import AicdError
+
+
+@pytest.fixture(params=["config.yaml", "demo.yaml"])
+def config(request, repo):
+    return yaml.safe_load((repo / "config" / request.param).read_text())
+
+
+def test_shipped_configs_are_valid(config):
+    validate_config(config)
+    assert len(config["detectors"]) == 11  # Random, Majority, {CB, SVM, LR} x {TF-IDF, AST, both}
+
+
+def test_full_config_is_the_release_on_the_hub(repo):
+    config = yaml.safe_load((repo / "config" / "config.yaml").read_text())
+    assert set(config["tasks"]) == {"T1", "T2", "T3"}
+    for name, task in config["tasks"].items():
+        assert task["release"]["hub"] == "AICD-bench/AICD-Bench" and task["release"]["name"] == name
+        assert task["release"]["revision"]
+
+
+def test_unknown_key_is_named(config):
+    bad = copy.deepcopy(config)
+    bad["detectorz"] = {}
+    with pytest.raises(AicdError, match="'detectorz' was unexpected"):
+        validate_config(bad)
+
+
+def test_bad_value_is_named_with_its_path(config):
+    bad = copy.deepcopy(config)
+    bad["features"]["tfidf"]["params"]["ngram_max"] = "three"
+    with pytest.raises(AicdError, match=r"config\.features\.tfidf\.params\.ngram_max: 'three' is not of type 'integer'"):
+        validate_config(bad)
+
+
+def test_dangling_references_are_named(config):
+    bad = copy.deepcopy(config)
+    bad["detectors"]["lr_tfidf"]["features"] = "bag_of_words"
+    bad["detectors"]["svm_ast"]["kind"] = "svm"
+    with pytest.raises(AicdError) as err:
+        validate_config(bad)
+    assert "detectors.lr_tfidf.features: no feature set named 'bag_of_words'" in str(err.value)
+    assert "detectors.svm_ast.kind: unknown kind 'svm'" in str(err.value)
+
+
+def test_label_map_values_are_checked(config):
+    bad = copy.deepcopy(config)
+    task = next(iter(bad.get("sources", {}).values()), None) or next(iter(bad["tasks"].values()))
+    task["label_map"] = {0: "humans"}
+    with pytest.raises(AicdError, match="label_map.0: 'humans' is not one of"):
+        validate_config(bad)

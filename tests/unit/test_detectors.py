@@ -1,0 +1,78 @@
+import numpy as np
+import pytest
+
+from aicd.detectors import REGISTRY, Detector, build, register
+from aicd.errors import AicdError
+
+
+def separable(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6)).astype(np.float32)
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] > 0, "machine", "human").astype(object)
+    return X[: n // 2], y[: n // 2], X[n // 2:], y[n // 2:]
+
+
+def test_registry_has_the_table4_kinds():
+    assert {"random", "majority", "logistic_regression", "linear_svm", "catboost"} <= set(REGISTRY)
+
+
+def test_random_is_seeded_and_uniform():
+    X, y, Xt, _ = separable(4000)
+    a = build("random", {}, seed=3).fit(X, y).predict(Xt)
+    b = build("random", {}, seed=3).fit(X, y).predict(Xt)
+    c = build("random", {}, seed=4).fit(X, y).predict(Xt)
+    assert (a == b).all() and not (a == c).all()
+    assert abs((a == "human").mean() - 0.5) < 0.05
+
+
+def test_majority_predicts_the_most_frequent_training_class():
+    X = np.zeros((5, 0))
+    y = np.array(["a", "b", "b", "c", "b"], dtype=object)
+    assert list(build("majority", {}, seed=0).fit(X, y).predict(np.zeros((3, 0)))) == ["b", "b", "b"]
+
+
+@pytest.mark.parametrize("kind,params", [
+    ("logistic_regression", {"C": 1.0}),
+    ("linear_svm", {"C": 1.0}),
+    ("catboost", {"iterations": 60, "depth": 3}),
+])
+def test_trained_detectors_learn_a_separable_problem(kind, params):
+    X, y, Xt, yt = separable()
+    det = build(kind, params, seed=0).fit(X, y, Xt[:10], yt[:10])
+    pred = det.predict(Xt)
+    assert (pred == yt).mean() > 0.9
+    scores = det.predict_scores(Xt)
+    assert scores.shape == (len(Xt), 2) and list(det.classes_) == ["human", "machine"]
+
+
+def test_catboost_is_deterministic_given_seed():
+    X, y, Xt, _ = separable()
+    a = build("catboost", {"iterations": 30}, seed=1).fit(X, y).predict_scores(Xt)
+    b = build("catboost", {"iterations": 30}, seed=1).fit(X, y).predict_scores(Xt)
+    assert np.allclose(a, b)
+
+
+def test_unknown_kind_and_bad_params_are_user_errors():
+    with pytest.raises(AicdError, match="unknown detector kind 'xgb'"):
+        build("xgb", {}, seed=0)
+    with pytest.raises(AicdError, match="bad parameters"):
+        build("linear_svm", {"not_a_param": 1}, seed=0).fit(*separable()[:2])
+
+
+def test_adding_a_detector_is_a_few_lines():
+    @register("always_human_test")
+    class AlwaysHuman(Detector):
+        needs_features = False
+
+        def fit(self, X, y, X_val=None, y_val=None):
+            self.classes_ = np.unique(y)
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), "human", dtype=object)
+
+    try:
+        assert list(build("always_human_test", {}, seed=0).fit(np.zeros((2, 0)), np.array(["human", "machine"]))
+                    .predict(np.zeros((2, 0)))) == ["human", "human"]
+    finally:
+        del REGISTRY["always_human_test"]

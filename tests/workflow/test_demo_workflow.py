@@ -1,0 +1,142 @@
+"""The real snakemake on a small slice of the demo, in a temporary directory.
+
+Checks the issue's "done when": Table 4 has a number for every detector on every demo task,
+a second run does nothing, and changing one detector's setting reruns only that detector
+(per task) and what depends on it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.workflow
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+def run(repo: Path, workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    configs = [str(repo / "config" / "demo.yaml"), str(workdir / "override.yaml")]
+    cmd = [*SNAKEMAKE, "--snakefile", str(repo / "Snakefile"), "--directory", str(workdir),
+           "--cores", "2", "--configfile", *configs, *args]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1200)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def write_override(workdir: Path, trial_path: Path, lr_c: float = 1.0) -> None:
+    override = {
+        "sources": {"trial": {"files": str(trial_path), "limit": 500}},
+        "detectors": {
+            **{d: {"params": {"iterations": 25, "depth": 4}} for d in ("cb_tfidf", "cb_ast", "cb_ast_tfidf")},
+            "lr_tfidf": {"params": {"C": lr_c}},
+        },
+    }
+    (workdir / "override.yaml").write_text(yaml.safe_dump(override))
+
+
+def planned_jobs(output: str) -> list[tuple[str, str]]:
+    """(rule, wildcards) of every job in a dry run's output."""
+    jobs, rule = [], None
+    for line in output.splitlines():
+        m = re.match(r"^(?:local)?rule (\w+):", line)
+        if m:
+            rule = m.group(1)
+            jobs.append((rule, ""))
+        m = re.match(r"^\s+wildcards: (.*)$", line)
+        if m and rule:
+            jobs[-1] = (rule, m.group(1))
+    return sorted(jobs)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory, repo, trial_path):
+    workdir = tmp_path_factory.mktemp("demo")
+    write_override(workdir, trial_path)
+    run(repo, workdir)
+    return workdir
+
+
+def test_table4_has_a_number_for_every_detector_and_task(demo, repo):
+    config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
+    latex = (demo / "results" / "tables" / "table4.tex").read_text()
+    body = latex.split("\\midrule")[1].split("\\bottomrule")[0]
+    lines = [line.strip().rstrip("\\").strip() for line in body.strip().splitlines()]
+    assert len(lines) == len(config["detectors"]) == 11
+    for line in lines:
+        cells = [c.strip() for c in re.split(r"(?<!\\)&", line)]  # column separators, not "\&"
+        assert len(cells) == 1 + len(config["tasks"])
+        for cell in cells[1:]:
+            assert re.fullmatch(r"(\\textbf\{|\\underline\{)?\d{1,3}\.\d{2}\}?", cell), line
+    assert "\\textbf{" in latex
+    report = (demo / "results" / "report.md").read_text()
+    assert "confusion_binary.png" in report and "label audit" in report
+    for task in config["tasks"]:
+        for ext in ("pdf", "png"):
+            assert (demo / "results" / "figures" / f"confusion_{task}.{ext}").stat().st_size > 1000
+
+
+def test_scores_have_breakdowns_and_predictions_match_test_split(demo):
+    import json
+
+    import pandas as pd
+
+    scores = json.loads((demo / "results" / "scores" / "family" / "lr_tfidf.json").read_text())
+    assert 0.0 <= scores["macro_f1"] <= 1.0 and "language" in scores["by"]
+    assert scores["confusion"]["row_normalized"]
+    test = pd.read_parquet(demo / "results" / "tasks" / "family" / "test.parquet")
+    pred = pd.read_parquet(demo / "results" / "predictions" / "family" / "lr_tfidf.parquet")
+    assert sorted(pred["id"]) == sorted(test["id"]) and {"gold", "pred"} <= set(pred.columns)
+    assert (demo / "results" / "models" / "family" / "lr_tfidf.pkl").is_file()
+
+
+def test_second_run_does_nothing(demo, repo):
+    proc = run(repo, demo, "-n")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+    assert planned_jobs(proc.stdout) == []
+
+
+def test_changing_one_detector_reruns_only_it_and_the_tables(demo, repo, trial_path):
+    write_override(demo, trial_path, lr_c=0.5)
+    try:
+        proc = run(repo, demo, "-n")
+        jobs = planned_jobs(proc.stdout)
+        assert jobs == sorted([
+            ("all", ""),
+            ("detect", "task=binary, detector=lr_tfidf"),
+            ("detect", "task=family, detector=lr_tfidf"),
+            ("report", ""),
+            ("score", "task=binary, detector=lr_tfidf"),
+            ("score", "task=family, detector=lr_tfidf"),
+        ]), proc.stdout
+    finally:
+        write_override(demo, trial_path)
+
+
+def test_missing_code_column_fails_with_a_clear_message(tmp_path, repo):
+    import pandas as pd
+
+    bad = tmp_path / "bad.parquet"
+    pd.DataFrame({"text": ["x = 1"], "label": [0], "language": ["Python"]}).to_parquet(bad)
+    (tmp_path / "override.yaml").write_text(yaml.safe_dump({"sources": {"trial": {"files": str(bad)}}}))
+    proc = run(repo, tmp_path, "--until", "source", check=False)
+    assert proc.returncode != 0
+    log = (tmp_path / "results" / "logs" / "source" / "trial.log").read_text()
+    assert "error: trial: the table has no 'code' column" in log
+    assert "Traceback" not in log
+    assert not (tmp_path / "results" / "sources" / "trial.parquet").exists()
+
+
+def test_bad_config_key_stops_before_any_job(tmp_path, repo):
+    (tmp_path / "override.yaml").write_text(yaml.safe_dump({"detectors": {"lr_tfidf": {"parms": {"C": 2}}}}))
+    proc = run(repo, tmp_path, "-n", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "config.detectors.lr_tfidf: Additional properties are not allowed ('parms' was unexpected)" in out
+    assert "Traceback" not in out

@@ -1,0 +1,59 @@
+"""The detector interface (scikit-learn style) and its registry.
+
+A detector: fit(X, y) -> self; predict(X) -> label names; optionally predict_scores(X) ->
+(n_rows, n_classes) with columns in `classes_` order. Adding one: a subclass decorated with
+@register("kind"), then a config entry {kind: ..., features: ..., params: {...}}."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..errors import AicdError
+
+REGISTRY: dict[str, type["Detector"]] = {}
+
+
+def register(kind: str) -> Callable[[type["Detector"]], type["Detector"]]:
+    def wrap(cls: type[Detector]) -> type[Detector]:
+        if kind in REGISTRY:
+            raise ValueError(f"detector kind {kind!r} registered twice")
+        cls.kind = kind
+        REGISTRY[kind] = cls
+        return cls
+    return wrap
+
+
+class Detector:
+    kind: str = ""
+    needs_features: bool = True
+
+    def __init__(self, seed: int = 0, threads: int = 1, **params):
+        self.seed = seed
+        self.threads = threads
+        self.params = params
+        self.classes_: np.ndarray | None = None
+
+    def fit(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray | None = None, y_val: np.ndarray | None = None) -> "Detector":
+        raise NotImplementedError
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def predict_scores(self, X: np.ndarray) -> np.ndarray | None:
+        return None
+
+    def check_params(self) -> None:
+        """Raise TypeError/ValueError for parameters the detector cannot take (before fitting)."""
+
+
+def build(kind: str, params: dict, seed: int, threads: int = 1) -> Detector:
+    if kind not in REGISTRY:
+        raise AicdError(f"unknown detector kind {kind!r}; registered kinds: {', '.join(sorted(REGISTRY))}")
+    try:
+        detector = REGISTRY[kind](seed=seed, threads=threads, **params)
+        detector.check_params()
+        return detector
+    except (TypeError, ValueError) as err:
+        raise AicdError(f"detector kind {kind!r}: bad parameters {params}: {err}") from None

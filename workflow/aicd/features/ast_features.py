@@ -1,0 +1,161 @@
+"""Structural features from tree-sitter, as in the paper (Section 5.1): AST depth, counts of
+node types, layout/style indicators and complexity proxies.
+
+Each program becomes a dict of named values; a DictVectorizer fitted on the training split
+fixes the dimensionality (the number of attributes seen in training, as the paper's 543 /
+1,030). Code that cannot be parsed yields a row with `parse_failed = 1`, never an exception."""
+
+from __future__ import annotations
+
+import logging
+import statistics
+
+import numpy as np
+from sklearn.feature_extraction import DictVectorizer
+
+from ..errors import AicdError
+from .parsers import GRAMMARS, parse
+
+log = logging.getLogger(__name__)
+
+# Substrings of node type names that mark branching or looping constructs in the nine
+# grammars (if_statement, for_expression, while_statement, case_clause, catch_clause, ...).
+_BRANCH_WORDS = frozenset({"if", "elif", "else_if", "for", "foreach", "while", "do", "loop", "case",
+                           "catch", "except", "conditional", "ternary", "switch", "arm"})
+_FUNCTION_MARKERS = ("function_definition", "function_declaration", "method_declaration",
+                     "method_definition", "function_item", "constructor_declaration",
+                     "lambda", "arrow_function", "func_literal", "anonymous_function")
+_BLOCK_MARKERS = ("block", "compound_statement", "statement_block", "declaration_list", "body")
+
+
+def _is_branch(kind: str) -> bool:
+    # Whole words of the type name: "if_statement" branches, "identifier" does not.
+    words = kind.split("_")
+    return words[-1] not in ("keyword", "clause_list") and not _BRANCH_WORDS.isdisjoint(words)
+
+
+def layout_features(code: str) -> dict[str, float]:
+    lines = code.split("\n")
+    n = len(lines)
+    lengths = [len(line) for line in lines]
+    nonempty = [line for line in lines if line.strip()]
+    indents = [len(line) - len(line.lstrip(" \t")) for line in nonempty]
+    return {
+        "layout:lines": float(n),
+        "layout:empty_line_ratio": (n - len(nonempty)) / n,
+        "layout:mean_line_length": sum(lengths) / n,
+        "layout:max_line_length": float(max(lengths)),
+        "layout:mean_indent": (sum(indents) / len(indents)) if indents else 0.0,
+        "layout:max_indent": float(max(indents)) if indents else 0.0,
+        "layout:tab_indent_ratio": sum(line.startswith("\t") for line in nonempty) / max(len(nonempty), 1),
+        "layout:trailing_space_ratio": sum(line != line.rstrip() for line in lines) / n,
+        "layout:chars": float(len(code)),
+    }
+
+
+def extract(code: str, language: str | None) -> dict[str, float]:
+    """Named features of one program."""
+    feats = layout_features(code)
+    if language not in GRAMMARS:
+        feats["parse_failed"] = 1.0
+        return feats
+    try:
+        tree = parse(code, language)
+    except (AicdError, ValueError, UnicodeEncodeError) as err:  # missing grammar, odd text
+        log.debug("parse failed: %s", err)
+        feats["parse_failed"] = 1.0
+        return feats
+
+    counts: dict[str, float] = {}
+    depth = max_depth = 0
+    n_nodes = n_named = n_errors = branches = functions = 0
+    block_depth = max_block_depth = 0
+    comment_rows: set[int] = set()
+    ident_lengths: list[int] = []
+    identifiers: set[bytes] = set()
+    block_stack: list[int] = []
+    cursor = tree.walk()
+    while True:
+        node = cursor.node
+        kind = node.type
+        n_nodes += 1
+        if node.is_named:
+            n_named += 1
+            key = "node:" + kind
+            counts[key] = counts.get(key, 0.0) + 1.0
+            if _is_branch(kind):
+                branches += 1
+            if kind in _FUNCTION_MARKERS or kind.endswith("function_definition"):
+                functions += 1
+            if "comment" in kind:
+                comment_rows.update(range(node.start_point[0], node.end_point[0] + 1))
+            elif kind.endswith("identifier") and node.child_count == 0:
+                text = node.text or b""
+                ident_lengths.append(len(text))
+                identifiers.add(text)
+        if node.is_error or node.is_missing:
+            n_errors += 1
+        is_block = any(m in kind for m in _BLOCK_MARKERS)
+        if cursor.goto_first_child():
+            depth += 1
+            max_depth = max(max_depth, depth)
+            if is_block:
+                block_depth += 1
+                max_block_depth = max(max_block_depth, block_depth)
+                block_stack.append(depth)
+            continue
+        # No children: climb until a next sibling exists; the root means we are done.
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                break
+            if block_stack and block_stack[-1] == depth:
+                block_stack.pop()
+                block_depth -= 1
+            depth -= 1
+        else:
+            continue
+        break  # climbed past the root
+
+    n_lines = feats["layout:lines"]
+    feats.update(counts)
+    feats.update({
+        "ast:depth": float(max_depth),
+        "ast:nodes": float(n_nodes),
+        "ast:named_nodes": float(n_named),
+        "ast:error_nodes": float(n_errors),
+        "ast:has_error": float(tree.root_node.has_error),
+        "ast:branching_factor": (n_nodes - 1) / max(n_named, 1),
+        "complexity:cyclomatic": 1.0 + branches,
+        "complexity:branches_per_line": branches / n_lines,
+        "complexity:functions": float(functions),
+        "complexity:max_block_nesting": float(max_block_depth),
+        "style:comment_line_ratio": len(comment_rows) / n_lines,
+        "style:mean_identifier_length": statistics.fmean(ident_lengths) if ident_lengths else 0.0,
+        "style:unique_identifier_ratio": len(identifiers) / len(ident_lengths) if ident_lengths else 0.0,
+        "parse_failed": 0.0,
+    })
+    return feats
+
+
+class AstFeaturizer:
+    """fit(codes, languages) learns the attribute set from training rows; transform maps
+    any rows onto it (attributes unseen in training are dropped)."""
+
+    def __init__(self) -> None:
+        self.vectorizer = DictVectorizer(sparse=False, dtype=np.float32, sort=True)
+
+    def _dicts(self, codes, languages, progress=None):
+        items = zip(codes, languages)
+        if progress:
+            items = progress(items, total=len(codes))
+        return [extract(c, lang) for c, lang in items]
+
+    def fit_transform(self, codes, languages, progress=None) -> np.ndarray:
+        return self.vectorizer.fit_transform(self._dicts(codes, languages, progress))
+
+    def transform(self, codes, languages, progress=None) -> np.ndarray:
+        return self.vectorizer.transform(self._dicts(codes, languages, progress))
+
+    @property
+    def feature_names(self) -> list[str]:
+        return list(self.vectorizer.get_feature_names_out())

@@ -1,0 +1,79 @@
+"""Atomic writers and small readers shared by all stages.
+
+Every output is written to a temporary file beside its target and renamed into place, so a
+killed job never leaves a half-written file that looks complete."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pandas as pd
+
+
+@contextmanager
+def atomic_path(target: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
+    """Yield a temporary path in the target's folder; rename it onto target on success."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".tmp{suffix}", dir=target.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, target)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_parquet(df: pd.DataFrame, target: str | os.PathLike) -> None:
+    with atomic_path(target) as tmp:
+        df.to_parquet(tmp, index=False)
+
+
+def write_json(obj: Any, target: str | os.PathLike) -> None:
+    with atomic_path(target) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
+
+
+def write_text(text: str, target: str | os.PathLike) -> None:
+    with atomic_path(target) as tmp:
+        tmp.write_text(text)
+
+
+def write_pickle(obj: Any, target: str | os.PathLike) -> None:
+    with atomic_path(target) as tmp:
+        with open(tmp, "wb") as fh:
+            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def write_npz(target: str | os.PathLike, **arrays: np.ndarray) -> None:
+    # np.savez appends ".npz" to names without it, so the temp name keeps that suffix.
+    with atomic_path(target, suffix=".npz") as tmp:
+        np.savez(tmp, **arrays)
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    return json.loads(Path(path).read_text())
+
+
+def read_pickle(path: str | os.PathLike) -> Any:
+    with open(path, "rb") as fh:
+        return pickle.load(fh)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

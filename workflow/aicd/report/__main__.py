@@ -1,0 +1,87 @@
+"""python -m aicd.report: Table 4 (.tex, .md), a confusion-matrix figure per task for its
+best detector, and report.md linking them with the data summaries."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ..cli import json_arg, run
+from ..io import read_json, write_text
+from .figures import confusion_figure
+from .table4 import Column, Row, markdown_title, plain_title, render
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m aicd.report", description=__doc__)
+    parser.add_argument("--layout", required=True, type=json_arg,
+                        help='JSON {"tasks": [[name, title]], "detectors": [[name, title, is_dummy]]}')
+    parser.add_argument("--scores", nargs="+", required=True, help="results/scores/{task}/{detector}.json files")
+    parser.add_argument("--data-reports", nargs="*", default=[], help="source and split reports (JSON)")
+    parser.add_argument("--tables-dir", required=True)
+    parser.add_argument("--figures-dir", required=True)
+    parser.add_argument("--report", required=True, help="output report.md")
+    args = parser.parse_args(argv)
+
+    columns = [Column(n, t) for n, t in args.layout["tasks"]]
+    rows = [Row(n, t, bool(d)) for n, t, d in args.layout["detectors"]]
+    all_scores = {}
+    for path in args.scores:
+        s = read_json(path)
+        all_scores[(s["detector"], s["task"])] = s
+    f1 = {k: v["macro_f1"] for k, v in all_scores.items() if v.get("macro_f1") is not None}
+    latex, markdown = render(rows, columns, f1)
+    tables = Path(args.tables_dir)
+    write_text(latex, tables / "table4.tex")
+    write_text(markdown, tables / "table4.md")
+
+    report_dir = Path(args.report).parent
+    rel = lambda p: os.path.relpath(p, report_dir)  # noqa: E731
+    lines = ["# AICD Bench results", "", "## Table 4: macro-F1 × 100", "", markdown,
+             f"LaTeX: [{rel(tables / 'table4.tex')}]({rel(tables / 'table4.tex')})", "", "## Confusion matrices", ""]
+    titles = {r.name: r.title for r in rows}
+    dummies = {r.name for r in rows if r.dummy}
+    for col in columns:
+        candidates = [(v, d) for (d, t), v in f1.items() if t == col.name]
+        trained = [c for c in candidates if c[1] not in dummies] or candidates
+        if not trained:
+            lines.append(f"- {col.title}: no scores")
+            continue
+        value, best = max(trained)
+        stem = Path(args.figures_dir) / f"confusion_{col.name}"
+        confusion_figure(all_scores[(best, col.name)], f"{col.title}: {plain_title(titles.get(best, best))} (macro-F1 {value * 100:.2f})",
+                         f"{stem}.pdf", f"{stem}.png")
+        lines += [f"### {col.title}: best trained detector {markdown_title(titles.get(best, best))} "
+                  f"(macro-F1 {value * 100:.2f}, n = {all_scores[(best, col.name)]['n']})", "",
+                  f"![confusion matrix]({rel(f'{stem}.png')}) ([PDF]({rel(f'{stem}.pdf')}))", ""]
+    lines += ["## Data", ""]
+    for path in args.data_reports:
+        lines += _data_summary(read_json(path))
+    lines += ["", "Per-detector scores (per-class, per-subset, per-language): `results/scores/{task}/{detector}.json`.", ""]
+    write_text("\n".join(lines), args.report)
+
+
+def _data_summary(rep: dict) -> list[str]:
+    if "source" in rep:
+        skipped = rep["skipped"]["counts"]
+        audit = rep.get("label_audit", {})
+        parts = [f"- source **{rep['source']}**: {rep['rows_in']} rows in, {rep['rows_out']} kept"]
+        if skipped:
+            parts.append("  - skipped: " + ", ".join(f"{k} {v}" for k, v in skipped.items()))
+        if rep.get("not_sampled"):
+            parts.append(f"  - left out by the configured sample size: {rep['not_sampled']}")
+        if audit.get("corrected"):
+            parts.append(f"  - label audit: {audit['corrected']} labels corrected from the generator column "
+                         f"(label_audit: correct; {audit.get('example', '')})")
+        return parts
+    sizes = ", ".join(f"{s} {v['rows']}" for s, v in rep["splits"].items())
+    parts = [f"- task **{rep['task']}** ({rep['kind']}): {sizes}"]
+    if rep.get("skipped"):
+        parts.append("  - skipped: " + ", ".join(f"{k} {v}" for k, v in rep["skipped"].items()))
+    return parts
+
+
+if __name__ == "__main__":
+    sys.exit(run(main))

@@ -1,0 +1,107 @@
+"""Table 4 of the paper: rows = detectors, columns = tasks, macro-F1 x 100 with two decimals.
+
+The best trained detector per column is bold; a dummy baseline (random, majority) is
+underlined where it beats every trained detector of that column; "–" marks a pair not run."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import partial
+
+import tabulate as tabulate_mod
+from tabulate import tabulate
+
+NOT_RUN = "–"
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    title: str
+    dummy: bool
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    title: str
+
+
+def cell_marks(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str], float]) -> dict:
+    """(detector, task) -> (value, bold, underline) for every pair that was run."""
+    marks = {}
+    for col in columns:
+        trained = [scores[(r.name, col.name)] for r in rows if not r.dummy and (r.name, col.name) in scores]
+        best_trained = max(trained) if trained else None
+        for r in rows:
+            value = scores.get((r.name, col.name))
+            if value is None:
+                continue
+            bold = (not r.dummy) and best_trained is not None and round(value, 4) == round(best_trained, 4)
+            underline = r.dummy and best_trained is not None and value > best_trained
+            marks[(r.name, col.name)] = (value, bold, underline)
+    return marks
+
+
+def latex_title(title: str) -> str:
+    """'CB_{AST & TF-IDF}' -> 'CB${}_{\\text{AST \\& TF-IDF}}$' (the paper's row style)."""
+    def sub(m: re.Match) -> str:
+        return "${}_{\\text{" + m.group(1) + "}}$"
+    escaped = title.replace("&", "\\&").replace("%", "\\%").replace("#", "\\#")
+    return re.sub(r"_\{([^}]*)\}", sub, escaped)
+
+
+def markdown_title(title: str) -> str:
+    return re.sub(r"_\{([^}]*)\}", r"<sub>\1</sub>", title)
+
+
+def plain_title(title: str) -> str:
+    """'CB_{AST}' -> 'CB (AST)', for figure titles and logs."""
+    return re.sub(r"_\{([^}]*)\}", r" (\1)", title)
+
+
+def _fmt(value: float) -> str:
+    return f"{value * 100:.2f}"
+
+
+def render(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str], float]) -> tuple[str, str]:
+    """Return (latex, markdown)."""
+    marks = cell_marks(rows, columns, scores)
+
+    def cells(style: str) -> list[list[str]]:
+        body = []
+        for r in rows:
+            line = [latex_title(r.title) if style == "latex" else markdown_title(r.title)]
+            for col in columns:
+                mark = marks.get((r.name, col.name))
+                if mark is None:
+                    line.append(NOT_RUN)
+                    continue
+                value, bold, underline = mark
+                text = _fmt(value)
+                if style == "latex":
+                    text = f"\\textbf{{{text}}}" if bold else (f"\\underline{{{text}}}" if underline else text)
+                else:
+                    text = f"**{text}**" if bold else (f"<u>{text}</u>" if underline else text)
+                line.append(text)
+            body.append(line)
+        return body
+
+    headers_tex = ["Model", *[latex_title(c.title) for c in columns]]
+    latex = tabulate(cells("latex"), headers=headers_tex, tablefmt=_latex_booktabs_raw(),
+                     colalign=("left", *["right"] * len(columns)), disable_numparse=True)
+    caption = ("Macro F1-score of baselines across all tasks. Best trained model per task in bold; "
+               "dummy baselines (random or majority) underlined where they outperform every trained model.")
+    latex = f"\\begin{{table}}[t]\n\\centering\n{latex}\n\\caption{{{caption}}}\n\\label{{tab:baselines}}\n\\end{{table}}\n"
+    headers_md = ["Model", *[markdown_title(c.title) for c in columns]]
+    markdown = tabulate(cells("markdown"), headers=headers_md, tablefmt="github",
+                        colalign=("left", *["right"] * len(columns)), disable_numparse=True) + "\n"
+    return latex, markdown
+
+
+def _latex_booktabs_raw():
+    """tabulate's booktabs format without escaping, so bold/underline/math survive."""
+    base = tabulate_mod._table_formats["latex_booktabs"]
+    raw_row = partial(tabulate_mod._latex_row, escrules={})
+    return base._replace(headerrow=raw_row, datarow=raw_row)

@@ -1,0 +1,46 @@
+"""python -m aicd.scoring: score one detector's predictions on one task's test split."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import pandas as pd
+
+from ..cli import run
+from ..errors import AicdError
+from ..io import write_json
+from .metrics import breakdown, classification_scores
+
+BREAKDOWN_COLUMNS = ("subset", "language", "domain", "generator")
+
+
+def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = None) -> dict:
+    missing = set(test["id"]) ^ set(predictions["id"])
+    if missing:
+        raise AicdError(f"predictions and test split disagree on {len(missing)} ids: rerun the detector")
+    merged = test.drop(columns=["target"]).merge(predictions, on="id", validate="one_to_one")
+    result = classification_scores(merged["gold"], merged["pred"], labels)
+    result["by"] = {
+        col: breakdown(merged["gold"], merged["pred"], merged[col], labels)
+        for col in BREAKDOWN_COLUMNS
+        if col in merged.columns and merged[col].notna().any()
+    }
+    return result
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m aicd.scoring", description=__doc__)
+    parser.add_argument("--task", required=True)
+    parser.add_argument("--detector", required=True)
+    parser.add_argument("--predictions", required=True)
+    parser.add_argument("--test", required=True, help="the task's test.parquet")
+    parser.add_argument("--labels", nargs="*", help="preferred class order for reports")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    result = score(pd.read_parquet(args.predictions), pd.read_parquet(args.test), args.labels)
+    write_json({"task": args.task, "detector": args.detector, **result}, args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(run(main))

@@ -1,0 +1,55 @@
+"""Metrics on label names. Macro-F1 averages per-class F1 over the classes that occur in
+gold or predictions (scikit-learn's and the SemEval-2026 Task 13 scorer's convention); a
+class never predicted has F1 0."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+
+
+def class_order(gold: Sequence, pred: Sequence, preferred: Sequence | None = None) -> list:
+    present = set(gold) | set(pred)
+    first = [c for c in (preferred or []) if c in present]
+    return first + sorted(present - set(first), key=str)
+
+
+def classification_scores(gold: Sequence, pred: Sequence, preferred_order: Sequence | None = None) -> dict:
+    gold = np.asarray(gold, dtype=object)
+    pred = np.asarray(pred, dtype=object)
+    if len(gold) != len(pred):
+        raise ValueError(f"{len(gold)} gold labels but {len(pred)} predictions")
+    if len(gold) == 0:
+        return {"n": 0, "macro_f1": None, "accuracy": None, "labels": [], "per_class": {}}
+    labels = class_order(gold, pred, preferred_order)
+    p, r, f, s = precision_recall_fscore_support(gold, pred, labels=labels, zero_division=0)
+    counts = confusion_matrix(gold, pred, labels=labels)
+    row_sums = counts.sum(axis=1, keepdims=True)
+    normalised = np.divide(counts, row_sums, out=np.zeros(counts.shape, dtype=float), where=row_sums > 0)
+    return {
+        "n": int(len(gold)),
+        "macro_f1": float(np.mean(f)),
+        "accuracy": float(np.mean(gold == pred)),
+        "labels": [str(c) for c in labels],
+        "per_class": {
+            str(c): {"precision": float(p[i]), "recall": float(r[i]), "f1": float(f[i]), "support": int(s[i])}
+            for i, c in enumerate(labels)
+        },
+        "confusion": {"counts": counts.tolist(), "row_normalized": normalised.round(6).tolist()},
+    }
+
+
+def breakdown(gold, pred, groups, preferred_order=None) -> dict:
+    """Scores per value of a grouping column (rows with a missing value are left out)."""
+    gold = np.asarray(gold, dtype=object)
+    pred = np.asarray(pred, dtype=object)
+    groups = np.asarray(groups, dtype=object)
+    out = {}
+    for value in sorted({g for g in groups if g is not None and g == g}, key=str):
+        mask = groups == value
+        scores = classification_scores(gold[mask], pred[mask], preferred_order)
+        scores.pop("confusion", None)
+        out[str(value)] = scores
+    return out

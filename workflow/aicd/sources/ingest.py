@@ -1,0 +1,288 @@
+"""Raw table -> sample schema, with every removed row counted by reason.
+
+Shared by the sources stage and by release task tables: column mapping, code checks
+(missing, invalid UTF-8, binary, empty), canonical languages, integer label ids mapped to
+names through the config's label map, and an audit of that map against the generator
+column (a contradiction stops the run unless config asks for correction)."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter, defaultdict
+
+import pandas as pd
+
+from ..errors import AicdError
+from ..families import FAMILIES, HUMAN, family_of, is_human
+from ..schema import DOMAINS, LABELS, SAMPLE_COLUMNS, canonical_language, content_id
+
+log = logging.getLogger(__name__)
+
+EXAMPLES_PER_REASON = 5
+AUDIT_MODES = ("error", "correct", "off")
+
+
+class RowSkips:
+    """Counts removed rows by reason and keeps a few examples of each for the report."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.examples: dict[str, list[str]] = defaultdict(list)
+
+    def add(self, reason: str, ref: object) -> None:
+        self.counts[reason] += 1
+        if len(self.examples[reason]) < EXAMPLES_PER_REASON:
+            self.examples[reason].append(str(ref))
+
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def as_dict(self) -> dict:
+        return {"counts": dict(sorted(self.counts.items())), "examples": dict(self.examples)}
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _clean_code(value: object) -> tuple[str | None, str | None]:
+    """(code, None) for usable text, else (None, reason)."""
+    if _missing(value):
+        return None, "missing_code"
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            value = bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            return None, "invalid_utf8"
+    if not isinstance(value, str):
+        return None, "code_not_text"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates from a lossy decode upstream
+        return None, "invalid_utf8"
+    if "\x00" in value:
+        return None, "binary_content"
+    if not value.strip():
+        return None, "empty_code"
+    return value, None
+
+
+def _label_key(value: object) -> str | None:
+    """Label ids may arrive as int, float (from a csv with gaps) or str; normalise to str."""
+    if _missing(value):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def _allowed_names(target: str) -> set[str]:
+    return set(LABELS) if target == "label" else set(FAMILIES) | {HUMAN}
+
+
+def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame, dict]:
+    """Return (samples in the sample schema, report). rows_in == rows_out + skipped, always."""
+    columns = dict(spec.get("columns") or {})
+    for field in ("code", "label", "language", "generator", "domain", "problem_id", "protocol", "subset"):
+        if field not in columns and field in raw.columns:
+            columns[field] = field
+    if "code" not in columns:
+        raise AicdError(
+            f"{source}: the table has no 'code' column (columns: {', '.join(map(str, raw.columns))}). "
+            f"Name the column that holds the source text with columns: {{code: <name>}}"
+        )
+    absent = {f: c for f, c in columns.items() if c not in raw.columns}
+    if absent:
+        field, col = next(iter(absent.items()))
+        raise AicdError(
+            f"{source}: column '{col}' (mapped to '{field}') is not in the table; "
+            f"its columns are: {', '.join(map(str, raw.columns))}"
+        )
+    target = spec.get("target", "label")
+    label_map = {str(k): v for k, v in (spec.get("label_map") or {}).items()}
+    bad_names = sorted(set(label_map.values()) - _allowed_names(target))
+    if bad_names:
+        raise AicdError(f"{source}: label_map names {bad_names} are not valid {target} values")
+    audit = spec.get("label_audit", "error")
+    if audit not in AUDIT_MODES:
+        raise AicdError(f"{source}: label_audit must be one of {AUDIT_MODES}, got {audit!r}")
+    defaults = spec.get("defaults") or {}
+
+    skips = RowSkips()
+    notes: Counter[str] = Counter()
+    rows: list[dict] = []
+    seen_row_ids: set[str] = set()
+    seen_ids: set[str] = set()
+    unknown_label_ids: Counter[str] = Counter()
+    unknown_languages: Counter[str] = Counter()
+    get = {field: raw[col].tolist() for field, col in columns.items()}
+    row_ids = get.get("source_row_id") or list(range(len(raw)))
+
+    for i in range(len(raw)):
+        ref = row_ids[i]
+        code, reason = _clean_code(get["code"][i])
+        if reason:
+            skips.add(reason, ref)
+            continue
+        lang_raw = get["language"][i] if "language" in get else defaults.get("language")
+        language = canonical_language(lang_raw)
+        if language is None and not _missing(lang_raw):
+            unknown_languages[str(lang_raw)] += 1
+            skips.add("unknown_language", ref)
+            continue
+        if language is None:
+            notes["language_missing"] += 1
+
+        generator = get["generator"][i] if "generator" in get else defaults.get("generator")
+        generator = None if _missing(generator) or not str(generator).strip() else str(generator).strip()
+        if generator is not None and is_human(generator):
+            generator = HUMAN
+
+        name = None
+        if "label" in get:
+            key = _label_key(get["label"][i])
+            if key is None:
+                skips.add("missing_label", ref)
+                continue
+            name = label_map.get(key) if label_map else key
+            if name is None or name not in _allowed_names(target):
+                unknown_label_ids[key] += 1
+                skips.add("unknown_label", ref)
+                continue
+        elif generator is not None:
+            name = HUMAN if generator == HUMAN else (family_of(generator) if target == "family" else "machine")
+            if name is None:
+                skips.add("unknown_family", ref)
+                continue
+        else:
+            skips.add("missing_label", ref)
+            continue
+
+        row_ref = str(ref)
+        if "source_row_id" in get:
+            if row_ref in seen_row_ids:
+                skips.add("duplicate_id", ref)
+                continue
+            seen_row_ids.add(row_ref)
+        sample_id = content_id(language, code)
+        if sample_id in seen_ids:
+            skips.add("duplicate_code", ref)
+            continue
+        seen_ids.add(sample_id)
+
+        domain = get["domain"][i] if "domain" in get else defaults.get("domain")
+        if not _missing(domain) and domain not in DOMAINS:
+            notes["domain_unknown_set_null"] += 1
+            domain = None
+        family = family_of(generator)
+        if generator is not None and family is None:
+            notes["family_unknown"] += 1
+        row = {
+            "id": sample_id,
+            "code": code,
+            "label": name if target == "label" else ("human" if name == HUMAN else "machine"),
+            "language": language,
+            "domain": None if _missing(domain) else domain,
+            "source": source,
+            "generator": generator,
+            "family": name if target == "family" else family,
+            "protocol": _value(get, "protocol", i, defaults),
+            "problem_id": _value(get, "problem_id", i, defaults),
+            "subset": _value(get, "subset", i, defaults),
+            "source_row_id": row_ref,
+        }
+        rows.append(row)
+
+    samples = pd.DataFrame(rows, columns=[*SAMPLE_COLUMNS, "source_row_id"])
+    samples, audit_report = audit_labels(samples, target, audit, source, skips)
+
+    limit = spec.get("limit")
+    not_sampled = 0
+    if limit is not None and len(samples) > limit:
+        # The id is a content hash, so "lowest ids" is a deterministic pseudo-random sample.
+        not_sampled = len(samples) - int(limit)
+        samples = samples.sort_values("id").head(int(limit))
+    samples = samples.sort_values("id").reset_index(drop=True)
+
+    report = {
+        "source": source,
+        "rows_in": int(len(raw)),
+        "rows_out": int(len(samples)),
+        "skipped": skips.as_dict(),
+        "not_sampled": not_sampled,
+        "unknown_label_ids": dict(unknown_label_ids),
+        "unknown_languages": dict(unknown_languages.most_common(20)),
+        "label_audit": audit_report,
+        "notes": dict(notes),
+        "counts": {
+            "label": samples["label"].value_counts().to_dict(),
+            "language": samples["language"].value_counts(dropna=False).rename(lambda k: str(k)).to_dict(),
+        },
+    }
+    assert report["rows_in"] == report["rows_out"] + skips.total() + not_sampled, "row accounting broken"
+    for reason, n in skips.counts.items():
+        log.warning("%s: skipped %d rows: %s", source, n, reason)
+    log.info("%s: %d rows in, %d kept", source, len(raw), len(samples))
+    return samples, report
+
+
+def _value(get: dict, field: str, i: int, defaults: dict):
+    value = get[field][i] if field in get else defaults.get(field)
+    return None if _missing(value) else str(value)
+
+
+def audit_labels(samples: pd.DataFrame, target: str, mode: str, source: str, skips: RowSkips) -> tuple[pd.DataFrame, dict]:
+    """Check mapped labels against the generator column, where one exists.
+
+    A row whose generator is human must carry the human class and vice versa; for a family
+    target the family must equal family_of(generator) where that is known."""
+    report = {"mode": mode, "checked": 0, "conflicts": 0, "corrected": 0, "uncorrectable": 0}
+    has_gen = samples["generator"].notna()
+    if mode == "off" or not has_gen.any():
+        return samples, report
+    checked = samples[has_gen]
+    gen_human = checked["generator"].eq(HUMAN)
+    col = "label" if target == "label" else "family"
+    mapped_human = checked[col].eq(HUMAN)
+    conflict = gen_human.ne(mapped_human)
+    expected = pd.Series(None, index=checked.index, dtype=object)
+    if target == "family":
+        expected = checked["generator"].map(family_of)
+        conflict |= expected.notna() & expected.ne(checked["family"])
+    report["checked"] = int(len(checked))
+    report["conflicts"] = n_conflicts = int(conflict.sum())
+    if n_conflicts == 0:
+        return samples, report
+
+    bad = checked[conflict]
+    worst = bad.groupby(["generator", col]).size().sort_values(ascending=False).head(3)
+    detail = "; ".join(f"generator '{g}' labelled '{lab}' ({n} rows)" for (g, lab), n in worst.items())
+    if mode == "error":
+        share = n_conflicts / len(checked)
+        hint = " The label map looks reversed." if share > 0.9 else ""
+        raise AicdError(
+            f"{source}: label_map contradicts the generator column in {n_conflicts} of "
+            f"{len(checked)} rows ({share:.1%}): {detail}.{hint} Fix label_map, or set "
+            "label_audit: correct to take these labels from the generator column (counted in the report)."
+        )
+    # mode == "correct": derive the class from the generator where that is unambiguous.
+    idx = bad.index
+    if target == "family":
+        fixed = expected.loc[idx]
+        samples.loc[idx, "family"] = fixed
+        samples.loc[idx, "label"] = fixed.map(lambda f: None if f is None else ("human" if f == HUMAN else "machine"))
+        fixable = fixed.notna()
+    else:
+        binary_only = set(samples["label"].dropna().unique()) <= {"human", "machine"}
+        fixed = bad["generator"].map(lambda g: "human" if g == HUMAN else ("machine" if binary_only else None))
+        samples.loc[idx, "label"] = fixed
+        fixable = fixed.notna()
+    for ref in bad.loc[~fixable, "source_row_id"]:
+        skips.add("label_conflict", ref)
+    report["corrected"] = int(fixable.sum())
+    report["uncorrectable"] = int((~fixable).sum())
+    report["example"] = detail
+    log.warning("%s: corrected %d labels from the generator column (label_audit: correct)", source, report["corrected"])
+    samples = samples.drop(index=idx[~fixable.to_numpy()])
+    return samples, report

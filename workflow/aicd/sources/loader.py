@@ -1,0 +1,101 @@
+"""One loader for every table the project reads: the Hugging Face Hub or local files,
+both through `datasets.load_dataset`, so the Hub path and the offline path share code."""
+
+from __future__ import annotations
+
+import codecs
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import AicdError
+
+log = logging.getLogger(__name__)
+
+_FORMATS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".csv": "csv"}
+
+
+def describe(location: dict) -> str:
+    if "files" in location:
+        return f"local files {location['files']}"
+    return f"Hub dataset {location['hub']} (config {location.get('name')}, revision {location.get('revision')})"
+
+
+def load_table(location: dict, split: str | None = None) -> pd.DataFrame:
+    """Load one table.
+
+    location: either {"files": path | [paths]} (parquet, jsonl/json or csv) or
+    {"hub": id, "name": config, "revision": sha, "split": name}. `split` overrides
+    location["split"] for Hub tables; for local files pass the split's own location."""
+    if "files" in location:
+        return _load_local(location["files"])
+    if "hub" in location:
+        return _load_hub(location, split or location.get("split", "train"))
+    raise AicdError(f"a data location needs 'files' or 'hub', got keys {sorted(location)}")
+
+
+def _load_local(files: str | list[str]) -> pd.DataFrame:
+    import datasets  # imported here: slow to import, and only this loader needs it
+
+    paths = [files] if isinstance(files, str) else list(files)
+    if not paths:
+        raise AicdError("an empty list of files was given")
+    missing = [p for p in paths if not Path(p).is_file()]
+    if missing:
+        raise AicdError(
+            f"input file not found: {missing[0]} (working directory {Path.cwd()}). "
+            "Point the config at the file, e.g. snakemake --config "
+            "'sources={trial: {files: /abs/path/file.parquet}}'"
+        )
+    kinds = {_FORMATS.get(Path(p).suffix.lower()) for p in paths}
+    if None in kinds or len(kinds) != 1:
+        raise AicdError(f"cannot tell the format of {paths}: use .parquet, .jsonl/.json or .csv files of one kind")
+    kind = kinds.pop()
+    if kind in ("json", "csv"):
+        for path in paths:
+            _check_utf8(path)
+    try:
+        ds = datasets.load_dataset(kind, data_files=paths, split="train")
+    except UnicodeDecodeError as err:
+        raise AicdError(f"{paths}: the file is not valid UTF-8 ({err}); re-encode it or store code as parquet") from None
+    except Exception as err:  # datasets wraps reader errors in several types
+        cause = err.__cause__ or err
+        if "utf" in str(cause).lower() or "utf" in str(err).lower():
+            raise AicdError(f"{paths}: the file is not valid UTF-8 ({cause}); re-encode it or store code as parquet") from None
+        raise AicdError(f"could not read {paths} as {kind}: {cause}") from None
+    log.info("loaded %d rows from %s", len(ds), paths)
+    return ds.to_pandas()
+
+
+def _check_utf8(path: str) -> None:
+    """Text readers replace bad bytes silently; refuse the file instead, naming the line."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with open(path, "rb") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            try:
+                decoder.decode(line)
+            except UnicodeDecodeError as err:
+                raise AicdError(
+                    f"{path}, line {lineno}: not valid UTF-8 ({err.reason} at byte {err.start} of the line); "
+                    "re-encode the file as UTF-8, or store code as parquet"
+                ) from None
+
+
+def _load_hub(location: dict, split: str) -> pd.DataFrame:
+    import datasets
+
+    try:
+        ds = datasets.load_dataset(
+            location["hub"], name=location.get("name"), revision=location.get("revision"), split=split
+        )
+    except Exception as err:  # offline, unknown id, wrong revision: all end the same way for a user
+        raise AicdError(
+            f"could not load split '{split}' of {describe(location)} from the Hugging Face Hub: "
+            f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}. "
+            "Without network access, download the files elsewhere and point the config at them "
+            "with 'files:' (parquet, jsonl or csv), e.g. tasks: {T1: {release: {files: "
+            "{train: t1_train.parquet, validation: t1_val.parquet, test: t1_test.parquet}}}}"
+        ) from None
+    log.info("loaded %d rows of split %s from %s", len(ds), split, describe(location))
+    return ds.to_pandas()

@@ -1,0 +1,42 @@
+"""python -m aicd.splits: write one task's train/validation/test tables.
+
+  derive   from a source table (results/sources/{source}.parquet), seeded and stratified
+  release  from the published task splits (Hub or local files)"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from ..cli import json_arg, run
+from ..io import write_json, write_parquet
+from .tasks import derive_task, load_release_task
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m aicd.splits", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=["derive", "release"])
+    parser.add_argument("--task", required=True, help="task name (the config key)")
+    parser.add_argument("--spec", required=True, type=json_arg, help="the task's config entry, as JSON")
+    parser.add_argument("--source", help="derive: the source's sample table (parquet)")
+    parser.add_argument("--seed", type=int, default=0, help="derive: split seed")
+    parser.add_argument("--outdir", required=True, help="folder for {train,validation,test}.parquet")
+    parser.add_argument("--report", required=True, help="output JSON report")
+    args = parser.parse_args(argv)
+    if args.mode == "derive":
+        if not args.source:
+            parser.error("derive needs --source")
+        tables, report = derive_task(pd.read_parquet(args.source), args.spec, args.seed, args.task)
+    else:
+        tables, report = load_release_task(args.spec, args.task)
+    for split, table in tables.items():
+        write_parquet(table, Path(args.outdir) / f"{split}.parquet")
+    write_json(report, args.report)
+
+
+if __name__ == "__main__":
+    sys.exit(run(main))

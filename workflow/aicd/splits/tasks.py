@@ -1,0 +1,82 @@
+"""Build a task's train/validation/test tables: derived from a source, or a release."""
+
+from __future__ import annotations
+
+import logging
+
+import pandas as pd
+
+from ..errors import AicdError
+from ..schema import SPLITS
+from ..sources.ingest import to_samples
+from ..sources.loader import load_table
+from .stratified import assign_splits
+
+log = logging.getLogger(__name__)
+
+TARGETS = ("label", "family")
+
+
+def derive_task(samples: pd.DataFrame, spec: dict, seed: int, task: str) -> tuple[dict[str, pd.DataFrame], dict]:
+    """Task tables from one source's samples: the class is the `target` column."""
+    target = spec.get("target", "label")
+    if target not in TARGETS:
+        raise AicdError(f"task {task}: target must be one of {TARGETS}, got {target!r}")
+    usable = samples[target].notna()
+    skipped = {f"{target}_unknown": int((~usable).sum())} if (~usable).any() else {}
+    if skipped:
+        log.warning("task %s: skipped %d rows whose %s is unknown", task, (~usable).sum(), target)
+    rows = samples[usable].copy()
+    rows["target"] = rows[target]
+    by = ["target", *[c for c in spec.get("stratify", ["language"]) if c != "target"]]
+    rows["split"] = assign_splits(rows, by, spec.get("fractions", {"train": 0.7, "validation": 0.1, "test": 0.2}), seed)
+    tables = {s: rows[rows["split"] == s].drop(columns="split").reset_index(drop=True) for s in SPLITS}
+    return tables, _report(task, tables, len(samples), skipped, {"kind": "derived", "seed": seed, "stratify": by})
+
+
+def load_release_task(spec: dict, task: str) -> tuple[dict[str, pd.DataFrame], dict]:
+    """Task tables from a published release: each split loaded and checked on its own."""
+    release = spec["release"]
+    target = spec.get("target", "label")
+    ingest_spec = {k: spec[k] for k in ("columns", "label_map", "label_audit", "defaults") if k in spec}
+    ingest_spec["target"] = target
+    tables, split_reports = {}, {}
+    rows_in = 0
+    for split in SPLITS:
+        where = release.get("splits", {}).get(split, split)
+        if "files" in release:
+            files = release["files"].get(split)
+            if files is None:
+                raise AicdError(f"task {task}: release.files has no entry for split '{split}'")
+            location = {"files": files}
+        else:
+            location = {k: release[k] for k in ("hub", "name", "revision") if k in release}
+        raw = load_table(location, split=where)
+        rows_in += len(raw)
+        samples, split_reports[split] = to_samples(raw, ingest_spec, f"{task}/{split}")
+        samples["target"] = samples[target]
+        tables[split] = samples
+    skipped: dict[str, int] = {}
+    for rep in split_reports.values():
+        for reason, n in rep["skipped"]["counts"].items():
+            skipped[reason] = skipped.get(reason, 0) + n
+    report = _report(task, tables, rows_in, skipped, {"kind": "release", "release": release})
+    report["ingest"] = split_reports
+    return tables, report
+
+
+def _report(task: str, tables: dict[str, pd.DataFrame], rows_in: int, skipped: dict, how: dict) -> dict:
+    return {
+        "task": task,
+        **how,
+        "rows_in": int(rows_in),
+        "skipped": skipped,
+        "splits": {
+            s: {
+                "rows": int(len(t)),
+                "target": t["target"].value_counts().sort_index().to_dict(),
+                "language": t["language"].astype(str).value_counts().sort_index().to_dict(),
+            }
+            for s, t in tables.items()
+        },
+    }

@@ -1,0 +1,69 @@
+# Helpers shared by all rules: config validation, the interpreter, per-wildcard config
+# slices, and the (task, detector) plan.
+
+import json
+import shlex
+import sys
+
+from snakemake.exceptions import WorkflowError
+from snakemake_interface_executor_plugins.settings import DeploymentMethod
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+sys.path.insert(0, os.path.join(workflow.basedir, "workflow"))  # aicd, even when not pip-installed
+from aicd.config import validate_config  # noqa: E402
+from aicd.errors import AicdError  # noqa: E402
+
+try:
+    validate_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
+except AicdError as err:
+    raise WorkflowError(str(err)) from None
+
+R = "results"
+SPLITS = ["train", "validation", "test"]
+
+# With --sdm conda each rule runs in its envs/ environment, whose python has aicd installed;
+# otherwise the interpreter running snakemake (the project's virtualenv) runs the stages.
+# workflow/ goes on PYTHONPATH so the stages import this checkout's aicd in either case.
+_INTERPRETER = (
+    "python"
+    if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+    else shlex.quote(sys.executable)
+)
+PYTHON = f"PYTHONPATH={shlex.quote(os.path.join(workflow.basedir, 'workflow'))}${{PYTHONPATH:+:$PYTHONPATH}} {_INTERPRETER}"
+ENV = os.path.join(workflow.basedir, "envs", "aicd.yaml")
+
+wildcard_constraints:
+    source=r"[A-Za-z0-9_-]+",
+    task=r"[A-Za-z0-9_-]+",
+    featureset=r"[A-Za-z0-9_-]+",
+    detector=r"[A-Za-z0-9_-]+",
+
+
+def as_arg(obj):
+    """A config slice as one shell-quoted JSON argument (sorted keys: stable across runs)."""
+    return shlex.quote(json.dumps(obj, sort_keys=True))
+
+
+def tasks():
+    return list(config["tasks"])
+
+
+def detectors():
+    return list(config["detectors"])
+
+
+def runs_on(detector, task):
+    only = config["detectors"][detector].get("tasks")
+    return not only or task in only
+
+
+def plan():
+    """Every (task, detector) pair that Table 4 needs."""
+    return [(t, d) for t in tasks() for d in detectors() if runs_on(d, t)]
+
+
+def seed():
+    return int(config["seed"])
