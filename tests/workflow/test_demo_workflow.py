@@ -30,12 +30,12 @@ def run(repo: Path, workdir: Path, *args: str, check: bool = True) -> subprocess
     return proc
 
 
-def write_override(workdir: Path, trial_path: Path, lr_c: float = 1.0) -> None:
+def write_override(workdir: Path, trial_path: Path, lr_c: float = 1.0, lr_title: str = "LR_{TF-IDF}") -> None:
     override = {
         "sources": {"trial": {"files": str(trial_path), "limit": 500}},
         "detectors": {
             **{d: {"params": {"iterations": 25, "depth": 4}} for d in ("cb_tfidf", "cb_ast", "cb_ast_tfidf")},
-            "lr_tfidf": {"params": {"C": lr_c}},
+            "lr_tfidf": {"params": {"C": lr_c}, "title": lr_title},
         },
     }
     (workdir / "override.yaml").write_text(yaml.safe_dump(override))
@@ -115,6 +115,15 @@ def test_changing_one_detector_reruns_only_it_and_the_tables(demo, repo, trial_p
             ("score", "task=binary, detector=lr_tfidf"),
             ("score", "task=family, detector=lr_tfidf"),
         ]), proc.stdout
+    finally:
+        write_override(demo, trial_path)
+
+
+def test_renaming_a_row_reruns_only_the_report(demo, repo, trial_path):
+    write_override(demo, trial_path, lr_title="LogReg_{TF-IDF}")
+    try:
+        jobs = planned_jobs(run(repo, demo, "-n").stdout)
+        assert jobs == [("all", ""), ("report", "")]
     finally:
         write_override(demo, trial_path)
 

@@ -47,6 +47,12 @@ def as_arg(obj):
     return shlex.quote(json.dumps(obj, sort_keys=True))
 
 
+def config_slice(entry, keys):
+    """The part of a config entry a job's output depends on (titles and the like excluded,
+    so renaming a table row reruns the report, not the detector)."""
+    return {k: entry[k] for k in keys if k in entry}
+
+
 def tasks():
     return list(config["tasks"])
 

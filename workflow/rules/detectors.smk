@@ -16,7 +16,7 @@ rule detect:
         predictions=f"{R}/predictions/{{task}}/{{detector}}.parquet",
         model=f"{R}/models/{{task}}/{{detector}}.pkl",
     params:
-        spec=lambda w: as_arg(config["detectors"][w.detector]),
+        spec=lambda w: as_arg(config_slice(config["detectors"][w.detector], ["kind", "features", "params"])),
         features=lambda w, input: f"--features {input.features}" if "features" in input.keys() else "",
         seed=seed(),
     threads: lambda w: config["detectors"][w.detector].get("threads", 1)

@@ -8,7 +8,9 @@ def task_source(w):
 
 def task_spec(w):
     spec = config["tasks"][w.task]
-    return as_arg(spec["derive"] if "derive" in spec else spec)
+    if "derive" in spec:
+        return as_arg(spec["derive"])
+    return as_arg(config_slice(spec, ["release", "columns", "label_map", "target", "label_audit", "defaults"]))
 
 
 rule task_split:
