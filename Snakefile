@@ -20,9 +20,11 @@ include: "workflow/rules/features.smk"
 include: "workflow/rules/detectors.smk"
 include: "workflow/rules/scoring.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/llm.smk"
 
 
 rule all:
     input:
         rules.report.output,
+        llm_targets(),
     default_target: True

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from aicd.features.ast_features import AstFeaturizer, extract
-from aicd.features.parsers import GRAMMARS, parse
+from aicd.treesitter import GRAMMARS, parse
 
 # A small real program per language, each with a function and a loop.
 PROGRAMS = {

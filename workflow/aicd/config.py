@@ -50,6 +50,8 @@ def check_references(config: dict) -> None:
             if part not in features or features[part]["kind"] == "concat":
                 problems.append(f"features.{name}.parts: '{part}' is not a tfidf or ast feature set")
     for name, det in config["detectors"].items():
+        if name.startswith("judge_"):
+            problems.append(f"detectors.{name}: names starting with 'judge_' are reserved for LLM judges")
         if det["kind"] not in REGISTRY:
             problems.append(f"detectors.{name}.kind: unknown kind '{det['kind']}' (registered: {', '.join(sorted(REGISTRY))})")
         fs = det.get("features")
@@ -58,6 +60,13 @@ def check_references(config: dict) -> None:
         for task in det.get("tasks") or []:
             if task not in config["tasks"]:
                 problems.append(f"detectors.{name}.tasks: no task named '{task}'")
+    generation = config.get("generation")
+    if generation and generation["source"] not in sources:
+        problems.append(f"generation.source: no source named '{generation['source']}'")
+    judging = config.get("judging") or {}
+    for task in judging.get("tasks") if isinstance(judging.get("tasks"), list) else []:
+        if task not in config["tasks"]:
+            problems.append(f"judging.tasks: no task named '{task}'")
     if problems:
         raise AicdError("invalid configuration:\n" + "\n".join(f"  config.{p}" for p in problems))
 

@@ -8,6 +8,7 @@ LABELS = ("human", "machine", "hybrid", "adversarial")
 LANGUAGES = ("Python", "Java", "C++", "C", "Go", "PHP", "C#", "JavaScript", "Rust")
 DOMAINS = ("algorithmic", "research", "general")
 SPLITS = ("train", "validation", "test")
+ABSTAIN = "(abstain)"  # a prediction that names no class (an LLM judge's unparsable answer)
 
 SAMPLE_COLUMNS = (
     "id", "code", "label", "language", "domain", "source", "generator",

@@ -2,6 +2,7 @@
 # slices, and the (task, detector) plan.
 
 import json
+import re
 import shlex
 import sys
 

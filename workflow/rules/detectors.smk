@@ -12,6 +12,8 @@ def detector_inputs(w):
 rule detect:
     input:
         unpack(detector_inputs),
+    wildcard_constraints:
+        detector="|".join(re.escape(d) for d in detectors()),
     output:
         predictions=f"{R}/predictions/{{task}}/{{detector}}.parquet",
         model=f"{R}/models/{{task}}/{{detector}}.pkl",

@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.feature_extraction import DictVectorizer
 
 from ..errors import AicdError
-from .parsers import GRAMMARS, parse
+from ..treesitter import GRAMMARS, parse
 
 log = logging.getLogger(__name__)
 

@@ -65,8 +65,13 @@ def _fmt(value: float) -> str:
     return f"{value * 100:.2f}"
 
 
-def render(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str], float]) -> tuple[str, str]:
-    """Return (latex, markdown)."""
+CAPTION = ("Macro F1-score of baselines across all tasks. Best trained model per task in bold; "
+           "dummy baselines (random or majority) underlined where they outperform every trained model.")
+
+
+def render(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str], float],
+           caption: str = CAPTION, label: str = "tab:baselines", not_run: str = NOT_RUN) -> tuple[str, str]:
+    """Return (latex, markdown). Also renders Table 8 (other caption, "not run" cells)."""
     marks = cell_marks(rows, columns, scores)
 
     def cells(style: str) -> list[list[str]]:
@@ -76,7 +81,7 @@ def render(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str],
             for col in columns:
                 mark = marks.get((r.name, col.name))
                 if mark is None:
-                    line.append(NOT_RUN)
+                    line.append(not_run)
                     continue
                 value, bold, underline = mark
                 text = _fmt(value)
@@ -91,9 +96,7 @@ def render(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str],
     headers_tex = ["Model", *[latex_title(c.title) for c in columns]]
     latex = tabulate(cells("latex"), headers=headers_tex, tablefmt=_latex_booktabs_raw(),
                      colalign=("left", *["right"] * len(columns)), disable_numparse=True)
-    caption = ("Macro F1-score of baselines across all tasks. Best trained model per task in bold; "
-               "dummy baselines (random or majority) underlined where they outperform every trained model.")
-    latex = f"\\begin{{table}}[t]\n\\centering\n{latex}\n\\caption{{{caption}}}\n\\label{{tab:baselines}}\n\\end{{table}}\n"
+    latex = f"\\begin{{table}}[t]\n\\centering\n{latex}\n\\caption{{{caption}}}\n\\label{{{label}}}\n\\end{{table}}\n"
     headers_md = ["Model", *[markdown_title(c.title) for c in columns]]
     markdown = tabulate(cells("markdown"), headers=headers_md, tablefmt="github",
                         colalign=("left", *["right"] * len(columns)), disable_numparse=True) + "\n"

@@ -15,12 +15,15 @@ from .metrics import breakdown, classification_scores
 BREAKDOWN_COLUMNS = ("subset", "language", "domain", "generator")
 
 
-def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = None) -> dict:
-    missing = set(test["id"]) ^ set(predictions["id"])
-    if missing:
-        raise AicdError(f"predictions and test split disagree on {len(missing)} ids: rerun the detector")
+def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = None, sample: bool = False) -> dict:
+    """sample=True: predictions cover a sample of the test split (LLM judges)."""
+    unknown = set(predictions["id"]) - set(test["id"])
+    missing = set(test["id"]) - set(predictions["id"])
+    if unknown or (missing and not sample):
+        raise AicdError(f"predictions and test split disagree on {len(unknown | missing)} ids: rerun the detector")
     merged = test.drop(columns=["target"]).merge(predictions, on="id", validate="one_to_one")
     result = classification_scores(merged["gold"], merged["pred"], labels)
+    result["coverage"] = len(merged) / len(test) if len(test) else 0.0
     result["by"] = {
         col: breakdown(merged["gold"], merged["pred"], merged[col], labels)
         for col in BREAKDOWN_COLUMNS
@@ -36,9 +39,10 @@ def main(argv=None) -> None:
     parser.add_argument("--predictions", required=True)
     parser.add_argument("--test", required=True, help="the task's test.parquet")
     parser.add_argument("--labels", nargs="*", help="preferred class order for reports")
+    parser.add_argument("--sample", action="store_true", help="predictions cover a sample of the test split")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    result = score(pd.read_parquet(args.predictions), pd.read_parquet(args.test), args.labels)
+    result = score(pd.read_parquet(args.predictions), pd.read_parquet(args.test), args.labels, args.sample)
     write_json({"task": args.task, "detector": args.detector, **result}, args.out)
 
 

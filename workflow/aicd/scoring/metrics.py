@@ -9,9 +9,11 @@ from typing import Sequence
 import numpy as np
 from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
+from ..schema import ABSTAIN  # never a class, always wrong
+
 
 def class_order(gold: Sequence, pred: Sequence, preferred: Sequence | None = None) -> list:
-    present = set(gold) | set(pred)
+    present = (set(gold) | set(pred)) - {ABSTAIN}
     first = [c for c in (preferred or []) if c in present]
     return first + sorted(present - set(first), key=str)
 
@@ -24,6 +26,7 @@ def classification_scores(gold: Sequence, pred: Sequence, preferred_order: Seque
     if len(gold) == 0:
         return {"n": 0, "macro_f1": None, "accuracy": None, "labels": [], "per_class": {}}
     labels = class_order(gold, pred, preferred_order)
+    # An abstention lowers its gold class's recall and adds no class of its own.
     p, r, f, s = precision_recall_fscore_support(gold, pred, labels=labels, zero_division=0)
     counts = confusion_matrix(gold, pred, labels=labels)
     row_sums = counts.sum(axis=1, keepdims=True)
@@ -32,6 +35,7 @@ def classification_scores(gold: Sequence, pred: Sequence, preferred_order: Seque
         "n": int(len(gold)),
         "macro_f1": float(np.mean(f)),
         "accuracy": float(np.mean(gold == pred)),
+        "abstentions": int(np.sum(pred == ABSTAIN)),
         "labels": [str(c) for c in labels],
         "per_class": {
             str(c): {"precision": float(p[i]), "recall": float(r[i]), "f1": float(f[i]), "support": int(s[i])}

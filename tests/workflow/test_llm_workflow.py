@@ -1,0 +1,122 @@
+"""The LLM stages in the real snakemake against the local OpenAI-compatible test server
+(a stand-in for frontier LLMs, which cannot run here; it speaks the real protocol over HTTP).
+
+Generation for registry models with an endpoint, Table 8 from judges, the request cache
+across reruns, and partial rebuilds after adding or changing one model."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from llm_server import running_server  # noqa: E402
+from workflow.test_demo_workflow import planned_jobs, run  # noqa: E402
+
+pytestmark = pytest.mark.workflow
+TARGETS = ["results/tables/table8.tex", "results/generations/report.json"]
+LOCAL = ["GPT-4o-mini", "Qwen2.5-Coder-7B-Instruct", "phi-4"]  # given the test server as endpoint
+JUDGE_MODELS = ["gemini-2.5-flash-preview-05-20", "gemma-3-27b-it"]  # also registry models: they generate too
+WITH_ENDPOINT = LOCAL + JUDGE_MODELS
+
+
+def write_registry(workdir: Path, repo: Path, api_base: str, extra: dict | None = None, temperature=0.7) -> None:
+    registry = yaml.safe_load((repo / "config" / "models.yaml").read_text())
+    for name in LOCAL:
+        registry["models"][name]["api_base"] = api_base
+    registry["models"]["phi-4"]["params"] = {"temperature": temperature}
+    registry["models"]["phi-4"]["cost_per_million_tokens"] = {"input": 100.0, "output": 400.0}
+    # The judges' hosted providers speak their own protocols; here both go to the test server.
+    for judge in JUDGE_MODELS:
+        registry["models"][judge].update({"api_base": api_base, "litellm_model": f"openai/{judge}"})
+    registry["models"].update(extra or {})
+    (workdir / "models.yaml").write_text(yaml.safe_dump(registry, sort_keys=False))
+
+
+def write_override(workdir: Path, trial_path: Path) -> None:
+    override = {
+        "sources": {"trial": {"files": str(trial_path), "limit": 400}},
+        "registry": str(workdir / "models.yaml"),
+        "llm": {"cache": "llm_cache/requests.sqlite", "concurrency": 8, "timeout": 20, "max_retries": 2},
+        "generation": {"protocols": {p: {"n": 3} for p in
+                                     ("inverse_instruction", "docstring", "hybrid_rewrite", "hybrid_complete", "adversarial")}},
+        "judging": {"fraction": 0.1},
+    }
+    (workdir / "override.yaml").write_text(yaml.safe_dump(override))
+
+
+@pytest.fixture(scope="module")
+def llm_demo(tmp_path_factory, repo, trial_path):
+    workdir = tmp_path_factory.mktemp("llm")
+    with running_server(slow=1.0) as server:
+        write_registry(workdir, repo, server.api_base)
+        write_override(workdir, trial_path)
+        proc = run(repo, workdir, *TARGETS)
+        yield workdir, server, proc
+
+
+def test_generation_runs_only_models_with_an_endpoint(llm_demo):
+    workdir, server, proc = llm_demo
+    assert sorted(p.stem for p in (workdir / "results" / "generations").glob("*.parquet")) == sorted(WITH_ENDPOINT)
+    report = yaml.safe_load((workdir / "results" / "generations" / "report.json").read_text())
+    assert len(report["without_endpoint"]) == 77 - len(WITH_ENDPOINT)
+    for model in WITH_ENDPOINT:
+        rows = pd.read_parquet(workdir / "results" / "generations" / f"{model}.parquet")
+        mreport = next(m for m in report["models"] if m["model"] == model)
+        planned = 5 * 3 - sum(mreport["skipped_before_prompting"].values())
+        assert len(rows) == planned and rows["id"].is_unique           # rows out = prompts in
+        assert set(rows["status"]) == {"ok"} and rows["code"].str.startswith("def solve_").all()
+        assert set(rows["label"]) <= {"machine", "hybrid", "adversarial"} and (rows["generator"] == model).all()
+        assert {"prompt_id", "source_sample_id", "params", "prompt_tokens", "cost", "latency_s", "finish_reason"} <= set(rows.columns)
+        assert mreport["prompt_tokens"] == rows["prompt_tokens"].sum()
+    phi = pd.read_parquet(workdir / "results" / "generations" / "phi-4.parquet")
+    assert phi["cost"].sum() == pytest.approx((phi["prompt_tokens"] * 100 + phi["completion_tokens"] * 400).sum() / 1e6)
+    all_rows = pd.concat(pd.read_parquet(p) for p in (workdir / "results" / "generations").glob("*.parquet"))
+    assert report["totals"]["cost"] == pytest.approx(all_rows["cost"].sum())  # the report adds up
+    assert report["totals"]["prompt_tokens"] == all_rows["prompt_tokens"].sum()
+
+
+def test_table8_from_judges(llm_demo):
+    workdir, _, _ = llm_demo
+    latex = (workdir / "results" / "tables" / "table8.tex").read_text()
+    for row in ("Gemini${}_{\\text{zs}}$", "Gemini${}_{\\text{cot}}$", "Gemma${}_{\\text{zs}}$", "Gemma${}_{\\text{cot}}$"):
+        line = next(line for line in latex.splitlines() if line.strip().startswith(row))
+        cells = [c.strip().rstrip("\\").strip() for c in line.split("&")[1:]]
+        assert len(cells) == 2 and all(c.replace("\\textbf{", "").rstrip("}").replace(".", "").isdigit() for c in cells), line
+    assert "not run" not in latex
+    scores = yaml.safe_load((workdir / "results" / "scores" / "binary" / "judge_gemini_zs.json").read_text())
+    assert 0 < scores["coverage"] < 0.2 and scores["n"] >= 5
+
+
+def test_rerun_sends_zero_requests(llm_demo, repo):
+    workdir, server, _ = llm_demo
+    before = server.stats()["requests"]
+    run(repo, workdir, *TARGETS, "--forcerun", "generate", "instructions", "judge")
+    assert server.stats()["requests"] == before
+    assert "Nothing to be done" in run(repo, workdir, *TARGETS, "-n").stdout
+
+
+def test_adding_a_model_plans_only_its_jobs_and_the_aggregates(llm_demo, repo):
+    workdir, server, _ = llm_demo
+    new = {"my-new-coder": {"family": "Mistral", "reasoning": False, "droid_collection": False,
+                            "litellm_model": "hosted_vllm/mistralai/my-new-coder", "api_base": server.api_base}}
+    write_registry(workdir, repo, server.api_base, extra=new)
+    try:
+        jobs = planned_jobs(run(repo, workdir, *TARGETS, "-n").stdout)
+        assert jobs == [("generate", "model=my-new-coder"), ("generation_report", "")]
+    finally:
+        write_registry(workdir, repo, server.api_base)
+
+
+def test_changing_one_model_reruns_only_that_model(llm_demo, repo):
+    workdir, server, _ = llm_demo
+    write_registry(workdir, repo, server.api_base, temperature=0.2)
+    try:
+        jobs = planned_jobs(run(repo, workdir, *TARGETS, "-n").stdout)
+        assert jobs == [("generate", "model=phi-4"), ("generation_report", "")]
+    finally:
+        write_registry(workdir, repo, server.api_base)

@@ -1,0 +1,2 @@
+"""Generation stage: per generator model, code written through litellm under four protocols
+(inverse-instruction, docstring-conditioned, hybrid, adversarial)."""

@@ -1,0 +1,139 @@
+"""python -m aicd.generate: LLM generation through litellm.
+
+  instructions  the instructor model turns sampled human programs into task statements
+                (for the inverse-instruction and adversarial protocols)
+  generate      one generator model writes code under every configured protocol
+
+Every request goes through the project's request cache: a rerun sends only what has not
+finished before. Rows out = prompts in (failed requests are rows with status "error")."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import sys
+
+import pandas as pd
+from tqdm import tqdm
+
+from ..cli import json_arg, run
+from ..errors import AicdError
+from ..io import write_json, write_parquet
+from ..llm.client import client_from_config
+from ..llm.prompts import PromptSet
+from .protocols import NEEDS_INSTRUCTION, PROTOCOL_LABELS, build_requests, sample_rows
+
+log = logging.getLogger("aicd.generate")
+
+
+def human_rows(path: str) -> pd.DataFrame:
+    rows = pd.read_parquet(path)
+    human = rows[rows["label"] == "human"]
+    if human.empty:
+        raise AicdError(f"{path} has no human rows to generate from")
+    return human
+
+
+def _progress(total: int, desc: str):
+    return tqdm(total=total, desc=desc, unit="req", mininterval=5, file=sys.stderr)
+
+
+def instructions(args) -> None:
+    human = human_rows(args.source)
+    prompts = PromptSet(args.prompts)
+    wanted = pd.concat([sample_rows(human, p, int(args.protocols[p]["n"]), args.seed)
+                        for p in NEEDS_INSTRUCTION if p in args.protocols]).drop_duplicates("id")
+    name = "inverse_instruction/instructor"
+    requests = [(prompts.messages(name, language=r.language or "", code=r.code), args.model["params"])
+                for r in wanted.itertuples(index=False)]
+    client = client_from_config(args.model, args.llm)
+    with _progress(len(requests), "instructions") as bar:
+        results = client.run(requests, bar)
+    out = pd.DataFrame({"source_sample_id": wanted["id"].to_numpy(),
+                        "instruction": [r["text"].strip() if r["status"] == "ok" else None for r in results],
+                        "status": [r["status"] for r in results], "error": [r["error"] for r in results],
+                        "prompt_id": prompts.prompt_id(name), "instructor": args.model["name"],
+                        "prompt_tokens": [r["prompt_tokens"] for r in results],
+                        "completion_tokens": [r["completion_tokens"] for r in results],
+                        "cost": [r["cost"] for r in results]})
+    write_parquet(out, args.out)
+    log.info("instructions: %d rows, %d ok, %d requests sent", len(out), (out["status"] == "ok").sum(), client.sent)
+
+
+def generate(args) -> None:
+    human = human_rows(args.source)
+    prompts = PromptSet(args.prompts)
+    model = args.model
+    instr = {}
+    if args.instructions:
+        table = pd.read_parquet(args.instructions)
+        instr = dict(zip(table["source_sample_id"], table["instruction"]))
+    planned, skipped = [], {}
+    for protocol, spec in args.protocols.items():
+        rows = sample_rows(human, protocol, int(spec["n"]), args.seed)
+        reqs, why = build_requests(protocol, rows, prompts, instr)
+        planned += [(protocol, *r) for r in reqs]
+        for reason, n in why.items():
+            skipped[f"{protocol}:{reason}"] = n
+    params = model["params"]
+    client = client_from_config(model, args.llm)
+    with _progress(len(planned), model["name"]) as bar:
+        results = client.run([(messages, params) for _, _, _, messages in planned], bar)
+    records = []
+    for (protocol, row, prompt_id, _), res in zip(planned, results):
+        rid = hashlib.sha256(f"{model['name']}\0{prompt_id}\0{row.id}".encode()).hexdigest()[:16]
+        records.append({
+            "id": rid, "code": res["code"], "label": PROTOCOL_LABELS[protocol], "language": row.language,
+            "domain": row.domain, "source": row.source, "generator": model["name"], "family": model["family"],
+            "protocol": protocol, "problem_id": row.problem_id, "subset": None,
+            "prompt_id": prompt_id, "source_sample_id": row.id, "litellm_model": model["litellm_model"],
+            "params": json.dumps(params, sort_keys=True), "status": res["status"], "error": res["error"],
+            "finish_reason": res["finish_reason"], "prompt_tokens": res["prompt_tokens"],
+            "completion_tokens": res["completion_tokens"], "cost": res["cost"], "latency_s": res["latency_s"],
+            "attempts": res["attempts"], "cached": res["cached"], "raw": res["text"],
+        })
+    out = pd.DataFrame.from_records(records)
+    write_parquet(out, args.out)
+    report = {
+        "model": model["name"], "family": model["family"], "rows": len(out), "requests_sent": client.sent,
+        "skipped_before_prompting": skipped,
+        "status": out["status"].value_counts().to_dict() if len(out) else {},
+        "by_protocol": out.groupby("protocol").size().to_dict() if len(out) else {},
+        "prompt_tokens": int(out["prompt_tokens"].sum()) if len(out) else 0,
+        "completion_tokens": int(out["completion_tokens"].sum()) if len(out) else 0,
+        "cost": float(out["cost"].sum()) if len(out) else 0.0,
+    }
+    write_json(report, args.report)
+    log.info("%s: %d rows (%s), %d requests sent, cost %.4f", model["name"], len(out), report["status"],
+             client.sent, report["cost"])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m aicd.generate", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=["instructions", "generate"])
+    parser.add_argument("--model", required=True, type=json_arg, help="the model's registry entry, as JSON")
+    parser.add_argument("--source", required=True, help="sample table with the human rows (parquet)")
+    parser.add_argument("--prompts", required=True, help="prompt file (config/prompts/generation.vN.yaml)")
+    parser.add_argument("--protocols", required=True, type=json_arg, help='{"protocol": {"n": rows}}')
+    parser.add_argument("--llm", type=json_arg, default={}, help="client settings: cache, concurrency, timeout, retries")
+    parser.add_argument("--instructions", help="generate: the instructions table")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--report", help="generate: JSON report (tokens, cost, statuses)")
+    args = parser.parse_args(argv)
+    unknown = set(args.protocols) - set(PROTOCOL_LABELS)
+    if unknown:
+        raise AicdError(f"unknown protocol(s) {sorted(unknown)}; use {', '.join(PROTOCOL_LABELS)}")
+    if args.mode == "instructions":
+        instructions(args)
+    else:
+        if not args.report:
+            parser.error("generate needs --report")
+        generate(args)
+
+
+if __name__ == "__main__":
+    sys.exit(run(main))

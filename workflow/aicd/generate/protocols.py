@@ -1,0 +1,92 @@
+"""The four generation protocols: which human rows each uses and the prompt each sends.
+
+inverse_instruction  an instructor model turns human code into a task; the generator solves it
+docstring            the generator completes a function from its signature plus docstring/comment
+hybrid_rewrite       the generator rewrites a human program           (label: hybrid)
+hybrid_complete      the generator completes a truncated human prefix  (label: hybrid)
+adversarial          the generator solves the task, asked to look human (label: adversarial)"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+
+from ..errors import AicdError
+
+PROTOCOL_LABELS = {
+    "inverse_instruction": "machine",
+    "docstring": "machine",
+    "hybrid_rewrite": "hybrid",
+    "hybrid_complete": "hybrid",
+    "adversarial": "adversarial",
+}
+NEEDS_INSTRUCTION = ("inverse_instruction", "adversarial")
+_FUNCTIONS = ("function_definition", "function_declaration", "method_declaration", "function_item",
+              "method_definition", "constructor_declaration")
+
+
+def sample_rows(human: pd.DataFrame, protocol: str, n: int, seed: int) -> pd.DataFrame:
+    """n human rows for a protocol: the same rows for every model (a seeded hash order)."""
+    if protocol not in PROTOCOL_LABELS:
+        raise AicdError(f"unknown protocol {protocol!r}; use one of {', '.join(PROTOCOL_LABELS)}")
+    order = human["id"].map(lambda i: hashlib.sha256(f"{seed}:{protocol}:{i}".encode()).hexdigest())
+    return human.assign(_order=order).sort_values("_order").head(n).drop(columns="_order")
+
+
+def signature_with_doc(code: str, language: str | None) -> str | None:
+    """The first function's signature with its docstring or leading comment, or None."""
+    from ..treesitter import GRAMMARS, parse
+
+    if language not in GRAMMARS:
+        return None
+    root = parse(code, language).root_node
+    stack = [root]
+    while stack:
+        node = stack.pop(0)
+        if node.type in _FUNCTIONS and node.child_by_field_name("body") is not None:
+            body = node.child_by_field_name("body")
+            head = code.encode()[node.start_byte:body.start_byte].decode(errors="replace")
+            doc = ""
+            first = body.named_children[0] if body.named_children else None
+            if language == "Python" and first is not None and first.type == "expression_statement" \
+                    and first.named_children and first.named_children[0].type == "string":
+                doc = "\n    " + first.text.decode(errors="replace")
+            comment = node.prev_named_sibling
+            lead = comment.text.decode(errors="replace") + "\n" if comment is not None and "comment" in comment.type else ""
+            if not doc and not lead:
+                return None
+            return (lead + head.rstrip() + doc).strip()
+        stack.extend(node.named_children)
+    return None
+
+
+def prefix_of(code: str) -> str:
+    lines = code.splitlines()
+    return "\n".join(lines[: max(1, len(lines) // 2)])
+
+
+def build_requests(protocol: str, rows: pd.DataFrame, prompts, instructions: dict[str, str] | None = None):
+    """[(row, prompt_id, messages)] and {reason: count} for rows that cannot be prompted."""
+    out, skipped = [], {}
+    name = f"{protocol}/generator"
+    for row in rows.itertuples(index=False):
+        fields = {"language": row.language or "the same language"}
+        if protocol in NEEDS_INSTRUCTION:
+            instruction = (instructions or {}).get(row.id)
+            if not instruction:
+                skipped["no_instruction"] = skipped.get("no_instruction", 0) + 1
+                continue
+            fields["instruction"] = instruction
+        elif protocol == "docstring":
+            signature = signature_with_doc(row.code, row.language)
+            if signature is None:
+                skipped["no_signature_with_doc"] = skipped.get("no_signature_with_doc", 0) + 1
+                continue
+            fields["signature"] = signature
+        elif protocol == "hybrid_rewrite":
+            fields["code"] = row.code
+        elif protocol == "hybrid_complete":
+            fields["prefix"] = prefix_of(row.code)
+        out.append((row, prompts.prompt_id(name), prompts.messages(name, **fields)))
+    return out, skipped

@@ -1,0 +1,58 @@
+"""The generator registry (config/models.yaml): loading, validation, and which models have
+an endpoint (an api_base, or their key in the environment)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from ..errors import AicdError
+from ..families import family_of
+
+SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "models.schema.yaml"
+
+
+def load_registry(path: str | Path, schema_path: str | Path = SCHEMA) -> dict[str, dict]:
+    """name -> entry, with defaults.params merged under each model's params."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as err:
+        raise AicdError(f"cannot read the model registry {path}: {err}") from None
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(data), key=lambda e: list(map(str, e.path)))
+    if errors:
+        lines = [f"  {'.'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errors[:10]]
+        raise AicdError(f"invalid model registry {path}:\n" + "\n".join(lines))
+    defaults = (data.get("defaults") or {}).get("params") or {}
+    models = {}
+    for name, entry in data["models"].items():
+        guessed = family_of(name)
+        if guessed is not None and guessed != entry["family"]:
+            raise AicdError(f"model registry {path}: {name} is listed under {entry['family']} but the family "
+                            f"table (aicd/families.py) maps its name to {guessed}")
+        models[name] = {**entry, "name": name, "params": {**defaults, **(entry.get("params") or {})}}
+    return models
+
+
+def has_endpoint(entry: dict, environ=os.environ) -> bool:
+    if entry.get("api_base"):
+        return True
+    key = entry.get("api_key_env")
+    return bool(key and environ.get(key))
+
+
+def enabled_models(models: dict[str, dict], wanted="all", environ=os.environ) -> list[str]:
+    names = list(models) if wanted in (None, "all") else list(wanted)
+    unknown = [n for n in names if n not in models]
+    if unknown:
+        raise AicdError(f"unknown model(s) {unknown}: not in the registry")
+    return [n for n in names if has_endpoint(models[n], environ)]
+
+
+def endpoint_hint(models: dict[str, dict]) -> str:
+    keys = sorted({m["api_key_env"] for m in models.values() if m.get("api_key_env")})
+    return (f"set {' or '.join(keys)} in the environment, or give open-weight models an api_base "
+            "(a vLLM or Ollama server) in the model registry")

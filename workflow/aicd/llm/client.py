@@ -1,0 +1,208 @@
+"""An LLM client on litellm.acompletion: bounded concurrency, rpm/tpm limits, retries with
+exponential backoff that honour Retry-After (on 429, 5xx, timeouts and dropped connections;
+never on auth or context-length errors), a per-request timeout, and the project's request
+cache in front of every call. Rows out = requests in: a request that still fails after its
+retries comes back as a row with status "error", never dropped.
+
+API keys come from the environment variable a model names (`api_key_env`) and never reach
+logs or results."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map fetch at import
+import litellm  # noqa: E402
+
+from ..codetext import extract_code  # noqa: E402
+from .cache import RequestCache, request_key  # noqa: E402
+
+log = logging.getLogger(__name__)
+litellm.suppress_debug_info = True
+
+FATAL = (litellm.AuthenticationError, litellm.PermissionDeniedError, litellm.NotFoundError,
+         litellm.ContextWindowExceededError, litellm.BadRequestError)
+RETRYABLE = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
+             litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)
+
+
+@dataclass
+class RetryPolicy:
+    max_retries: int = 5
+    backoff_base: float = 1.0
+    backoff_max: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        backoff = min(self.backoff_max, self.backoff_base * 2 ** attempt) * random.uniform(0.5, 1.0)
+        return max(backoff, min(retry_after, self.backoff_max)) if retry_after is not None else backoff
+
+
+class RateLimiter:
+    """Requests per minute as a minimum spacing; tokens per minute over a sliding window."""
+
+    def __init__(self, rpm: float | None = None, tpm: float | None = None):
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self.tpm = tpm
+        self._next = 0.0
+        self._window: deque[tuple[float, int]] = deque()
+        self._lock = asyncio.Lock()
+
+    async def acquire(self, tokens: int) -> None:
+        async with self._lock:
+            now = time.monotonic()
+            wait = max(0.0, self._next - now)
+            if self.tpm:
+                while self._window and self._window[0][0] <= now - 60:
+                    self._window.popleft()
+                used = sum(t for _, t in self._window)
+                for stamp, spent in list(self._window):
+                    if used + tokens <= self.tpm:
+                        break
+                    wait = max(wait, stamp + 60 - now)
+                    used -= spent
+            if wait > 0:
+                await asyncio.sleep(wait)
+            now = time.monotonic()
+            self._next = now + self.interval
+            if self.tpm:
+                self._window.append((now, tokens))
+
+
+@dataclass
+class LLMClient:
+    model: dict                      # a registry entry: litellm_model, api_base?, api_key_env?, costs?
+    cache: RequestCache
+    concurrency: int = 8
+    timeout: float = 120.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    rpm: float | None = None
+    tpm: float | None = None
+
+    def __post_init__(self):
+        self._limiter = RateLimiter(self.rpm, self.tpm)
+        self._key = os.environ.get(self.model["api_key_env"]) if self.model.get("api_key_env") else None
+        self.sent = 0  # HTTP requests actually sent (retries included)
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._key, "***") if self._key else text
+
+    def _cost(self, response, prompt_tokens: int, completion_tokens: int) -> float:
+        price = self.model.get("cost_per_million_tokens")
+        if price:
+            return (prompt_tokens * price["input"] + completion_tokens * price["output"]) / 1e6
+        try:
+            return float(litellm.completion_cost(completion_response=response) or 0.0)
+        except Exception:  # models missing from litellm's price map cost "unknown" = 0
+            return 0.0
+
+    async def _send(self, messages: list, params: dict) -> dict:
+        kwargs = dict(params)
+        if self.model.get("api_base"):
+            kwargs["api_base"] = self.model["api_base"]
+        kwargs["api_key"] = self._key or ("not-needed" if self.model.get("api_base") else None)
+        estimate = sum(len(str(m.get("content", ""))) for m in messages) // 4 + int(params.get("max_tokens") or 0)
+        await self._limiter.acquire(estimate)
+        self.sent += 1
+        started = time.perf_counter()
+        response = await litellm.acompletion(model=self.model["litellm_model"], messages=messages,
+                                             timeout=self.timeout, max_retries=0, num_retries=0, **kwargs)
+        latency = time.perf_counter() - started
+        choice = response.choices[0]
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        return {
+            "text": choice.message.content or "",
+            "reasoning": getattr(choice.message, "reasoning_content", None),
+            "finish_reason": choice.finish_reason,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "cost": self._cost(response, prompt_tokens, completion_tokens),
+            "latency_s": latency,
+        }
+
+    async def complete(self, messages: list, params: dict, semaphore: asyncio.Semaphore | None = None) -> dict:
+        key = request_key(self.model["litellm_model"], messages, params)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return _row(hit, attempts=0, cached=True)
+        attempts, last_error = 0, None
+        while True:
+            attempts += 1
+            try:
+                if semaphore is None:
+                    result = await self._send(messages, params)
+                else:
+                    async with semaphore:
+                        result = await self._send(messages, params)
+            except FATAL as err:
+                last_error = err
+                break
+            except RETRYABLE as err:
+                last_error = err
+                if attempts > self.retry.max_retries:
+                    break
+                delay = self.retry.delay(attempts - 1, _retry_after(err))
+                log.info("retry %d after %.2fs: %s", attempts, delay, type(err).__name__)
+                await asyncio.sleep(delay)
+                continue
+            self.cache.put(key, self.model["litellm_model"], result)
+            return _row(result, attempts=attempts, cached=False)
+        message = self._redact(f"{type(last_error).__name__}: {str(last_error).splitlines()[0][:300]}")
+        return {"text": "", "code": "", "reasoning": None, "finish_reason": None, "prompt_tokens": 0,
+                "completion_tokens": 0, "cost": 0.0, "latency_s": None, "attempts": attempts,
+                "cached": False, "status": "error", "error": message}
+
+    async def run_async(self, requests: list[tuple[list, dict]], progress=None) -> list[dict]:
+        semaphore = asyncio.Semaphore(self.concurrency)
+        results: list[dict | None] = [None] * len(requests)
+
+        async def one(i: int, messages: list, params: dict) -> None:
+            results[i] = await self.complete(messages, params, semaphore)
+            if progress:
+                progress.update(1)
+
+        await asyncio.gather(*(one(i, m, p) for i, (m, p) in enumerate(requests)))
+        return results  # type: ignore[return-value]
+
+    def run(self, requests: list[tuple[list, dict]], progress=None) -> list[dict]:
+        return asyncio.run(self.run_async(requests, progress))
+
+
+def client_from_config(model: dict, llm: dict) -> LLMClient:
+    """A client for one registry entry with the workflow's `llm:` settings."""
+    return LLMClient(
+        model, RequestCache(llm.get("cache", "llm_cache/requests.sqlite")),
+        concurrency=model.get("concurrency", llm.get("concurrency", 8)),
+        timeout=llm.get("timeout", 120),
+        retry=RetryPolicy(llm.get("max_retries", 5), llm.get("backoff_base", 1.0), llm.get("backoff_max", 60.0)),
+        rpm=model.get("rpm"), tpm=model.get("tpm"),
+    )
+
+
+def _row(result: dict, attempts: int, cached: bool) -> dict:
+    text = result["text"]
+    if not text.strip():
+        status = "empty"
+    elif result["finish_reason"] == "length":
+        status = "truncated"
+    else:
+        status = "ok"
+    return {**result, "code": extract_code(text), "attempts": attempts, "cached": cached,
+            "status": status, "error": None}
+
+
+def _retry_after(err: Exception) -> float | None:
+    response = getattr(err, "response", None)
+    headers = getattr(response, "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None

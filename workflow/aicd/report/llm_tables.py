@@ -1,0 +1,77 @@
+"""python -m aicd.report.llm_tables: Table 8 (zero-shot LLM judges) and the generation
+report (tokens, cost and statuses per generator model).
+
+Table 8 lists every configured judge × mode; a cell whose judge did not run (no endpoint)
+reads "not run"."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..cli import json_arg, run
+from ..io import read_json, write_json, write_text
+from .table4 import Column, Row, render
+
+NOT_RUN = "not run"
+CAPTION = ("Zero-shot LLM experiments: macro-F1 of LLM judges with simple zero-shot prompting (zs) and "
+           "chain-of-thought prompting (cot), on a stratified sample of each test split.")
+
+
+def table8(layout: dict, score_files: list[str], tables_dir: str) -> None:
+    columns = [Column(n, t) for n, t in layout["tasks"]]
+    rows = [Row(f"{j}_{m}", f"{t}_{{{m}}}", False) for j, t in layout["judges"] for m in layout["modes"]]
+    scores = {}
+    for path in score_files:
+        s = read_json(path)
+        if s.get("macro_f1") is not None:
+            scores[(s["detector"].removeprefix("judge_"), s["task"])] = s["macro_f1"]
+    latex, markdown = render(rows, columns, scores, caption=CAPTION, label="tab:llm-judges", not_run=NOT_RUN)
+    if not scores:
+        note = f"No judge ran: {layout.get('hint', 'no judge has an endpoint')}."
+        latex += f"% {note}\n"
+        markdown += f"\n{note}\n"
+    write_text(latex, Path(tables_dir) / "table8.tex")
+    write_text(markdown, Path(tables_dir) / "table8.md")
+
+
+def generation_report(reports: list[str], disabled: list[str], hint: str, out_json: str, out_md: str) -> None:
+    per_model = [read_json(p) for p in reports]
+    totals = {k: sum(r[k] for r in per_model) for k in ("rows", "requests_sent", "prompt_tokens", "completion_tokens", "cost")}
+    write_json({"models": per_model, "totals": totals, "without_endpoint": disabled}, out_json)
+    lines = ["# Generation report", "", "| model | family | rows | ok | requests sent | prompt tokens | completion tokens | cost (USD) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in per_model:
+        lines.append(f"| {r['model']} | {r['family']} | {r['rows']} | {r['status'].get('ok', 0)} | {r['requests_sent']} | "
+                     f"{r['prompt_tokens']} | {r['completion_tokens']} | {r['cost']:.4f} |")
+    lines.append(f"| **total** | | {totals['rows']} | | {totals['requests_sent']} | {totals['prompt_tokens']} | "
+                 f"{totals['completion_tokens']} | {totals['cost']:.4f} |")
+    if disabled:
+        lines += ["", f"{len(disabled)} registry models have no endpoint and were not run ({hint})."]
+    write_text("\n".join(lines) + "\n", out_md)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m aicd.report.llm_tables", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="what", required=True)
+    t8 = sub.add_parser("table8", help="Table 8 from judge scores")
+    t8.add_argument("--layout", required=True, type=json_arg,
+                    help='{"tasks": [[name, title]], "judges": [[name, title]], "modes": [...], "hint": str}')
+    t8.add_argument("--scores", nargs="*", default=[])
+    t8.add_argument("--tables-dir", required=True)
+    gen = sub.add_parser("generation", help="token and cost totals per generator")
+    gen.add_argument("--reports", nargs="*", default=[])
+    gen.add_argument("--disabled", type=json_arg, default={"models": [], "hint": ""})
+    gen.add_argument("--out-json", required=True)
+    gen.add_argument("--out-md", required=True)
+    args = parser.parse_args(argv)
+    if args.what == "table8":
+        table8(args.layout, args.scores, args.tables_dir)
+    else:
+        generation_report(args.reports, args.disabled["models"], args.disabled["hint"], args.out_json, args.out_md)
+
+
+if __name__ == "__main__":
+    sys.exit(run(main))
