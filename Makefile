@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 
-.PHONY: setup test demo run clean
+.PHONY: setup images test demo run clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -20,8 +20,13 @@ $(VENV)/.installed: pyproject.toml
 
 setup: $(VENV)/.installed
 
+# The sandbox images (debootstrap base + nine toolchains), when a Docker daemon answers.
+images: setup
+	@if docker info >/dev/null 2>&1; then $(PY) -m aicd.sandbox images; \
+	  else echo "no Docker daemon: sandbox images not built, sandbox tests will skip" >&2; fi
+
 # pytest exits 5 when it collects nothing: that is a failure here, not a pass.
-test: setup
+test: setup images
 	$(PY) -m pytest -ra $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 

@@ -21,10 +21,12 @@ include: "workflow/rules/detectors.smk"
 include: "workflow/rules/scoring.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/llm.smk"
+include: "workflow/rules/execution.smk"
 
 
 rule all:
     input:
         rules.report.output,
         llm_targets(),
+        execution_targets(),
     default_target: True

@@ -63,6 +63,9 @@ def check_references(config: dict) -> None:
     generation = config.get("generation")
     if generation and generation["source"] not in sources:
         problems.append(f"generation.source: no source named '{generation['source']}'")
+    for src in (config.get("execution") or {}).get("sources", []):
+        if src not in sources:
+            problems.append(f"execution.sources: no source named '{src}'")
     judging = config.get("judging") or {}
     for task in judging.get("tasks") if isinstance(judging.get("tasks"), list) else []:
         if task not in config["tasks"]:

@@ -1,0 +1,63 @@
+"""The sandbox runner's own logic, run as a plain subprocess on the host (the same script runs
+inside the container; the Docker tests in tests/sandbox cover isolation)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from aicd.sandbox.languages import TOOLCHAINS, job_for
+
+
+def run_job(repo, tmp_path, job, **limits):
+    job = {**job, "limits": {"wall_s": 2, "compile_s": 30, "output_bytes": 4096, **limits}}
+    proc = subprocess.run([sys.executable, str(repo / "containers" / "sandbox" / "runner.py")], input=json.dumps(job),
+                          capture_output=True, text=True, timeout=60,
+                          env={"AICD_WORK": str(tmp_path), "PATH": "/usr/local/bin:/usr/bin:/bin"})
+    return json.loads(proc.stdout)
+
+
+def py(code, tests=None):
+    return {"files": {"main.py": code}, "compile": None, "run": [sys.executable, "main.py"], "tests": tests or []}
+
+
+def test_statuses(repo, tmp_path):
+    tests = [{"stdin": "3\n", "expected": "6"}, {"stdin": "5\n", "expected": "10"}]
+    assert run_job(repo, tmp_path, py("print(int(input()) * 2)\n", tests))["status"] == "ok"
+    wrong = run_job(repo, tmp_path, py("print(int(input()) + 3)\n", tests))
+    assert wrong["status"] == "wrong_answer" and [t["passed"] for t in wrong["tests"]] == [True, False]
+    assert run_job(repo, tmp_path, py("import sys\nsys.exit(4)\n"))["status"] == "runtime_error"
+    assert run_job(repo, tmp_path, py("while True: pass\n"), wall_s=0.5)["status"] == "timeout"
+    out = run_job(repo, tmp_path, py("while True: print('y' * 1000)\n"))
+    assert out["status"] == "output_limit" and len(out["tests"][0]["stdout"]) <= 4096
+    assert list(tmp_path.iterdir()) == []  # job folders are removed
+
+
+def test_timeout_kills_the_whole_process_group(repo, tmp_path):
+    code = ("import os, time\nif os.fork() == 0:\n    time.sleep(30)\nelse:\n    time.sleep(30)\n")
+    started = __import__("time").monotonic()
+    assert run_job(repo, tmp_path, py(code), wall_s=0.5)["status"] == "timeout"
+    assert __import__("time").monotonic() - started < 10
+
+
+def test_compile_error(repo, tmp_path):
+    job = {"files": {"main.c": "int main(void) { return y; }\n"}, "compile": ["gcc", "-o", "main", "main.c"],
+           "run": ["./main"], "tests": []}
+    result = run_job(repo, tmp_path, job)
+    assert result["status"] == "compile_error" and "y" in result["compile"]["stderr"]
+
+
+def test_java_file_and_class_follow_the_public_class():
+    job = job_for("Java", "import x;\npublic class Solution {\n  public static void main(String[] a) {}\n}\n")
+    assert list(job["files"]) == ["Solution.java"] and job["run"][-1] == "Solution"
+    job = job_for("Java", "class Helper {}\nclass Runner {\n  public static void main(String[] a) {}\n}\n")
+    assert list(job["files"]) == ["Main.java"] and job["run"][-1] == "Runner"
+    assert len(TOOLCHAINS) == 9
+
+
+@pytest.mark.parametrize("language", ["C", "C++"])
+def test_host_toolchain_round_trip(repo, tmp_path, language):
+    code = '#include <stdio.h>\nint main(void){int a;scanf("%d",&a);printf("%d\\n",a*a);return 0;}\n'
+    job = {**job_for(language, code), "tests": [{"stdin": "7", "expected": "49"}]}
+    assert run_job(repo, tmp_path, job)["status"] == "ok"

@@ -1,0 +1,105 @@
+"""python -m aicd.sandbox: the execution sandbox.
+
+  images    build (if missing) the base and sandbox images; prints the sandbox image tag
+  execute   compile and run every program of a sample table; one result row per input row"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+import pandas as pd
+from tqdm import tqdm
+
+from ..cli import json_arg, run
+from ..errors import AicdError
+from ..io import write_json, write_parquet, write_text
+from .images import ensure_images
+from .pool import Limits, SandboxPool, docker_available
+
+log = logging.getLogger("aicd.sandbox")
+EXCERPT = 1000
+
+
+def execute_table(rows: pd.DataFrame, pool: SandboxPool, progress=None) -> pd.DataFrame:
+    items = []
+    for r in rows.itertuples(index=False):
+        tests = getattr(r, "tests", None)
+        tests = json.loads(tests) if isinstance(tests, str) else (list(tests) if tests is not None else None)
+        items.append((r.language, r.code, tests))
+    results = pool.run_many(items, progress)
+    records = []
+    for r, res in zip(rows.itertuples(index=False), results):
+        runs = res.get("tests") or []
+        first = runs[0] if runs else {}
+        judged = [t["passed"] for t in runs if t.get("passed") is not None]
+        records.append({
+            "id": r.id, "language": r.language, "generator": getattr(r, "generator", None),
+            "status": res["status"], "compiled": None if res.get("compile") is None else res["compile"]["exit_code"] == 0,
+            "exit_code": first.get("exit_code"), "wall_s": sum(t.get("wall_s", 0.0) for t in runs),
+            "cpu_s": sum(t.get("cpu_s", 0.0) for t in runs), "max_rss_kb": max((t.get("max_rss_kb", 0) for t in runs), default=0),
+            "tests_total": len(judged), "tests_passed": sum(judged),
+            "stdout": (first.get("stdout") or "")[:EXCERPT], "stderr": ((res.get("compile") or {}).get("stderr") or first.get("stderr") or "")[:EXCERPT],
+            "error": res.get("error"),
+        })
+    return pd.DataFrame.from_records(records)
+
+
+def summary(results: pd.DataFrame, name: str) -> dict:
+    ok = results["status"].eq("ok")
+    by = results.assign(ok=ok).groupby(["language", results["generator"].fillna("(unknown)")])["ok"]
+    return {"name": name, "rows": len(results), "status": results["status"].value_counts().to_dict(),
+            "pass_rate": {f"{lang} / {gen}": round(float(v), 4) for (lang, gen), v in by.mean().items()}}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m aicd.sandbox", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    img = sub.add_parser("images", help="build the base and sandbox images if missing")
+    img.add_argument("--base", choices=["debootstrap", "registry"], default="debootstrap")
+    img.add_argument("--base-image", default="debian:bookworm-slim", help="registry base (with --base registry)")
+    img.add_argument("--mirror", default=None, help="Debian mirror for debootstrap")
+    img.add_argument("--out", help="write the tag to this file")
+    ex = sub.add_parser("execute", help="run every program of a table")
+    ex.add_argument("--input", required=True, help="sample table (parquet): id, code, language[, generator, tests]")
+    ex.add_argument("--name", required=True)
+    ex.add_argument("--image", required=True, help="sandbox image tag, or a file holding it")
+    ex.add_argument("--spec", type=json_arg, default={}, help='{"workers", "recycle_after", "sample", "limits": {...}}')
+    ex.add_argument("--out", required=True)
+    ex.add_argument("--report", required=True)
+    args = parser.parse_args(argv)
+    if not docker_available():
+        raise AicdError("no Docker daemon answers: install docker.io and start dockerd (see README, Sandbox)")
+    if args.cmd == "images":
+        tag = ensure_images(args.base, args.base_image, args.mirror)
+        print(tag)
+        if args.out:
+            write_text(tag + "\n", args.out)
+        return
+    image = args.image
+    if image.endswith(".txt"):
+        image = open(image).read().strip()
+    rows = pd.read_parquet(args.input)
+    sample = args.spec.get("sample")
+    if sample and len(rows) > sample:
+        rows = rows.sort_values("id").head(int(sample))  # ids are content hashes: a fixed sample
+    try:
+        limits = Limits(**(args.spec.get("limits") or {}))
+    except TypeError as err:
+        raise AicdError(f"execution.limits: {err}") from None
+    with SandboxPool(image, size=int(args.spec.get("workers", 1)), recycle_after=int(args.spec.get("recycle_after", 200)),
+                     limits=limits) as pool, \
+            tqdm(total=len(rows), desc=f"execute {args.name}", unit="prog", mininterval=5, file=sys.stderr) as bar:
+        results = execute_table(rows, pool, bar)
+        started = pool.started
+    assert len(results) == len(rows), "a program lost its row"
+    write_parquet(results, args.out)
+    write_json({**summary(results, args.name), "containers_started": started,
+                "rows_in_table": int(len(pd.read_parquet(args.input, columns=["id"])))}, args.report)
+
+
+if __name__ == "__main__":
+    sys.exit(run(main))

@@ -1,0 +1,65 @@
+"""Sandbox images: an optional debootstrap base (for hosts with no registry) and the sandbox
+image, tagged by a hash of its build context so a changed Dockerfile or runner rebuilds."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..errors import AicdError
+from .pool import docker
+
+log = logging.getLogger(__name__)
+CONTEXT = Path(__file__).resolve().parents[3] / "containers" / "sandbox"
+LOCAL_BASE = "aicd-base:bookworm"
+
+
+def context_tag(context: Path = CONTEXT, base_image: str = "") -> str:
+    digest = hashlib.sha256(base_image.encode())
+    for path in sorted(p for p in context.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(context).as_posix().encode())
+        digest.update(path.read_bytes())
+    return f"aicd-sandbox:{digest.hexdigest()[:12]}"
+
+
+def image_exists(tag: str) -> bool:
+    return docker("image", "inspect", tag, timeout=60).returncode == 0
+
+
+def build_debootstrap_base(mirror: str = "http://deb.debian.org/debian", suite: str = "bookworm") -> str:
+    """A minimal Debian root made with debootstrap and imported: no registry needed."""
+    if image_exists(LOCAL_BASE):
+        return LOCAL_BASE
+    with tempfile.TemporaryDirectory(prefix="aicd-rootfs-") as root:
+        log.info("debootstrap %s from %s (about 30 s)", suite, mirror)
+        proc = subprocess.run(["debootstrap", "--variant=minbase", suite, root, mirror], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise AicdError(f"debootstrap failed: {proc.stderr.strip()[-500:]} (Debian: apt-get install debootstrap)")
+        tar = subprocess.Popen(["tar", "-C", root, "-c", "."], stdout=subprocess.PIPE)
+        imp = subprocess.run(["docker", "import", "-", LOCAL_BASE], stdin=tar.stdout, capture_output=True, text=True)
+        tar.wait()
+        if imp.returncode != 0:
+            raise AicdError(f"docker import failed: {imp.stderr.strip()[:300]}")
+    return LOCAL_BASE
+
+
+def build_sandbox_image(base_image: str) -> str:
+    tag = context_tag(CONTEXT, base_image)
+    if image_exists(tag):
+        return tag
+    log.info("building %s on %s (installs nine toolchains; minutes on first build)", tag, base_image)
+    proc = subprocess.run(["docker", "build", "--build-arg", f"BASE_IMAGE={base_image}", "-t", tag, str(CONTEXT)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AicdError(f"docker build of the sandbox image failed:\n{proc.stderr.strip()[-1500:]}")
+    return tag
+
+
+def ensure_images(base: str = "debootstrap", base_image: str = "debian:bookworm-slim", mirror: str | None = None) -> str:
+    """The sandbox image tag, building what is missing. base: 'debootstrap' or 'registry'."""
+    if base == "debootstrap":
+        base_image = build_debootstrap_base(mirror or "http://deb.debian.org/debian")
+    return build_sandbox_image(base_image)
