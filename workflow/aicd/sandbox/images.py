@@ -38,6 +38,8 @@ def build_debootstrap_base(mirror: str = "http://deb.debian.org/debian", suite: 
         proc = subprocess.run(["debootstrap", "--variant=minbase", suite, root, mirror], capture_output=True, text=True)
         if proc.returncode != 0:
             raise AicdError(f"debootstrap failed: {proc.stderr.strip()[-500:]} (Debian: apt-get install debootstrap)")
+        # The temporary folder is 0700 and becomes the image's "/": the sandbox user must traverse it.
+        Path(root).chmod(0o755)
         tar = subprocess.Popen(["tar", "-C", root, "-c", "."], stdout=subprocess.PIPE)
         imp = subprocess.run(["docker", "import", "-", LOCAL_BASE], stdin=tar.stdout, capture_output=True, text=True)
         tar.wait()
@@ -55,6 +57,11 @@ def build_sandbox_image(base_image: str) -> str:
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise AicdError(f"docker build of the sandbox image failed:\n{proc.stderr.strip()[-1500:]}")
+    # A smoke run as the sandbox user catches a broken image (e.g. an untraversable "/") at build time.
+    smoke = docker("run", "--rm", "--network", "none", tag, "python3", "-c", "print('sandbox ok')", timeout=600)
+    if smoke.returncode != 0 or "sandbox ok" not in smoke.stdout:
+        docker("rmi", "-f", tag, timeout=600)
+        raise AicdError(f"the sandbox image {tag} does not run programs: {smoke.stderr.strip()[:300]}")
     return tag
 
 

@@ -56,7 +56,16 @@ class Container:
         self.name = f"aicd-sbx-{uuid.uuid4().hex[:12]}"
         self.used = 0
         lim = limits
-        proc = docker(
+        try:
+            proc = self._start(lim, image)
+        except subprocess.TimeoutExpired:
+            proc = subprocess.CompletedProcess([], 1, "", "docker run did not return within 300 s")
+        if proc.returncode != 0:
+            self.remove()  # a container that was created but did not start still holds a full image copy on vfs
+            raise AicdError(f"cannot start a sandbox container from {image}: {proc.stderr.strip()[:300]}")
+
+    def _start(self, lim: Limits, image: str) -> subprocess.CompletedProcess:
+        return docker(
             "run", "-d", "--name", self.name, "--network", "none", "--read-only",
             "--tmpfs", f"/work:rw,exec,nosuid,size={lim.work_mb}m,uid=10001,gid=10001,mode=700",
             "--tmpfs", "/tmp:rw,exec,nosuid,size=64m,mode=1777",
@@ -64,8 +73,6 @@ class Container:
             "--pids-limit", str(lim.pids), "--cpus", str(lim.cpus),
             "--user", "10001:10001", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
             "--ulimit", "core=0", image, "sleep", "infinity", timeout=300)
-        if proc.returncode != 0:
-            raise AicdError(f"cannot start a sandbox container from {image}: {proc.stderr.strip()[:300]}")
 
     def run(self, job: dict) -> dict:
         self.used += 1
@@ -87,7 +94,10 @@ class Container:
         return proc.returncode == 0 and proc.stdout.strip() == "true"
 
     def remove(self) -> None:
-        docker("rm", "-f", self.name, timeout=120)
+        try:
+            docker("rm", "-f", self.name, timeout=600)
+        except subprocess.TimeoutExpired:
+            log.warning("removing container %s is taking long; the daemon goes on with it", self.name)
 
 
 @dataclass
