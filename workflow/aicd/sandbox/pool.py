@@ -55,16 +55,16 @@ class Container:
         self.image, self.limits = image, limits
         self.name = f"aicd-sbx-{uuid.uuid4().hex[:12]}"
         self.used = 0
-        lim = limits
         try:
-            proc = self._start(lim, image)
+            proc = self._start()
         except subprocess.TimeoutExpired:
             proc = subprocess.CompletedProcess([], 1, "", "docker run did not return within 300 s")
         if proc.returncode != 0:
             self.remove()  # a container that was created but did not start still holds a full image copy on vfs
             raise AicdError(f"cannot start a sandbox container from {image}: {proc.stderr.strip()[:300]}")
 
-    def _start(self, lim: Limits, image: str) -> subprocess.CompletedProcess:
+    def _start(self) -> subprocess.CompletedProcess:
+        lim = self.limits
         return docker(
             "run", "-d", "--name", self.name, "--network", "none", "--read-only",
             "--tmpfs", f"/work:rw,exec,nosuid,size={lim.work_mb}m,uid=10001,gid=10001,mode=700",
@@ -72,7 +72,7 @@ class Container:
             "--memory", f"{lim.memory_mb}m", "--memory-swap", f"{lim.memory_mb}m",
             "--pids-limit", str(lim.pids), "--cpus", str(lim.cpus),
             "--user", "10001:10001", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-            "--ulimit", "core=0", image, "sleep", "infinity", timeout=300)
+            "--ulimit", "core=0", self.image, "sleep", "infinity", timeout=300)
 
     def run(self, job: dict) -> dict:
         self.used += 1
