@@ -22,6 +22,7 @@ include: "workflow/rules/scoring.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/llm.smk"
 include: "workflow/rules/execution.smk"
+include: "workflow/rules/dataset.smk"
 
 
 rule all:
@@ -29,4 +30,5 @@ rule all:
         rules.report.output,
         llm_targets(),
         execution_targets(),
+        dataset_targets(),
     default_target: True

@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from aicd.codetext import extract_code, strip_reasoning
+from aicd.normalize import extract_code, strip_reasoning
 from aicd.errors import AicdError
 from aicd.families import FAMILIES
 from aicd.generate.protocols import build_requests, prefix_of, sample_rows, signature_with_doc

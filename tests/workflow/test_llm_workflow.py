@@ -120,3 +120,34 @@ def test_changing_one_model_reruns_only_that_model(llm_demo, repo):
         assert jobs == [("generate", "model=phi-4"), ("generation_report", "")]
     finally:
         write_registry(workdir, repo, server.api_base)
+
+
+def test_generated_code_enters_the_pool_and_a_new_model_adds_only_its_jobs(llm_demo, repo, trial_path):
+    """With dataset.generations on, every generator's table is normalized on its own and joins
+    the pool; a new registry model plans its generation, its normalization and the pool only."""
+    workdir, server, _ = llm_demo
+    override = workdir / "override.yaml"
+    saved = override.read_text()
+    config = yaml.safe_load(saved)
+    config["dataset"] = {"sources": ["trial", "local_code"], "generations": True, "dedup": {"threshold": 0.8}}
+    override.write_text(yaml.safe_dump(config))
+    pool_target = "results/dataset/pool.parquet"
+    try:
+        run(repo, workdir, pool_target)
+        filt = yaml.safe_load((workdir / "results" / "dataset" / "filter_report.json").read_text())
+        generated = sum(len(pd.read_parquet(workdir / "results" / "generations" / f"{m}.parquet")) for m in WITH_ENDPOINT)
+        sources = sum(yaml.safe_load((workdir / "results" / "sources" / f"{s}.report.json").read_text())["rows_out"]
+                      for s in ("trial", "local_code"))
+        assert filt["rows_in"] == generated + sources  # every generated row is accounted for
+        for model in WITH_ENDPOINT:
+            rep = yaml.safe_load((workdir / "results" / "dataset" / "normalized" / "generations" / f"{model}.report.json").read_text())
+            assert rep["rows_in"] == rep["kept"] + sum(rep["rejected"].values())
+        new = {"my-new-coder": {"family": "Mistral", "reasoning": False, "droid_collection": False,
+                                "litellm_model": "hosted_vllm/mistralai/my-new-coder", "api_base": server.api_base}}
+        write_registry(workdir, repo, server.api_base, extra=new)
+        jobs = planned_jobs(run(repo, workdir, pool_target, "-n").stdout)
+        assert jobs == [("dataset_pool", ""), ("generate", "model=my-new-coder"),
+                        ("normalize", "kind=generations, name=my-new-coder")]
+    finally:
+        write_registry(workdir, repo, server.api_base)
+        override.write_text(saved)

@@ -45,6 +45,13 @@ def check_references(config: dict) -> None:
         src = (task.get("derive") or {}).get("source")
         if src is not None and src not in sources:
             problems.append(f"tasks.{name}.derive.source: no source named '{src}' (sources: {', '.join(sources) or 'none'})")
+    dataset = config.get("dataset")
+    for src in (dataset or {}).get("sources", []):
+        if src not in sources:
+            problems.append(f"dataset.sources: no source named '{src}' (sources: {', '.join(sources) or 'none'})")
+    for name, task in config["tasks"].items():
+        if "build" in task and not dataset and ("release" not in task or config.get("tasks_from") == "pool"):
+            problems.append(f"tasks.{name}.build: needs a 'dataset:' section (the pool it is cut from)")
     for name, fs in features.items():
         for part in fs.get("parts") or []:
             if part not in features or features[part]["kind"] == "concat":

@@ -72,5 +72,21 @@ def plan():
     return [(t, d) for t in tasks() for d in detectors() if runs_on(d, t)]
 
 
+def mode_of(task):
+    """How a task's tables are made. A task may name both a release and a build recipe;
+    `tasks_from` (release by default) picks one: release evaluation or the full build."""
+    spec = config["tasks"][task]
+    if "derive" in spec:
+        return "derive"
+    if "build" in spec and ("release" not in spec or config.get("tasks_from", "release") == "pool"):
+        return "build"
+    return "release"
+
+
+def built_tasks():
+    """Tasks cut from the dataset pool (the full build and the demo)."""
+    return [t for t in tasks() if mode_of(t) == "build"]
+
+
 def seed():
     return int(config["seed"])

@@ -11,13 +11,19 @@ def report_layout():
     }
 
 
+def report_sources():
+    """Sources whose reports the summary shows: those tasks derive from, and the pool's."""
+    names = {config["tasks"][t]["derive"]["source"] for t in tasks() if mode_of(t) == "derive"}
+    if built_tasks():
+        names |= set(config["dataset"]["sources"])
+    return sorted(names)
+
+
 rule report:
     input:
         scores=[f"{R}/scores/{t}/{d}.json" for t, d in plan()],
-        sources=expand(
-            f"{R}/sources/{{source}}.report.json",
-            source=sorted({config["tasks"][t]["derive"]["source"] for t in tasks() if "derive" in config["tasks"][t]}),
-        ),
+        sources=expand(f"{R}/sources/{{source}}.report.json", source=report_sources()),
+        dataset=lambda w: [f"{R}/dataset/filter_report.json", f"{R}/dataset/dedup_report.json"] if built_tasks() else [],
         tasks=expand(f"{R}/tasks/{{task}}/report.json", task=tasks()),
     output:
         tex=f"{R}/tables/table4.tex",
@@ -34,5 +40,5 @@ rule report:
         ENV
     shell:
         "{PYTHON} -m aicd.report --layout {params.layout} --scores {input.scores}"
-        " --data-reports {input.sources} {input.tasks}"
+        " --data-reports {input.sources} {input.dataset} {input.tasks}"
         " --tables-dir {R}/tables --figures-dir {R}/figures --report {output.report} > {log} 2>&1"

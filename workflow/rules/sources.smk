@@ -8,6 +8,7 @@ rule source:
         report=f"{R}/sources/{{source}}.report.json",
     params:
         spec=lambda w: as_arg(config["sources"][w.source]),
+        seed=seed(),
     log:
         f"{R}/logs/source/{{source}}.log",
     benchmark:
@@ -16,4 +17,4 @@ rule source:
         ENV
     shell:
         "{PYTHON} -m aicd.sources --name {wildcards.source} --spec {params.spec}"
-        " --out {output.table} --report {output.report} > {log} 2>&1"
+        " --seed {params.seed} --out {output.table} --report {output.report} > {log} 2>&1"

@@ -1,14 +1,26 @@
-# Task tables: derived from a source with seeded stratified splits, or loaded from a release.
+# Task tables: cut from the deduplicated pool (the paper's T1-T3), derived from one source
+# with seeded stratified splits, or loaded from a release.
+
+
+def task_mode(w):
+    return mode_of(w.task)
 
 
 def task_source(w):
-    derive = config["tasks"][w.task].get("derive")
-    return {"source": f"{R}/sources/{derive['source']}.parquet"} if derive else {}
+    spec = config["tasks"][w.task]
+    mode = mode_of(w.task)
+    if mode == "build":
+        return {"source": f"{R}/dataset/pool.parquet"}
+    return {"source": f"{R}/sources/{spec['derive']['source']}.parquet"} if mode == "derive" else {}
 
 
 def task_spec(w):
     spec = config["tasks"][w.task]
-    if "derive" in spec:
+    if mode_of(w.task) == "build":
+        dedup = {k: v for k, v in {**config["dataset"].get("minhash", {}), **config["dataset"].get("dedup", {})}.items()
+                 if k in ("threshold", "num_perm", "false_negative_weight")}
+        return as_arg({**spec["build"], "dedup": dedup})
+    if mode_of(w.task) == "derive":
         return as_arg(spec["derive"])
     return as_arg(config_slice(spec, ["release", "columns", "label_map", "target", "label_audit", "defaults"]))
 
@@ -20,10 +32,11 @@ rule task_split:
         tables=expand(f"{R}/tasks/{{{{task}}}}/{{split}}.parquet", split=SPLITS),
         report=f"{R}/tasks/{{task}}/report.json",
     params:
-        mode=lambda w: "derive" if "derive" in config["tasks"][w.task] else "release",
+        mode=task_mode,
         spec=task_spec,
-        seed=lambda w: seed() if "derive" in config["tasks"][w.task] else 0,
-        source=lambda w, input: f"--source {input.source}" if "source" in input.keys() else "",
+        seed=lambda w: 0 if task_mode(w) == "release" else seed(),
+        source=lambda w, input: "" if "source" not in input.keys()
+        else f"--{'pool' if task_mode(w) == 'build' else 'source'} {input.source}",
     log:
         f"{R}/logs/task_split/{{task}}.log",
     benchmark:

@@ -64,6 +64,13 @@ def main(argv=None) -> None:
 
 
 def _data_summary(rep: dict) -> list[str]:
+    if "rejected_total" in rep:  # results/dataset/filter_report.json
+        reasons = ", ".join(f"{k} {v}" for k, v in rep["rejected"].items()) or "none"
+        return [f"- dataset filters (Table 3): {rep['rows_in']} rows in, {rep['kept']} kept; rejected: {reasons} "
+                "(dataset card: `results/dataset/README.md`)"]
+    if "rows_per_band" in rep:  # results/dataset/dedup_report.json
+        return [f"- deduplication (MinHash LSH, Jaccard >= {rep['threshold']}): {rep['rows_removed']} near duplicates "
+                f"removed, {rep['pool_rows']} rows in the pool"]
     if "source" in rep:
         skipped = rep["skipped"]["counts"]
         audit = rep.get("label_audit", {})

@@ -1,16 +1,22 @@
 """python -m aicd.sources: load one source table into the sample schema.
 
-Writes results/sources/{source}.parquet and a JSON report of every removed row."""
+A source is read from the Hub or local files (whole, or as a bounded-memory stream sampled
+per language when its config has `stream:`), or gathered from code installed on this
+machine (`gather:`). Writes results/sources/{source}.parquet and a JSON report of every
+row read and every row removed."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+import pandas as pd
+
 from ..cli import json_arg, run
 from ..io import write_json, write_parquet
+from .gather import gather
 from .ingest import to_samples
-from .loader import load_table
+from .loader import load_table, stream_sample
 
 
 def main(argv=None) -> None:
@@ -19,9 +25,21 @@ def main(argv=None) -> None:
     parser.add_argument("--spec", required=True, type=json_arg, help="the source's config entry, as JSON")
     parser.add_argument("--out", required=True, help="output parquet (sample schema)")
     parser.add_argument("--report", required=True, help="output JSON report")
+    parser.add_argument("--seed", type=int, default=0, help="seed for stream shuffling and gathering")
     args = parser.parse_args(argv)
-    raw = load_table(args.spec)
-    samples, report = to_samples(raw, args.spec, args.name)
+    spec = dict(args.spec)
+    extra = {}
+    if "gather" in spec:
+        raw, extra["gather"] = gather(spec["gather"], args.seed)
+        spec.setdefault("columns", {})["source_row_id"] = "path"
+    elif "stream" in spec:
+        raw, extra["stream"] = stream_sample(spec, spec, args.seed)
+    else:
+        raw = load_table(spec)
+    if raw.empty and "code" not in raw.columns:
+        raw = raw.assign(code=pd.Series(dtype=object))
+    samples, report = to_samples(raw, spec, args.name)
+    report.update(extra)
     write_parquet(samples, args.out)
     write_json(report, args.report)
 

@@ -20,6 +20,7 @@ from ..schema import DOMAINS, LABELS, SAMPLE_COLUMNS, canonical_language, conten
 log = logging.getLogger(__name__)
 
 EXAMPLES_PER_REASON = 5
+MAX_CODE_CHARS = 10 * 1024 * 1024  # a "file" over 10 MB is data, not code
 AUDIT_MODES = ("error", "correct", "off")
 
 
@@ -46,7 +47,7 @@ def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _clean_code(value: object) -> tuple[str | None, str | None]:
+def clean_code(value: object) -> tuple[str | None, str | None]:
     """(code, None) for usable text, else (None, reason)."""
     if _missing(value):
         return None, "missing_code"
@@ -65,6 +66,8 @@ def _clean_code(value: object) -> tuple[str | None, str | None]:
         return None, "binary_content"
     if not value.strip():
         return None, "empty_code"
+    if len(value) > MAX_CODE_CHARS:
+        return None, "too_large"
     return value, None
 
 
@@ -121,7 +124,7 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
 
     for i in range(len(raw)):
         ref = row_ids[i]
-        code, reason = _clean_code(get["code"][i])
+        code, reason = clean_code(get["code"][i])
         if reason:
             skips.add(reason, ref)
             continue
@@ -150,6 +153,10 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
                 unknown_label_ids[key] += 1
                 skips.add("unknown_label", ref)
                 continue
+        elif defaults.get(target) is not None:  # a whole source of one class (SwallowCode: hybrid)
+            name = defaults[target]
+            if name not in _allowed_names(target):
+                raise AicdError(f"{source}: defaults.{target} = {name!r} is not a valid {target} value")
         elif generator is not None:
             name = HUMAN if generator == HUMAN else (family_of(generator) if target == "family" else "machine")
             if name is None:

@@ -99,3 +99,56 @@ def _load_hub(location: dict, split: str) -> pd.DataFrame:
         ) from None
     log.info("loaded %d rows of split %s from %s", len(ds), split, describe(location))
     return ds.to_pandas()
+
+
+def stream_sample(location: dict, spec: dict, seed: int) -> tuple[pd.DataFrame, dict]:
+    """Read a (possibly huge) table as a stream and keep at most `per_language` rows per
+    language, so memory is bounded by the sample, not the source. Hub and local files go
+    through the same `datasets` streaming reader; a seeded shuffle buffer varies which rows
+    are kept without reading everything. Returns (rows, stream report)."""
+    import datasets
+
+    stream_spec = spec.get("stream") or {}
+    per_language = int(stream_spec.get("per_language", 1000))
+    max_scanned = stream_spec.get("max_rows_scanned")
+    lang_col = (spec.get("columns") or {}).get("language", "language")
+    fixed_language = (spec.get("defaults") or {}).get("language")
+    try:
+        if "files" in location:
+            paths = [location["files"]] if isinstance(location["files"], str) else list(location["files"])
+            missing = [p for p in paths if not Path(p).is_file()]
+            if missing:
+                raise AicdError(f"input file not found: {missing[0]} (working directory {Path.cwd()})")
+            kind = _FORMATS.get(Path(paths[0]).suffix.lower())
+            if kind is None:
+                raise AicdError(f"cannot tell the format of {paths}: use .parquet, .jsonl/.json or .csv files")
+            ds = datasets.load_dataset(kind, data_files=paths, split="train", streaming=True)
+        else:
+            ds = datasets.load_dataset(location["hub"], name=location.get("name"), revision=location.get("revision"),
+                                       data_dir=location.get("data_dir"), split=location.get("split", "train"),
+                                       streaming=True)
+        if int(stream_spec.get("shuffle_buffer", 0)) > 0:
+            ds = ds.shuffle(seed=seed, buffer_size=int(stream_spec["shuffle_buffer"]))
+        kept: dict[str, list[dict]] = {}
+        scanned = 0
+        for row in ds:
+            scanned += 1
+            lang = str(row.get(lang_col, fixed_language))
+            bucket = kept.setdefault(lang, [])
+            if len(bucket) < per_language:
+                bucket.append(row)
+            if max_scanned and scanned >= int(max_scanned):
+                break
+            if fixed_language and len(bucket) >= per_language:
+                break
+    except AicdError:
+        raise
+    except Exception as err:
+        raise AicdError(f"could not stream {describe(location)}: {type(err).__name__}: "
+                        f"{str(err).splitlines()[0] if str(err) else ''}") from None
+    rows = [r for lang in sorted(kept) for r in kept[lang]]
+    report = {"rows_scanned": scanned, "per_language": per_language,
+              "kept_per_language": {k: len(v) for k, v in sorted(kept.items())},
+              "not_sampled": scanned - len(rows)}
+    log.info("streamed %d rows of %s, kept %d", scanned, describe(location), len(rows))
+    return pd.DataFrame(rows), report

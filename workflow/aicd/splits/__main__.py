@@ -1,5 +1,7 @@
 """python -m aicd.splits: write one task's train/validation/test tables.
 
+  build    from the deduplicated pool (results/dataset/pool.parquet): the paper's T1/T2/T3
+           with their test subsets, checked by the leakage guards
   derive   from a source table (results/sources/{source}.parquet), seeded and stratified
   release  from the published task splits (Hub or local files)"""
 
@@ -13,21 +15,26 @@ import pandas as pd
 
 from ..cli import json_arg, run
 from ..io import write_json, write_parquet
-from .tasks import derive_task, load_release_task
+from .tasks import build_from_pool, derive_task, load_release_task
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m aicd.splits", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["derive", "release"])
+    parser.add_argument("mode", choices=["build", "derive", "release"])
     parser.add_argument("--task", required=True, help="task name (the config key)")
     parser.add_argument("--spec", required=True, type=json_arg, help="the task's config entry, as JSON")
     parser.add_argument("--source", help="derive: the source's sample table (parquet)")
-    parser.add_argument("--seed", type=int, default=0, help="derive: split seed")
+    parser.add_argument("--pool", help="build: the deduplicated pool (parquet)")
+    parser.add_argument("--seed", type=int, default=0, help="build/derive: split seed")
     parser.add_argument("--outdir", required=True, help="folder for {train,validation,test}.parquet")
     parser.add_argument("--report", required=True, help="output JSON report")
     args = parser.parse_args(argv)
-    if args.mode == "derive":
+    if args.mode == "build":
+        if not args.pool:
+            parser.error("build needs --pool")
+        tables, report = build_from_pool(pd.read_parquet(args.pool), args.spec, args.seed, args.task)
+    elif args.mode == "derive":
         if not args.source:
             parser.error("derive needs --source")
         tables, report = derive_task(pd.read_parquet(args.source), args.spec, args.seed, args.task)

@@ -25,7 +25,10 @@ def assign_splits(df: pd.DataFrame, by: list[str], fractions: dict[str, float], 
     rng = np.random.default_rng(seed)
     out = pd.Series(index=df.index, dtype=object)
     ordered = df.sort_values("id")
-    keys = ordered[by].astype(str).agg("\x1f".join, axis=1) if by else pd.Series("", index=ordered.index)
+    if by:
+        keys = ordered[by].astype(object).fillna("-").astype(str).agg("\x1f".join, axis=1)
+    else:
+        keys = pd.Series("", index=ordered.index)
     f_test = fractions.get("test", 0.0)
     f_val = fractions.get("validation", 0.0)
     for _, idx in sorted(keys.groupby(keys).groups.items()):

@@ -10,6 +10,8 @@ from ..errors import AicdError
 from ..schema import SPLITS
 from ..sources.ingest import to_samples
 from ..sources.loader import load_table
+from .benchmark import build_task
+from .leakage import check_leakage
 from .stratified import assign_splits
 
 log = logging.getLogger(__name__)
@@ -32,6 +34,20 @@ def derive_task(samples: pd.DataFrame, spec: dict, seed: int, task: str) -> tupl
     rows["split"] = assign_splits(rows, by, spec.get("fractions", {"train": 0.7, "validation": 0.1, "test": 0.2}), seed)
     tables = {s: rows[rows["split"] == s].drop(columns="split").reset_index(drop=True) for s in SPLITS}
     return tables, _report(task, tables, len(samples), skipped, {"kind": "derived", "seed": seed, "stratify": by})
+
+
+def build_from_pool(pool: pd.DataFrame, spec: dict, seed: int, task: str) -> tuple[dict[str, pd.DataFrame], dict]:
+    """The paper's task `spec["kind"]` from the pool, leakage-checked (signatures dropped after)."""
+    tables, info = build_task(pool, spec, seed, task)
+    signatures = dict(zip(pool["id"], pool["minhash"]))
+    dedup = spec.get("dedup", {})
+    leakage = check_leakage(tables, signatures, info, float(dedup.get("threshold", 0.8)), int(dedup.get("num_perm", 128)),
+                            float(dedup.get("false_negative_weight", 0.8)))
+    tables = {s: t.drop(columns=[c for c in ("minhash", "language_origin") if c in t.columns]) for s, t in tables.items()}
+    skipped = info.pop("skipped")
+    report = _report(task, tables, len(pool), skipped, {"kind": "built", **info})
+    report["leakage"] = leakage
+    return tables, report
 
 
 def load_release_task(spec: dict, task: str) -> tuple[dict[str, pd.DataFrame], dict]:
@@ -76,6 +92,7 @@ def _report(task: str, tables: dict[str, pd.DataFrame], rows_in: int, skipped: d
                 "rows": int(len(t)),
                 "target": t["target"].value_counts().sort_index().to_dict(),
                 "language": t["language"].astype(str).value_counts().sort_index().to_dict(),
+                "subset": t["subset"].astype(str).value_counts().sort_index().to_dict() if "subset" in t else {},
             }
             for s, t in tables.items()
         },

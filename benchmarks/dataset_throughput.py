@@ -1,0 +1,98 @@
+"""Throughput and peak memory of the dataset stage's per-row work, single process (= per core):
+
+  - normalization + Table 3 filters + MinHash signatures (aicd.normalize.rows.normalize_table
+    with threads=1) on --rows rows (the trial programs cycled, each copy made unique);
+  - language identification alone, for rows that arrive without a language.
+
+Each step runs in a fresh subprocess, so its peak RSS is its own.
+
+  python benchmarks/dataset_throughput.py [--rows 100000] [--langid-rows 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "workflow"))
+sys.path.insert(0, str(HERE))
+from features_throughput import DEFAULT_TRIAL, SINGLE_THREAD  # noqa: E402
+
+
+def load_rows(trial: Path, rows: int):
+    """The trial programs cycled to `rows` rows, each made unique by a trailing comment line
+    (so every row is parsed, filtered and hashed as the real program would be)."""
+    import pandas as pd
+
+    from aicd.schema import canonical_language
+
+    df = pd.read_parquet(trial, columns=["code", "language"])
+    langs = df["language"].map(canonical_language).tolist()
+    codes = df["code"].tolist()
+    out_code, out_lang = [], []
+    for i in range(rows):
+        lang = langs[i % len(df)]
+        mark = "#" if lang == "Python" else "//"
+        out_code.append(f"{codes[i % len(df)]}\n{mark} copy {i}\n")
+        out_lang.append(lang)
+    return out_code, out_lang
+
+
+def step(kind: str, trial: Path, rows: int) -> dict:
+    import pandas as pd
+
+    codes, langs = load_rows(trial, rows)
+    table = pd.DataFrame({"id": [f"r{i}" for i in range(len(codes))], "code": codes, "language": langs,
+                          "label": ["machine" if i % 2 else "human" for i in range(len(codes))]})
+    started = time.perf_counter()
+    if kind == "normalize":
+        from aicd.normalize.rows import normalize_table
+
+        out, report = normalize_table(table, "bench", threads=1, progress=False)
+        extra = {"kept": report["kept"], "rejected": report["rejected"]}
+    else:
+        from aicd.normalize.langid import identify_language
+
+        right = sum(identify_language(c)[0] == lang for c, lang in zip(table["code"], table["language"]))
+        extra = {"accuracy": right / len(table)}
+    seconds = time.perf_counter() - started
+    return {"rows": len(table), "seconds": seconds, "rows_per_s": len(table) / seconds,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **extra}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--langid-rows", type=int, default=10_000)
+    parser.add_argument("--trial", type=Path, default=DEFAULT_TRIAL)
+    parser.add_argument("--step", choices=["normalize", "langid"], help=argparse.SUPPRESS)
+    parser.add_argument("--scale", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.step:
+        print(json.dumps(step(args.step, args.trial, args.scale)))
+        return
+    if not args.trial.is_file():
+        sys.exit(f"trial data not found at {args.trial}; pass --trial")
+    print(f"machine: {os.cpu_count()} cores; one process per step")
+    for kind, rows in (("normalize", args.rows), ("langid", args.langid_rows)):
+        cmd = [sys.executable, __file__, "--step", kind, "--trial", str(args.trial), "--scale", str(rows)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **SINGLE_THREAD})
+        if proc.returncode != 0:
+            sys.exit(proc.stderr[-3000:])
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        what = ("normalize+filters+MinHash" if kind == "normalize" else "language identification")
+        detail = (f"kept {r['kept']:,}, rejected {r['rejected']}" if kind == "normalize"
+                  else f"accuracy {r['accuracy']:.4f}")
+        print(f"{what:26s} {r['rows']:>8,} rows {r['seconds']:7.1f}s ({r['rows_per_s']:7,.0f} rows/s/core); "
+              f"peak RSS {r['peak_rss_mb']:,.0f} MB; {detail}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+"""Normalize one input table (a source or one generator's output) row by row.
+
+Every row ends with a `reject` reason or none. Before the Table 3 filters: unusable code
+(missing, invalid UTF-8, binary, empty, over 10 MB), failed generations, missing labels,
+languages outside the nine. Code from models is cut out of its answer (fences, prose,
+<think> traces); rows without a language get one from language identification. Kept rows
+get a MinHash signature for deduplication. Work is spread over `threads` processes."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from ..errors import AicdError
+from ..schema import LABELS, SAMPLE_COLUMNS, canonical_language
+from ..sources.ingest import clean_code
+from . import filters
+from .extract import extract_code
+from .langid import identify_language
+from .minhash import signature
+
+log = logging.getLogger(__name__)
+
+# Execution statuses (aicd.sandbox) that fail each `execution_filter` level; a sandbox_error
+# is the harness's fault, never the program's, so it rejects nothing.
+EXECUTION_FAILS = {
+    "none": frozenset(),
+    "compiles": frozenset({"compile_error"}),
+    "runs": frozenset({"compile_error", "runtime_error", "timeout", "memory_limit", "output_limit"}),
+    "passes": frozenset({"compile_error", "runtime_error", "timeout", "memory_limit", "output_limit", "wrong_answer"}),
+}
+METRICS = ("lines_of_code", "max_line_length", "avg_line_length", "alphanumeric_fraction", "ast_depth",
+           "comment_letters", "english_confidence")
+_CHUNK = 256
+
+
+def default_spec() -> dict:
+    return {
+        "filters": dict(filters.TABLE3),
+        "minhash": {"num_perm": 128, "shingle_size": 5, "seed": 1},
+        "langid_min_margin": 0.0,
+        "execution_filter": "none",
+    }
+
+
+def merged_spec(spec: dict | None) -> dict:
+    out = default_spec()
+    for key, value in (spec or {}).items():
+        out[key] = {**out[key], **value} if isinstance(out.get(key), dict) and isinstance(value, dict) else value
+    return out
+
+
+def normalize_table(raw: pd.DataFrame, name: str, spec: dict | None = None, threads: int = 1,
+                    progress: bool = True, execution: pd.DataFrame | None = None) -> tuple[pd.DataFrame, dict]:
+    """(all rows with `reject`, metrics and `minhash`; report). rows in == rows out.
+    `execution`: this table's sandbox results (id, status), used by spec["execution_filter"]."""
+    spec = merged_spec(spec)
+    if spec["execution_filter"] not in EXECUTION_FAILS:
+        raise AicdError(f"execution_filter must be one of {list(EXECUTION_FAILS)}, got {spec['execution_filter']!r}")
+    df = pd.DataFrame({c: raw[c] if c in raw.columns else None for c in SAMPLE_COLUMNS})
+    df["source"] = df["source"].fillna(name)
+    reject = pd.Series(None, index=df.index, dtype=object)
+    notes: Counter[str] = Counter()
+
+    if "status" in raw.columns:  # a generation table: failed requests have no code
+        reject[raw["status"].ne("ok") & reject.isna()] = "generation_failed"
+    codes = []
+    for i, value in enumerate(df["code"].tolist()):
+        code, reason = clean_code(value)
+        if reason and pd.isna(reject.iat[i]):
+            reject.iat[i] = reason
+        codes.append(code)
+    df["code"] = codes
+    _execution_filter(df, reject, execution, spec["execution_filter"], notes)
+    reject[df["label"].isna() & reject.isna()] = "missing_label"
+    reject[~df["label"].isin(LABELS) & df["label"].notna() & reject.isna()] = "unknown_label"
+
+    machine = df["label"].ne("human") & reject.isna()
+    for i in np.flatnonzero(machine.to_numpy()):
+        code = df["code"].iat[i]
+        if "```" in code or "</" in code and ("think>" in code or "reasoning>" in code):
+            cut = extract_code(code)
+            if cut != code:
+                notes["code_extracted"] += 1
+                df.iat[i, df.columns.get_loc("code")] = cut
+                if not cut.strip():
+                    reject.iat[i] = "empty_code"
+
+    given = df["language"].map(lambda v: canonical_language(v) if isinstance(v, str) else None)
+    unsupported = df["language"].notna() & given.isna() & reject.isna()
+    reject[unsupported] = "unsupported_language"
+    df["language"] = given
+    df["language_origin"] = np.where(given.notna(), "given", None)
+
+    todo = np.flatnonzero(reject.isna().to_numpy())
+    jobs = [(df["code"].iat[i], df["language"].iat[i] if isinstance(df["language"].iat[i], str) else None) for i in todo]
+    results = _run(jobs, spec, threads, progress, name)
+    metric_cols = {m: np.full(len(df), np.nan) for m in METRICS}
+    minhash = [None] * len(df)
+    for i, (lang, origin, reason, metrics, sig) in zip(todo, results):
+        if origin == "identified":
+            df.iat[i, df.columns.get_loc("language")] = lang
+            df.iat[i, df.columns.get_loc("language_origin")] = origin
+            notes["language_identified"] += 1
+        reject.iat[i] = reason
+        for m, v in metrics.items():
+            metric_cols[m][i] = v
+        minhash[i] = sig
+    df["reject"] = reject
+    for m, values in metric_cols.items():
+        df[m] = values
+    df["minhash"] = minhash
+    if "source_row_id" in raw.columns:
+        df["source_row_id"] = raw["source_row_id"].astype(str)
+
+    counts = df["reject"].value_counts().to_dict()
+    report = {
+        "table": name,
+        "rows_in": int(len(raw)),
+        "kept": int(df["reject"].isna().sum()),
+        "rejected": {k: int(v) for k, v in sorted(counts.items())},
+        "notes": dict(notes),
+        "spec": spec,
+    }
+    assert report["rows_in"] == report["kept"] + sum(report["rejected"].values()), "row accounting broken"
+    log.info("%s: %d rows in, %d kept, rejected %s", name, len(raw), report["kept"], report["rejected"])
+    return df, report
+
+
+def _execution_filter(df, reject, execution, level, notes) -> None:
+    if level == "none":
+        return
+    if execution is None:
+        notes["execution_filter_without_results"] = len(df)
+        log.warning("execution_filter=%s but no execution results for this table: nothing removed", level)
+        return
+    status = df["id"].map(dict(zip(execution["id"], execution["status"])))
+    notes["not_executed"] = int(status.isna().sum())
+    failed = status.isin(EXECUTION_FAILS[level]) & reject.isna()
+    reject[failed] = "execution_failed"
+
+
+def _run(jobs: list, spec: dict, threads: int, progress: bool, name: str) -> list:
+    chunks = [jobs[i:i + _CHUNK] for i in range(0, len(jobs), _CHUNK)]
+    bar = tqdm(total=len(jobs), desc=f"normalize {name}", unit="row", disable=not progress, mininterval=2)
+    out: list = []
+    if threads > 1 and len(chunks) > 1:
+        with ProcessPoolExecutor(max_workers=threads) as pool:
+            for res in pool.map(_process_chunk, chunks, [spec] * len(chunks)):
+                out.extend(res)
+                bar.update(len(res))
+    else:
+        for chunk in chunks:
+            res = _process_chunk(chunk, spec)
+            out.extend(res)
+            bar.update(len(res))
+    bar.close()
+    return out
+
+
+def _process_chunk(chunk: list, spec: dict) -> list:
+    bounds = spec["filters"]
+    mh = spec["minhash"]
+    out = []
+    for code, language in chunk:
+        origin = "given"
+        if language is None:
+            language, margin, _ = identify_language(code)
+            origin = "identified"
+            if language is None or margin < spec["langid_min_margin"]:
+                out.append((None, origin, "language_unidentified", {}, None))
+                continue
+        reason, metrics = filters.check(code, language, bounds)
+        sig = None
+        if reason is None:
+            sig = signature(code, mh["num_perm"], mh["shingle_size"], mh["seed"]).tobytes()
+        out.append((language, origin, reason, metrics, sig))
+    return out
+
+
+def default_threads() -> int:
+    return max(1, len(os.sched_getaffinity(0)))

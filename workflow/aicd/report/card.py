@@ -1,0 +1,124 @@
+"""python -m aicd.report.card: the dataset card, results/dataset/README.md.
+
+Counts per task × split × label × language × family × subset (all of them in counts.csv,
+the main cuts as tables), the filter and deduplication summaries, and the sources with the
+revisions they were read at. No timestamps: the same inputs give the same card."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from ..cli import json_arg, run
+from ..io import atomic_path, read_json, write_text
+from ..schema import SPLITS
+
+DIMENSIONS = ["label", "language", "family", "subset"]
+
+
+def counts_table(results: Path, tasks: dict) -> pd.DataFrame:
+    parts = []
+    for task in tasks:
+        for split in SPLITS:
+            t = pd.read_parquet(results / "tasks" / task / f"{split}.parquet", columns=["target", *DIMENSIONS])
+            g = t.fillna({d: "-" for d in DIMENSIONS}).groupby(DIMENSIONS).size().reset_index(name="rows")
+            parts.append(g.assign(task=task, split=split))
+    cols = ["task", "split", *DIMENSIONS, "rows"]
+    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+
+
+def _pivot(df: pd.DataFrame, index: list[str], column: str) -> str:
+    if df.empty:
+        return "(no rows)"
+    p = df.pivot_table(index=index, columns=column, values="rows", aggfunc="sum", fill_value=0)
+    p["total"] = p.sum(axis=1)
+    return p.to_markdown()
+
+
+def render(results: Path, tasks: dict, sources: dict, counts: pd.DataFrame) -> str:
+    dataset = results / "dataset"
+    filt = read_json(dataset / "filter_report.json")
+    dedup = read_json(dataset / "dedup_report.json")
+    pool = pd.read_parquet(dataset / "pool.parquet", columns=["label", "language", "source"])
+    lines = ["# AICD Bench dataset card (this build)", "",
+             "Built by the workflow's dataset stage: sources → normalization (code extraction, language "
+             "identification, Table 3 filters) → MinHash deduplication → task splits. "
+             "Full counts per task × split × label × language × family × subset: [counts.csv](counts.csv).", "",
+             "## Sources", "", "| source | from | revision | rows read | rows kept |", "|---|---|---|---:|---:|"]
+    for name, spec in sources.items():
+        rep_path = results / "sources" / f"{name}.report.json"
+        rep = read_json(rep_path) if rep_path.is_file() else {}
+        where = spec.get("hub") or spec.get("files") or ("gathered: " + ", ".join(spec.get("gathered_from", {})))
+        if spec.get("data_dir"):
+            where = f"{where} ({spec['data_dir']})"
+        scanned = rep.get("stream", {}).get("rows_scanned", rep.get("rows_in", "?"))
+        lines.append(f"| {name} | {where} | {spec.get('revision', '–')} | {scanned} | {rep.get('rows_out', '?')} |")
+    lines += ["", "## Filters (paper Table 3)", "",
+              f"{filt['rows_in']:,} rows entered normalization, {filt['kept']:,} passed, "
+              f"{filt['rejected_total']:,} were rejected (first failing check; details in "
+              "[filter_report.md](filter_report.md)).", "", "| reason | rows |", "|---|---:|"]
+    lines += [f"| {r} | {n:,} |" for r, n in filt["rejected"].items()]
+    lines += ["", "## Deduplication", "",
+              f"MinHash LSH at Jaccard ≥ {dedup['threshold']} ({dedup['num_perm']} permutations, "
+              f"{dedup['bands']}×{dedup['rows_per_band']} bands): {dedup.get('clusters_with_duplicates', 0):,} "
+              f"clusters of near duplicates, {dedup['rows_removed']:,} rows removed, "
+              f"{dedup['pool_rows']:,} rows in the pool ([dedup_report.md](dedup_report.md)).", "",
+              "## Pool", "",
+              _pivot(pool.groupby(["language", "label"]).size().reset_index(name="rows"), ["language"], "label"), ""]
+    for task, title in tasks.items():
+        rep = read_json(results / "tasks" / task / "report.json")
+        c = counts[counts["task"] == task]
+        lines += [f"## {task}: {title}", ""]
+        for key in ("seen_languages", "seen_domains", "held_out_generators", "out_of_domain_sources"):
+            if key in rep:
+                lines.append(f"- {key.replace('_', ' ')}: {', '.join(map(str, rep[key])) or 'none'}")
+        leak = rep.get("leakage", {})
+        lines.append("- leakage guards: " + ", ".join(
+            f"{k} = {v.get('pairs', v.get('rows', 0))}" for k, v in leak.items()) if leak else "- leakage guards: –")
+        skipped = rep.get("skipped") or {}
+        if skipped:
+            lines.append("- not used: " + ", ".join(f"{k} {v:,}" for k, v in skipped.items()))
+        lines += ["", "By split × label:", "", _pivot(c, ["split"], "label"), "",
+                  "By split × language:", "", _pivot(c, ["split"], "language"), "",
+                  "By split × family:", "", _pivot(c, ["split"], "family"), "",
+                  "Test subsets × label:", "", _pivot(c[c["split"] == "test"], ["subset"], "label"), ""]
+    return "\n".join(lines) + "\n"
+
+
+def execution_section(paths: list[str]) -> str:
+    """Sandbox pass rates per language x generator (aicd.sandbox reports), where execution ran."""
+    lines = ["## Execution (sandbox)", ""]
+    if not paths:
+        return "\n".join(lines + ["Not run (no Docker daemon, or no `execution:` in the config).", ""])
+    lines += ["| table | language / generator | pass rate |", "|---|---|---:|"]
+    for path in paths:
+        rep = read_json(path)
+        for key, rate in sorted(rep.get("pass_rate", {}).items()):
+            lines.append(f"| {rep['name']} | {key} | {rate:.1%} |")
+    lines += ["", "Pass = status `ok` (built, ran, and passed its tests where it has any). The "
+              "`execution_filter` setting of `dataset:` decides whether failures leave the pool.", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m aicd.report.card", description=__doc__)
+    parser.add_argument("--tasks", type=json_arg, required=True, help="JSON {task: title} of tasks built from the pool")
+    parser.add_argument("--sources", type=json_arg, required=True, help="JSON {source: {hub, revision, ...}}")
+    parser.add_argument("--execution-reports", nargs="*", default=[], help="results/execution/{name}.report.json")
+    parser.add_argument("--results", default="results")
+    parser.add_argument("--card", required=True)
+    parser.add_argument("--counts", required=True)
+    args = parser.parse_args(argv)
+    results = Path(args.results)
+    counts = counts_table(results, args.tasks)
+    with atomic_path(args.counts) as tmp:
+        counts.to_csv(tmp, index=False)
+    card = render(results, args.tasks, args.sources, counts) + execution_section(args.execution_reports)
+    write_text(card, args.card)
+
+
+if __name__ == "__main__":
+    sys.exit(run(main))
