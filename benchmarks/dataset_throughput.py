@@ -15,22 +15,24 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "workflow"))
 sys.path.insert(0, str(HERE))
-from features_throughput import DEFAULT_TRIAL, SINGLE_THREAD  # noqa: E402
+from features_throughput import DEFAULT_TRIAL, run_in_child  # noqa: E402
+
+WORKDIR = Path("/tmp/aicd-dataset-bench")
 
 
 def load_rows(trial: Path, rows: int):
     """The trial programs cycled to `rows` rows, each made unique by a trailing comment line
     (so every row is parsed, filtered and hashed as the real program would be)."""
-    import pandas as pd
-
     from aicd.schema import canonical_language
 
     df = pd.read_parquet(trial, columns=["code", "language"])
@@ -45,8 +47,22 @@ def load_rows(trial: Path, rows: int):
     return out_code, out_lang
 
 
+def pool_step() -> dict:
+    """The pool job on the four normalized tables the normalize step left: read metadata and
+    signatures, report, deduplicate, copy surviving code a table at a time."""
+    from aicd.normalize.__main__ import main as normalize_main
+
+    tables = sorted(str(p) for p in WORKDIR.glob("normalized_*.parquet"))
+    started = time.perf_counter()
+    normalize_main(["pool", "--tables", *tables, "--outdir", str(WORKDIR / "dataset")])
+    seconds = time.perf_counter() - started
+    rows = sum(len(pd.read_parquet(t, columns=["id"])) for t in tables)
+    pool = len(pd.read_parquet(WORKDIR / "dataset" / "pool.parquet", columns=["id"]))
+    return {"rows": rows, "seconds": seconds, "rows_per_s": rows / seconds, "pool_rows": pool,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
 def step(kind: str, trial: Path, rows: int) -> dict:
-    import pandas as pd
 
     codes, langs = load_rows(trial, rows)
     table = pd.DataFrame({"id": [f"r{i}" for i in range(len(codes))], "code": codes, "language": langs,
@@ -57,6 +73,9 @@ def step(kind: str, trial: Path, rows: int) -> dict:
 
         out, report = normalize_table(table, "bench", threads=1, progress=False)
         extra = {"kept": report["kept"], "rejected": report["rejected"]}
+        WORKDIR.mkdir(parents=True, exist_ok=True)
+        for k, part in enumerate(np.array_split(np.arange(len(out)), 4)):  # four tables for the pool step
+            out.iloc[part].to_parquet(WORKDIR / f"normalized_{k}.parquet", index=False)
     else:
         from aicd.normalize.langid import identify_language
 
@@ -72,24 +91,23 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--langid-rows", type=int, default=10_000)
     parser.add_argument("--trial", type=Path, default=DEFAULT_TRIAL)
-    parser.add_argument("--step", choices=["normalize", "langid"], help=argparse.SUPPRESS)
+    parser.add_argument("--step", choices=["normalize", "langid", "pool"], help=argparse.SUPPRESS)
     parser.add_argument("--scale", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.step:
-        print(json.dumps(step(args.step, args.trial, args.scale)))
+        print(json.dumps(pool_step() if args.step == "pool" else step(args.step, args.trial, args.scale)))
         return
     if not args.trial.is_file():
         sys.exit(f"trial data not found at {args.trial}; pass --trial")
     print(f"machine: {os.cpu_count()} cores; one process per step")
-    for kind, rows in (("normalize", args.rows), ("langid", args.langid_rows)):
+    for kind, rows in (("normalize", args.rows), ("pool", args.rows), ("langid", args.langid_rows)):
         cmd = [sys.executable, __file__, "--step", kind, "--trial", str(args.trial), "--scale", str(rows)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **SINGLE_THREAD})
-        if proc.returncode != 0:
-            sys.exit(proc.stderr[-3000:])
-        r = json.loads(proc.stdout.strip().splitlines()[-1])
-        what = ("normalize+filters+MinHash" if kind == "normalize" else "language identification")
-        detail = (f"kept {r['kept']:,}, rejected {r['rejected']}" if kind == "normalize"
-                  else f"accuracy {r['accuracy']:.4f}")
+        r = run_in_child(cmd)
+        what = {"normalize": "normalize+filters+MinHash", "pool": "pool job (dedup, reports, copy)",
+                "langid": "language identification"}[kind]
+        detail = {"normalize": lambda: f"kept {r['kept']:,}, rejected {r['rejected']}",
+                  "pool": lambda: f"{r['pool_rows']:,} rows in the pool",
+                  "langid": lambda: f"accuracy {r['accuracy']:.4f}"}[kind]()
         print(f"{what:26s} {r['rows']:>8,} rows {r['seconds']:7.1f}s ({r['rows_per_s']:7,.0f} rows/s/core); "
               f"peak RSS {r['peak_rss_mb']:,.0f} MB; {detail}")
 

@@ -25,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "workflow"))
 sys.path.insert(0, str(HERE))
-from features_throughput import DEFAULT_TRIAL, SINGLE_THREAD  # noqa: E402
+from features_throughput import DEFAULT_TRIAL, run_in_child  # noqa: E402
 
 
 def make_signatures(trial: Path, rows: int, path: Path) -> float:
@@ -101,12 +101,8 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores; dedup is one process (numpy sort per band)")
     results = []
     for rows in sorted(args.sizes):
-        proc = subprocess.run([sys.executable, __file__, "--run", str(rows), "--sizes", *map(str, args.sizes),
-                               "--workdir", str(args.workdir)], capture_output=True, text=True,
-                              env={**os.environ, **SINGLE_THREAD})
-        if proc.returncode != 0:
-            sys.exit(proc.stderr[-3000:])
-        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        r = run_in_child([sys.executable, __file__, "--run", str(rows), "--sizes", *map(str, args.sizes),
+                          "--workdir", str(args.workdir)])
         results.append(r)
         print(f"{r['rows']:>9,} rows: {r['seconds']:7.2f}s, peak RSS {r['peak_rss_mb']:7,.0f} MB, "
               f"{r['candidate_pairs']:,} candidate pairs, {r['clusters']:,} clusters, {r['removed']:,} removed "

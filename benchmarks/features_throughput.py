@@ -73,6 +73,15 @@ def step(kind: str, trial: Path, rows: int | None) -> dict:
     return out
 
 
+def run_in_child(cmd: list[str]) -> dict:
+    """Run one step in a fresh single-threaded process (its peak RSS is its own); its last
+    stdout line is a JSON object of figures."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **SINGLE_THREAD})
+    if proc.returncode != 0:
+        sys.exit(proc.stderr[-3000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=100_000, help="rows of the synthetic scale-up")
@@ -91,10 +100,7 @@ def main() -> None:
             cmd = [sys.executable, __file__, "--step", kind, "--trial", str(args.trial)]
             if scale:
                 cmd += ["--scale", str(scale)]
-            proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **SINGLE_THREAD})
-            if proc.returncode != 0:
-                sys.exit(proc.stderr)
-            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            r = run_in_child(cmd)
             if kind == "tfidf":
                 print(f"{label:28s} TF-IDF+SVD  fit {r['fit_rows']:>7,} rows {r['fit_s']:7.1f}s "
                       f"({r['fit_rows_per_s']:8,.0f} rows/s/core); transform {r['transform_rows']:>7,} rows "

@@ -87,7 +87,8 @@ def _load_hub(location: dict, split: str) -> pd.DataFrame:
 
     try:
         ds = datasets.load_dataset(
-            location["hub"], name=location.get("name"), revision=location.get("revision"), split=split
+            location["hub"], name=location.get("name"), revision=location.get("revision"),
+            data_dir=location.get("data_dir"), split=split,
         )
     except Exception as err:  # offline, unknown id, wrong revision: all end the same way for a user
         raise AicdError(

@@ -74,20 +74,14 @@ def build_task(pool: pd.DataFrame, spec: dict, seed: int, task: str) -> tuple[di
         rows = _only(rows, rows["target"].isin([HUMAN, *FAMILIES]), "family_unknown", skipped)
         held_out = _held_out_generators(rows, spec, seed)
         info["held_out_generators"] = held_out
-        out = rows["generator"].isin(held_out)
-        shifted = rows[out].copy()
-        shifted["subset"] = "unseen_generator"
-        in_dist = rows[~out].copy()
+        in_dist, shifted = _test_only(rows, rows["generator"].isin(held_out), "unseen_generator")
         seen_subset = "seen_generator"
     else:
         rows = _only(pool, pool["label"].isin(LABELS), "label_unknown", skipped)
         rows["target"] = rows["label"]
         ood = spec.get("out_of_domain_sources", DEFAULT_OOD_SOURCES)
         info["out_of_domain_sources"] = ood
-        out = rows["source"].isin(ood)
-        shifted = rows[out].copy()
-        shifted["subset"] = "out_of_domain"
-        in_dist = rows[~out].copy()
+        in_dist, shifted = _test_only(rows, rows["source"].isin(ood), "out_of_domain")
         seen_subset = "in_domain"
 
     in_dist["split"] = assign_splits(in_dist, ["target", *[c for c in stratify if c != "target"]], fractions, seed)
@@ -103,6 +97,13 @@ def build_task(pool: pd.DataFrame, spec: dict, seed: int, task: str) -> tuple[di
             table = _sample(table, int(caps[split]), seed, ["subset", "target", "language"])
         tables[split] = table.sort_values("id").reset_index(drop=True)
     return tables, info | {"skipped": skipped}
+
+
+def _test_only(rows: pd.DataFrame, mask: pd.Series, subset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(rows to split normally, rows that go only to test under `subset`)."""
+    shifted = rows[mask].copy()
+    shifted["subset"] = subset
+    return rows[~mask].copy(), shifted
 
 
 def _only(df: pd.DataFrame, mask: pd.Series, reason: str, skipped: dict) -> pd.DataFrame:
