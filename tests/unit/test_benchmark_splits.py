@@ -113,3 +113,8 @@ def test_unknown_kind_and_names_are_clear_errors(pool):
         splits(pool, {"kind": "ternary"})
     with pytest.raises(AicdError, match="seen_languages"):
         splits(pool, {"kind": "binary", "seen_languages": ["Klingon"]})
+
+
+def test_a_table_that_is_not_a_pool_is_refused(pool):
+    with pytest.raises(AicdError, match="no column"):
+        splits(pool.drop(columns=["minhash"]), {"kind": "binary"})

@@ -7,7 +7,7 @@ are never parsed); the report counts rejections per filter in that order.
 Definitions (the paper gives only names, so they are fixed here):
 - lines_of_code: non-blank lines;
 - max_line_length / avg_line_length: characters per line, over all lines;
-- alphanumeric_fraction: letters and digits ([^\W_]) / all characters;
+- alphanumeric_fraction: letters and digits (regex [^\\W_]) / all characters;
 - unparsable: the tree-sitter parse contains an ERROR or MISSING node;
 - ast_depth: edges from the root to the deepest node of the tree-sitter tree;
 - english: English confidence of the row's comments and docstrings together (lingua, all

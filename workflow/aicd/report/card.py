@@ -51,11 +51,13 @@ def render(results: Path, tasks: dict, sources: dict, counts: pd.DataFrame) -> s
     for name, spec in sources.items():
         rep_path = results / "sources" / f"{name}.report.json"
         rep = read_json(rep_path) if rep_path.is_file() else {}
-        where = spec.get("hub") or spec.get("files") or ("gathered: " + ", ".join(spec.get("gathered_from", {})))
-        if spec.get("data_dir"):
+        # files win over hub in the loader, so they are what was read
+        where = spec.get("files") or spec.get("hub") or ("gathered: " + ", ".join(spec.get("gathered_from", {})))
+        revision = "–" if spec.get("files") else spec.get("revision", "–")
+        if spec.get("data_dir") and not spec.get("files"):
             where = f"{where} ({spec['data_dir']})"
         scanned = rep.get("stream", {}).get("rows_scanned", rep.get("rows_in", "?"))
-        lines.append(f"| {name} | {where} | {spec.get('revision', '–')} | {scanned} | {rep.get('rows_out', '?')} |")
+        lines.append(f"| {name} | {where} | {revision} | {scanned} | {rep.get('rows_out', '?')} |")
     lines += ["", "## Filters (paper Table 3)", "",
               f"{filt['rows_in']:,} rows entered normalization, {filt['kept']:,} passed, "
               f"{filt['rejected_total']:,} were rejected (first failing check; details in "

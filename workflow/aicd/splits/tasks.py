@@ -38,6 +38,11 @@ def derive_task(samples: pd.DataFrame, spec: dict, seed: int, task: str) -> tupl
 
 def build_from_pool(pool: pd.DataFrame, spec: dict, seed: int, task: str) -> tuple[dict[str, pd.DataFrame], dict]:
     """The paper's task `spec["kind"]` from the pool, leakage-checked (signatures dropped after)."""
+    missing = [c for c in ("id", "code", "label", "language", "domain", "source", "generator", "family", "minhash")
+               if c not in pool.columns]
+    if missing:
+        raise AicdError(f"task {task}: the pool has no column(s) {missing}; build it with "
+                        "`python -m aicd.normalize pool` (results/dataset/pool.parquet)")
     tables, info = build_task(pool, spec, seed, task)
     signatures = dict(zip(pool["id"], pool["minhash"]))
     dedup = spec.get("dedup", {})
