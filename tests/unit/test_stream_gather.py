@@ -24,12 +24,12 @@ def test_stream_keeps_at_most_n_per_language(tmp_path):
     write_jsonl(tmp_path / "big.jsonl", rows)
     spec = {"files": str(tmp_path / "big.jsonl"), "columns": {"code": "content", "language": "lang"},
             "stream": {"per_language": 50, "shuffle_buffer": 200}}
-    df, report = stream_sample(spec, spec, seed=3)
+    df, report = stream_sample(spec, seed=3)
     assert len(df) == 150 and df["lang"].value_counts().to_dict() == {"go": 50, "python": 50, "rust": 50}
     assert report["rows_scanned"] == 3000 and report["not_sampled"] == 2850
-    again, _ = stream_sample(spec, spec, seed=3)
+    again, _ = stream_sample(spec, seed=3)
     assert df.equals(again)
-    other, _ = stream_sample(spec, spec, seed=4)
+    other, _ = stream_sample(spec, seed=4)
     assert not df.equals(other)
 
 
@@ -37,15 +37,15 @@ def test_single_language_stream_stops_early(tmp_path):
     write_jsonl(tmp_path / "py.jsonl", [{"content": f"y = {i}"} for i in range(5000)])
     spec = {"files": str(tmp_path / "py.jsonl"), "columns": {"code": "content"}, "defaults": {"language": "Python"},
             "stream": {"per_language": 10}}
-    df, report = stream_sample(spec, spec, seed=0)
+    df, report = stream_sample(spec, seed=0)
     assert len(df) == 10 and report["rows_scanned"] == 10
 
 
 def test_stream_errors_are_one_line(tmp_path):
     with pytest.raises(AicdError, match="input file not found"):
-        stream_sample({"files": str(tmp_path / "nope.jsonl")}, {}, 0)
+        stream_sample({"files": str(tmp_path / "nope.jsonl")}, 0)
     with pytest.raises(AicdError, match="could not stream"):
-        stream_sample({"hub": "no-such-org/no-such-dataset", "revision": "main"}, {}, 0)
+        stream_sample({"hub": "no-such-org/no-such-dataset", "revision": "main"}, 0)
 
 
 def test_sources_cli_streams_into_the_sample_schema(tmp_path):

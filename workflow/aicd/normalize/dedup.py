@@ -95,7 +95,8 @@ def survivors(labels: np.ndarray, priority: np.ndarray, ids: np.ndarray) -> np.n
 def cross_pairs(sig_a: np.ndarray, sig_b: np.ndarray, threshold: float, bands: int, rows: int) -> np.ndarray:
     """Near-duplicate pairs (index in a, index in b) between two sets: the leakage check."""
     both = np.concatenate([sig_a, sig_b])
-    pairs, _ = verified_pairs(both, candidate_pairs(both, bands, rows), threshold)
     na = len(sig_a)
-    across = (pairs[:, 0] < na) & (pairs[:, 1] >= na)
-    return np.stack([pairs[across, 0], pairs[across, 1] - na], axis=1)
+    candidates = candidate_pairs(both, bands, rows)
+    candidates = candidates[(candidates[:, 0] < na) & (candidates[:, 1] >= na)]  # pairs within a set do not leak
+    pairs, _ = verified_pairs(both, candidates, threshold)
+    return np.stack([pairs[:, 0], pairs[:, 1] - na], axis=1)

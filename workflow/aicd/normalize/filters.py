@@ -118,9 +118,8 @@ def check(code: str, language: str, bounds: dict) -> tuple[str | None, dict]:
     tree = parser_for(language).parse(data)
     if tree.root_node.has_error:
         return "unparsable", metrics
-    low, high = bounds["ast_depth"]
-    metrics["ast_depth"] = depth = tree_depth(tree, stop_above=high)
-    if not low <= depth <= high:
+    metrics["ast_depth"] = tree_depth(tree, stop_above=bounds["ast_depth"][1])
+    if not in_bounds(metrics["ast_depth"], bounds["ast_depth"]):
         return "ast_depth", metrics
     text = natural_text(tree, data, language)
     letters = len(_LETTER.findall(text))

@@ -31,7 +31,7 @@ META_COLUMNS = [c for c in POOL_COLUMNS if c != "code"] + ["reject"]
 def signatures_of(df: pd.DataFrame) -> np.ndarray:
     if len(df) == 0:
         return np.zeros((0, 0), dtype=np.uint32)
-    return np.stack([np.frombuffer(b, dtype=np.uint32) for b in df["minhash"]])
+    return np.frombuffer(b"".join(df["minhash"]), dtype=np.uint32).reshape(len(df), -1)
 
 
 def build_pool(tables: list[pd.DataFrame], spec: dict) -> tuple[pd.DataFrame, dict, dict]:

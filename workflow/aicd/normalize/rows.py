@@ -84,7 +84,7 @@ def normalize_table(raw: pd.DataFrame, name: str, spec: dict | None = None, thre
     machine = df["label"].ne("human") & reject.isna()
     for i in np.flatnonzero(machine.to_numpy()):
         code = df["code"].iat[i]
-        if "```" in code or "</" in code and ("think>" in code or "reasoning>" in code):
+        if "```" in code or ("</" in code and ("think>" in code or "reasoning>" in code)):
             cut = extract_code(code)
             if cut != code:
                 notes["code_extracted"] += 1

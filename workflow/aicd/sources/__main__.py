@@ -33,7 +33,7 @@ def main(argv=None) -> None:
         raw, extra["gather"] = gather(spec["gather"], args.seed)
         spec.setdefault("columns", {})["source_row_id"] = "path"
     elif "stream" in spec:
-        raw, extra["stream"] = stream_sample(spec, spec, args.seed)
+        raw, extra["stream"] = stream_sample(spec, args.seed)
     else:
         raw = load_table(spec)
     if raw.empty and "code" not in raw.columns:

@@ -102,13 +102,14 @@ def _load_hub(location: dict, split: str) -> pd.DataFrame:
     return ds.to_pandas()
 
 
-def stream_sample(location: dict, spec: dict, seed: int) -> tuple[pd.DataFrame, dict]:
+def stream_sample(spec: dict, seed: int) -> tuple[pd.DataFrame, dict]:
     """Read a (possibly huge) table as a stream and keep at most `per_language` rows per
     language, so memory is bounded by the sample, not the source. Hub and local files go
     through the same `datasets` streaming reader; a seeded shuffle buffer varies which rows
     are kept without reading everything. Returns (rows, stream report)."""
     import datasets
 
+    location = spec  # a source's config entry names where it is (files or hub) and how to sample it
     stream_spec = spec.get("stream") or {}
     per_language = int(stream_spec.get("per_language", 1000))
     max_scanned = stream_spec.get("max_rows_scanned")

@@ -58,4 +58,4 @@ def _sigs(table: pd.DataFrame, signatures: dict[str, bytes]) -> np.ndarray:
     missing = [i for i in table["id"] if i not in signatures]
     if missing:
         raise AicdError(f"{len(missing)} rows have no MinHash signature in the pool (e.g. {missing[0]})")
-    return signatures_of(pd.DataFrame({"minhash": [signatures[i] for i in table["id"]]}))
+    return signatures_of(pd.DataFrame({"minhash": table["id"].map(signatures)}))
