@@ -2,7 +2,9 @@
 
   - normalization + Table 3 filters + MinHash signatures (aicd.normalize.rows.normalize_table
     with threads=1) on --rows rows (the trial programs cycled, each copy made unique);
-  - language identification alone, for rows that arrive without a language.
+  - language identification alone, for rows that arrive without a language;
+  - one 2 MB row without a language (a trial program repeated): the line filters reject it
+    before language identification would parse it with every grammar.
 
 Each step runs in a fresh subprocess, so its peak RSS is its own.
 
@@ -62,6 +64,18 @@ def pool_step() -> dict:
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+def large_step(trial: Path, size: int = 2_000_000) -> dict:
+    from aicd.normalize.rows import normalize_table
+
+    code = pd.read_parquet(trial, columns=["code"])["code"].iat[0] + "\n"
+    big = code * (size // len(code) + 1)
+    table = pd.DataFrame({"id": ["big"], "code": [big], "label": ["human"]})
+    started = time.perf_counter()
+    _, report = normalize_table(table, "bench", threads=1, progress=False)
+    return {"rows": 1, "seconds": time.perf_counter() - started, "bytes": len(big.encode()),
+            "rejected": report["rejected"]}
+
+
 def step(kind: str, trial: Path, rows: int) -> dict:
 
     codes, langs = load_rows(trial, rows)
@@ -91,11 +105,13 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--langid-rows", type=int, default=10_000)
     parser.add_argument("--trial", type=Path, default=DEFAULT_TRIAL)
-    parser.add_argument("--step", choices=["normalize", "langid", "pool"], help=argparse.SUPPRESS)
+    parser.add_argument("--step", choices=["normalize", "langid", "pool", "large"], help=argparse.SUPPRESS)
     parser.add_argument("--scale", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.step:
-        print(json.dumps(pool_step() if args.step == "pool" else step(args.step, args.trial, args.scale)))
+        result = {"pool": pool_step, "large": lambda: large_step(args.trial)}.get(
+            args.step, lambda: step(args.step, args.trial, args.scale))()
+        print(json.dumps(result))
         return
     if not args.trial.is_file():
         sys.exit(f"trial data not found at {args.trial}; pass --trial")
@@ -110,6 +126,9 @@ def main() -> None:
                   "langid": lambda: f"accuracy {r['accuracy']:.4f}"}[kind]()
         print(f"{what:26s} {r['rows']:>8,} rows {r['seconds']:7.1f}s ({r['rows_per_s']:7,.0f} rows/s/core); "
               f"peak RSS {r['peak_rss_mb']:,.0f} MB; {detail}")
+    r = run_in_child([sys.executable, __file__, "--step", "large", "--trial", str(args.trial)])
+    print(f"one {r['bytes'] / 1e6:.1f} MB row without a language: normalized in {r['seconds']:.2f}s, "
+          f"rejected {r['rejected']}")
 
 
 if __name__ == "__main__":

@@ -1,17 +1,28 @@
 #!/usr/bin/env python3
 """Runs one program inside the sandbox container; reads a JSON job on stdin, prints a JSON
-result on stdout. Started by `docker exec` for every program (as the unprivileged user).
+result on stdout. Started by `docker exec -u 0` for every program.
 
 Job: {"files": {name: text}, "compile": [argv] | null, "run": [argv], "tests": [{"stdin", "expected"}],
-      "limits": {"compile_s", "wall_s", "output_bytes"}}
-Each step runs in its own session (process group) with a wall-clock limit that kills the
-whole group; output beyond the cap stops the program. Afterwards every other process of the
-sandbox user is killed and the job folder removed, so nothing outlives the program."""
+      "limits": {"compile_s", "wall_s", "output_bytes"}, "nonce": str}
 
+Trusted and untrusted sides (inside the image, AICD_SANDBOX=1): this runner is root with a
+few capabilities; every compile and run step runs as the unprivileged PROGRAM_UID, which can
+neither signal, trace nor write to the runner, nor read the job (so not the nonce that marks a
+genuine result). Each step is its own session with a wall-clock limit that kills the group;
+output beyond the cap stops the program. Afterwards every process of PROGRAM_UID is killed,
+its SysV IPC objects removed, the job folder and the scratch folders emptied, and the result
+says whether the container was left clean (`clean`, `breaches`); the pool recycles a container
+that was not.
+
+Outside the image (host tests, the bare benchmark) the same steps run as the calling user and
+only the job folder is removed: there is no separate program user to clean up after."""
+
+import ctypes
 import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -19,6 +30,16 @@ import threading
 import time
 
 WORK = os.environ.get("AICD_WORK", "/work")
+SANDBOX = os.environ.get("AICD_SANDBOX") == "1"
+PROGRAM_UID = PROGRAM_GID = 10001
+SCRATCH = ("/tmp", "/dev/shm", "/dev/mqueue")  # world-writable places, emptied after every program
+NOT_STATE = {"proc", "sysfs", "cgroup", "cgroup2", "devpts", "securityfs", "debugfs"}
+# The program's processes are the OOM killer's first choice, never the runner.
+OOM_FIRST = ["/bin/sh", "-c", '{ echo 1000 > /proc/self/oom_score_adj; } 2>/dev/null; exec "$@"', "sh"]
+
+
+class SandboxFault(Exception):
+    """The runner could not do its job: the result is `sandbox_error`, not the program's fault."""
 
 
 def reader(stream, cap, sink, state, proc):
@@ -46,14 +67,27 @@ def kill_group(proc):
         pass
 
 
+def program_env(cwd):
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": cwd, "TMPDIR": cwd + "/.tmp", "GOCACHE": cwd + "/.gocache",
+            "GOPATH": cwd + "/.gopath", "GOTMPDIR": cwd + "/.tmp", "LANG": "C.UTF-8", "GOFLAGS": "-mod=mod"}
+
+
+def spawn(argv, cwd):
+    if not SANDBOX:
+        return subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True, env=program_env(cwd))
+    return subprocess.Popen(OOM_FIRST + list(argv), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True, env=program_env(cwd),
+                            user=PROGRAM_UID, group=PROGRAM_GID, extra_groups=[], umask=0o077)
+
+
 def step(argv, cwd, stdin, wall_s, cap):
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True,
-                                env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": cwd, "GOCACHE": cwd + "/.gocache",
-                                     "GOPATH": cwd + "/.gopath", "LANG": "C.UTF-8", "GOFLAGS": "-mod=mod"})
+        proc = spawn(argv, cwd)
     except OSError as err:
+        if err.errno in (11, 12):  # EAGAIN, ENOMEM: the container, not the program, is out of room
+            raise SandboxFault(f"cannot start the program: {err}") from None
         return {"exit_code": None, "stdout": "", "stderr": str(err), "timed_out": False, "overflow": False,
                 "wall_s": 0.0, "cpu_s": 0.0, "max_rss_kb": 0, "signal": None, "spawn_error": True}
     out, err, state = [], [], {"overflow": False}
@@ -72,6 +106,8 @@ def step(argv, cwd, stdin, wall_s, cap):
     _, status, usage = os.wait4(proc.pid, 0)
     timer.cancel()
     kill_group(proc)  # whatever the program left in its group
+    if SANDBOX:
+        kill_program_user()  # ... and whatever left the group: its pipes then close
     for t in threads:
         t.join(timeout=2)
     code = os.waitstatus_to_exitcode(status)
@@ -83,25 +119,173 @@ def step(argv, cwd, stdin, wall_s, cap):
     }
 
 
-def kill_strays():
-    """Every other process of this user: children that left their session, daemons, sleepers.
-    Only inside the sandbox (AICD_SANDBOX=1, an unprivileged user): on a host it would kill
-    the caller's own processes."""
-    if os.environ.get("AICD_SANDBOX") != "1" or os.getuid() == 0:
-        return
-    me, parent = os.getpid(), os.getppid()
-    uid = os.getuid()
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) in (me, parent, 1):
-            continue
+# ---- the trusted cleanup (inside the image only) -------------------------------------------
+
+def as_program_user(fn) -> bool:
+    """Run fn in a forked child that has become PROGRAM_UID: the kernel then lets it signal
+    exactly the program's processes and remove exactly its IPC objects. True if fn succeeded."""
+    try:
+        pid = os.fork()
+    except OSError:
+        return False
+    if pid == 0:
         try:
-            if os.stat(f"/proc/{name}").st_uid == uid:
-                os.kill(int(name), signal.SIGKILL)
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            os.setgroups([])
+            os.setgid(PROGRAM_GID)
+            os.setuid(PROGRAM_UID)
+            fn()
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def program_pids() -> list[int]:
+    pids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == PROGRAM_UID:
+                    pids.append(int(name))
+            except FileNotFoundError:
+                pass
+    return pids
+
+
+def _kill_all_of_my_user():
+    try:
+        os.kill(-1, signal.SIGKILL)  # every process this uid may signal: the program's, not the runner's
+    except ProcessLookupError:
+        pass
+
+
+def kill_program_user(deadline_s: float = 3.0) -> list[int]:
+    """Kill every process of the program's user; the container's init reaps the orphans.
+    Returns the pids still there at the deadline (empty when all are gone)."""
+    end = time.monotonic() + deadline_s
+    while True:
+        left = program_pids()
+        if not left or time.monotonic() > end:
+            return left
+        as_program_user(_kill_all_of_my_user)
+        time.sleep(0.002)
+
+
+IPC_TABLES = {"shm": "shmctl", "msg": "msgctl", "sem": "semctl"}
+
+
+def ipc_objects() -> dict:
+    """{kind: [ids owned by the program's user]} from /proc/sysvipc."""
+    found = {}
+    for kind in IPC_TABLES:
+        try:
+            with open(f"/proc/sysvipc/{kind}") as fh:
+                header = fh.readline().split()
+                id_col, uid_col = header.index(f"{kind}id" if kind != "sem" else "semid"), header.index("uid")
+                ids = [int(r.split()[id_col]) for r in fh if r.strip() and int(r.split()[uid_col]) == PROGRAM_UID]
+        except (OSError, ValueError):
+            ids = []
+        if ids:
+            found[kind] = ids
+    return found
+
+
+def _remove_ipc():
+    libc = ctypes.CDLL(None, use_errno=True)
+    for kind, ids in ipc_objects().items():
+        for ident in ids:
+            if kind == "sem":
+                libc.semctl(ident, 0, 0)  # IPC_RMID
+            else:
+                getattr(libc, IPC_TABLES[kind])(ident, 0, None)
+
+
+def empty_folder(path: str) -> None:
+    try:
+        entries = list(os.scandir(path))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except FileNotFoundError:
             pass
+        except OSError:
+            pass  # left behind: the state check below reports it
 
 
-def classify(result, limit_kb):
+def writable_mounts() -> list[str]:
+    points = []
+    with open("/proc/self/mounts") as fh:
+        for line in fh:
+            _, point, fstype, opts = line.split()[:4]
+            if fstype not in NOT_STATE and "rw" in opts.split(","):
+                points.append(point.replace("\\040", " "))
+    return points
+
+
+def same_mount(path: str, device: int) -> bool:
+    """Other mounts are walked on their own (and proc-like ones not at all)."""
+    try:
+        return os.lstat(path).st_dev == device
+    except OSError:
+        return False
+
+
+def files_of_program_user(limit: int = 5) -> list[str]:
+    """Anything the program's user still owns in any writable mount (it cannot chown, so
+    everything it made is owned by it)."""
+    found = []
+    for point in writable_mounts():
+        try:
+            top = os.lstat(point)
+        except OSError:
+            continue
+        if top.st_uid == PROGRAM_UID:
+            found.append(point)
+        if not stat.S_ISDIR(top.st_mode):
+            continue
+        for folder, dirs, files in os.walk(point):
+            for name in dirs + files:
+                path = os.path.join(folder, name)
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
+                if st.st_uid == PROGRAM_UID:
+                    found.append(path)
+                    if len(found) >= limit:
+                        return found
+            dirs[:] = [d for d in dirs if same_mount(os.path.join(folder, d), top.st_dev)]
+    return found
+
+
+def clean_up(folder: str) -> list[str]:
+    """Leave the container as the program found it; return what could not be undone."""
+    breaches = []
+    left = kill_program_user()
+    if left:
+        breaches.append(f"{len(left)} process(es) of the program survived SIGKILL")
+    shutil.rmtree(folder, ignore_errors=True)
+    for path in SCRATCH:
+        empty_folder(path)
+    if ipc_objects():
+        as_program_user(_remove_ipc)
+        if ipc_objects():
+            breaches.append("SysV IPC objects could not be removed")
+    owned = files_of_program_user()
+    if owned:
+        breaches.append("files of the program survived cleanup: " + ", ".join(owned))
+    return breaches
+
+
+# ---- one job -------------------------------------------------------------------------------
+
+def classify(result):
     if result.get("spawn_error"):
         return "runtime_error"
     if result["overflow"]:
@@ -115,49 +299,74 @@ def classify(result, limit_kb):
     return "ok"
 
 
-def main():
-    job = json.load(sys.stdin)
-    limits = job.get("limits", {})
-    cap = int(limits.get("output_bytes", 1 << 20))
+def prepare(job) -> str:
     os.makedirs(WORK, exist_ok=True)
     folder = tempfile.mkdtemp(prefix="job-", dir=WORK)
+    os.mkdir(os.path.join(folder, ".tmp"))
+    for name, text in job["files"].items():
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as fh:
+            fh.write(text)
+    if SANDBOX:  # the job folder is the only place the program may write
+        for name in os.listdir(folder):
+            os.chown(os.path.join(folder, name), PROGRAM_UID, PROGRAM_GID)
+        os.chown(folder, PROGRAM_UID, PROGRAM_GID)
+    return folder
+
+
+def run_job(job, folder):
+    limits = job.get("limits", {})
+    cap = int(limits.get("output_bytes", 1 << 20))
     result = {"status": None, "compile": None, "tests": []}
+    if job.get("compile"):
+        comp = step(job["compile"], folder, "", float(limits.get("compile_s", 30)), cap)
+        result["compile"] = {k: comp[k] for k in ("exit_code", "stderr", "wall_s", "timed_out")}
+        if comp["exit_code"] != 0 or comp["timed_out"]:
+            result["status"] = "compile_error"
+            return result
+    tests = job.get("tests") or [{"stdin": "", "expected": None}]
+    statuses = []
+    for test in tests:
+        run = step(job["run"], folder, test.get("stdin") or "", float(limits.get("wall_s", 5)), cap)
+        status = classify(run)
+        passed = None
+        if status == "ok" and test.get("expected") is not None:
+            passed = run["stdout"].split() == str(test["expected"]).split()
+            if not passed:
+                status = "wrong_answer"
+        statuses.append(status)
+        run["stdout"], run["stderr"] = run["stdout"][:4096], run["stderr"][:4096]
+        result["tests"].append({**run, "status": status, "passed": passed})
+        if status in ("timeout", "memory_limit", "output_limit"):
+            break
+    order = ["output_limit", "memory_limit", "timeout", "runtime_error", "wrong_answer", "ok"]
+    result["status"] = min(statuses, key=order.index)
+    return result
+
+
+def main(job) -> dict:
+    if SANDBOX and os.geteuid() != 0:
+        raise SandboxFault("the runner must start as root in the sandbox (docker exec -u 0): "
+                           "without it the program would run as the runner's own user")
+    folder = prepare(job)
     try:
-        for name, text in job["files"].items():
-            with open(os.path.join(folder, name), "w", encoding="utf-8") as fh:
-                fh.write(text)
-        if job.get("compile"):
-            comp = step(job["compile"], folder, "", float(limits.get("compile_s", 30)), cap)
-            result["compile"] = {k: comp[k] for k in ("exit_code", "stderr", "wall_s", "timed_out")}
-            if comp["exit_code"] != 0 or comp["timed_out"]:
-                result["status"] = "compile_error"
-                return result
-        tests = job.get("tests") or [{"stdin": "", "expected": None}]
-        statuses = []
-        for test in tests:
-            run = step(job["run"], folder, test.get("stdin") or "", float(limits.get("wall_s", 5)), cap)
-            status = classify(run, None)
-            passed = None
-            if status == "ok" and test.get("expected") is not None:
-                passed = run["stdout"].split() == str(test["expected"]).split()
-                if not passed:
-                    status = "wrong_answer"
-            statuses.append(status)
-            run["stdout"], run["stderr"] = run["stdout"][:4096], run["stderr"][:4096]
-            result["tests"].append({**run, "status": status, "passed": passed})
-            if status in ("timeout", "memory_limit", "output_limit"):
-                break
-        order = ["output_limit", "memory_limit", "timeout", "runtime_error", "wrong_answer", "ok"]
-        result["status"] = min(statuses, key=order.index)
-        return result
+        result = run_job(job, folder)
     finally:
-        kill_strays()
-        shutil.rmtree(folder, ignore_errors=True)
+        if SANDBOX:
+            breaches = clean_up(folder)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+            breaches = []
+    return {**result, "clean": not breaches, "breaches": breaches}
 
 
 if __name__ == "__main__":
+    nonce = None
     try:
-        out = main()
+        job = json.load(sys.stdin)
+        nonce = job.get("nonce")
+        out = main(job)
     except Exception as err:  # the runner itself failed: report, never hang the caller
-        out = {"status": "sandbox_error", "error": f"{type(err).__name__}: {err}", "compile": None, "tests": []}
+        out = {"status": "sandbox_error", "error": f"{type(err).__name__}: {err}", "compile": None, "tests": [],
+               "clean": False, "breaches": ["the runner failed"]}
+    out["nonce"] = nonce
     sys.stdout.write(json.dumps(out))

@@ -142,3 +142,70 @@ def _kill_and_resume(server, tmp_path):
     rows = c.run([(msgs(f"resume {i} [[fault:slow:1]]"), {}) for i in range(40)])
     assert c.sent == 40 - finished            # not one finished request was sent again
     assert sum(r["cached"] for r in rows) == finished and len(rows) == 40
+
+
+def test_an_answer_over_the_size_cap_is_a_failure_and_never_cached(server, tmp_path):
+    c = client(server, tmp_path)
+    assert c.max_response_bytes == 1_000_000  # the default cap
+    before = server.stats()["requests"]
+    rows = c.run([(msgs("h [[fault:huge:99]]"), {}), (msgs("small"), {})])
+    assert [r["status"] for r in rows] == ["error", "ok"]
+    assert rows[0]["error"].startswith("ResponseTooLarge: 2,0") and "llm.max_response_bytes (1,000,000)" in rows[0]["error"]
+    assert rows[0]["text"] == "" and rows[0]["attempts"] == 1  # not retried
+    assert len(c.cache) == 1  # only the small answer
+    again = client(server, tmp_path).run([(msgs("h [[fault:huge:99]]"), {})])[0]
+    assert again["status"] == "error" and server.stats()["requests"] == before + 3  # sent again: not cached
+    big = client(server, tmp_path, max_response_bytes=3_000_000).run([(msgs("h [[fault:huge:99]]"), {})])[0]
+    assert big["status"] == "ok" and len(big["text"]) > 2_000_000
+
+
+def test_an_oversized_answer_cached_before_the_cap_is_not_served(server, tmp_path):
+    from aicd.llm.cache import request_key
+
+    c = client(server, tmp_path, max_response_bytes=100)
+    key = request_key(c.model["litellm_model"], msgs("cached"), {})
+    c.cache.put(key, c.model["litellm_model"], {"text": "x" * 200, "reasoning": None, "finish_reason": "stop",
+                                                "prompt_tokens": 1, "completion_tokens": 1, "cost": 0.0, "latency_s": 0.1})
+    row = c.run([(msgs("cached"), {})])[0]
+    assert row["status"] == "error" and "ResponseTooLarge: 200 bytes" in row["error"]
+
+
+def _generate(server, tmp_path, repo, codes, llm=None):
+    """python -m aicd.generate against the test server, as the generate rule runs it."""
+    import json
+
+    import pandas as pd
+
+    src = tmp_path / "source.parquet"
+    pd.DataFrame({"id": [f"h{i}" for i in range(len(codes))], "code": codes, "label": "human", "language": "Python",
+                  "domain": "algorithmic", "source": "s", "problem_id": None}).to_parquet(src)
+    model = {**server.model(), "name": "X", "api_key_env": "AICD_TEST_KEY", "params": {"temperature": 0}}
+    cmd = [sys.executable, "-m", "aicd.generate", "generate", "--model", json.dumps(model), "--source", str(src),
+           "--prompts", str(repo / "config" / "prompts" / "generation.v1.yaml"),
+           "--protocols", json.dumps({"hybrid_rewrite": {"n": len(codes)}}),
+           "--llm", json.dumps({"cache": str(tmp_path / "cache.sqlite"), "max_retries": 0, **(llm or {})}),
+           "--out", str(tmp_path / "X.parquet"), "--report", str(tmp_path / "X.report.json")]
+    env = {**os.environ, "PYTHONPATH": str(repo / "workflow")}
+    env.pop("AICD_TEST_KEY", None)
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_a_model_whose_every_request_fails_fails_its_job_with_the_reason(server, tmp_path, repo):
+    proc = _generate(server, tmp_path, repo, [f"x = {i}  # [[fault:auth:99]]\n" for i in range(4)])
+    assert proc.returncode == 2
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: model X: 4 of 4 generation requests failed (AuthenticationError")
+    assert "check AICD_TEST_KEY" in last
+    assert not (tmp_path / "X.parquet").exists()
+
+
+def test_partial_failure_warns_with_counts_below_the_threshold(server, tmp_path, repo):
+    codes = ["x = 0  # [[fault:auth:99]]\n", "x = 1\n", "x = 2\n", "x = 3\n"]
+    proc = _generate(server, tmp_path, repo, codes)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "model X: 1 of 4 generation requests failed" in proc.stderr
+    import json
+
+    assert json.loads((tmp_path / "X.report.json").read_text())["failed_requests"] == 1
+    strict = _generate(server, tmp_path, repo, codes, {"fail_threshold": 0.25})
+    assert strict.returncode == 2 and "1 of 4 generation requests failed" in strict.stderr

@@ -76,3 +76,37 @@ def test_adding_a_detector_is_a_few_lines():
                     .predict(np.zeros((2, 0)))) == ["human", "human"]
     finally:
         del REGISTRY["always_human_test"]
+
+
+@pytest.mark.parametrize("kind, params, named", [
+    ("linear_svm", {"C": "abc"}, r"'C' parameter of LinearSVC must be a float.*Got 'abc'"),
+    ("logistic_regression", {"max_iter": "many"}, r"'max_iter' parameter of LogisticRegression must be an int"),
+    ("catboost", {"iterations": "abc"}, r"'iterations' parameter of CatBoost must be an integer >= 1, got 'abc'"),
+    ("catboost", {"early_stopping_rounds": 1.5}, r"'early_stopping_rounds' parameter of CatBoost must be an integer"),
+    ("catboost", {"loss_function": "NoSuchLoss"}, r"NoSuchLoss"),
+    ("majority", {"C": 1.0}, r"takes no params, got \['C'\]"),
+])
+def test_parameter_types_are_checked_when_the_detector_is_built(kind, params, named):
+    with pytest.raises(AicdError, match=named):
+        build(kind, params, seed=0)
+
+
+def test_the_detect_job_checks_params_before_loading_features(tmp_path):
+    import pandas as pd
+    from aicd.detectors.__main__ import main
+
+    for split in ("train", "validation", "test"):
+        pd.DataFrame({"id": ["a", "b"], "code": ["x", "y"], "target": ["human", "machine"]}).to_parquet(
+            tmp_path / f"{split}.parquet")
+    with pytest.raises(AicdError, match="'C' parameter of LinearSVC"):
+        main(["--spec", '{"kind": "linear_svm", "params": {"C": "abc"}}', "--tasks-dir", str(tmp_path),
+              "--features", str(tmp_path / "not_built_yet.npz"), "--out", str(tmp_path / "p.parquet"),
+              "--model", str(tmp_path / "m.pkl")])
+
+
+def test_shipped_parameters_pass_the_check(repo):
+    import yaml
+
+    for name in ("config.yaml", "demo.yaml"):
+        for det in yaml.safe_load((repo / "config" / name).read_text())["detectors"].values():
+            build(det["kind"], det.get("params") or {}, seed=0)

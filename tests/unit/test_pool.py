@@ -88,3 +88,35 @@ def test_execution_filter_levels():
         if level != "none":
             assert report["notes"]["not_executed"] == 1  # "e" has no result: kept, counted
     assert kept == {"none": set("abcde"), "compiles": set("acde"), "runs": set("acde"), "passes": set("ade")}
+
+
+def test_line_filters_reject_before_language_identification(monkeypatch):
+    """A 2 MB row without a language is rejected by lines_of_code without being language-
+    identified (that alone took about a minute); the counts are the line filters' as always."""
+    from aicd.normalize import rows as rows_module
+
+    seen = []
+
+    def counting(code, *args, **kwargs):  # the real identifier, with its calls recorded
+        seen.append(code)
+        return identify_language(code, *args, **kwargs)
+
+    identify_language = rows_module.identify_language
+    monkeypatch.setattr(rows_module, "identify_language", counting)
+    big = GOOD * (2_000_000 // len(GOOD))
+    table = rows(("big", big, "human", None, "human", "human", "s"),
+                 ("short", "x = 1\n", "human", None, "human", "human", "s"),
+                 ("wide", "x = [" + "1, " * 200 + "]\n" * 8, "human", "Python", "human", "human", "s"),
+                 ("good", GOOD, "human", None, "human", "human", "s"))
+    out, report = normalize_table(table, "s", progress=False)
+    assert seen == [GOOD]
+    assert report["rejected"] == {"lines_of_code": 2, "max_line_length": 1}
+    by_id = out.set_index("id")
+    assert by_id.loc["big", "lines_of_code"] > 300 and pd.isna(by_id.loc["big", "language"])
+    assert by_id.loc["good", "language"] == "Python" and pd.isna(by_id.loc["good", "reject"])
+
+    # A row the line filters pass still needs a language: counted after them in the report.
+    strict, report = normalize_table(table, "s", {"langid_min_margin": 1e9}, progress=False)
+    assert report["rejected"] == {"lines_of_code": 2, "max_line_length": 1, "language_unidentified": 1}
+    _, filt, _ = build_pool([strict], {})
+    assert list(filt["rejected"]) == ["lines_of_code", "max_line_length", "language_unidentified"]

@@ -61,3 +61,37 @@ def test_host_toolchain_round_trip(repo, tmp_path, language):
     code = '#include <stdio.h>\nint main(void){int a;scanf("%d",&a);printf("%d\\n",a*a);return 0;}\n'
     job = {**job_for(language, code), "tests": [{"stdin": "7", "expected": "49"}]}
     assert run_job(repo, tmp_path, job)["status"] == "ok"
+
+
+def test_only_the_runners_answer_to_this_job_is_trusted():
+    from aicd.sandbox.pool import trusted_result
+
+    good = {"status": "ok", "compile": None, "tests": [], "clean": True, "breaches": [], "nonce": "n1"}
+    answer = lambda out, rc=0: subprocess.CompletedProcess([], rc, out, "")  # noqa: E731
+    assert trusted_result(answer(json.dumps(good)), "n1")["status"] == "ok"
+    for forged in ({**good, "nonce": None}, {**good, "nonce": "n0"}, {**good, "status": "accepted"}):
+        assert trusted_result(answer(json.dumps(forged)), "n1")["status"] == "sandbox_error", forged
+    assert trusted_result(answer(json.dumps(good) + json.dumps(good)), "n1")["status"] == "sandbox_error"
+    assert trusted_result(answer(json.dumps(good), rc=137), "n1")["status"] == "sandbox_error"
+    unclean = trusted_result(answer(json.dumps({**good, "clean": False, "breaches": ["1 process survived"]})), "n1")
+    assert unclean["status"] == "ok" and unclean["unclean"] == ["1 process survived"]  # result stands, container goes
+
+
+def test_limits_that_would_turn_a_full_disk_into_an_oom_are_refused():
+    from aicd.errors import AicdError
+    from aicd.sandbox.pool import Limits
+
+    with pytest.raises(AicdError, match="memory_mb .256. must exceed work_mb"):
+        Limits(memory_mb=256, work_mb=256)
+    with pytest.raises(AicdError, match="positive"):
+        Limits(wall_s=0)
+    assert Limits(memory_mb=256, work_mb=128, tmp_mb=32).memory_mb == 256
+
+
+def test_host_mode_reports_clean_and_carries_the_nonce(repo, tmp_path):
+    job = {**py("print(1)\n"), "nonce": "abc", "limits": {"wall_s": 2}}
+    proc = subprocess.run([sys.executable, str(repo / "containers" / "sandbox" / "runner.py")], input=json.dumps(job),
+                          capture_output=True, text=True, timeout=60,
+                          env={"AICD_WORK": str(tmp_path), "PATH": "/usr/local/bin:/usr/bin:/bin"})
+    out = json.loads(proc.stdout)
+    assert out["nonce"] == "abc" and out["status"] == "ok" and out["clean"] is True

@@ -1,7 +1,7 @@
 """Config validation with messages that name the offending key.
 
 The schema is workflow/schemas/config.schema.yaml; on top of it, cross-references are
-checked (a task's source, a detector's feature set and kind)."""
+checked (a task's source, a detector's feature set, kind and parameter types)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> None
 
 
 def check_references(config: dict) -> None:
-    from .detectors import REGISTRY  # the registry names the valid detector kinds
+    from .detectors import REGISTRY, build  # the registry names the valid detector kinds
 
     problems = []
     sources = config.get("sources") or {}
@@ -61,6 +61,11 @@ def check_references(config: dict) -> None:
             problems.append(f"detectors.{name}: names starting with 'judge_' are reserved for LLM judges")
         if det["kind"] not in REGISTRY:
             problems.append(f"detectors.{name}.kind: unknown kind '{det['kind']}' (registered: {', '.join(sorted(REGISTRY))})")
+        else:  # parameter types, checked by the detector itself, before any job runs
+            try:
+                build(det["kind"], det.get("params") or {}, seed=0)
+            except AicdError as err:
+                problems.append(f"detectors.{name}.params: {err}")
         fs = det.get("features")
         if fs is not None and fs not in features:
             problems.append(f"detectors.{name}.features: no feature set named '{fs}' (features: {', '.join(features)})")

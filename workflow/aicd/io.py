@@ -23,6 +23,8 @@ def atomic_path(target: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".tmp{suffix}", dir=target.parent)
+    # mkstemp creates 0600; an output gets the mode a plain open() would give under the umask.
+    os.fchmod(fd, 0o666 & ~_umask())
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -31,6 +33,20 @@ def atomic_path(target: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+def _umask() -> int:
+    # Linux reports it without changing it (safe beside other threads creating files);
+    # elsewhere it can only be read by setting it and setting it straight back.
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_parquet(df: pd.DataFrame, target: str | os.PathLike) -> None:

@@ -10,7 +10,25 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
+from ..errors import AicdError
 from .base import Detector, register
+
+
+def require_training_data(kind: str, X: np.ndarray, y: np.ndarray) -> None:
+    """Name what is empty (the estimators' own messages do not, e.g. CatBoost's
+    "Input data must have at least one feature")."""
+    if len(X) == 0:
+        raise AicdError(f"detector {kind}: the train split has no rows; rebuild the task with rows in train")
+    if X.shape[1] == 0:
+        raise AicdError(f"detector {kind}: the feature set has no columns for the {len(X)} train rows; "
+                        "check its features/.../report.json and its config (e.g. params of tfidf)")
+    if len(np.unique(y)) < 2:
+        raise AicdError(f"detector {kind}: the train split has one class only ({np.unique(y).tolist()}); "
+                        "a classifier needs two or more: give the task rows of its other classes")
+
+
+def _empty_prediction(X: np.ndarray) -> bool:
+    return len(X) == 0  # scikit-learn refuses zero rows; an empty test split predicts nothing
 
 
 class _SklearnDetector(Detector):
@@ -18,15 +36,18 @@ class _SklearnDetector(Detector):
         raise NotImplementedError
 
     def check_params(self):
-        self._estimator()
+        # scikit-learn checks types only when fitting; its own check runs here instead, so
+        # `C: "abc"` is named before any features are loaded.
+        self._estimator()[-1]._validate_params()
 
     def fit(self, X, y, X_val=None, y_val=None):
+        require_training_data(self.kind, X, y)
         self.model_ = self._estimator().fit(X, y)
         self.classes_ = self.model_.classes_
         return self
 
     def predict(self, X):
-        return self.model_.predict(X)
+        return np.empty(0, dtype=object) if _empty_prediction(X) else self.model_.predict(X)
 
 
 @register("logistic_regression")
@@ -36,7 +57,7 @@ class LogisticRegressionDetector(_SklearnDetector):
         return make_pipeline(StandardScaler(), LogisticRegression(random_state=self.seed, **params))
 
     def predict_scores(self, X):
-        return self.model_.predict_proba(X)
+        return np.zeros((0, len(self.classes_))) if _empty_prediction(X) else self.model_.predict_proba(X)
 
 
 @register("linear_svm")
@@ -48,8 +69,17 @@ class LinearSvmDetector(_SklearnDetector):
         return make_pipeline(StandardScaler(), LinearSVC(random_state=self.seed, **params))
 
     def predict_scores(self, X):
+        if _empty_prediction(X):
+            return np.zeros((0, len(self.classes_)))
         scores = self.model_.decision_function(X)
         return np.column_stack([-scores, scores]) if scores.ndim == 1 else scores
+
+
+# The common numeric options, for a message that names the expected type (CatBoost's own
+# says only that it cannot parse the value); the rest are left to CatBoost's checks.
+_CATBOOST_NUMBERS = {"iterations": (int, 1), "depth": (int, 1), "border_count": (int, 1),
+                     "early_stopping_rounds": (int, 1), "learning_rate": ((int, float), 0),
+                     "l2_leaf_reg": ((int, float), 0)}
 
 
 @register("catboost")
@@ -64,9 +94,25 @@ class CatBoostDetector(Detector):
                                   allow_writing_files=False, **params)
 
     def check_params(self):
-        self._estimator()
+        # CatBoost parses its options only in fit(); the same three checks fit() runs.
+        from catboost import CatBoostError
+        from catboost.core import _check_param_types, _check_train_params, _params_type_cast, _process_synonyms
+
+        for name, (kind, low) in _CATBOOST_NUMBERS.items():
+            value = self.params.get(name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, kind) or value < low):
+                what = "an integer" if kind is int else "a number"
+                raise ValueError(f"the {name!r} parameter of CatBoost must be {what} >= {low}, got {value!r}")
+        params = dict(self._estimator().get_params())
+        try:
+            _process_synonyms(params)
+            _check_param_types(params)
+            _check_train_params(_params_type_cast(params))
+        except CatBoostError as err:
+            raise ValueError(str(err).split(": ", 1)[-1]) from None  # drop the C++ source location
 
     def fit(self, X, y, X_val=None, y_val=None):
+        require_training_data(self.kind, X, y)
         early = self.params.get("early_stopping_rounds")
         self.model_ = self._estimator()
         use_val = early is not None and X_val is not None and len(X_val) > 0 and set(np.unique(y_val)) <= set(np.unique(y))
@@ -78,7 +124,7 @@ class CatBoostDetector(Detector):
         return self
 
     def predict(self, X):
-        return np.asarray(self.model_.predict(X)).reshape(-1)
+        return np.empty(0, dtype=object) if _empty_prediction(X) else np.asarray(self.model_.predict(X)).reshape(-1)
 
     def predict_scores(self, X):
-        return self.model_.predict_proba(X)
+        return np.zeros((0, len(self.classes_))) if _empty_prediction(X) else self.model_.predict_proba(X)

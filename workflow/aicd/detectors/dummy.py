@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import AicdError
 from .base import Detector, register
 
 
-@register("random")
-class RandomDetector(Detector):
-    """Uniform over the classes seen in training, from a generator seeded by config."""
+class _NoParams(Detector):
     needs_features = False
 
+    def check_params(self):
+        if self.params:
+            raise TypeError(f"takes no params, got {sorted(self.params)}")
+
+
+@register("random")
+class RandomDetector(_NoParams):
+    """Uniform over the classes seen in training, from a generator seeded by config."""
+
     def fit(self, X, y, X_val=None, y_val=None):
+        if len(y) == 0:
+            raise AicdError(f"detector {self.kind}: the train split has no rows; rebuild the task with rows in train")
         self.classes_ = np.unique(y)
         return self
 
@@ -22,11 +32,12 @@ class RandomDetector(Detector):
 
 
 @register("majority")
-class MajorityDetector(Detector):
+class MajorityDetector(_NoParams):
     """The most frequent training class (ties: the first in sorted order)."""
-    needs_features = False
 
     def fit(self, X, y, X_val=None, y_val=None):
+        if len(y) == 0:
+            raise AicdError(f"detector {self.kind}: the train split has no rows; rebuild the task with rows in train")
         self.classes_, counts = np.unique(y, return_counts=True)
         self.majority_ = self.classes_[int(np.argmax(counts))]
         return self

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
@@ -31,12 +32,18 @@ def compute(kind: str, params: dict, tables: dict[str, pd.DataFrame], seed: int)
     def progress(items, total):
         return tqdm(items, total=total, desc=f"{kind} features", unit="rows", mininterval=5, file=sys.stderr)
 
+    def transform(split, fn, *columns):
+        # The featurizers refuse zero rows; an empty validation split is legitimate.
+        if tables[split].empty:
+            return np.zeros((0, matrices["train"].shape[1]), dtype=np.float32)
+        return fn(*[tables[split][c].tolist() for c in columns])
+
     matrices = {}
     if kind == "tfidf":
         featurizer = TfidfSvdFeaturizer(seed=seed, **params)
         matrices["train"] = featurizer.fit_transform(tables["train"]["code"].tolist())
         for split in SPLITS[1:]:
-            matrices[split] = featurizer.transform(tables[split]["code"].tolist())
+            matrices[split] = transform(split, featurizer.transform, "code")
         names = [f"svd_{i}" for i in range(matrices["train"].shape[1])]
         extra = {"tfidf_features": len(featurizer.vectorizer.vocabulary_),
                  "svd_components": int(matrices["train"].shape[1])}
@@ -45,8 +52,7 @@ def compute(kind: str, params: dict, tables: dict[str, pd.DataFrame], seed: int)
         t = tables["train"]
         matrices["train"] = featurizer.fit_transform(t["code"].tolist(), t["language"].tolist(), progress)
         for split in SPLITS[1:]:
-            t = tables[split]
-            matrices[split] = featurizer.transform(t["code"].tolist(), t["language"].tolist(), progress)
+            matrices[split] = transform(split, lambda c, lang: featurizer.transform(c, lang, progress), "code", "language")
         names = featurizer.feature_names
         col = names.index("parse_failed") if "parse_failed" in names else None
         extra = {"parse_failed": {s: int(matrices[s][:, col].sum()) if col is not None else 0 for s in SPLITS},
@@ -81,7 +87,8 @@ def main(argv=None) -> None:
             raise AicdError(f"feature kind {kind} needs --tasks-dir")
         tables = {s: pd.read_parquet(Path(args.tasks_dir) / f"{s}.parquet") for s in SPLITS}
         if tables["train"].empty:
-            raise AicdError(f"the train split in {args.tasks_dir} is empty: nothing to fit features on")
+            raise AicdError(f"the train split in {args.tasks_dir} is empty: nothing to fit features on; "
+                            "rebuild the task (python -m aicd.splits) with rows in train")
         matrices, featurizer, names, extra = compute(kind, params, tables, args.seed)
         ids = {s: tables[s]["id"].to_numpy() for s in SPLITS}
     store.save(args.out, matrices, ids, names)

@@ -22,6 +22,7 @@ from ..cli import json_arg, run
 from ..errors import AicdError
 from ..io import write_json, write_parquet
 from ..llm.client import client_from_config
+from ..llm.failures import check_failures
 from ..llm.prompts import PromptSet
 from .protocols import NEEDS_INSTRUCTION, PROTOCOL_LABELS, build_requests, sample_rows
 
@@ -51,6 +52,7 @@ def instructions(args) -> None:
     client = client_from_config(args.model, args.llm)
     with _progress(len(requests), "instructions") as bar:
         results = client.run(requests, bar)
+    check_failures(results, args.model, "instruction", args.llm.get("fail_threshold"))
     out = pd.DataFrame({"source_sample_id": wanted["id"].to_numpy(),
                         "instruction": [r["text"].strip() if r["status"] == "ok" else None for r in results],
                         "status": [r["status"] for r in results], "error": [r["error"] for r in results],
@@ -81,6 +83,7 @@ def generate(args) -> None:
     client = client_from_config(model, args.llm)
     with _progress(len(planned), model["name"]) as bar:
         results = client.run([(messages, params) for _, _, _, messages in planned], bar)
+    failed = check_failures(results, model, "generation", args.llm.get("fail_threshold"))
     records = []
     for (protocol, row, prompt_id, _), res in zip(planned, results):
         rid = hashlib.sha256(f"{model['name']}\0{prompt_id}\0{row.id}".encode()).hexdigest()[:16]
@@ -98,6 +101,7 @@ def generate(args) -> None:
     write_parquet(out, args.out)
     report = {
         "model": model["name"], "family": model["family"], "rows": len(out), "requests_sent": client.sent,
+        "failed_requests": failed,
         "skipped_before_prompting": skipped,
         "status": out["status"].value_counts().to_dict() if len(out) else {},
         "by_protocol": out.groupby("protocol").size().to_dict() if len(out) else {},

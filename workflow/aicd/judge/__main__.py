@@ -18,6 +18,7 @@ from ..errors import AicdError
 from ..io import write_json, write_parquet
 from ..splits.stratified import assign_splits
 from ..llm.client import client_from_config
+from ..llm.failures import check_failures
 from ..llm.prompts import PromptSet
 from ..schema import ABSTAIN
 from .parse import parse_answer
@@ -53,6 +54,9 @@ def main(argv=None) -> None:
 
     test = pd.read_parquet(args.test)
     sample = judge_sample(test, args.fraction, args.seed)
+    if sample.empty:
+        raise AicdError(f"judge {args.model['name']}: the {args.fraction:g} sample of {len(test)} test rows "
+                        f"({args.test}) is empty; raise judging.fraction or give the task more test rows")
     prompts = PromptSet(args.prompts)
     description = prompts.extra["descriptions"][args.target]
     labels = ", ".join(args.labels)
@@ -62,6 +66,7 @@ def main(argv=None) -> None:
     client = client_from_config(args.model, args.llm)
     with tqdm(total=len(requests), desc=f"judge {args.model['name']} {args.mode}", mininterval=5, file=sys.stderr) as bar:
         results = client.run(requests, bar)
+    check_failures(results, args.model, f"judge ({args.mode})", args.llm.get("fail_threshold"))
     preds = [parse_answer(r["text"], args.labels) if r["status"] != "error" else ABSTAIN for r in results]
     out = pd.DataFrame({"id": sample["id"].to_numpy(), "gold": sample["target"].to_numpy(), "pred": preds,
                         "answer": [r["text"] for r in results], "status": [r["status"] for r in results]})

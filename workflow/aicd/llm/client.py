@@ -2,7 +2,8 @@
 exponential backoff that honour Retry-After (on 429, 5xx, timeouts and dropped connections;
 never on auth or context-length errors), a per-request timeout, and the project's request
 cache in front of every call. Rows out = requests in: a request that still fails after its
-retries comes back as a row with status "error", never dropped.
+retries, or whose answer is over `max_response_bytes`, comes back as a row with status
+"error", never dropped (and never cached).
 
 API keys come from the environment variable a model names (`api_key_env`) and never reach
 logs or results."""
@@ -30,6 +31,11 @@ FATAL = (litellm.AuthenticationError, litellm.PermissionDeniedError, litellm.Not
          litellm.ContextWindowExceededError, litellm.BadRequestError)
 RETRYABLE = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
              litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)
+
+
+# Larger answers are failures, never cached: no program in the benchmark is near 1 MB, and
+# runaway outputs of 20 MB once filled the request cache.
+DEFAULT_MAX_RESPONSE_BYTES = 1_000_000
 
 
 @dataclass
@@ -83,6 +89,7 @@ class LLMClient:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     rpm: float | None = None
     tpm: float | None = None
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
     def __post_init__(self):
         self._limiter = RateLimiter(self.rpm, self.tpm)
@@ -132,7 +139,8 @@ class LLMClient:
         key = request_key(self.model["litellm_model"], messages, params)
         hit = self.cache.get(key)
         if hit is not None:
-            return _row(hit, attempts=0, cached=True)
+            too_large = self._too_large(hit)  # cached before the cap existed
+            return _error_row(too_large, 0) if too_large else _row(hit, attempts=0, cached=True)
         attempts, last_error = 0, None
         while True:
             attempts += 1
@@ -153,12 +161,21 @@ class LLMClient:
                 log.info("retry %d after %.2fs: %s", attempts, delay, type(err).__name__)
                 await asyncio.sleep(delay)
                 continue
+            too_large = self._too_large(result)
+            if too_large:  # never cached, never retried: the same prompt would likely do it again
+                log.warning("%s", too_large)
+                return _error_row(too_large, attempts, result)
             self.cache.put(key, self.model["litellm_model"], result)
             return _row(result, attempts=attempts, cached=False)
         message = self._redact(f"{type(last_error).__name__}: {str(last_error).splitlines()[0][:300]}")
-        return {"text": "", "code": "", "reasoning": None, "finish_reason": None, "prompt_tokens": 0,
-                "completion_tokens": 0, "cost": 0.0, "latency_s": None, "attempts": attempts,
-                "cached": False, "status": "error", "error": message}
+        return _error_row(message, attempts)
+
+    def _too_large(self, result: dict) -> str | None:
+        size = len(result["text"].encode("utf-8")) + len((result.get("reasoning") or "").encode("utf-8"))
+        if size <= self.max_response_bytes:
+            return None
+        return (f"ResponseTooLarge: {size:,} bytes of content exceed llm.max_response_bytes "
+                f"({self.max_response_bytes:,}); the answer was dropped")
 
     async def run_async(self, requests: list[tuple[list, dict]], progress=None) -> list[dict]:
         semaphore = asyncio.Semaphore(self.concurrency)
@@ -184,7 +201,16 @@ def client_from_config(model: dict, llm: dict) -> LLMClient:
         timeout=llm.get("timeout", 120),
         retry=RetryPolicy(llm.get("max_retries", 5), llm.get("backoff_base", 1.0), llm.get("backoff_max", 60.0)),
         rpm=model.get("rpm"), tpm=model.get("tpm"),
+        max_response_bytes=int(llm.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)),
     )
+
+
+def _error_row(message: str, attempts: int, result: dict | None = None) -> dict:
+    """A failed request: no text; tokens and cost kept where the provider charged them."""
+    spent = {k: (result or {}).get(k, d) for k, d in (("prompt_tokens", 0), ("completion_tokens", 0), ("cost", 0.0))}
+    return {"text": "", "code": "", "reasoning": None, "finish_reason": None, **spent,
+            "latency_s": (result or {}).get("latency_s"), "attempts": attempts, "cached": False,
+            "status": "error", "error": message}
 
 
 def _row(result: dict, attempts: int, cached: bool) -> dict:

@@ -6,7 +6,7 @@ requested by markers in the last message, `[[fault:KIND:N]]`, which make the fir
 attempts at that exact prompt fail; KIND is one of
   429 (with Retry-After), 500, slow (answers after --slow seconds), malformed (invalid JSON),
   empty (empty content), length (finish_reason "length"), drop (connection closed),
-  auth (401), context (400 context_length_exceeded).
+  auth (401), context (400 context_length_exceeded), huge (a 2 MB answer: HUGE_BYTES).
 A judge prompt containing "Answer with one of: a, b, c" gets {"label": <one of them>}.
 
   python -m aicd.llm.testserver [--port 0] [--slow 5]     prints "PORT <n>" when ready
@@ -26,6 +26,7 @@ from aiohttp import web
 
 FAULT = re.compile(r"\[\[fault:(\w+):(\d+)\]\]")
 OPTIONS = re.compile(r"Answer with one of: ([^\n.]+)")
+HUGE_BYTES = 2_000_000
 
 
 def _digest(messages) -> str:
@@ -95,6 +96,9 @@ class FakeLLM:
         finish = "stop"
         if fault and fault.group(1) == "empty":
             content = ""
+        if fault and fault.group(1) == "huge":
+            line = "    x = x + 1  # padding\n"
+            content = "```python\ndef f(x):\n" + line * (HUGE_BYTES // len(line)) + "    return x\n```"
         if fault and fault.group(1) == "length":
             cut = content.find("return")  # mid-program, inside the open code fence
             content, finish = content[: cut if cut > 0 else len(content) // 2], "length"

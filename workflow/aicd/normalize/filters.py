@@ -2,7 +2,8 @@
 
 Bounds (inclusive) come from config; the defaults are Table 3's. A row is rejected by the
 first filter it fails, in FILTER_ORDER (cheap line statistics first, so most rejected rows
-are never parsed); the report counts rejections per filter in that order.
+are never parsed, nor language-identified when they came without a language); the report
+counts rejections per filter in that order.
 
 Definitions (the paper gives only names, so they are fixed here):
 - lines_of_code: non-blank lines;
@@ -34,6 +35,7 @@ TABLE3 = {
 }
 FILTER_ORDER = ("lines_of_code", "max_line_length", "avg_line_length", "alphanumeric_fraction",
                 "unparsable", "ast_depth", "english")
+LINE_FILTERS = FILTER_ORDER[:4]
 
 # Comment and docstring nodes per grammar (Python docstrings are bare string statements).
 _COMMENT_QUERIES = {
@@ -108,12 +110,23 @@ def in_bounds(value: float, bounds) -> bool:
     return low <= value <= high
 
 
-def check(code: str, language: str, bounds: dict) -> tuple[str | None, dict]:
-    """(first failed filter or None, measurements). `language` is a canonical name."""
+def check_lines(code: str, bounds: dict) -> tuple[str | None, dict]:
+    """(first failed line filter or None, measurements): the cheap filters, which need no
+    language, so a row they reject is never parsed or language-identified."""
     metrics: dict = line_stats(code)
-    for name in FILTER_ORDER[:4]:
+    for name in LINE_FILTERS:
         if not in_bounds(metrics[name], bounds[name]):
             return name, metrics
+    return None, metrics
+
+
+def check(code: str, language: str, bounds: dict, metrics: dict | None = None) -> tuple[str | None, dict]:
+    """(first failed filter or None, measurements). `language` is a canonical name;
+    `metrics`: check_lines' measurements of a row that passed it (not measured again)."""
+    if metrics is None:
+        reason, metrics = check_lines(code, bounds)
+        if reason:
+            return reason, metrics
     data = code.encode("utf-8")
     tree = parser_for(language).parse(data)
     if tree.root_node.has_error:

@@ -106,7 +106,7 @@ def _filter_report(rows: pd.DataFrame) -> dict:
              .groupby(["reject", *GROUPS]).size().reset_index(name="rows"))
     order = ["generation_failed", "execution_failed", "missing_code", "invalid_utf8", "code_not_text", "binary_content",
              "empty_code", "too_large", "missing_label", "unknown_label", "unsupported_language",
-             "language_unidentified", *filters.FILTER_ORDER]
+             *filters.LINE_FILTERS, "language_unidentified", *filters.FILTER_ORDER[len(filters.LINE_FILTERS):]]
     totals = rejected["reject"].value_counts()
     return {
         "rows_in": int(len(rows)),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import signal
 import sys
 
 import pandas as pd
@@ -21,6 +22,10 @@ from .pool import Limits, SandboxPool, docker_available
 
 log = logging.getLogger("aicd.sandbox")
 EXCERPT = 1000
+
+
+RESULT_COLUMNS = ["id", "language", "generator", "status", "compiled", "exit_code", "wall_s", "cpu_s", "max_rss_kb",
+                  "tests_total", "tests_passed", "stdout", "stderr", "error"]
 
 
 def execute_table(rows: pd.DataFrame, pool: SandboxPool, progress=None) -> pd.DataFrame:
@@ -44,10 +49,12 @@ def execute_table(rows: pd.DataFrame, pool: SandboxPool, progress=None) -> pd.Da
             "stdout": (first.get("stdout") or "")[:EXCERPT], "stderr": ((res.get("compile") or {}).get("stderr") or first.get("stderr") or "")[:EXCERPT],
             "error": res.get("error"),
         })
-    return pd.DataFrame.from_records(records)
+    return pd.DataFrame.from_records(records, columns=RESULT_COLUMNS)
 
 
 def summary(results: pd.DataFrame, name: str) -> dict:
+    if results.empty:
+        return {"name": name, "rows": 0, "status": {}, "pass_rate": {}}
     ok = results["status"].eq("ok")
     by = results.assign(ok=ok).groupby(["language", results["generator"].fillna("(unknown)")])["ok"]
     return {"name": name, "rows": len(results), "status": results["status"].value_counts().to_dict(),
@@ -84,6 +91,10 @@ def main(argv=None) -> None:
         image = open(image).read().strip()
     rows = pd.read_parquet(args.input)
     rows_in_table = len(rows)
+    missing = {"id", "code", "language"} - set(rows.columns)
+    if missing:
+        raise AicdError(f"{args.input}: no {', '.join(sorted(missing))} column; execute needs id, code and language "
+                        f"(columns found: {', '.join(map(str, rows.columns))})")
     sample = args.spec.get("sample")
     if sample and len(rows) > sample:
         rows = rows.sort_values("id").head(int(sample))  # ids are content hashes: a fixed sample
@@ -91,15 +102,36 @@ def main(argv=None) -> None:
         limits = Limits(**(args.spec.get("limits") or {}))
     except TypeError as err:
         raise AicdError(f"execution.limits: {err}") from None
+    if rows.empty:  # nothing to run is a legitimate, empty result: no container is started
+        log.warning("%s: the table has no rows; writing an empty execution table", args.name)
+        results = pd.DataFrame(columns=RESULT_COLUMNS)
+        write_parquet(results, args.out)
+        write_json({**summary(results, args.name), "containers_started": 0, "containers_recycled": 0,
+                    "rows_in_table": rows_in_table}, args.report)
+        return
     with SandboxPool(image, size=int(args.spec.get("workers", 1)), recycle_after=int(args.spec.get("recycle_after", 200)),
-                     limits=limits) as pool, \
+                     limits=limits, job=f"execute:{args.name}") as pool, \
             tqdm(total=len(rows), desc=f"execute {args.name}", unit="prog", mininterval=5, file=sys.stderr) as bar:
+        stop_on_sigterm(pool)
+        if pool.stale_removed:
+            log.warning("removed %d sandbox container(s) left by a killed job", len(pool.stale_removed))
         results = execute_table(rows, pool, bar)
-        started = pool.started
+        started, recycled = pool.started, pool.recycled
     assert len(results) == len(rows), "a program lost its row"
     write_parquet(results, args.out)
-    write_json({**summary(results, args.name), "containers_started": started,
+    write_json({**summary(results, args.name), "containers_started": started, "containers_recycled": recycled,
                 "rows_in_table": rows_in_table}, args.report)
+
+
+def stop_on_sigterm(pool: SandboxPool) -> None:
+    """SIGTERM (snakemake stopping, a cluster pre-empting the job) removes the pool's
+    containers first, then exits; nothing is written, so the job reruns from scratch."""
+    def handler(signum, _frame):
+        log.warning("stopping on signal %d: removing the sandbox containers", signum)
+        pool.close()
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 if __name__ == "__main__":

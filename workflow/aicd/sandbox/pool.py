@@ -2,13 +2,24 @@
 
 Creating a container on the vfs storage driver costs 10-40 s and an exec ~0.07 s, so each
 worker keeps one container and execs the runner (containers/sandbox/runner.py) per program.
-A container is recycled after `recycle_after` programs or any limit breach, and replaced
-when it dies; the batch goes on, and every input gets a result row."""
+The runner is the trusted side: it starts as root with a handful of capabilities, runs the
+program as an unprivileged user, and answers with the job's nonce; a result without it, or
+from a container left unclean, is not trusted. A container is recycled after `recycle_after`
+programs, any limit breach or any state the program left behind, and replaced when it dies;
+the batch goes on, and every input gets a result row.
+
+Containers carry labels naming their owner (host, pid, process start time) and job: the
+pool removes its own on close, SIGTERM and exit, and the next pool on this host removes
+those whose owner was killed."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
+import os
+import secrets
+import socket
 import subprocess
 import threading
 import uuid
@@ -20,6 +31,13 @@ from .languages import TOOLCHAINS, job_for
 
 log = logging.getLogger(__name__)
 BREACHES = ("timeout", "memory_limit", "output_limit", "sandbox_error")
+STATUSES = {"ok", "compile_error", "runtime_error", "wrong_answer", "timeout", "memory_limit", "output_limit",
+            "sandbox_error"}
+LABEL = "aicd.sandbox"
+# What the trusted runner needs as root: drop to the program's user (SETUID, SETGID), hand it
+# the job folder (CHOWN), kill what it leaves (KILL), and remove what it leaves (DAC_OVERRIDE,
+# FOWNER). The program itself runs with none.
+RUNNER_CAPS = ("SETUID", "SETGID", "CHOWN", "KILL", "DAC_OVERRIDE", "FOWNER")
 
 
 @dataclass(frozen=True)
@@ -31,6 +49,17 @@ class Limits:
     pids: int = 128
     cpus: float = 1.0
     work_mb: int = 256            # the exec-enabled tmpfs work folder
+    tmp_mb: int = 64              # /tmp and /dev/shm, each
+
+    def __post_init__(self):
+        # tmpfs pages count against the container's memory: a full work folder must be a
+        # "no space left" for the program, not an OOM kill of the runner.
+        if self.memory_mb <= self.work_mb + 2 * self.tmp_mb:
+            raise AicdError(f"execution.limits: memory_mb ({self.memory_mb}) must exceed work_mb + 2 * tmp_mb "
+                            f"({self.work_mb} + 2 * {self.tmp_mb}), because the work folder, /tmp and /dev/shm "
+                            "are held in the container's memory; raise memory_mb or lower work_mb/tmp_mb")
+        if min(self.wall_s, self.compile_s, self.output_bytes, self.pids, self.cpus, self.tmp_mb) <= 0:
+            raise AicdError(f"execution.limits: every limit must be positive, got {self}")
 
 
 def docker(*args: str, timeout: float = 120, input: str | None = None) -> subprocess.CompletedProcess:
@@ -47,12 +76,47 @@ def docker_available() -> bool:
         return False
 
 
-class Container:
-    """One locked-down container: no network, read-only root, capped memory/pids/CPU,
-    unprivileged user, no capabilities, no host paths, an exec-enabled tmpfs at /work."""
+def _start_time(pid: int) -> str | None:
+    """A process's start time in clock ticks since boot: with the pid, it names one process
+    (a pid alone can be reused after the owner died)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
 
-    def __init__(self, image: str, limits: Limits):
-        self.image, self.limits = image, limits
+
+def owner_label(pid: int | None = None) -> str:
+    pid = os.getpid() if pid is None else pid
+    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
+
+
+def owner_alive(owner: str) -> bool:
+    host, _, rest = owner.partition(":")
+    pid, _, started = rest.partition(":")
+    if host != socket.gethostname():
+        return True  # another machine's container: not ours to judge
+    return pid.isdigit() and _start_time(int(pid)) == started
+
+
+def remove_stale_containers() -> list[str]:
+    """Remove the sandbox containers on this host whose owning process is gone (a job killed
+    with SIGKILL cannot clean up after itself). Returns their names."""
+    proc = docker("ps", "-a", "--filter", f"label={LABEL}=1", "--format", '{{.Names}}\t{{.Label "aicd.owner"}}', timeout=60)
+    stale = [name for name, _, owner in (line.partition("\t") for line in proc.stdout.splitlines())
+             if name and not owner_alive(owner)]
+    for name in stale:
+        log.warning("removing sandbox container %s left by a killed job", name)
+        docker("rm", "-f", name, timeout=600)
+    return stale
+
+
+class Container:
+    """One locked-down container: no network, read-only root, capped memory/pids/CPU, no host
+    paths, an exec-enabled tmpfs at /work, a reaping init as PID 1, labelled with its owner."""
+
+    def __init__(self, image: str, limits: Limits, job: str = ""):
+        self.image, self.limits, self.job = image, limits, job
         self.name = f"aicd-sbx-{uuid.uuid4().hex[:12]}"
         self.used = 0
         try:
@@ -65,29 +129,32 @@ class Container:
 
     def _start(self) -> subprocess.CompletedProcess:
         lim = self.limits
+        caps = [arg for cap in RUNNER_CAPS for arg in ("--cap-add", cap)]
         return docker(
-            "run", "-d", "--name", self.name, "--network", "none", "--read-only",
-            "--tmpfs", f"/work:rw,exec,nosuid,size={lim.work_mb}m,uid=10001,gid=10001,mode=700",
-            "--tmpfs", "/tmp:rw,exec,nosuid,size=64m,mode=1777",
+            "run", "-d", "--name", self.name, "--label", f"{LABEL}=1", "--label", f"aicd.owner={owner_label()}",
+            "--label", f"aicd.job={self.job}", "--init", "--network", "none", "--read-only",
+            "--tmpfs", f"/work:rw,exec,nosuid,size={lim.work_mb}m,uid=0,gid=0,mode=755",
+            "--tmpfs", f"/tmp:rw,exec,nosuid,size={lim.tmp_mb}m,mode=1777", "--shm-size", f"{lim.tmp_mb}m",
             "--memory", f"{lim.memory_mb}m", "--memory-swap", f"{lim.memory_mb}m",
             "--pids-limit", str(lim.pids), "--cpus", str(lim.cpus),
-            "--user", "10001:10001", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+            "--user", "0:0", "--cap-drop", "ALL", *caps, "--security-opt", "no-new-privileges",
             "--ulimit", "core=0", self.image, "sleep", "infinity", timeout=300)
 
     def run(self, job: dict) -> dict:
+        """The runner's result, or `sandbox_error` when it is not the trusted runner's answer
+        to this job (wrong nonce, no JSON, non-zero exit) or the container was left unclean."""
         self.used += 1
         lim = self.limits
-        job = {**job, "limits": {"wall_s": lim.wall_s, "compile_s": lim.compile_s, "output_bytes": lim.output_bytes}}
+        nonce = secrets.token_hex(16)
+        job = {**job, "nonce": nonce,
+               "limits": {"wall_s": lim.wall_s, "compile_s": lim.compile_s, "output_bytes": lim.output_bytes}}
         worst = lim.compile_s + lim.wall_s * max(1, len(job.get("tests") or [])) + 30
         try:
-            proc = docker("exec", "-i", self.name, "python3", "/opt/aicd/runner.py", input=json.dumps(job), timeout=worst)
+            proc = docker("exec", "-i", "-u", "0", self.name, "python3", "/opt/aicd/runner.py",
+                          input=json.dumps(job), timeout=worst)
         except subprocess.TimeoutExpired:
-            return {"status": "sandbox_error", "error": "runner did not answer in time", "compile": None, "tests": []}
-        try:
-            return json.loads(proc.stdout)
-        except json.JSONDecodeError:
-            return {"status": "sandbox_error", "error": (proc.stderr or proc.stdout).strip()[:300] or "no output",
-                    "compile": None, "tests": []}
+            return sandbox_error("runner did not answer in time")
+        return trusted_result(proc, nonce)
 
     def alive(self) -> bool:
         proc = docker("inspect", "-f", "{{.State.Running}}", self.name, timeout=30)
@@ -100,42 +167,87 @@ class Container:
             log.warning("removing container %s is taking long; the daemon goes on with it", self.name)
 
 
+def sandbox_error(error: str, **extra) -> dict:
+    return {"status": "sandbox_error", "error": error, "compile": None, "tests": [], **extra}
+
+
+def trusted_result(proc: subprocess.CompletedProcess, nonce: str) -> dict:
+    if proc.returncode != 0:
+        return sandbox_error(f"runner exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:300] or 'no output'}")
+    try:
+        result = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return sandbox_error(f"runner answer is not one JSON object: {proc.stdout.strip()[:200]!r}")
+    if not isinstance(result, dict) or result.get("nonce") != nonce or result.get("status") not in STATUSES:
+        return sandbox_error("runner answer does not carry this job's nonce: not produced by the trusted runner")
+    if result.get("clean") is not True:
+        # The program's own result was measured by the runner and stands; the container does not.
+        result["unclean"] = result.get("breaches") or ["the runner could not verify the container"]
+    return result
+
+
 @dataclass
 class SandboxPool:
     image: str
     size: int = 1
     recycle_after: int = 200
     limits: Limits = field(default_factory=Limits)
+    job: str = ""                 # recorded as a label on every container
 
     def __post_init__(self):
         self._free: list[Container] = []
+        self._all: set[Container] = set()
         self._lock = threading.Lock()
-        self.started = 0  # containers created, for reports and tests
+        self._closed = False
+        self.started = 0   # containers created, for reports and tests
+        self.recycled = 0  # containers removed because a program breached a limit or left state
+        self.stale_removed = remove_stale_containers()
+        atexit.register(self.close)
 
     def _take(self) -> Container:
         with self._lock:
+            if self._closed:
+                raise AicdError("the sandbox pool is closed (the job is stopping)")
             if self._free:
                 return self._free.pop()
-        self.started += 1
-        return Container(self.image, self.limits)
+            self.started += 1
+        container = Container(self.image, self.limits, self.job)
+        with self._lock:
+            self._all.add(container)
+            closed = self._closed
+        if closed:  # closed while this one started: never leave it behind
+            self._drop(container)
+            raise AicdError("the sandbox pool is closed (the job is stopping)")
+        return container
+
+    def _drop(self, container: Container) -> None:
+        with self._lock:
+            self._all.discard(container)
+        container.remove()
 
     def _give(self, container: Container, result: dict) -> None:
-        if result["status"] in BREACHES or container.used >= self.recycle_after or not container.alive():
-            container.remove()  # recycled: the next program gets a fresh container
+        breach = result["status"] in BREACHES or result.get("unclean")
+        if breach:
+            self.recycled += 1
+        if breach or container.used >= self.recycle_after or not container.alive():
+            self._drop(container)  # recycled: the next program gets a fresh container
             return
         with self._lock:
-            self._free.append(container)
+            if not self._closed:
+                self._free.append(container)
+                return
+        self._drop(container)
 
     def run_one(self, language: str, code: str, tests: list[dict] | None = None) -> dict:
         if language not in TOOLCHAINS:
-            return {"status": "sandbox_error", "error": f"no toolchain for language {language!r}", "compile": None, "tests": []}
+            return sandbox_error(f"no toolchain for language {language!r}")
         job = {**job_for(language, code), "tests": tests or []}
         for attempt in (1, 2):
             container = self._take()
             result = container.run(job)
             dead = result["status"] == "sandbox_error" and not container.alive()
             self._give(container, result)
-            if not dead:
+            if not dead or self._closed:
                 return result
             log.warning("sandbox container died (attempt %d); replacing it", attempt)
         return result
@@ -146,7 +258,7 @@ class SandboxPool:
             try:
                 return self.run_one(*item)
             except AicdError as err:
-                return {"status": "sandbox_error", "error": str(err), "compile": None, "tests": []}
+                return sandbox_error(str(err))
             finally:
                 if progress:
                     progress.update(1)
@@ -155,10 +267,14 @@ class SandboxPool:
             return list(ex.map(one, items))
 
     def close(self) -> None:
+        """Remove every container of this pool, in use or not; later runs are refused."""
         with self._lock:
-            for c in self._free:
-                c.remove()
+            self._closed = True
+            containers = list(self._all)
+            self._all.clear()
             self._free.clear()
+        for c in containers:
+            c.remove()
 
     def __enter__(self):
         return self

@@ -17,6 +17,9 @@ BREAKDOWN_COLUMNS = ("subset", "language", "domain", "generator")
 
 def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = None, sample: bool = False) -> dict:
     """sample=True: predictions cover a sample of the test split (LLM judges)."""
+    if predictions.empty or test.empty:
+        raise AicdError(f"nothing to score: {len(predictions)} predictions for {len(test)} test rows; "
+                        "rebuild the task with rows in test, then rerun the detector")
     unknown = set(predictions["id"]) - set(test["id"])
     missing = set(test["id"]) - set(predictions["id"])
     if unknown or (missing and not sample):

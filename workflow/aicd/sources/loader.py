@@ -52,6 +52,7 @@ def _load_local(files: str | list[str]) -> pd.DataFrame:
     if None in kinds or len(kinds) != 1:
         raise AicdError(f"cannot tell the format of {paths}: use .parquet, .jsonl/.json or .csv files of one kind")
     kind = kinds.pop()
+    paths = _without_empty(paths, kind)
     if kind in ("json", "csv"):
         for path in paths:
             _check_utf8(path)
@@ -66,6 +67,33 @@ def _load_local(files: str | list[str]) -> pd.DataFrame:
         raise AicdError(f"could not read {paths} as {kind}: {cause}") from None
     log.info("loaded %d rows from %s", len(ds), paths)
     return ds.to_pandas()
+
+
+def _has_rows(path: str, kind: str) -> bool:
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.ParquetFile(path).metadata.num_rows > 0
+        except Exception:  # not parquet after all: the reader's own error says so
+            return True
+    with open(path, "rb") as fh:
+        lines = (line for line in fh if line.strip())
+        first = next(lines, None)
+        # A CSV's first line is its header; a JSON document of an empty list has no rows.
+        return first is not None and (kind != "csv" or next(lines, None) is not None) and first.strip() != b"[]"
+
+
+def _without_empty(paths: list[str], kind: str) -> list[str]:
+    """Files without rows left out, with a warning; none left is a user error (the readers
+    say only "BatchSize must be greater than 0" or nothing at all)."""
+    full = [p for p in paths if _has_rows(p, kind)]
+    if not full:
+        raise AicdError(f"{', '.join(paths)}: no data rows; "
+                        "point the config at a file with data, or remove this entry from the config")
+    if len(full) < len(paths):
+        log.warning("left out %d empty file(s): %s", len(paths) - len(full), [p for p in paths if p not in full])
+    return full
 
 
 def _check_utf8(path: str) -> None:
@@ -124,6 +152,7 @@ def stream_sample(spec: dict, seed: int) -> tuple[pd.DataFrame, dict]:
             kind = _FORMATS.get(Path(paths[0]).suffix.lower())
             if kind is None:
                 raise AicdError(f"cannot tell the format of {paths}: use .parquet, .jsonl/.json or .csv files")
+            paths = _without_empty(paths, kind)
             ds = datasets.load_dataset(kind, data_files=paths, split="train", streaming=True)
         else:
             ds = datasets.load_dataset(location["hub"], name=location.get("name"), revision=location.get("revision"),

@@ -14,8 +14,9 @@ from pathlib import Path
 import pandas as pd
 
 from ..cli import json_arg, run
+from ..errors import AicdError
 from ..io import write_json, write_parquet
-from .tasks import build_from_pool, derive_task, load_release_task
+from .tasks import build_from_pool, derive_task, load_release_task, require_rows
 
 
 def main(argv=None) -> None:
@@ -33,16 +34,27 @@ def main(argv=None) -> None:
     if args.mode == "build":
         if not args.pool:
             parser.error("build needs --pool")
-        tables, report = build_from_pool(pd.read_parquet(args.pool), args.spec, args.seed, args.task)
+        pool = _nonempty(args.pool, args.task, "every input row was rejected or removed: see filter_report.md "
+                         "beside it and each source's report (results/sources/*.report.json)")
+        tables, report = build_from_pool(pool, args.spec, args.seed, args.task)
     elif args.mode == "derive":
         if not args.source:
             parser.error("derive needs --source")
-        tables, report = derive_task(pd.read_parquet(args.source), args.spec, args.seed, args.task)
+        source = _nonempty(args.source, args.task, "every row of the source was skipped: see its .report.json")
+        tables, report = derive_task(source, args.spec, args.seed, args.task)
     else:
         tables, report = load_release_task(args.spec, args.task)
+    require_rows(args.task, tables, report)
     for split, table in tables.items():
         write_parquet(table, Path(args.outdir) / f"{split}.parquet")
     write_json(report, args.report)
+
+
+def _nonempty(path: str, task: str, why: str) -> pd.DataFrame:
+    table = pd.read_parquet(path)
+    if table.empty:
+        raise AicdError(f"task {task}: {path} has no rows, so there is nothing to split; {why}")
+    return table
 
 
 if __name__ == "__main__":

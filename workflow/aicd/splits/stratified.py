@@ -24,6 +24,8 @@ def assign_splits(df: pd.DataFrame, by: list[str], fractions: dict[str, float], 
         raise AicdError(f"cannot stratify by {missing}: not a column of the table")
     rng = np.random.default_rng(seed)
     out = pd.Series(index=df.index, dtype=object)
+    if df.empty:  # nothing to group (pandas cannot group an empty key frame)
+        return out
     ordered = df.sort_values("id")
     if by:
         keys = ordered[by].astype(object).fillna("-").astype(str).agg("\x1f".join, axis=1)

@@ -86,6 +86,19 @@ def load_release_task(spec: dict, task: str) -> tuple[dict[str, pd.DataFrame], d
     return tables, report
 
 
+def require_rows(task: str, tables: dict[str, pd.DataFrame], report: dict) -> None:
+    """Train and test must have rows (validation may be empty): detectors fit on one and
+    are scored on the other. The message says where the rows went."""
+    empty = [s for s in ("train", "test") if tables[s].empty]
+    if not empty:
+        return
+    sizes = ", ".join(f"{s} {len(t)}" for s, t in tables.items())
+    skipped = ", ".join(f"{k} {v}" for k, v in report["skipped"].items()) or "none"
+    raise AicdError(f"task {task}: the {' and '.join(empty)} split{'s are' if len(empty) > 1 else ' is'} empty "
+                    f"({report['rows_in']} rows in; skipped: {skipped}; rows per split: {sizes}); give the task more "
+                    "rows of its classes, or change its fractions or subsets in config")
+
+
 def _report(task: str, tables: dict[str, pd.DataFrame], rows_in: int, skipped: dict, how: dict) -> dict:
     return {
         "task": task,

@@ -1,0 +1,106 @@
+"""Defect 5: a killed `python -m aicd.sandbox execute` leaves no container behind. SIGTERM
+removes them on the way out; after SIGKILL the next pool on this host removes them. Also the
+execute job's own edges: zero rows and a table without the columns it needs."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from aicd.sandbox.pool import docker, owner_label, remove_stale_containers
+
+LIMITS = {"wall_s": 20, "compile_s": 60, "memory_mb": 256, "pids": 64, "work_mb": 128, "tmp_mb": 32}
+
+
+def containers_of(job: str) -> list[str]:
+    proc = docker("ps", "-a", "--filter", f"label=aicd.job={job}", "--format", "{{.Names}}", timeout=60)
+    return proc.stdout.split()
+
+
+def start_execute(repo, tmp_path, sandbox_image, name):
+    rows = pd.DataFrame({"id": [f"s{i}" for i in range(20)], "language": "Python",
+                         "code": "import time\ntime.sleep(15)\n", "generator": "human"})
+    rows.to_parquet(tmp_path / "in.parquet")
+    env = {**os.environ, "PYTHONPATH": str(repo / "workflow")}
+    return subprocess.Popen(
+        [sys.executable, "-m", "aicd.sandbox", "execute", "--input", str(tmp_path / "in.parquet"), "--name", name,
+         "--image", sandbox_image, "--spec", json.dumps({"workers": 1, "limits": LIMITS}),
+         "--out", str(tmp_path / "out.parquet"), "--report", str(tmp_path / "report.json")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def wait_for_container(job: str, proc: subprocess.Popen, timeout: float = 240) -> list[str]:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        names = containers_of(f"execute:{job}")
+        if names:
+            time.sleep(3)  # let the first program start running in it
+            return names
+        assert proc.poll() is None, proc.stdout.read()
+        time.sleep(1)
+    pytest.fail(f"no sandbox container of execute:{job} appeared in {timeout} s")
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_a_killed_execute_job_leaves_no_container(repo, tmp_path, sandbox_image, how):
+    name = f"killed-{how.lower()}-{os.getpid()}"
+    proc = start_execute(repo, tmp_path, sandbox_image, name)
+    try:
+        names = wait_for_container(name, proc)
+        proc.send_signal(getattr(signal, how))
+        proc.wait(timeout=120)
+        if how == "SIGTERM":
+            assert proc.returncode == 128 + signal.SIGTERM
+            assert containers_of(f"execute:{name}") == []
+        else:
+            assert containers_of(f"execute:{name}") == names  # it could not clean up ...
+            removed = remove_stale_containers()  # ... so the next pool on this host does
+            assert set(names) <= set(removed) and containers_of(f"execute:{name}") == []
+        assert not (tmp_path / "out.parquet").exists()  # no half-written output
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for leftover in containers_of(f"execute:{name}"):
+            docker("rm", "-f", leftover, timeout=600)
+
+
+def test_the_stale_sweep_spares_live_owners(pool):
+    from aicd.sandbox.pool import owner_alive
+
+    assert owner_alive(owner_label())
+    assert not owner_alive(owner_label().rsplit(":", 1)[0] + ":0")  # same pid, another start time
+    container = pool._take()  # owned by this live test process
+    try:
+        assert container.name not in remove_stale_containers() and container.alive()
+    finally:
+        pool._give(container, {"status": "ok"})
+
+
+def run_execute(repo, tmp_path, sandbox_image, rows):
+    rows.to_parquet(tmp_path / "in.parquet")
+    env = {**os.environ, "PYTHONPATH": str(repo / "workflow")}
+    return subprocess.run(
+        [sys.executable, "-m", "aicd.sandbox", "execute", "--input", str(tmp_path / "in.parquet"), "--name", "edge",
+         "--image", sandbox_image, "--spec", json.dumps({"limits": LIMITS}),
+         "--out", str(tmp_path / "out.parquet"), "--report", str(tmp_path / "report.json")],
+        env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_zero_rows_give_an_empty_table_and_report(repo, tmp_path, sandbox_image):
+    proc = run_execute(repo, tmp_path, sandbox_image, pd.DataFrame({"id": [], "code": [], "language": []}))
+    assert proc.returncode == 0, proc.stderr
+    assert "no rows" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(pd.read_parquet(tmp_path / "out.parquet")) == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["rows"] == 0 and report["containers_started"] == 0
+
+
+def test_a_table_without_code_is_one_clear_error(repo, tmp_path, sandbox_image):
+    proc = run_execute(repo, tmp_path, sandbox_image, pd.DataFrame({"id": ["a"], "language": ["Python"]}))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "error:" in proc.stderr and "no code column" in proc.stderr

@@ -1,0 +1,168 @@
+"""The program under test against what measures it, and against the next program: issue #9's
+hostile cases, each reproduced through the real pool and daemon. The result must come from
+the trusted runner, and nothing a program does may reach a later one."""
+
+import json
+import textwrap
+
+HELLO_C = '#include <stdio.h>\nint main(void){puts("innocent");return 0;}\n'
+GO_HELLO = 'package main\nimport "fmt"\nfunc main() { fmt.Println("go fine") }\n'
+JAVA_HELLO = 'public class Main { public static void main(String[] a) { System.out.println("java fine"); } }\n'
+
+
+def stdout(result):
+    return result["tests"][0]["stdout"] if result["tests"] else ""
+
+
+def test_a_program_cannot_forge_its_result(pool):
+    """Defect 1: the program prints a wrong answer, then writes an `ok, passed` result to the
+    runner's stdout, SIGKILLs the runner, ptrace-attaches to it and to PID 1, and opens the
+    runner's memory. Every attempt fails and the verdict stays the trusted one."""
+    code = textwrap.dedent("""
+        import ctypes, json, os, signal, sys
+        print(41, flush=True)
+        runner = os.getppid()
+        forged = json.dumps({"status": "ok", "compile": None, "clean": True,
+                             "tests": [{"status": "ok", "passed": True, "stdout": "42"}]})
+        report = {}
+        try:
+            with open(f"/proc/{runner}/fd/1", "w") as fh:
+                fh.write(forged)
+            report["write_stdout"] = "done"
+        except OSError as err:
+            report["write_stdout"] = type(err).__name__
+        libc = ctypes.CDLL(None, use_errno=True)
+        for name, pid in (("ptrace_runner", runner), ("ptrace_init", 1)):
+            report[name] = libc.ptrace(16, pid, None, None)  # PTRACE_ATTACH: -1 when refused
+        try:
+            open(f"/proc/{runner}/mem", "r+b")
+            report["mem"] = "opened"
+        except OSError as err:
+            report["mem"] = type(err).__name__
+        try:
+            os.kill(runner, signal.SIGKILL)
+            report["kill"] = "sent"
+        except OSError as err:
+            report["kill"] = type(err).__name__
+        print(json.dumps(report), file=sys.stderr)
+    """)
+    result = pool.run_one("Python", code, [{"stdin": "", "expected": "42"}])
+    assert result["status"] == "wrong_answer" and result["tests"][0]["passed"] is False, result
+    report = json.loads(result["tests"][0]["stderr"].strip().splitlines()[-1])
+    assert report == {"write_stdout": "PermissionError", "ptrace_runner": -1, "ptrace_init": -1,
+                      "mem": "PermissionError", "kill": "PermissionError"}, report
+    assert result["clean"] is True
+
+
+def test_a_daemon_cannot_hijack_the_next_program(pool):
+    """Defect 2: a daemon that outlives its program rewrites every job's binary; it must be
+    dead before the next program, which prints its own text."""
+    daemon = textwrap.dedent("""
+        import glob, os, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                end = time.time() + 30
+                while time.time() < end:
+                    for path in glob.glob("/work/job-*/main"):
+                        try:
+                            with open(path, "w") as fh:
+                                fh.write("#!/bin/sh\\necho pwned\\n")
+                            os.chmod(path, 0o755)
+                        except OSError:
+                            pass
+                    time.sleep(0.001)
+                os._exit(0)
+            os._exit(0)
+        print("planted")
+    """)
+    assert pool.run_one("Python", daemon)["status"] == "ok"
+    for _ in range(3):
+        innocent = pool.run_one("C", HELLO_C)
+        assert innocent["status"] == "ok" and stdout(innocent).strip() == "innocent", innocent
+
+
+def test_zombies_are_reaped_and_do_not_exhaust_pids(pool):
+    """Defect 3: 110 children that exit unwaited (more than the pids limit of 64 allows at
+    once) leave no zombies; Java and Go, which need many threads, still run after."""
+    code = textwrap.dedent("""
+        import os, time
+        made = 0
+        for _ in range(110):
+            try:
+                if os.fork() == 0:
+                    os._exit(0)
+                made += 1
+            except OSError:
+                time.sleep(0.01)
+        time.sleep(0.2)
+        print(made)
+    """)
+    assert pool.run_one("Python", code)["status"] == "ok"
+    count = pool.run_one("Python", "import os\nprint(sum(1 for p in os.listdir('/proc') if p.isdigit()))\n")
+    assert int(stdout(count)) <= 4, count  # init, sleep, the runner, this program
+    assert stdout(pool.run_one("Java", JAVA_HELLO)).strip() == "java fine"
+    assert stdout(pool.run_one("Go", GO_HELLO)).strip() == "go fine"
+
+
+def test_no_state_survives_a_program(pool):
+    """Defect 4: files in /tmp, /dev/shm, 20,000 files in the job folder, a POSIX message
+    queue and a SysV segment; /work itself is not writable. The next program sees none."""
+    writer = textwrap.dedent("""
+        import ctypes, os
+        open("/tmp/secret", "w").write("secret-from-program-A")
+        open("/dev/shm/secret", "w").write("secret-from-program-A")
+        os.makedirs("/tmp/deep/er", exist_ok=True)
+        os.chmod("/tmp/deep", 0)  # a folder its owner locked
+        for i in range(20000):
+            open(f"f{i}", "w").close()
+        try:
+            open("/work/secret", "w").write("x")
+            print("work-writable")
+        except PermissionError:
+            print("work-readonly")
+        libc = ctypes.CDLL(None, use_errno=True)
+        print("shm", libc.shmget(1234, 4096, 0o1600))          # IPC_CREAT | 0600
+        librt = ctypes.CDLL("librt.so.1", use_errno=True)
+        print("mq", librt.mq_open(b"/aicd-q", 0o102, 0o600, None))  # O_CREAT | O_RDWR
+    """)
+    first = pool.run_one("Python", writer)
+    assert first["status"] == "ok" and "work-readonly" in stdout(first), first
+    assert "shm -1" not in stdout(first) and "mq -1" not in stdout(first), first  # both were really made
+    reader = textwrap.dedent("""
+        import glob, json, os
+        print(json.dumps({"tmp": os.listdir("/tmp"), "shm": os.listdir("/dev/shm"),
+                          "mqueue": os.listdir("/dev/mqueue") if os.path.isdir("/dev/mqueue") else [],
+                          "work": [p for p in os.listdir("/work") if p != os.path.basename(os.getcwd())],
+                          "sysv": open("/proc/sysvipc/shm").read().splitlines()[1:]}))
+    """)
+    seen = json.loads(stdout(pool.run_one("Python", reader)))
+    assert seen == {"tmp": [], "shm": [], "mqueue": [], "work": [], "sysv": []}, seen
+
+
+def test_a_full_tmp_does_not_reach_the_next_compile(pool):
+    fill = "try:\n    with open('/tmp/fill', 'wb') as fh:\n        while True: fh.write(b'x' * (1 << 20))\nexcept OSError as e:\n    print(e.errno)\n"
+    assert stdout(pool.run_one("Python", fill)).strip() == "28"  # ENOSPC: a full disk, not an OOM
+    assert stdout(pool.run_one("Go", GO_HELLO)).strip() == "go fine"
+
+
+def test_a_full_work_folder_is_the_programs_error_not_the_sandboxes(pool):
+    fill = "with open('big', 'wb') as fh:\n    while True: fh.write(b'x' * (1 << 20))\n"
+    result = pool.run_one("Python", fill)
+    assert result["status"] == "runtime_error" and "No space left" in result["tests"][0]["stderr"], result
+
+
+def test_a_runner_that_is_not_root_refuses_to_run(pool, sandbox_image):
+    """Without the privilege drop the program would share the runner's user: refuse."""
+    from aicd.sandbox.pool import trusted_result
+
+    container = pool._take()
+    try:
+        proc = __import__("aicd.sandbox.pool", fromlist=["docker"]).docker(
+            "exec", "-i", "-u", "10001", container.name, "python3", "/opt/aicd/runner.py",
+            input=json.dumps({"files": {"main.py": "print(1)"}, "compile": None, "run": ["python3", "main.py"],
+                              "nonce": "n1"}), timeout=60)
+        result = trusted_result(proc, "n1")
+        assert result["status"] == "sandbox_error" and "must start as root" in result["error"], result
+    finally:
+        pool._give(container, {"status": "ok"})
