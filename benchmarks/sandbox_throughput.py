@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,7 @@ HELLO = {
     "JavaScript": 'console.log("hello");\n',
     "C#": 'class P { static void Main() { System.Console.WriteLine("hello"); } }\n',
 }
+RUN = [{"stdin": ""}]  # one run with empty stdin, output not judged: the programs take no input
 # Sum of i*i mod 7 for i < 3,000,000: a few ms compiled, ~0.5 s in CPython.
 CPU = {
     "Python": "s = 0\nfor i in range(3000000):\n    s += i * i % 7\nprint(s)\n",
@@ -50,7 +52,7 @@ def bare(language: str, code: str) -> bool:
     """Run once on the host with the same runner, if the host has the toolchain."""
     from aicd.sandbox.languages import job_for
 
-    job = job_for(language, code)
+    job = job_for(language, code, RUN)
     tools = ([job["compile"][0]] if job["compile"] else []) + ([] if job["run"][0].startswith("./") else [job["run"][0]])
     if any(shutil.which(t) is None for t in tools):
         return False
@@ -73,31 +75,35 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=20, help="programs per pooled / bare cell")
     parser.add_argument("--run-n", type=int, default=2, help="programs per docker-run cell (each creates a container)")
+    parser.add_argument("--languages", nargs="*", default=None, help="only these languages (default: all nine)")
     args = parser.parse_args()
     from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag
     from aicd.sandbox.languages import job_for
-    from aicd.sandbox.pool import Container, Limits, docker
+    from aicd.sandbox.pool import Container, Limits, docker, isolation_flags, owner_labels, trusted_result
 
+    from aicd.sandbox.pool import remove_stale_containers
+
+    remove_stale_containers()  # what an earlier, killed run left
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` removes this run's container
     image = context_tag(CONTEXT, LOCAL_BASE)
     limits = Limits(wall_s=30, compile_s=60)
     started = time.perf_counter()
-    container = Container(image, limits)
+    container = Container(image, limits, job="benchmark")
     print(f"image {image}; creating one pooled container took {time.perf_counter() - started:.1f} s")
     fmt = lambda v: f"{v:8.2f}" if v else "     n/a"  # noqa: E731
     print(f"{'language':<11} {'program':<6} {'pooled/s':>8} {'run/s':>8} {'bare/s':>8} {'pooled/bare':>11}")
     try:
-        for language in HELLO:
+        for language in args.languages or HELLO:
             for kind, code in (("hello", HELLO[language]), ("cpu", CPU[language])):
-                job = {**job_for(language, code), "tests": []}
+                job = job_for(language, code, RUN)
                 pooled = rate(lambda: container.run(job)["status"] == "ok", args.n)
                 run_rate = None
                 if kind == "hello" and language in ("Python", "C"):
                     def one_run():
-                        full = {**job, "limits": {"wall_s": 30, "compile_s": 60}}
-                        p = docker("run", "--rm", "-i", "--network", "none", "--read-only", "--tmpfs", "/work:rw,exec,uid=10001",
-                                   "--user", "10001:10001", "--memory", "512m", "--pids-limit", "128", image,
+                        full = {**job, "nonce": "bench", "limits": {"wall_s": 30, "compile_s": 60}}
+                        p = docker("run", "--rm", "-i", *owner_labels("benchmark"), *isolation_flags(limits), image,
                                    "python3", "/opt/aicd/runner.py", input=json.dumps(full), timeout=600)
-                        return json.loads(p.stdout)["status"] == "ok"
+                        return trusted_result(p, "bench")["status"] == "ok"
                     run_rate = rate(one_run, args.run_n)
                 bare_rate = rate(lambda: bare(language, code), args.n)
                 ratio = f"{bare_rate / pooled:11.2f}" if pooled and bare_rate else "        n/a"

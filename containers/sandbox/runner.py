@@ -2,7 +2,7 @@
 """Runs one program inside the sandbox container; reads a JSON job on stdin, prints a JSON
 result on stdout. Started by `docker exec -u 0` for every program.
 
-Job: {"files": {name: text}, "compile": [argv] | null, "run": [argv], "tests": [{"stdin", "expected"}],
+Job: {"files": {name: text}, "compile": [argv] | null, "run": [argv] | null, "tests": [{"stdin", "expected"}],
       "limits": {"compile_s", "wall_s", "output_bytes"}, "nonce": str}
 
 Trusted and untrusted sides (inside the image, AICD_SANDBOX=1): this runner is root with a
@@ -323,6 +323,9 @@ def run_job(job, folder):
         if comp["exit_code"] != 0 or comp["timed_out"]:
             result["status"] = "compile_error"
             return result
+    if not job.get("run"):  # no tests or no entry point: built (or syntax-checked), not run
+        result["status"] = "compiled"
+        return result
     tests = job.get("tests") or [{"stdin": "", "expected": None}]
     statuses = []
     for test in tests:

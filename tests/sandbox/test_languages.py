@@ -16,6 +16,7 @@ ECHO_SUM = {
     "C#": "using System;\nclass P { static void Main() { var p = Console.ReadLine().Split(' ');"
           " Console.WriteLine(int.Parse(p[0]) + int.Parse(p[1])); } }\n",
 }
+RUN = [{"stdin": ""}]  # run once on empty stdin, output not judged (with no tests a program is only built)
 TESTS = [{"stdin": "2 3\n", "expected": "5"}, {"stdin": "10 -4\n", "expected": "6"}]
 
 
@@ -29,7 +30,47 @@ def test_each_language_passes_its_tests(pool, language):
 
 def test_wrong_answer_compile_error_and_runtime_error(pool):
     assert pool.run_one("Python", "print(42)\n", TESTS)["status"] == "wrong_answer"
-    bad = pool.run_one("C++", "int main() { return x; }\n")
+    bad = pool.run_one("C++", "int main() { return x; }\n", RUN)
     assert bad["status"] == "compile_error" and "x" in bad["compile"]["stderr"]
-    assert pool.run_one("Python", "raise SystemExit(3)\n")["status"] == "runtime_error"
+    assert pool.run_one("Python", "raise SystemExit(3)\n", RUN)["status"] == "runtime_error"
     assert pool.run_one("Cobol", "DISPLAY 'HI'.")["status"] == "sandbox_error"
+
+
+BROKEN = {"Python": "def f(:\n", "C": "int main(void) { return y; }\n", "C++": "int main() { return y; }\n",
+          "Java": "class Main { void f() { return y; } }\n", "Go": "package main\nfunc main() { y }\n",
+          "Rust": "fn main() { y }\n", "PHP": "<?php echo ;\n", "JavaScript": "function (\n",
+          "C#": "class P { static void Main() { y; } }\n"}
+
+
+@pytest.mark.parametrize("language", sorted(ECHO_SUM))
+def test_without_tests_a_program_is_built_not_run(pool, language):
+    """Run against an empty stdin, these programs would crash; with no tests they are only
+    built (compiled languages) or syntax-checked (scripts)."""
+    built = pool.run_one(language, ECHO_SUM[language])
+    assert built["status"] == "compiled" and built["tests"] == [], built
+    assert pool.run_one(language, BROKEN[language])["status"] == "compile_error"
+
+
+SNIPPETS = {  # LeetCode-style: no entry point, so nothing to run even with tests
+    "Java": "import java.util.*;\nclass Solution {\n  public int twoSum(int[] a) { return a.length; }\n}\n",
+    "C++": "#include <vector>\nclass Solution { public: int n(std::vector<int>& v) { return v.size(); } };\n",
+    "C": "int add(int a, int b) { return a + b; }\n",
+    "Go": "package main\nfunc add(a, b int) int { return a + b }\n",
+    "Rust": "pub fn add(a: i32, b: i32) -> i32 { a + b }\n",
+    "C#": "public class Solution { public int Add(int a, int b) { return a + b; } }\n",
+}
+
+
+@pytest.mark.parametrize("language", sorted(SNIPPETS))
+def test_a_snippet_without_an_entry_point_is_compiled_not_run(pool, language):
+    result = pool.run_one(language, SNIPPETS[language], TESTS)
+    assert result["status"] == "compiled" and result["tests"] == [], result
+
+
+def test_java_runs_the_class_that_declares_main(pool):
+    code = ("package org.demo;\nimport java.util.*;\nclass Helper { static int twice(int x) { return 2 * x; } }\n"
+            "public class Solve {\n  static class Reader { Scanner s = new Scanner(System.in); }\n"
+            "  public static void main(String[] a) {\n    Reader r = new Reader();\n"
+            "    System.out.println(r.s.nextInt() + r.s.nextInt());\n  }\n}\n")
+    result = pool.run_one("Java", code, TESTS)
+    assert result["status"] == "ok", result

@@ -5,6 +5,7 @@ the trusted runner, and nothing a program does may reach a later one."""
 import json
 import textwrap
 
+RUN = [{"stdin": ""}]  # run once on empty stdin, output not judged (with no tests a program is only built)
 HELLO_C = '#include <stdio.h>\nint main(void){puts("innocent");return 0;}\n'
 GO_HELLO = 'package main\nimport "fmt"\nfunc main() { fmt.Println("go fine") }\n'
 JAVA_HELLO = 'public class Main { public static void main(String[] a) { System.out.println("java fine"); } }\n'
@@ -76,9 +77,9 @@ def test_a_daemon_cannot_hijack_the_next_program(pool):
             os._exit(0)
         print("planted")
     """)
-    assert pool.run_one("Python", daemon)["status"] == "ok"
+    assert pool.run_one("Python", daemon, RUN)["status"] == "ok"
     for _ in range(3):
-        innocent = pool.run_one("C", HELLO_C)
+        innocent = pool.run_one("C", HELLO_C, RUN)
         assert innocent["status"] == "ok" and stdout(innocent).strip() == "innocent", innocent
 
 
@@ -98,11 +99,11 @@ def test_zombies_are_reaped_and_do_not_exhaust_pids(pool):
         time.sleep(0.2)
         print(made)
     """)
-    assert pool.run_one("Python", code)["status"] == "ok"
-    count = pool.run_one("Python", "import os\nprint(sum(1 for p in os.listdir('/proc') if p.isdigit()))\n")
+    assert pool.run_one("Python", code, RUN)["status"] == "ok"
+    count = pool.run_one("Python", "import os\nprint(sum(1 for p in os.listdir('/proc') if p.isdigit()))\n", RUN)
     assert int(stdout(count)) <= 4, count  # init, sleep, the runner, this program
-    assert stdout(pool.run_one("Java", JAVA_HELLO)).strip() == "java fine"
-    assert stdout(pool.run_one("Go", GO_HELLO)).strip() == "go fine"
+    assert stdout(pool.run_one("Java", JAVA_HELLO, RUN)).strip() == "java fine"
+    assert stdout(pool.run_one("Go", GO_HELLO, RUN)).strip() == "go fine"
 
 
 def test_no_state_survives_a_program(pool):
@@ -126,7 +127,7 @@ def test_no_state_survives_a_program(pool):
         librt = ctypes.CDLL("librt.so.1", use_errno=True)
         print("mq", librt.mq_open(b"/aicd-q", 0o102, 0o600, None))  # O_CREAT | O_RDWR
     """)
-    first = pool.run_one("Python", writer)
+    first = pool.run_one("Python", writer, RUN)
     assert first["status"] == "ok" and "work-readonly" in stdout(first), first
     assert "shm -1" not in stdout(first) and "mq -1" not in stdout(first), first  # both were really made
     reader = textwrap.dedent("""
@@ -136,19 +137,19 @@ def test_no_state_survives_a_program(pool):
                           "work": [p for p in os.listdir("/work") if p != os.path.basename(os.getcwd())],
                           "sysv": open("/proc/sysvipc/shm").read().splitlines()[1:]}))
     """)
-    seen = json.loads(stdout(pool.run_one("Python", reader)))
+    seen = json.loads(stdout(pool.run_one("Python", reader, RUN)))
     assert seen == {"tmp": [], "shm": [], "mqueue": [], "work": [], "sysv": []}, seen
 
 
 def test_a_full_tmp_does_not_reach_the_next_compile(pool):
     fill = "try:\n    with open('/tmp/fill', 'wb') as fh:\n        while True: fh.write(b'x' * (1 << 20))\nexcept OSError as e:\n    print(e.errno)\n"
-    assert stdout(pool.run_one("Python", fill)).strip() == "28"  # ENOSPC: a full disk, not an OOM
-    assert stdout(pool.run_one("Go", GO_HELLO)).strip() == "go fine"
+    assert stdout(pool.run_one("Python", fill, RUN)).strip() == "28"  # ENOSPC: a full disk, not an OOM
+    assert stdout(pool.run_one("Go", GO_HELLO, RUN)).strip() == "go fine"
 
 
 def test_a_full_work_folder_is_the_programs_error_not_the_sandboxes(pool):
     fill = "with open('big', 'wb') as fh:\n    while True: fh.write(b'x' * (1 << 20))\n"
-    result = pool.run_one("Python", fill)
+    result = pool.run_one("Python", fill, RUN)
     assert result["status"] == "runtime_error" and "No space left" in result["tests"][0]["stderr"], result
 
 

@@ -48,18 +48,59 @@ def test_compile_error(repo, tmp_path):
     assert result["status"] == "compile_error" and "y" in result["compile"]["stderr"]
 
 
+RUN = [{"stdin": ""}]
+
+
 def test_java_file_and_class_follow_the_public_class():
-    job = job_for("Java", "import x;\npublic class Solution {\n  public static void main(String[] a) {}\n}\n")
+    job = job_for("Java", "import x;\npublic class Solution {\n  public static void main(String[] a) {}\n}\n", RUN)
     assert list(job["files"]) == ["Solution.java"] and job["run"][-1] == "Solution"
-    job = job_for("Java", "class Helper {}\nclass Runner {\n  public static void main(String[] a) {}\n}\n")
+    job = job_for("Java", "class Helper {}\nclass Runner {\n  public static void main(String[] a) {}\n}\n", RUN)
     assert list(job["files"]) == ["Main.java"] and job["run"][-1] == "Runner"
     assert len(TOOLCHAINS) == 9
+
+
+def test_java_main_is_found_past_nested_classes_comments_and_packages():
+    code = ("package org.demo;\n// public class Fake { public static void main(String[] a) {} }\n"
+            "class Helper { static class FastReader { void main() {} } }\n"
+            "public class Solve {\n  static class In {}\n  public static void main(String[] a) {}\n}\n")
+    job = job_for("Java", code, RUN)
+    assert list(job["files"]) == ["Solve.java"] and job["run"][-1] == "org.demo.Solve"
+
+
+@pytest.mark.parametrize("language, with_main, without_main", [
+    ("C", "int main(void) { return 0; }", "static int add(int a, int b) { return a + b; }"),
+    ("C++", "#include <cstdio>\nint main() { puts(\"x\"); }", "class Solution { public: int f() { return 1; } };"),
+    ("Go", "package main\nfunc main() {}", "package main\nfunc helper() int { return 1 }"),
+    ("Rust", "fn main() {}", "pub fn add(a: i32) -> i32 { a }"),
+    ("C#", "class P { static void Main() {} }", "class Solution { public int F() { return 1; } }"),
+    ("Java", "class A { public static void main(String[] a) {} }", "class Solution { public int f() { return 1; } }"),
+])
+def test_what_is_run_and_what_is_only_built(language, with_main, without_main):
+    assert job_for(language, with_main, RUN)["run"] is not None  # tests and an entry point: run
+    assert job_for(language, with_main, [])["run"] is None       # no tests: only built
+    snippet = job_for(language, without_main, RUN)               # no entry point: only built
+    assert snippet["run"] is None and snippet["compile"] and snippet["entry_point"] is False
+
+
+@pytest.mark.parametrize("language", ["Python", "PHP", "JavaScript"])
+def test_scripts_without_tests_are_syntax_checked(language):
+    job = job_for(language, "x", [])
+    assert job["run"] is None and job["compile"][0] in ("python3", "php", "node")
+
+
+def test_a_program_without_run_is_reported_compiled(repo, tmp_path):
+    ok = run_job(repo, tmp_path, {"files": {"main.py": "print(1)\n"}, "run": None,
+                                  "compile": [sys.executable, "-m", "py_compile", "main.py"]})
+    assert ok["status"] == "compiled" and ok["tests"] == []
+    bad = run_job(repo, tmp_path, {"files": {"main.py": "print(1\n"}, "run": None,
+                                   "compile": [sys.executable, "-m", "py_compile", "main.py"]})
+    assert bad["status"] == "compile_error"
 
 
 @pytest.mark.parametrize("language", ["C", "C++"])
 def test_host_toolchain_round_trip(repo, tmp_path, language):
     code = '#include <stdio.h>\nint main(void){int a;scanf("%d",&a);printf("%d\\n",a*a);return 0;}\n'
-    job = {**job_for(language, code), "tests": [{"stdin": "7", "expected": "49"}]}
+    job = job_for(language, code, [{"stdin": "7", "expected": "49"}])
     assert run_job(repo, tmp_path, job)["status"] == "ok"
 
 

@@ -28,7 +28,8 @@ from .minhash import signature
 log = logging.getLogger(__name__)
 
 # Execution statuses (aicd.sandbox) that fail each `execution_filter` level; a sandbox_error
-# is the harness's fault, never the program's, so it rejects nothing.
+# is the harness's fault, never the program's, so it rejects nothing. `compiled` (built but
+# not run: no tests, or no entry point) passes every level, since there was nothing to run.
 EXECUTION_FAILS = {
     "none": frozenset(),
     "compiles": frozenset({"compile_error"}),

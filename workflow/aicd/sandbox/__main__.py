@@ -52,13 +52,25 @@ def execute_table(rows: pd.DataFrame, pool: SandboxPool, progress=None) -> pd.Da
     return pd.DataFrame.from_records(records, columns=RESULT_COLUMNS)
 
 
+BUILT = {"compiled", "ok", "wrong_answer", "runtime_error", "timeout", "memory_limit", "output_limit"}
+
+
 def summary(results: pd.DataFrame, name: str) -> dict:
+    """Status counts, and per language x generator the rate that applies to each program:
+    `built` over every program (it compiled, or passed its syntax check), `passed` over the
+    programs that ran against tests (status ok)."""
     if results.empty:
-        return {"name": name, "rows": 0, "status": {}, "pass_rate": {}}
-    ok = results["status"].eq("ok")
-    by = results.assign(ok=ok).groupby(["language", results["generator"].fillna("(unknown)")])["ok"]
-    return {"name": name, "rows": len(results), "status": results["status"].value_counts().to_dict(),
-            "pass_rate": {f"{lang} / {gen}": round(float(v), 4) for (lang, gen), v in by.mean().items()}}
+        return {"name": name, "rows": 0, "status": {}, "rates": {}}
+    tested = results["tests_total"].fillna(0).astype(int) > 0
+    frame = results.assign(built=results["status"].isin(BUILT), tested=tested,
+                           passed=tested & results["status"].eq("ok"),
+                           generator=results["generator"].fillna("(unknown)"))
+    rates = {}
+    for (lang, gen), g in frame.groupby(["language", "generator"]):
+        n_tested = int(g["tested"].sum())
+        rates[f"{lang} / {gen}"] = {"programs": len(g), "built": round(float(g["built"].mean()), 4), "tested": n_tested,
+                                    "passed": round(float(g["passed"].sum() / n_tested), 4) if n_tested else None}
+    return {"name": name, "rows": len(results), "status": results["status"].value_counts().to_dict(), "rates": rates}
 
 
 def main(argv=None) -> None:

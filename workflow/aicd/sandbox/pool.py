@@ -31,7 +31,7 @@ from .languages import TOOLCHAINS, job_for
 
 log = logging.getLogger(__name__)
 BREACHES = ("timeout", "memory_limit", "output_limit", "sandbox_error")
-STATUSES = {"ok", "compile_error", "runtime_error", "wrong_answer", "timeout", "memory_limit", "output_limit",
+STATUSES = {"ok", "compiled", "compile_error", "runtime_error", "wrong_answer", "timeout", "memory_limit", "output_limit",
             "sandbox_error"}
 LABEL = "aicd.sandbox"
 # What the trusted runner needs as root: drop to the program's user (SETUID, SETGID), hand it
@@ -111,6 +111,24 @@ def remove_stale_containers() -> list[str]:
     return stale
 
 
+def owner_labels(job: str = "") -> list[str]:
+    """`docker run` flags that let remove_stale_containers find a container whose owner died."""
+    return ["--label", f"{LABEL}=1", "--label", f"aicd.owner={owner_label()}", "--label", f"aicd.job={job}"]
+
+
+def isolation_flags(lim: Limits) -> list[str]:
+    """`docker run` flags of every sandbox container: root for the trusted runner with only
+    RUNNER_CAPS, a reaping init, no network, read-only root, memory = swap cap, pids, CPU."""
+    caps = [arg for cap in RUNNER_CAPS for arg in ("--cap-add", cap)]
+    return ["--init", "--network", "none", "--read-only",
+            "--tmpfs", f"/work:rw,exec,nosuid,size={lim.work_mb}m,uid=0,gid=0,mode=755",
+            "--tmpfs", f"/tmp:rw,exec,nosuid,size={lim.tmp_mb}m,mode=1777", "--shm-size", f"{lim.tmp_mb}m",
+            "--memory", f"{lim.memory_mb}m", "--memory-swap", f"{lim.memory_mb}m",
+            "--pids-limit", str(lim.pids), "--cpus", str(lim.cpus),
+            "--user", "0:0", "--cap-drop", "ALL", *caps, "--security-opt", "no-new-privileges",
+            "--ulimit", "core=0"]
+
+
 class Container:
     """One locked-down container: no network, read-only root, capped memory/pids/CPU, no host
     paths, an exec-enabled tmpfs at /work, a reaping init as PID 1, labelled with its owner."""
@@ -128,17 +146,8 @@ class Container:
             raise AicdError(f"cannot start a sandbox container from {image}: {proc.stderr.strip()[:300]}")
 
     def _start(self) -> subprocess.CompletedProcess:
-        lim = self.limits
-        caps = [arg for cap in RUNNER_CAPS for arg in ("--cap-add", cap)]
-        return docker(
-            "run", "-d", "--name", self.name, "--label", f"{LABEL}=1", "--label", f"aicd.owner={owner_label()}",
-            "--label", f"aicd.job={self.job}", "--init", "--network", "none", "--read-only",
-            "--tmpfs", f"/work:rw,exec,nosuid,size={lim.work_mb}m,uid=0,gid=0,mode=755",
-            "--tmpfs", f"/tmp:rw,exec,nosuid,size={lim.tmp_mb}m,mode=1777", "--shm-size", f"{lim.tmp_mb}m",
-            "--memory", f"{lim.memory_mb}m", "--memory-swap", f"{lim.memory_mb}m",
-            "--pids-limit", str(lim.pids), "--cpus", str(lim.cpus),
-            "--user", "0:0", "--cap-drop", "ALL", *caps, "--security-opt", "no-new-privileges",
-            "--ulimit", "core=0", self.image, "sleep", "infinity", timeout=300)
+        return docker("run", "-d", "--name", self.name, *owner_labels(self.job), *isolation_flags(self.limits), self.image,
+                      "sleep", "infinity", timeout=300)
 
     def run(self, job: dict) -> dict:
         """The runner's result, or `sandbox_error` when it is not the trusted runner's answer
@@ -241,7 +250,7 @@ class SandboxPool:
     def run_one(self, language: str, code: str, tests: list[dict] | None = None) -> dict:
         if language not in TOOLCHAINS:
             return sandbox_error(f"no toolchain for language {language!r}")
-        job = {**job_for(language, code), "tests": tests or []}
+        job = job_for(language, code, tests)
         for attempt in (1, 2):
             container = self._take()
             result = container.run(job)
