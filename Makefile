@@ -15,7 +15,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,encoders]'
 	touch $@
 
 setup: $(VENV)/.installed

@@ -14,7 +14,8 @@ def config(request, repo):
 
 def test_shipped_configs_are_valid(config):
     validate_config(config)
-    assert len(config["detectors"]) == 11  # Random, Majority, {CB, SVM, LR} x {TF-IDF, AST, both}
+    classical = [d for d in config["detectors"].values() if d["kind"] != "encoder"]
+    assert len(classical) == 11  # Random, Majority, {CB, SVM, LR} x {TF-IDF, AST, both}
 
 
 def test_full_config_is_the_release_on_the_hub(repo):
@@ -54,4 +55,12 @@ def test_label_map_values_are_checked(config):
     task = next(iter(bad.get("sources", {}).values()), None) or next(iter(bad["tasks"].values()))
     task["label_map"] = {0: "humans"}
     with pytest.raises(AicdError, match="label_map.0: 'humans' is not one of"):
+        validate_config(bad)
+
+
+def test_detector_parameter_types_are_checked_when_the_workflow_starts(config):
+    bad = copy.deepcopy(config)
+    svm = next(name for name, det in bad["detectors"].items() if det["kind"] == "linear_svm")
+    bad["detectors"][svm]["params"] = {"C": "abc"}
+    with pytest.raises(AicdError, match=rf"config\.detectors\.{svm}\.params: .*'C' parameter of LinearSVC must be a float"):
         validate_config(bad)

@@ -1,6 +1,7 @@
 """Detectors stage: one small class per detector family, registered by name.
 
-Importing this package registers the built-in detectors (dummy and classical)."""
+Importing this package registers the built-in detectors (dummy, classical and encoder; the
+encoder module imports torch/transformers only when an encoder is fitted)."""
 
 from .base import REGISTRY, Detector, build, register  # noqa: F401
-from . import classical, dummy  # noqa: F401  (registration side effect)
+from . import classical, dummy, encoder  # noqa: F401  (registration side effect)

@@ -1,6 +1,7 @@
 """python -m aicd.detectors: fit one detector on a task's train split and predict its test split.
 
-Writes predictions (id, gold, pred, score_<class>...) and the fitted detector."""
+Writes predictions (id, gold, pred, score_<class>...) and the fitted detector: a pickle, or a
+folder for detectors stored with save_pretrained (the encoders)."""
 
 from __future__ import annotations
 
@@ -15,16 +16,20 @@ import pandas as pd
 
 from ..cli import json_arg, run
 from ..errors import AicdError
-from ..io import write_parquet, write_pickle
+from ..io import write_parquet
 from ..features import store
 from . import build
 
 log = logging.getLogger("aicd.detectors")
 
 
-def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | None, seed: int, threads: int = 1):
+def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | None, seed: int, threads: int = 1,
+                work_dir: str | None = None, cache_dir: str | None = None):
     detector = build(spec["kind"], spec.get("params") or {}, seed=seed, threads=threads)
-    if detector.needs_features:
+    detector.work_dir, detector.cache_dir = work_dir, cache_dir
+    if detector.needs_text:
+        X = {s: t["code"].to_numpy(dtype=object) for s, t in tables.items()}
+    elif detector.needs_features:
         if not features:
             raise AicdError(f"detector kind {spec['kind']} needs a feature set: set features: in its config entry")
         matrices, ids, _ = store.load(features)
@@ -38,9 +43,8 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
     if len(np.unique(y["train"])) < 2 and detector.needs_features:
         raise AicdError("the train split has fewer than two classes: nothing to learn")
     detector.fit(X["train"], y["train"], X["validation"], y["validation"])
-    pred = detector.predict(X["test"])
+    pred, scores = detector.predict_with_scores(X["test"])
     out = pd.DataFrame({"id": tables["test"]["id"].to_numpy(), "gold": y["test"], "pred": np.asarray(pred, dtype=object)})
-    scores = detector.predict_scores(X["test"])
     if scores is not None:
         for j, cls in enumerate(detector.classes_):
             out[f"score_{cls}"] = scores[:, j].astype(np.float32)
@@ -55,14 +59,17 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", required=True, help="output predictions parquet")
-    parser.add_argument("--model", required=True, help="output fitted detector (pickle)")
+    parser.add_argument("--model", required=True, help="output fitted detector (a pickle, or a folder for encoders)")
+    parser.add_argument("--work-dir", help="scratch folder kept across a killed job (encoder checkpoints)")
+    parser.add_argument("--cache-dir", help="shared cache folder (tokenised splits)")
     args = parser.parse_args(argv)
     tables = {s: pd.read_parquet(Path(args.tasks_dir) / f"{s}.parquet") for s in ("train", "validation", "test")}
     if tables["train"].empty or tables["test"].empty:
         raise AicdError(f"{args.tasks_dir}: the train or test split is empty")
     started = time.perf_counter()
-    detector, predictions = fit_predict(args.spec, tables, args.features, args.seed, args.threads)
-    write_pickle(detector, args.model)
+    detector, predictions = fit_predict(args.spec, tables, args.features, args.seed, args.threads,
+                                        args.work_dir, args.cache_dir)
+    detector.save(args.model)
     write_parquet(predictions, args.out)
     log.info("%s: %d test predictions in %.1fs", args.spec["kind"], len(predictions), time.perf_counter() - started)
 

@@ -2,7 +2,9 @@
 
 A detector: fit(X, y) -> self; predict(X) -> label names; optionally predict_scores(X) ->
 (n_rows, n_classes) with columns in `classes_` order. Adding one: a subclass decorated with
-@register("kind"), then a config entry {kind: ..., features: ..., params: {...}}."""
+@register("kind"), then a config entry {kind: ..., features: ..., params: {...}}. A detector that
+reads code text rather than features sets `needs_text`; one stored as a folder (the encoders,
+through save_pretrained) sets `model_suffix = ""` and overrides `save`."""
 
 from __future__ import annotations
 
@@ -28,6 +30,10 @@ def register(kind: str) -> Callable[[type["Detector"]], type["Detector"]]:
 class Detector:
     kind: str = ""
     needs_features: bool = True
+    needs_text: bool = False        # fit/predict take the code strings instead of a feature matrix
+    model_suffix: str = ".pkl"      # how the fitted detector is stored: a pickle file, or "" for a folder
+    work_dir: str | None = None     # scratch folder that outlives a killed job (checkpoints); set by the job
+    cache_dir: str | None = None    # shared cache folder (e.g. tokenised splits); set by the job
 
     def __init__(self, seed: int = 0, threads: int = 1, **params):
         self.seed = seed
@@ -43,6 +49,15 @@ class Detector:
 
     def predict_scores(self, X: np.ndarray) -> np.ndarray | None:
         return None
+
+    def predict_with_scores(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Labels and scores in one pass (detectors whose inference is costly override this)."""
+        return self.predict(X), self.predict_scores(X)
+
+    def save(self, path) -> None:
+        """Store the fitted detector at `path` (a pickle; folder-based detectors override)."""
+        from ..io import write_pickle
+        write_pickle(self, path)
 
     def check_params(self) -> None:
         """Raise TypeError/ValueError for parameters the detector cannot take (before fitting)."""

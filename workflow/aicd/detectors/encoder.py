@@ -1,0 +1,487 @@
+"""Fine-tuned encoders (the paper's §5.1): `AutoModelForSequenceClassification` trained with
+the `transformers` Trainer on a task's train split, the checkpoint chosen on validation
+macro-F1, test predicted with per-class scores.
+
+What comes from `transformers` and is not re-written here: the training loop, AdamW and the
+warm-up schedule, gradient accumulation, bf16/fp16 autocast, the length-grouped sampler
+(`train_sampling_strategy="group_by_length"`), dynamic padding (`DataCollatorWithPadding`),
+checkpoints with optimizer, scheduler and RNG state, resuming, best-checkpoint selection and
+the progress bar. What is ours: reading the model offline with a one-line error, the token
+cache, resuming only from a complete checkpoint of the same run, and a length-sorted
+`torch.no_grad()` predict loop.
+
+Training settings (params of a `kind: encoder` config entry) and which are the paper's:
+window 512, epochs 3, batch_size 64 are §5.1; every other default is ours (DEFAULTS)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import AicdError
+from .base import Detector, register
+
+log = logging.getLogger("aicd.detectors.encoder")
+
+DEFAULTS = {
+    "model": None,             # a Hub id, a local folder, or package:NAME (a pip package shipping weights)
+    "window": 512,             # paper: input window 512 tokens (special tokens included)
+    "epochs": 3,               # paper
+    "batch_size": 64,          # paper: the effective batch (micro batch x accumulation)
+    "micro_batch_size": 16,    # ours: per forward/backward; accumulation makes up batch_size
+    "eval_batch_size": 64,     # ours
+    "learning_rate": 2e-5,     # ours (the paper gives none)
+    "weight_decay": 0.01,      # ours
+    "warmup_ratio": 0.06,      # ours: linear warm-up over 6% of the steps, then linear decay
+    "scheduler": "linear",     # ours: any transformers lr_scheduler_type
+    "optimizer": "adamw_torch",  # ours: any transformers `optim`
+    "max_grad_norm": 1.0,      # ours
+    "save_steps": None,        # also checkpoint every N optimizer steps (always every epoch)
+    "save_total_limit": 2,     # checkpoints kept (the best one is always kept)
+    "logging_steps": 10,
+    "max_steps": None,         # stop after N optimizer steps (tests, smoke runs)
+    "max_train_rows": None,    # seeded, class-stratified sample of train (the CPU demo)
+    "max_validation_rows": None,
+    "padding": "dynamic",      # dynamic (pad to the batch's longest) | window (pad to `window`)
+    "group_by_length": True,   # length-grouped training batches
+    "device": "auto",          # auto (CUDA when present) | cpu | cuda
+    "precision": "auto",       # auto (bf16 on GPUs that have it, else fp16; fp32 on CPU) | fp32 | bf16 | fp16
+    "data_seed": None,         # data order; default: the workflow seed
+    "keep_checkpoints": False,  # keep the checkpoint folder after a successful fit
+}
+
+
+def _stable_hash(*parts) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else str(p).encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def _text_key(texts, labels) -> str:
+    h = hashlib.sha256()
+    for t, lab in zip(texts, labels):
+        h.update(f"{lab}\0{t}\0".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:16]
+
+
+def _is_local(model: str) -> bool:
+    return model.startswith(("/", ".", "~")) or os.path.isdir(os.path.expanduser(model))
+
+
+def offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}
+
+
+def resolve_model(model: str) -> str:
+    """A local folder or a Hub id -> what `from_pretrained` should read; one-line AicdError when
+    it cannot be had (missing folder, id not cached while offline, id unknown to the Hub)."""
+    if model.startswith("package:"):  # a Python package that ships weights (get_model_path())
+        import importlib
+        name = model.split(":", 1)[1]
+        try:
+            return str(importlib.import_module(name).get_model_path())
+        except ImportError:
+            raise AicdError(f"encoder model {model}: the package {name} is not installed "
+                            f"(pip install {name.replace('_', '-')}, or pip install -e '.[encoders]')") from None
+    if _is_local(model):
+        path = Path(os.path.expanduser(model))
+        if not (path / "config.json").is_file():
+            raise AicdError(f"encoder model folder {model} has no config.json: point params.model at a folder "
+                            "written by save_pretrained (or a Hub id)")
+        return str(path)
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HFValidationError
+    try:
+        return snapshot_download(model, local_files_only=offline())
+    except HFValidationError:
+        raise AicdError(f"encoder model {model!r} is neither a local folder nor a valid Hub id") from None
+    except Exception as err:  # LocalEntryNotFoundError, RepositoryNotFoundError, network errors
+        how = (f"run `hf download {model}` (huggingface-cli download {model} with older huggingface_hub) on a "
+               "machine with Hub access and copy the cache (~/.cache/huggingface) here, or set params.model "
+               "to a local folder")
+        if offline():
+            raise AicdError(f"encoder model {model} is not in the local Hugging Face cache and HF_HUB_OFFLINE=1: "
+                            f"{how}") from None
+        raise AicdError(f"encoder model {model} could not be fetched ({type(err).__name__}): {how}") from None
+
+
+def choose_device(device: str) -> str:
+    import torch
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise AicdError(f"device {device!r} asked for, but torch sees no CUDA device (set device: auto or cpu)")
+    return device
+
+
+def choose_precision(precision: str, device: str) -> str:
+    import torch
+    if device == "cpu":
+        return "fp32" if precision == "auto" else precision
+    if precision == "auto":
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    return precision
+
+
+def stratified_cap(y: np.ndarray, n: int | None, seed: int) -> np.ndarray:
+    """Indices of a seeded, class-stratified sample of at most n rows (all rows when n is None)."""
+    idx = np.arange(len(y))
+    if n is None or n >= len(y):
+        return idx
+    rng = np.random.default_rng(seed)
+    classes, counts = np.unique(y, return_counts=True)
+    quota = np.maximum(1, np.floor(counts / counts.sum() * n)).astype(int)
+    picked = [rng.permutation(idx[y == c])[:q] for c, q in zip(classes, quota)]
+    return np.sort(np.concatenate(picked))
+
+
+class TokenCache:
+    """Tokenised splits on disk, keyed by tokenizer content, window and the texts: tokenised
+    once per task and tokenizer (encoders that share a vocabulary share it), reused by every
+    epoch and by a resumed job."""
+
+    def __init__(self, root: str | os.PathLike | None):
+        self.root = Path(root) if root else None
+
+    @staticmethod
+    def tokenizer_key(tokenizer) -> str:
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        if backend is not None:  # the runtime truncation/padding state is not part of the vocabulary
+            spec = json.loads(backend.to_str())
+            spec.pop("truncation", None), spec.pop("padding", None)
+            body = json.dumps(spec, sort_keys=True)
+        else:
+            body = json.dumps(tokenizer.get_vocab(), sort_keys=True)
+        return _stable_hash(type(tokenizer).__name__, body, tokenizer.truncation_side)
+
+    def tokenize(self, tokenizer, texts: np.ndarray, window: int):
+        """-> datasets.Dataset with input_ids and length (no padding)."""
+        import datasets
+        key = _stable_hash(self.tokenizer_key(tokenizer), window, len(texts),
+                           hashlib.sha256("\0".join(map(str, texts)).encode()).hexdigest())
+        path = self.root / key if self.root else None
+        if path is not None and (path / "dataset_info.json").is_file():
+            log.info("tokens from cache %s", path)
+            return datasets.load_from_disk(str(path))
+        started = time.perf_counter()
+        enc = tokenizer([str(t) for t in texts], truncation=True, max_length=window)
+        ds = datasets.Dataset.from_dict({"input_ids": enc["input_ids"],
+                                         "length": [len(x) for x in enc["input_ids"]]})
+        log.info("tokenised %d texts in %.1fs (mean %.0f tokens)", len(texts), time.perf_counter() - started,
+                 np.mean(ds["length"]) if len(ds) else 0)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.parent / f".{key}.{os.getpid()}.tmp"
+            ds.save_to_disk(str(tmp))
+            try:
+                os.replace(tmp, path)
+            except OSError:  # another job wrote the same key first
+                shutil.rmtree(tmp, ignore_errors=True)
+            ds = datasets.load_from_disk(str(path))
+        return ds
+
+
+def last_complete_checkpoint(folder: Path) -> Path | None:
+    """The newest checkpoint whose save finished (trainer_state.json is written last); a
+    checkpoint cut short by a kill is deleted."""
+    if not folder.is_dir():
+        return None
+    found = sorted((p for p in folder.glob("checkpoint-*") if p.is_dir() and p.name.split("-")[-1].isdigit()),
+                   key=lambda p: int(p.name.split("-")[-1]), reverse=True)
+    for ckpt in found:
+        if (ckpt / "trainer_state.json").is_file():
+            return ckpt
+        log.warning("removing incomplete checkpoint %s", ckpt)
+        shutil.rmtree(ckpt, ignore_errors=True)
+    return None
+
+
+@register("encoder")
+class EncoderDetector(Detector):
+    needs_features = False
+    needs_text = True
+    model_suffix = ""  # a save_pretrained folder
+
+    def __init__(self, seed: int = 0, threads: int = 1, **params):
+        super().__init__(seed=seed, threads=threads, **params)
+        self.settings = {**DEFAULTS, **params}
+        self.callbacks: list = []   # extra transformers TrainerCallbacks (tests, monitoring)
+        self.model_ = None
+        self.tokenizer_ = None
+        self.fit_report_: dict = {}
+
+    def check_params(self) -> None:
+        unknown = sorted(set(self.params) - set(DEFAULTS))
+        if unknown:
+            raise ValueError(f"unknown encoder setting(s) {unknown}; known: {sorted(DEFAULTS)}")
+        s = self.settings
+        if not isinstance(s["model"], str) or not s["model"]:
+            raise ValueError("params.model must name the encoder: a Hub id or a local folder")
+        for key in ("window", "epochs", "batch_size", "micro_batch_size", "eval_batch_size", "logging_steps",
+                    "save_total_limit"):
+            if not isinstance(s[key], int) or isinstance(s[key], bool) or s[key] < 1:
+                raise ValueError(f"{key} must be a positive integer, not {s[key]!r}")
+        for key in ("save_steps", "max_steps", "max_train_rows", "max_validation_rows", "data_seed"):
+            if s[key] is not None and (not isinstance(s[key], int) or isinstance(s[key], bool) or s[key] < 0):
+                raise ValueError(f"{key} must be a non-negative integer or null, not {s[key]!r}")
+        for key in ("learning_rate", "weight_decay", "warmup_ratio", "max_grad_norm"):
+            if not isinstance(s[key], (int, float)) or isinstance(s[key], bool) or s[key] < 0:
+                raise ValueError(f"{key} must be a non-negative number, not {s[key]!r}")
+        if s["padding"] not in ("dynamic", "window"):
+            raise ValueError(f"padding must be dynamic or window, not {s['padding']!r}")
+        if s["precision"] not in ("auto", "fp32", "bf16", "fp16"):
+            raise ValueError(f"precision must be auto, fp32, bf16 or fp16, not {s['precision']!r}")
+        if not isinstance(s["device"], str) or not (s["device"] in ("auto", "cpu") or s["device"].startswith("cuda")):
+            raise ValueError(f"device must be auto, cpu or cuda[:N], not {s['device']!r}")
+        if s["batch_size"] % min(s["micro_batch_size"], s["batch_size"]):
+            raise ValueError(f"batch_size {s['batch_size']} is not a multiple of micro_batch_size {s['micro_batch_size']}")
+
+    # -- loading -----------------------------------------------------------------------------
+
+    def _load(self, source: str, classes: list[str] | None = None):
+        import torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer, set_seed
+        from transformers.utils import logging as hf_logging
+        if self.device_ == "cpu":
+            torch.set_num_threads(max(1, int(self.threads)))
+        set_seed(self.seed)  # the classification head's initialisation
+        path = resolve_model(source)
+        hf_logging.set_verbosity_error()  # "newly initialized weights" is the point of fine-tuning
+        try:
+            self.tokenizer_ = AutoTokenizer.from_pretrained(path)
+            kwargs = {}
+            if classes is not None:
+                kwargs = {"num_labels": len(classes), "id2label": dict(enumerate(classes)),
+                          "label2id": {c: i for i, c in enumerate(classes)}}
+            self.model_ = AutoModelForSequenceClassification.from_pretrained(path, **kwargs)
+        except (OSError, ValueError, KeyError) as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise AicdError(f"encoder model {source} could not be loaded as a sequence classifier: {first}") from None
+        finally:
+            hf_logging.set_verbosity_warning()
+        if self.tokenizer_.pad_token is None:
+            self.tokenizer_.pad_token = self.tokenizer_.eos_token
+            self.model_.config.pad_token_id = self.tokenizer_.pad_token_id
+        self.model_.to(self.device_)
+
+    def _setup_device(self) -> None:
+        self.device_ = choose_device(self.settings["device"])
+        self.precision_ = choose_precision(self.settings["precision"], self.device_)
+
+    # -- fitting -----------------------------------------------------------------------------
+
+    def fit(self, X, y, X_val=None, y_val=None) -> "EncoderDetector":
+        import torch
+        from transformers import DataCollatorWithPadding, Trainer, TrainerCallback, TrainingArguments
+        s = self.settings
+        self._setup_device()
+        X, y = np.asarray(X, dtype=object), np.asarray(y, dtype=object)
+        train_idx = stratified_cap(y, s["max_train_rows"], self.seed)
+        X, y = X[train_idx], y[train_idx]
+        self.classes_ = np.unique(y)
+        if len(self.classes_) < 2:
+            raise AicdError("the train split has fewer than two classes: nothing to learn")
+        if X_val is None or len(X_val) == 0:
+            raise AicdError("an encoder needs a validation split to choose its checkpoint")
+        X_val, y_val = np.asarray(X_val, dtype=object), np.asarray(y_val, dtype=object)
+        val_idx = stratified_cap(y_val, s["max_validation_rows"], self.seed)
+        X_val, y_val = X_val[val_idx], y_val[val_idx]
+        label2id = {c: i for i, c in enumerate(self.classes_)}
+        known = np.isin(y_val, self.classes_)  # a validation class unseen in train cannot be predicted
+        y_val_ids = np.array([label2id.get(v, -1) for v in y_val])
+
+        self._load(s["model"], list(map(str, self.classes_)))
+        cache = TokenCache(self.cache_dir)
+        train_ds = cache.tokenize(self.tokenizer_, X, s["window"]).add_column("labels", [label2id[v] for v in y])
+        val_ds = cache.tokenize(self.tokenizer_, X_val[known], s["window"]).add_column("labels", list(y_val_ids[known]))
+        val_ds = val_ds.sort("length")  # evaluation order is free: length-homogeneous batches pad less
+
+        micro = min(s["micro_batch_size"], s["batch_size"])
+        accumulation = s["batch_size"] // micro
+        steps_per_epoch = math.ceil(len(train_ds) / (micro * accumulation))
+        work = Path(self.work_dir) if self.work_dir else Path.cwd() / ".aicd-encoder"
+        fingerprint = _stable_hash(json.dumps({k: v for k, v in s.items() if k != "keep_checkpoints"},
+                                              sort_keys=True, default=str), self.seed,
+                                   _text_key(X, y), _text_key(X_val, y_val))
+        stamp = work / "fingerprint.json"
+        if work.is_dir() and (not stamp.is_file() or json.loads(stamp.read_text()).get("fingerprint") != fingerprint):
+            log.info("checkpoints in %s belong to another run (settings or data changed): starting afresh", work)
+            shutil.rmtree(work)
+        work.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(json.dumps({"fingerprint": fingerprint, "model": s["model"]}) + "\n")
+        resume = last_complete_checkpoint(work)
+
+        if not sys.stderr.isatty():  # a job log: one progress line every 10 s, not every 0.1 s
+            os.environ.setdefault("TQDM_MININTERVAL", "10")
+        save_kwargs = ({"eval_strategy": "epoch", "save_strategy": "epoch"} if not s["save_steps"] else
+                       {"eval_strategy": "steps", "save_strategy": "steps",
+                        "eval_steps": s["save_steps"], "save_steps": s["save_steps"]})
+        args = TrainingArguments(
+            output_dir=str(work),
+            num_train_epochs=s["epochs"],
+            max_steps=s["max_steps"] if s["max_steps"] else -1,
+            per_device_train_batch_size=micro,
+            per_device_eval_batch_size=s["eval_batch_size"],
+            gradient_accumulation_steps=accumulation,
+            learning_rate=s["learning_rate"],
+            weight_decay=s["weight_decay"],
+            warmup_steps=math.ceil(s["warmup_ratio"] * (s["max_steps"] or steps_per_epoch * s["epochs"])),
+            lr_scheduler_type=s["scheduler"],
+            optim=s["optimizer"],
+            max_grad_norm=s["max_grad_norm"],
+            logging_steps=s["logging_steps"],
+            logging_first_step=True,
+            save_total_limit=s["save_total_limit"],
+            load_best_model_at_end=True,
+            metric_for_best_model="macro_f1",
+            greater_is_better=True,
+            seed=self.seed,
+            data_seed=s["data_seed"] if s["data_seed"] is not None else self.seed,
+            train_sampling_strategy="group_by_length" if s["group_by_length"] else "random",
+            length_column_name="length",
+            use_cpu=self.device_ == "cpu",
+            bf16=self.precision_ == "bf16",
+            fp16=self.precision_ == "fp16",
+            dataloader_num_workers=0,
+            report_to="none",
+            disable_tqdm=False,
+            **save_kwargs,
+        )
+        collator = (DataCollatorWithPadding(self.tokenizer_, pad_to_multiple_of=8 if self.device_ != "cpu" else None)
+                    if s["padding"] == "dynamic" else
+                    DataCollatorWithPadding(self.tokenizer_, padding="max_length", max_length=s["window"]))
+
+        def compute_metrics(pred):
+            from sklearn.metrics import f1_score
+            logits = pred.predictions[0] if isinstance(pred.predictions, tuple) else pred.predictions
+            return {"macro_f1": f1_score(pred.label_ids, logits.argmax(-1), average="macro",
+                                         labels=list(range(len(self.classes_))), zero_division=0)}
+
+        class EveryEpoch(TrainerCallback):
+            """With save_steps, still evaluate and checkpoint at every epoch's end."""
+            def on_epoch_end(self, args, state, control, **kwargs):
+                control.should_evaluate = True
+                control.should_save = True
+                return control
+
+        trainer = Trainer(model=self.model_, args=args, train_dataset=train_ds, eval_dataset=val_ds,
+                          data_collator=collator, processing_class=self.tokenizer_, compute_metrics=compute_metrics,
+                          callbacks=[EveryEpoch(), *self.callbacks])
+        # A sequence classifier's loss is a mean over its micro batch, whatever **kwargs its forward
+        # takes: have the Trainer divide it by the accumulation steps (else gradients and the
+        # logged loss are `accumulation` times too large).
+        trainer.model_accepts_loss_kwargs = False
+        trainer.loss_is_scaled_for_ga = False
+        log.info("fine-tuning %s on %s: %d train rows, %d validation rows, %d classes; micro batch %d x %d "
+                 "accumulation = %d; %d steps/epoch; %s, %s%s", s["model"], self.device_, len(train_ds), len(val_ds),
+                 len(self.classes_), micro, accumulation, micro * accumulation, steps_per_epoch, self.device_,
+                 self.precision_, f"; resuming from {resume.name}" if resume else "")
+        started = time.perf_counter()
+        resumed_step = json.loads((resume / "trainer_state.json").read_text())["global_step"] if resume else 0
+        result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        self.model_ = trainer.model
+        self.model_.eval()
+        self.fit_report_ = {
+            "train_rows": len(train_ds), "validation_rows": len(val_ds), "steps": trainer.state.global_step,
+            "resumed_from_step": resumed_step, "train_loss": result.training_loss,
+            "best_checkpoint": Path(trainer.state.best_model_checkpoint).name if trainer.state.best_model_checkpoint else None,
+            "best_validation_macro_f1": trainer.state.best_metric, "fit_seconds": round(time.perf_counter() - started, 1),
+            "device": self.device_, "precision": self.precision_, "micro_batch_size": micro,
+            "gradient_accumulation_steps": accumulation,
+            "mean_train_tokens": float(np.mean(train_ds["length"])),
+            "log_history": trainer.state.log_history,
+        }
+        self.trainer_state_ = trainer.state
+        if not s["keep_checkpoints"]:
+            self._discard_work = work
+        del trainer
+        if self.device_.startswith("cuda"):
+            torch.cuda.empty_cache()
+        return self
+
+    # -- prediction --------------------------------------------------------------------------
+
+    def batches(self, X, batch_size: int | None = None):
+        """(order, padded batches) of the texts sorted by length: the predict path's batches."""
+        s = self.settings
+        enc = self.tokenizer_([str(t) for t in np.asarray(X, dtype=object)], truncation=True, max_length=s["window"])
+        ids = enc["input_ids"]
+        order = np.argsort([len(x) for x in ids], kind="stable")
+        size = batch_size or s["eval_batch_size"]
+        out = []
+        for start in range(0, len(order), size):
+            chunk = order[start:start + size]
+            out.append(self.tokenizer_.pad({"input_ids": [ids[i] for i in chunk]}, return_tensors="pt"))
+        return order, out
+
+    def predict_scores(self, X) -> np.ndarray:
+        import torch
+        if self.model_ is None:
+            raise AicdError("the encoder is not fitted")
+        order, batches = self.batches(X)
+        self.model_.eval()
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision_)
+        probs = []
+        with torch.no_grad():
+            for batch in batches:
+                batch = {k: v.to(self.device_) for k, v in batch.items()}
+                with torch.autocast(device_type=self.device_.split(":")[0], dtype=dtype, enabled=dtype is not None):
+                    logits = self.model_(**batch).logits
+                probs.append(torch.softmax(logits.float(), dim=-1).cpu().numpy())
+        scores = np.empty((len(order), len(self.classes_)), dtype=np.float32)
+        if len(order):
+            scores[order] = np.concatenate(probs)
+        return scores
+
+    def predict(self, X) -> np.ndarray:
+        return self.predict_with_scores(X)[0]
+
+    def predict_with_scores(self, X):
+        scores = self.predict_scores(X)
+        return self.classes_[scores.argmax(1)] if len(scores) else np.array([], dtype=object), scores
+
+    # -- persistence -------------------------------------------------------------------------
+
+    def save(self, path) -> None:
+        """save_pretrained (model + tokenizer) and detector.json into `path`, atomically; then
+        drop the checkpoints unless keep_checkpoints."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        self.model_.save_pretrained(tmp)
+        self.tokenizer_.save_pretrained(tmp)
+        meta = {"kind": self.kind, "seed": self.seed, "settings": self.settings,
+                "classes": list(map(str, self.classes_)),
+                "fit": {k: v for k, v in self.fit_report_.items() if k != "log_history"}}
+        (tmp / "detector.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
+        (tmp / "log_history.json").write_text(json.dumps(self.fit_report_.get("log_history", []), indent=1,
+                                                         default=str) + "\n")
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+        work = getattr(self, "_discard_work", None)
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
+
+    @classmethod
+    def load(cls, path, device: str = "auto", threads: int = 1) -> "EncoderDetector":
+        meta = json.loads((Path(path) / "detector.json").read_text())
+        settings = {**meta["settings"], "device": device}
+        det = cls(seed=meta["seed"], threads=threads, **settings)
+        det._setup_device()
+        det._load(str(Path(path).resolve()))
+        det.classes_ = np.array(meta["classes"], dtype=object)
+        det.model_.eval()
+        return det
