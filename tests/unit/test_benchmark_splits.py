@@ -118,3 +118,21 @@ def test_unknown_kind_and_names_are_clear_errors(pool):
 def test_a_table_that_is_not_a_pool_is_refused(pool):
     with pytest.raises(AicdError, match="no column"):
         splits(pool.drop(columns=["minhash"]), {"kind": "binary"})
+
+
+def test_task_report_lists_each_test_subset_and_its_one_class(pool):
+    tables, report = splits(pool, {"kind": "binary", "seen_languages": ["Python", "Java", "C++"],
+                                   "seen_domains": ["algorithmic"]})
+    test = tables["test"]
+    subsets = report["test_subsets"]
+    assert set(subsets) == set(test["subset"])
+    for name, summary in subsets.items():
+        rows = test[test["subset"] == name]
+        assert summary["rows"] == len(rows)
+        assert summary["target"] == rows["target"].value_counts().sort_index().to_dict()
+        assert summary["one_class"] == (rows["target"].iloc[0] if rows["target"].nunique() == 1 else None)
+    # a subset of one class is named as such
+    only_human = test[test["target"] == "human"]
+    from aicd.splits.release_language import subset_summary
+
+    assert all(v["one_class"] == "human" for v in subset_summary(only_human).values())

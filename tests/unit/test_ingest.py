@@ -84,3 +84,30 @@ def test_real_trial_labels_contradict_the_published_map(trial_raw):
     humans = samples["generator"] == "human"
     assert (samples.loc[humans, "label"] == "human").all() and (samples.loc[~humans, "label"] == "machine").all()
     assert samples["family"].notna().all()
+
+
+def test_value_map_derives_a_field_from_a_column_and_counts_unmapped():
+    raw = pd.DataFrame({"Code": [f"x = {i}\nprint(x)\n" for i in range(4)], "Src": ["TACO", "ARXIV", "OTHER", None]})
+    spec = {"columns": {"code": "Code"}, "defaults": {"label": "human"},
+            "value_maps": {"domain": {"column": "Src", "map": {"TACO": "algorithmic", "ARXIV": "research"}}}}
+    samples, report = to_samples(raw, spec, "s")
+    by_code = dict(zip(samples["code"], samples["domain"]))
+    assert by_code["x = 0\nprint(x)\n"] == "algorithmic" and by_code["x = 1\nprint(x)\n"] == "research"
+    assert pd.isna(by_code["x = 2\nprint(x)\n"]) and report["notes"]["value_unmapped:domain"] == 2
+    spec["value_maps"]["domain"]["default"] = "general"
+    samples, _ = to_samples(raw, spec, "s")
+    assert sorted(samples["domain"]) == ["algorithmic", "general", "general", "research"]
+
+
+def test_value_map_on_a_missing_column_names_the_real_ones():
+    spec = {"columns": {"code": "Code"}, "value_maps": {"domain": {"column": "Source", "map": {}}}}
+    with pytest.raises(AicdError, match="value_maps.domain: column 'Source' is not in the table; its columns are: Code"):
+        to_samples(pd.DataFrame({"Code": ["x = 1"]}), spec, "s")
+
+
+def test_carried_columns_stay_in_the_source_table():
+    raw = pd.DataFrame({"code": ["def f():\n    return 1\n"], "doc": ["Return one."]})
+    samples, _ = to_samples(raw, {"defaults": {"label": "human"}, "carry": {"docstring": "doc"}}, "s")
+    assert samples["docstring"].tolist() == ["Return one."]
+    with pytest.raises(AicdError, match="column 'docs' .*not in the table"):
+        to_samples(raw, {"defaults": {"label": "human"}, "carry": {"docstring": "docs"}}, "s")

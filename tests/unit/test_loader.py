@@ -51,3 +51,47 @@ def test_hub_offline_fails_fast_with_local_files_hint():
     with pytest.raises(AicdError, match=r"Hugging Face Hub.*files:"):
         load_table({"hub": "AICD-bench/AICD-Bench", "name": "T1", "revision": "main"}, split="train")
     assert time.perf_counter() - started < 60
+
+
+def test_a_source_spans_its_configs_data_dirs_and_splits():
+    from aicd.sources.loader import source_parts
+
+    parts = source_parts({"hub": "org/codenet", "revision": "main", "names": ["Python", "C++"]})
+    assert [(p["part"], p["language"], p["location"]["name"]) for p in parts] == [
+        ("Python", "Python", "Python"), ("C++", "C++", "C++")]
+    parts = source_parts({"hub": "org/sc", "revision": "main", "data_dirs": ["python", "c-sharp"], "split": "train"})
+    assert [(p["language"], p["location"]["data_dir"], p["location"]["split"]) for p in parts] == [
+        ("Python", "python", "train"), ("C#", "c-sharp", "train")]
+    parts = source_parts({"hub": "org/droid", "revision": "main", "splits": ["train", "dev", "test"]})
+    assert [p["location"]["split"] for p in parts] == ["train", "dev", "test"] and parts[0]["language"] is None
+    local = source_parts({"hub": "org/sc", "data_dirs": ["python"], "files": {"python": "a.parquet", "cpp": "b.parquet"}})
+    assert [(p["part"], p["location"]) for p in local] == [("python", {"files": "a.parquet"}), ("cpp", {"files": "b.parquet"})]
+
+
+def test_where_keeps_matching_rows_and_counts_the_rest(tmp_path):
+    from aicd.sources.loader import read_source
+
+    path = tmp_path / "py.parquet"
+    pd.DataFrame({"code": ["a = 1", "b = 2", "c = 3"], "status": ["Accepted", "Wrong Answer", "Accepted"]}).to_parquet(path)
+    raw, report, spec = read_source({"files": {"Python": str(path)}, "part_language": True,
+                                     "where": {"status": ["Accepted"]}}, seed=0)
+    assert raw["code"].tolist() == ["a = 1", "c = 3"] and report["filtered_out"] == {"where_status": 1}
+    assert spec["columns"]["language"] == "__part_language" and set(raw["__part_language"]) == {"Python"}
+    with pytest.raises(AicdError, match="where: column 'verdict' is not in the table"):
+        read_source({"files": str(path), "where": {"verdict": "Accepted"}}, seed=0)
+
+
+def test_part_language_needs_parts_named_after_languages(tmp_path):
+    from aicd.sources.loader import read_source
+
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"code": ["a = 1"]}).to_parquet(path)
+    with pytest.raises(AicdError, match="part_language: the part 'train' does not name one of the nine languages"):
+        read_source({"files": {"train": str(path)}, "part_language": True}, seed=0)
+
+
+def test_hub_source_offline_names_the_config_it_tried():
+    from aicd.sources.loader import read_source
+
+    with pytest.raises(AicdError, match=r"iNeil77/CodeNet \(name Python, split train, revision main\)"):
+        read_source({"hub": "iNeil77/CodeNet", "revision": "main", "names": ["Python"], "split": "train"}, seed=0)

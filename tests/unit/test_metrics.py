@@ -41,3 +41,11 @@ def test_breakdown_by_subset_skips_missing_values():
     out = breakdown(["a", "b", "a", "b"], ["a", "b", "b", "b"], ["seen", "seen", "unseen", None])
     assert set(out) == {"seen", "unseen"}
     assert out["seen"]["macro_f1"] == 1.0 and out["unseen"]["n"] == 1
+
+
+def test_breakdown_names_a_group_that_holds_one_gold_class():
+    out = breakdown(["human", "human", "human", "machine"], ["human", "machine", "human", "machine"],
+                    ["unseen", "unseen", "seen", "seen"])
+    assert out["unseen"]["one_class"] == "human" and out["seen"]["one_class"] is None
+    # one gold class but a second one predicted: macro-F1 averages both (the second scores 0)
+    assert out["unseen"]["labels"] == ["human", "machine"] and out["unseen"]["macro_f1"] == pytest.approx(1 / 3)

@@ -2,9 +2,11 @@
 snakemake, with each of the six Hub sources pointed at a local file in that source's own
 column layout (`files:` wins over `hub:`; the Hub is not reachable here).
 
-The files are stand-ins: disjoint slices of the real trial rows, written under each source's
-column names and label conventions (DroidCollection's string labels, SwallowCode's `text`
-column, The Heap's `content`). What is checked is the plumbing the paper's tasks need — the
+The files are stand-ins: disjoint slices of the real trial rows, written in each source's Hub
+layout — one parquet file per config / data_dir / split, under the dataset card's column names
+(CodeNet's p_id and status, StarCoderData's content, The Vault's original_string and docstring,
+The Heap's content, SwallowCode's text, DroidCollection's Code/Label/Source) — plus CodeNet
+problem tests in Project CodeNet's input_output layout. What is checked is the plumbing the paper's tasks need — the
 sources' mappings, streaming, the pool, T1-T3 with their subsets and leakage guards, the
 dataset card — not detection quality."""
 
@@ -24,7 +26,18 @@ pytestmark = pytest.mark.workflow
 CARD = "results/dataset/README.md"
 
 
+PARTS = {"Python": "python", "C++": "cpp", "Java": "java"}  # StarCoderData / The Vault part names
+DROID_SOURCES = ["TACO", "ARXIV", "STARCODER_DATA", "CODEFORCES", "THEVAULT_FUNCTION", "DROID_PERSONAHUB"]
+
+
+def _parquet(table: pd.DataFrame, path) -> str:
+    table.reset_index(drop=True).to_parquet(path, index=False)
+    return str(path)
+
+
 def write_sources(trial_raw: pd.DataFrame, folder) -> dict:
+    """Each source as local parquet files in its Hub layout: one file per config / data_dir /
+    split (a `files:` mapping keyed like the Hub parts), under the dataset card's column names."""
     human = trial_raw[trial_raw["generator"].str.lower() == "human"].drop_duplicates("code")
     machine = trial_raw[trial_raw["generator"].str.lower() != "human"].drop_duplicates("code")
     h = [human.iloc[i::5] for i in range(5)]
@@ -34,21 +47,48 @@ def write_sources(trial_raw: pd.DataFrame, folder) -> dict:
         m[0].assign(Label="MACHINE_GENERATED"),
         py_machine.iloc[: len(py_machine) // 2].assign(Label="MACHINE_GENERATED_ADVERSARIAL"),
         h[4].assign(Label="HUMAN_GENERATED", generator="Human"),
-    ])
-    tables = {
-        "codenet": h[0].rename(columns={"row_id": "problem_id"})[["code", "language", "problem_id"]],
-        "starcoderdata": h[1][h[1]["language"] == "Python"].rename(columns={"code": "content"})[["content"]],
-        "the_vault": h[2][["code", "language"]],
-        "the_heap": h[3].rename(columns={"code": "content"})[["content", "language"]],
-        "swallowcode": py_machine.iloc[len(py_machine) // 2:].rename(columns={"code": "text"})[["text"]],
-        "droidcollection": droid.rename(columns={"code": "Code", "language": "Language", "generator": "Generator"})
-        .assign(Generation_Mode="instruct")[["Code", "Label", "Language", "Generator", "Generation_Mode"]],
-    }
-    sources = {}
-    for name, table in tables.items():
-        path = folder / f"{name}.jsonl"
-        table.to_json(path, orient="records", lines=True)
-        sources[name] = {"files": str(path)}
+    ]).reset_index(drop=True)
+    droid["Source"] = [DROID_SOURCES[i % len(DROID_SOURCES)] for i in range(len(droid))]
+    sources: dict = {name: {"files": {}} for name in
+                     ("codenet", "starcoderdata", "the_vault", "the_heap", "droidcollection")}
+    for lang, rows in h[0].groupby("language"):  # CodeNet: config per language, every status
+        n = len(rows)
+        table = pd.DataFrame({"s_id": [f"s{r}" for r in rows["row_id"]], "p_id": [f"p{i % 40:05d}" for i in range(n)],
+                              "u_id": ["u1"] * n, "date": ["1400000000"] * n, "language": [lang] * n,
+                              "original_language": [lang] * n, "filename_ext": ["txt"] * n,
+                              "status": ["Accepted" if i % 10 else "Runtime Error" for i in range(n)],
+                              "cpu_time": ["1"] * n, "memory": ["1"] * n, "code_size": ["1"] * n,
+                              "code": rows["code"].to_numpy()})
+        sources["codenet"]["files"][lang] = _parquet(table, folder / f"codenet_{PARTS[lang]}.parquet")
+    tests = folder / "input_output" / "data"
+    for i in range(0, 40, 2):  # half the problems have sample input/output (Project CodeNet layout)
+        (tests / f"p{i:05d}").mkdir(parents=True)
+        (tests / f"p{i:05d}" / "input.txt").write_text("1 2\n")
+        (tests / f"p{i:05d}" / "output.txt").write_text("3\n")
+    sources["codenet"]["tests"] = {"dir": str(tests)}
+    for lang, rows in h[1].groupby("language"):  # StarCoderData: data_dir per language
+        n = len(rows)
+        table = pd.DataFrame({"id": [str(r) for r in rows["row_id"]], "content": rows["code"].to_numpy(),
+                              "max_stars_repo_path": ["a.x"] * n, "max_stars_repo_name": ["o/r"] * n,
+                              "max_stars_count": [1] * n})
+        sources["starcoderdata"]["files"][PARTS[lang]] = _parquet(table, folder / f"starcoder_{PARTS[lang]}.parquet")
+    for lang, rows in h[2][h[2]["language"] != "Java"].groupby("language"):  # The Vault mirror: no Java
+        n = len(rows)
+        table = pd.DataFrame({"identifier": [f"f{i}" for i in range(n)], "language": [PARTS[lang]] * n,
+                              "docstring": ["Return the result."] * n, "original_string": rows["code"].to_numpy(),
+                              "code": rows["code"].to_numpy(), "repo": ["o/r"] * n, "path": ["a"] * n})
+        sources["the_vault"]["files"][PARTS[lang]] = _parquet(table, folder / f"vault_{PARTS[lang]}.parquet")
+    for lang, rows in h[3].groupby("language"):  # The Heap: config per language
+        table = pd.DataFrame({"content": rows["code"].to_numpy(), "language": [lang] * len(rows),
+                              "exact_duplicates_stackv2": [False] * len(rows),
+                              "near_duplicates_stackv2": [False] * len(rows)})
+        sources["the_heap"]["files"][lang] = _parquet(table, folder / f"heap_{PARTS[lang]}.parquet")
+    swallow = py_machine.iloc[len(py_machine) // 2:].rename(columns={"code": "text"})[["text"]]
+    sources["swallowcode"] = {"files": _parquet(swallow, folder / "swallowcode.parquet")}
+    droid = droid.rename(columns={"code": "Code", "language": "Language", "generator": "Generator"}).assign(
+        Generation_Mode="INSTRUCT", Sampling_Params="{}", Rewriting_Params="{}", Model_Family=None)
+    for k, split in enumerate(("train", "dev", "test")):  # DroidCollection: train / dev / test
+        sources["droidcollection"]["files"][split] = _parquet(droid.iloc[k::3], folder / f"droid_{split}.parquet")
     return sources
 
 
@@ -70,9 +110,16 @@ def full_build(tmp_path_factory, repo, trial_raw):
 def test_every_source_is_read_from_its_local_copy(full_build):
     for name in ("codenet", "starcoderdata", "the_vault", "the_heap", "swallowcode", "droidcollection"):
         rep = json.loads((full_build / "results" / "sources" / f"{name}.report.json").read_text())
-        assert rep["rows_out"] > 0 and rep["stream"]["rows_scanned"] == rep["rows_in"] + rep["stream"]["not_sampled"]
-    labels = pd.read_parquet(full_build / "results" / "sources" / "droidcollection.parquet")["label"]
-    assert set(labels) == {"human", "machine", "adversarial"}
+        stream = rep["stream"]
+        assert rep["rows_out"] > 0
+        assert stream["rows_scanned"] == rep["rows_in"] + stream["not_sampled"] + sum(stream["filtered_out"].values())
+    codenet = json.loads((full_build / "results" / "sources" / "codenet.report.json").read_text())
+    assert codenet["stream"]["filtered_out"]["where_status"] > 0 and codenet["tests"]["rows_with_tests"] > 0
+    droid = pd.read_parquet(full_build / "results" / "sources" / "droidcollection.parquet")
+    assert set(droid["label"]) == {"human", "machine", "adversarial"}
+    assert set(droid["domain"]) == {"algorithmic", "research", "general"}
+    assert sorted(json.loads((full_build / "results" / "sources" / "droidcollection.report.json").read_text())
+                  ["stream"]["scanned_per_part"]) == ["dev", "test", "train"]
     assert set(pd.read_parquet(full_build / "results" / "sources" / "swallowcode.parquet")["label"]) == {"hybrid"}
 
 
@@ -80,6 +127,7 @@ def test_the_three_tasks_have_their_subsets_and_pass_the_leakage_guards(full_bui
     tasks = full_build / "results" / "tasks"
     t1 = pd.read_parquet(tasks / "T1" / "test.parquet")
     assert {"seen_language_seen_domain", "seen_language_unseen_domain"} <= set(t1["subset"])
+    assert "research" in set(t1["domain"])  # DroidCollection's ARXIV rows: T1's unseen research domain
     t2 = json.loads((tasks / "T2" / "report.json").read_text())
     assert t2["held_out_generators"] and t2["leakage"]["held_out_generators_in_train"]["rows"] == 0
     t3_train = pd.read_parquet(tasks / "T3" / "train.parquet")

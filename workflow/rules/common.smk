@@ -25,6 +25,28 @@ except AicdError as err:
 R = "results"
 SPLITS = ["train", "validation", "test"]
 
+
+def _leave_out_absent_optional_sources():
+    """A source marked `optional: true` whose local files are not there (e.g. ../shared data
+    on a machine without it) is left out of the dataset with one line, not a failed job."""
+    dataset = config.get("dataset") or {}
+    absent = []
+    for name in list(dataset.get("sources", [])):
+        spec = config.get("sources", {}).get(name, {})
+        files = spec.get("files")
+        if not spec.get("optional") or not files:
+            continue
+        paths = [files] if isinstance(files, str) else list(files)
+        if not all(os.path.isfile(os.path.expanduser(p)) for p in paths):
+            absent.append((name, next(p for p in paths if not os.path.isfile(os.path.expanduser(p)))))
+    for name, path in absent:
+        dataset["sources"].remove(name)
+        print(f"Optional source {name}: {path} is not there (working directory {os.getcwd()}), so it is left out "
+              f"of the dataset; set sources.{name}.files to its path to include it.", file=sys.stderr)
+
+
+_leave_out_absent_optional_sources()
+
 # With --sdm conda each rule runs in its envs/ environment, whose python has aicd installed;
 # otherwise the interpreter running snakemake (the project's virtualenv) runs the stages.
 # workflow/ goes on PYTHONPATH so the stages import this checkout's aicd in either case.

@@ -34,10 +34,39 @@ try:
 except AicdError as err:
     raise WorkflowError(f"config.generation.models: {err}") from None
 INSTRUCTOR_OK = bool(GEN and GEN.get("instructor") and has_endpoint(REGISTRY[GEN["instructor"]]))
+
+
+def protocol_sources(protocol, spec):
+    """The sources a protocol prompts from: its own `sources`, else generation.source."""
+    names = spec.get("sources") or ([GEN["source"]] if GEN.get("source") else [])
+    if not names:
+        raise WorkflowError(f"config.generation.protocols.{protocol}: name its sources "
+                            "(sources: [...]) or set generation.source")
+    for name in names:
+        if name not in config.get("sources", {}):
+            raise WorkflowError(f"config.generation.protocols.{protocol}: no source named '{name}' "
+                                f"(sources: {', '.join(config.get('sources', {})) or 'none'})")
+    return names
+
+
+# Every protocol with its sources spelled out, so a job's params say exactly what it reads.
 GEN_PROTOCOLS = {
-    p: spec for p, spec in (GEN or {}).get("protocols", {}).items()
+    p: {**spec, "sources": protocol_sources(p, spec)} for p, spec in (GEN or {}).get("protocols", {}).items()
     if p not in NEEDS_INSTRUCTION or INSTRUCTOR_OK
 }
+
+
+def generation_sources(protocols):
+    """--source NAME=PATH arguments and input paths for the sources the protocols read."""
+    names = sorted({s for spec in protocols.values() for s in spec["sources"]})
+    return {name: f"{R}/sources/{name}.parquet" for name in names}
+
+
+def source_args(paths):
+    return " ".join(f"--source {shlex.quote(f'{name}={path}')}" for name, path in paths.items())
+
+
+INSTRUCTION_PROTOCOLS = {p: s for p, s in GEN_PROTOCOLS.items() if p in NEEDS_INSTRUCTION}
 JUDGES = {j: s for j, s in JUDGING.get("judges", {}).items() if has_endpoint(REGISTRY[s["model"]])}
 JUDGE_TASKS = tasks() if JUDGING.get("tasks", "all") == "all" else JUDGING["tasks"]
 
@@ -64,12 +93,13 @@ def model_arg(name):
 
 rule instructions:
     input:
-        source=lambda w: f"{R}/sources/{GEN['source']}.parquet",
+        sources=lambda w: list(generation_sources(INSTRUCTION_PROTOCOLS).values()),
     output:
         f"{R}/instructions/instructions.parquet",
     params:
         model=lambda w: model_arg(GEN["instructor"]),
-        protocols=lambda w: as_arg({p: s for p, s in GEN_PROTOCOLS.items() if p in NEEDS_INSTRUCTION}),
+        sources=lambda w: source_args(generation_sources(INSTRUCTION_PROTOCOLS)),
+        protocols=lambda w: as_arg(INSTRUCTION_PROTOCOLS),
         prompts=lambda w: repo_path(GEN.get("prompts", "config/prompts/generation.v1.yaml")),
         llm=lambda w: as_arg(LLM),
         seed=seed(),
@@ -80,13 +110,13 @@ rule instructions:
     conda:
         ENV
     shell:
-        "{PYTHON} -m aicd.generate instructions --model {params.model} --source {input.source}"
+        "{PYTHON} -m aicd.generate instructions --model {params.model} {params.sources}"
         " --prompts {params.prompts} --protocols {params.protocols} --llm {params.llm} --seed {params.seed}"
         " --out {output} > {log} 2>&1"
 
 
 def generate_inputs(w):
-    inputs = {"source": f"{R}/sources/{GEN['source']}.parquet"}
+    inputs = {f"source_{name}": path for name, path in generation_sources(GEN_PROTOCOLS).items()}
     if any(p in NEEDS_INSTRUCTION for p in GEN_PROTOCOLS):
         inputs["instructions"] = rules.instructions.output[0]
     return inputs
@@ -100,6 +130,7 @@ rule generate:
         report=f"{R}/generations/{{model}}.report.json",
     params:
         model=lambda w: model_arg(w.model),
+        sources=lambda w: source_args(generation_sources(GEN_PROTOCOLS)),
         protocols=lambda w: as_arg(GEN_PROTOCOLS),
         prompts=lambda w: repo_path(GEN.get("prompts", "config/prompts/generation.v1.yaml")),
         instructions=lambda w, input: f"--instructions {input.instructions}" if "instructions" in input.keys() else "",
@@ -112,7 +143,7 @@ rule generate:
     conda:
         ENV
     shell:
-        "{PYTHON} -m aicd.generate generate --model {params.model} --source {input.source}"
+        "{PYTHON} -m aicd.generate generate --model {params.model} {params.sources}"
         " --prompts {params.prompts} --protocols {params.protocols} {params.instructions}"
         " --llm {params.llm} --seed {params.seed} --out {output.table} --report {output.report} > {log} 2>&1"
 

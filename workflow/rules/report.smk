@@ -8,6 +8,9 @@ def report_layout():
             [d, config["detectors"][d]["title"], bool(config["detectors"][d].get("dummy", False))]
             for d in detectors()
         ],
+        # label maps the release does not publish, with the evidence they rest on
+        "provisional": {t: config["tasks"][t]["label_map_provisional"] for t in tasks()
+                        if "label_map_provisional" in config["tasks"][t]},
     }
 
 

@@ -22,7 +22,15 @@ def task_spec(w):
         return as_arg({**spec["build"], "dedup": dedup})
     if mode_of(w.task) == "derive":
         return as_arg(spec["derive"])
-    return as_arg(config_slice(spec, ["release", "columns", "label_map", "target", "label_audit", "defaults"]))
+    release = config_slice(spec, ["release", "columns", "label_map", "target", "label_audit", "defaults"])
+    if "build" in spec:  # the paper's task: which test subsets the release can be given (see release_language)
+        release["paper"] = config_slice(spec["build"], ["kind", "seen_languages", "seen_domains"])
+    return as_arg(release)
+
+
+def task_threads(w):
+    """Language identification of release rows runs in parallel (capped by --cores)."""
+    return 16 if task_mode(w) == "release" else 1
 
 
 rule task_split:
@@ -35,8 +43,11 @@ rule task_split:
         mode=task_mode,
         spec=task_spec,
         seed=lambda w: 0 if task_mode(w) == "release" else seed(),
+        # id -> language per split, kept outside the outputs so a rerun reuses it
+        langid=lambda w: f"--langid-cache {R}/cache/langid/{w.task}" if task_mode(w) == "release" else "",
         source=lambda w, input: "" if "source" not in input.keys()
         else f"--{'pool' if task_mode(w) == 'build' else 'source'} {input.source}",
+    threads: task_threads
     log:
         f"{R}/logs/task_split/{{task}}.log",
     benchmark:
@@ -45,5 +56,5 @@ rule task_split:
         ENV
     shell:
         "{PYTHON} -m aicd.splits {params.mode} --task {wildcards.task} --spec {params.spec}"
-        " {params.source} --seed {params.seed} --outdir {R}/tasks/{wildcards.task}"
+        " {params.source} --seed {params.seed} {params.langid} --threads {threads} --outdir {R}/tasks/{wildcards.task}"
         " --report {output.report} > {log} 2>&1"

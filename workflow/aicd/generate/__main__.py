@@ -14,6 +14,7 @@ import hashlib
 import json
 import logging
 import sys
+from pathlib import Path
 
 import pandas as pd
 from tqdm import tqdm
@@ -24,7 +25,7 @@ from ..io import write_json, write_parquet
 from ..llm.client import client_from_config
 from ..llm.failures import check_failures
 from ..llm.prompts import PromptSet
-from .protocols import NEEDS_INSTRUCTION, PROTOCOL_LABELS, build_requests, sample_rows
+from .protocols import NEEDS_INSTRUCTION, PROTOCOL_LABELS, build_requests, protocol_rows
 
 log = logging.getLogger("aicd.generate")
 
@@ -37,14 +38,25 @@ def human_rows(path: str) -> pd.DataFrame:
     return human
 
 
+def source_tables(values: list[str]) -> dict[str, pd.DataFrame]:
+    """--source NAME=PATH (or a bare PATH, named after its file) -> {name: human rows}."""
+    tables = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep:
+            name, path = Path(value).stem, value
+        tables[name] = human_rows(path)
+    return tables
+
+
 def _progress(total: int, desc: str):
     return tqdm(total=total, desc=desc, unit="req", mininterval=5, file=sys.stderr)
 
 
 def instructions(args) -> None:
-    human = human_rows(args.source)
+    tables = source_tables(args.source)
     prompts = PromptSet(args.prompts)
-    wanted = pd.concat([sample_rows(human, p, int(args.protocols[p]["n"]), args.seed)
+    wanted = pd.concat([protocol_rows(tables, p, args.protocols[p], args.seed)
                         for p in NEEDS_INSTRUCTION if p in args.protocols]).drop_duplicates("id")
     name = "inverse_instruction/instructor"
     requests = [(prompts.messages(name, language=r.language or "", code=r.code), args.model["params"])
@@ -65,7 +77,7 @@ def instructions(args) -> None:
 
 
 def generate(args) -> None:
-    human = human_rows(args.source)
+    tables = source_tables(args.source)
     prompts = PromptSet(args.prompts)
     model = args.model
     instr = {}
@@ -74,7 +86,7 @@ def generate(args) -> None:
         instr = dict(zip(table["source_sample_id"], table["instruction"]))
     planned, skipped = [], {}
     for protocol, spec in args.protocols.items():
-        rows = sample_rows(human, protocol, int(spec["n"]), args.seed)
+        rows = protocol_rows(tables, protocol, spec, args.seed)
         reqs, why = build_requests(protocol, rows, prompts, instr)
         planned += [(protocol, *r) for r in reqs]
         for reason, n in why.items():
@@ -96,6 +108,9 @@ def generate(args) -> None:
             "finish_reason": res["finish_reason"], "prompt_tokens": res["prompt_tokens"],
             "completion_tokens": res["completion_tokens"], "cost": res["cost"], "latency_s": res["latency_s"],
             "attempts": res["attempts"], "cached": res["cached"], "raw": res["text"],
+            # the problem's test cases (CodeNet), for the sandbox's `passes` level: a rewrite,
+            # completion or solution of the same problem is judged by the same tests
+            "tests": _tests_of(row),
         })
     out = pd.DataFrame.from_records(records)
     write_parquet(out, args.out)
@@ -114,14 +129,21 @@ def generate(args) -> None:
              client.sent, report["cost"])
 
 
+def _tests_of(row) -> str | None:
+    tests = getattr(row, "tests", None)
+    return tests if isinstance(tests, str) and tests else None
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m aicd.generate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["instructions", "generate"])
     parser.add_argument("--model", required=True, type=json_arg, help="the model's registry entry, as JSON")
-    parser.add_argument("--source", required=True, help="sample table with the human rows (parquet)")
+    parser.add_argument("--source", required=True, action="append",
+                        help="NAME=PATH of a source table with human rows (parquet); repeat for several. "
+                             "A protocol prompts from the sources its spec names (all given, by default)")
     parser.add_argument("--prompts", required=True, help="prompt file (config/prompts/generation.vN.yaml)")
-    parser.add_argument("--protocols", required=True, type=json_arg, help='{"protocol": {"n": rows}}')
+    parser.add_argument("--protocols", required=True, type=json_arg, help='{"protocol": {"n": rows, "sources": [names]}}')
     parser.add_argument("--llm", type=json_arg, default={}, help="client settings: cache, concurrency, timeout, retries")
     parser.add_argument("--instructions", help="generate: the instructions table")
     parser.add_argument("--seed", type=int, default=0)

@@ -2,6 +2,7 @@
 
 inverse_instruction  an instructor model turns human code into a task; the generator solves it
 docstring            the generator completes a function from its signature plus docstring/comment
+                     (The Vault's `docstring` column where the source carries it)
 hybrid_rewrite       the generator rewrites a human program           (label: hybrid)
 hybrid_complete      the generator completes a truncated human prefix  (label: hybrid)
 adversarial          the generator solves the task, asked to look human (label: adversarial)"""
@@ -32,6 +33,56 @@ def sample_rows(human: pd.DataFrame, protocol: str, n: int, seed: int) -> pd.Dat
         raise AicdError(f"unknown protocol {protocol!r}; use one of {', '.join(PROTOCOL_LABELS)}")
     order = human["id"].map(lambda i: hashlib.sha256(f"{seed}:{protocol}:{i}".encode()).hexdigest())
     return human.assign(_order=order).sort_values("_order").head(n).drop(columns="_order")
+
+
+def protocol_rows(tables: dict[str, pd.DataFrame], protocol: str, spec: dict, seed: int) -> pd.DataFrame:
+    """The human rows a protocol prompts from: n rows split evenly over its sources (the
+    paper's inverse-instruction on StarCoderData and CodeNet, docstring-conditioned on The
+    Vault), each source's share by the seeded hash order of sample_rows. A source with fewer
+    rows than its share gives what it has."""
+    names = list(spec.get("sources") or tables)
+    unknown = [s for s in names if s not in tables]
+    if unknown:
+        raise AicdError(f"protocol {protocol}: source(s) {unknown} were not given (given: {', '.join(tables)})")
+    n = int(spec["n"])
+    shares = [n // len(names) + (1 if i < n % len(names) else 0) for i in range(len(names))]
+    parts = [sample_rows(tables[name], protocol, share, seed) for name, share in zip(names, shares) if share]
+    return pd.concat(parts, ignore_index=True) if parts else tables[names[0]].head(0)
+
+
+def _function_head(code: str, language: str | None) -> str | None:
+    """The text of the first function with a body, up to its body, or None."""
+    from ..treesitter import GRAMMARS, parse
+
+    if language not in GRAMMARS:
+        return None
+    data = code.encode()
+    stack = [parse(code, language).root_node]
+    while stack:
+        node = stack.pop(0)
+        body = node.child_by_field_name("body") if node.type in _FUNCTIONS else None
+        if body is not None:
+            return data[node.start_byte:body.start_byte].decode(errors="replace")
+        stack.extend(node.named_children)
+    return None
+
+
+def signature_from_docstring(code: str, language: str | None, docstring: str) -> str | None:
+    """The first function's signature with the dataset's docstring (The Vault's `docstring`
+    column) written the way the language documents a function: a Python docstring, `///` in
+    Rust, `//` in Go, a `/** */` block elsewhere. None without a function or a docstring."""
+    doc = (docstring or "").strip()
+    head = _function_head(code, language) if doc else None
+    if head is None:
+        return None
+    head = head.rstrip()
+    lines = doc.replace('"' * 3, "'" * 3).splitlines()
+    if language == "Python":
+        return head + "\n    " + '"' * 3 + "\n    ".join(lines) + '"' * 3
+    if language in ("Rust", "Go"):
+        mark = "///" if language == "Rust" else "//"
+        return "\n".join(f"{mark} {line}".rstrip() for line in lines) + "\n" + head
+    return "/**\n" + "\n".join(f" * {line}".rstrip() for line in lines) + "\n */\n" + head
 
 
 def signature_with_doc(code: str, language: str | None) -> str | None:
@@ -79,7 +130,11 @@ def build_requests(protocol: str, rows: pd.DataFrame, prompts, instructions: dic
                 continue
             fields["instruction"] = instruction
         elif protocol == "docstring":
-            signature = signature_with_doc(row.code, row.language)
+            docstring = getattr(row, "docstring", None)
+            if isinstance(docstring, str) and docstring.strip():
+                signature = signature_from_docstring(row.code, row.language, docstring)
+            else:  # no docstring column: the code's own docstring or leading comment
+                signature = signature_with_doc(row.code, row.language)
             if signature is None:
                 skipped["no_signature_with_doc"] = skipped.get("no_signature_with_doc", 0) + 1
                 continue

@@ -11,13 +11,15 @@ from pathlib import Path
 from ..cli import json_arg, run
 from ..io import read_json, write_text
 from .figures import confusion_figure
+from .subsets import subset_section
 from .table4 import Column, Row, markdown_title, plain_title, render
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m aicd.report", description=__doc__)
     parser.add_argument("--layout", required=True, type=json_arg,
-                        help='JSON {"tasks": [[name, title]], "detectors": [[name, title, is_dummy]]}')
+                        help='JSON {"tasks": [[name, title]], "detectors": [[name, title, is_dummy]], '
+                             '"provisional": {task: evidence of an unpublished label map}}')
     parser.add_argument("--scores", nargs="+", required=True, help="results/scores/{task}/{detector}.json files")
     parser.add_argument("--data-reports", nargs="*", default=[], help="source and split reports (JSON)")
     parser.add_argument("--tables-dir", required=True)
@@ -43,22 +45,31 @@ def main(argv=None) -> None:
              f"LaTeX: [{rel(tables / 'table4.tex')}]({rel(tables / 'table4.tex')})", "", "## Confusion matrices", ""]
     titles = {r.name: r.title for r in rows}
     dummies = {r.name for r in rows if r.dummy}
+    best = {}  # task -> its best trained detector (a dummy only where nothing else has scores)
     for col in columns:
         candidates = [(v, d) for (d, t), v in f1.items() if t == col.name]
         trained = [c for c in candidates if c[1] not in dummies] or candidates
-        if not trained:
+        if trained:
+            best[col.name] = max(trained)
+    for col in columns:
+        if col.name not in best:
             lines.append(f"- {col.title}: no scores")
             continue
-        value, best = max(trained)
+        value, name = best[col.name]
         stem = Path(args.figures_dir) / f"confusion_{col.name}"
-        confusion_figure(all_scores[(best, col.name)], f"{col.title}: {plain_title(titles.get(best, best))} (macro-F1 {value * 100:.2f})",
+        confusion_figure(all_scores[(name, col.name)], f"{col.title}: {plain_title(titles.get(name, name))} (macro-F1 {value * 100:.2f})",
                          f"{stem}.pdf", f"{stem}.png")
-        lines += [f"### {col.title}: best trained detector {markdown_title(titles.get(best, best))} "
-                  f"(macro-F1 {value * 100:.2f}, n = {all_scores[(best, col.name)]['n']})", "",
+        lines += [f"### {col.title}: best trained detector {markdown_title(titles.get(name, name))} "
+                  f"(macro-F1 {value * 100:.2f}, n = {all_scores[(name, col.name)]['n']})", "",
                   f"![confusion matrix]({rel(f'{stem}.png')}) ([PDF]({rel(f'{stem}.pdf')}))", ""]
+    data_reports = [read_json(path) for path in args.data_reports]
+    task_reports = {r["task"]: r for r in data_reports if "task" in r and "splits" in r}
+    best_scores = {t: (markdown_title(titles.get(d, d)), all_scores[(d, t)]) for t, (_, d) in best.items()}
+    lines += subset_section(task_reports, {c.name: c.title for c in columns}, best_scores,
+                            args.layout.get("provisional") or {})
     lines += ["## Data", ""]
-    for path in args.data_reports:
-        lines += _data_summary(read_json(path))
+    for rep in data_reports:
+        lines += _data_summary(rep)
     lines += ["", "Per-detector scores (per-class, per-subset, per-language): `results/scores/{task}/{detector}.json`.", ""]
     write_text("\n".join(lines), args.report)
 
@@ -85,6 +96,14 @@ def _data_summary(rep: dict) -> list[str]:
         return parts
     sizes = ", ".join(f"{s} {v['rows']}" for s, v in rep["splits"].items())
     parts = [f"- task **{rep['task']}** ({rep['kind']}): {sizes}"]
+    if rep["kind"] == "release":
+        release = rep.get("release", {})
+        where = "local files" if "files" in release else f"{release.get('hub')} {release.get('name') or ''} " \
+            f"at revision {release.get('revision')}"
+        parts.append(f"  - from {where}")
+        identified = sum(v.get("identified", 0) for v in (rep.get("language_identification") or {}).values())
+        if identified:
+            parts.append(f"  - language identified for {identified} rows (the release has no language column)")
     if rep.get("skipped"):
         parts.append("  - skipped: " + ", ".join(f"{k} {v}" for k, v in rep["skipped"].items()))
     return parts

@@ -32,6 +32,11 @@ def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = N
         for col in BREAKDOWN_COLUMNS
         if col in merged.columns and merged[col].notna().any()
     }
+    if "language_origin" in merged.columns:  # release tables: languages identified, not given
+        identified = int(merged["language_origin"].eq("identified").sum())
+        if identified:
+            result["inferred"] = {"language": {"rows": identified, "of": int(len(merged)),
+                                               "by": "aicd.normalize.langid"}}
     return result
 
 

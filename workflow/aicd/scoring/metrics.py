@@ -46,7 +46,8 @@ def classification_scores(gold: Sequence, pred: Sequence, preferred_order: Seque
 
 
 def breakdown(gold, pred, groups, preferred_order=None) -> dict:
-    """Scores per value of a grouping column (rows with a missing value are left out)."""
+    """Scores per value of a grouping column (rows with a missing value are left out); each
+    group says `one_class` (the class) when its gold labels hold only one."""
     gold = np.asarray(gold, dtype=object)
     pred = np.asarray(pred, dtype=object)
     groups = np.asarray(groups, dtype=object)
@@ -55,5 +56,8 @@ def breakdown(gold, pred, groups, preferred_order=None) -> dict:
         mask = groups == value
         scores = classification_scores(gold[mask], pred[mask], preferred_order)
         scores.pop("confusion", None)
+        present = sorted({str(g) for g in gold[mask]})
+        # a group with one gold class: its macro-F1 scores that class alone (and any predicted)
+        scores["one_class"] = present[0] if len(present) == 1 else None
         out[str(value)] = scores
     return out

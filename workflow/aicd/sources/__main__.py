@@ -1,7 +1,8 @@
 """python -m aicd.sources: load one source table into the sample schema.
 
-A source is read from the Hub or local files (whole, or as a bounded-memory stream sampled
-per language when its config has `stream:`), or gathered from code installed on this
+A source is read from the Hub or local files, over every config / data_dir / split it names
+(whole, or as a bounded-memory stream sampled per language when its config has `stream:`),
+with per-problem tests joined on problem_id where it names them (`tests:`), or gathered from code installed on this
 machine (`gather:`). Writes results/sources/{source}.parquet and a JSON report of every
 row read and every row removed."""
 
@@ -16,7 +17,8 @@ from ..cli import json_arg, run
 from ..io import write_json, write_parquet
 from .gather import gather
 from .ingest import to_samples
-from .loader import load_table, stream_sample
+from .loader import read_source
+from .problem_tests import join_tests
 
 
 def main(argv=None) -> None:
@@ -32,13 +34,13 @@ def main(argv=None) -> None:
     if "gather" in spec:
         raw, extra["gather"] = gather(spec["gather"], args.seed)
         spec.setdefault("columns", {})["source_row_id"] = "path"
-    elif "stream" in spec:
-        raw, extra["stream"] = stream_sample(spec, args.seed)
     else:
-        raw = load_table(spec)
+        raw, extra, spec = read_source(spec, args.seed)
     if raw.empty and "code" not in raw.columns:
         raw = raw.assign(code=pd.Series(dtype=object))
     samples, report = to_samples(raw, spec, args.name)
+    if spec.get("tests"):
+        samples, extra["tests"] = join_tests(samples, spec["tests"])
     report.update(extra)
     write_parquet(samples, args.out)
     write_json(report, args.report)

@@ -87,6 +87,7 @@ def _allowed_names(target: str) -> set[str]:
 def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame, dict]:
     """Return (samples in the sample schema, report). rows_in == rows_out + skipped, always."""
     columns = dict(spec.get("columns") or {})
+    raw, value_notes = apply_value_maps(raw, spec, columns, source)
     for field in ("code", "label", "language", "generator", "domain", "problem_id", "protocol", "subset"):
         if field not in columns and field in raw.columns:
             columns[field] = field
@@ -95,7 +96,8 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
             f"{source}: the table has no 'code' column (columns: {', '.join(map(str, raw.columns))}). "
             f"Name the column that holds the source text with columns: {{code: <name>}}"
         )
-    absent = {f: c for f, c in columns.items() if c not in raw.columns}
+    carry = dict(spec.get("carry") or {})
+    absent = {f: c for f, c in {**columns, **carry}.items() if c not in raw.columns}
     if absent:
         field, col = next(iter(absent.items()))
         raise AicdError(
@@ -113,13 +115,14 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
     defaults = spec.get("defaults") or {}
 
     skips = RowSkips()
-    notes: Counter[str] = Counter()
+    notes: Counter[str] = Counter(value_notes)
     rows: list[dict] = []
     seen_row_ids: set[str] = set()
     seen_ids: set[str] = set()
     unknown_label_ids: Counter[str] = Counter()
     unknown_languages: Counter[str] = Counter()
     get = {field: raw[col].tolist() for field, col in columns.items()}
+    carried = {name: raw[col].tolist() for name, col in carry.items()}
     row_ids = get.get("source_row_id") or list(range(len(raw)))
 
     for i in range(len(raw)):
@@ -199,9 +202,11 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
             "subset": _value(get, "subset", i, defaults),
             "source_row_id": row_ref,
         }
+        for name, values in carried.items():
+            row[name] = None if _missing(values[i]) else values[i]
         rows.append(row)
 
-    samples = pd.DataFrame(rows, columns=[*SAMPLE_COLUMNS, "source_row_id"])
+    samples = pd.DataFrame(rows, columns=[*SAMPLE_COLUMNS, "source_row_id", *carried])
     samples, audit_report = audit_labels(samples, target, audit, source, skips)
 
     limit = spec.get("limit")
@@ -232,6 +237,31 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
         log.warning("%s: skipped %d rows: %s", source, n, reason)
     log.info("%s: %d rows in, %d kept", source, len(raw), len(samples))
     return samples, report
+
+
+def apply_value_maps(raw: pd.DataFrame, spec: dict, columns: dict, source: str) -> tuple[pd.DataFrame, Counter]:
+    """`value_maps: {field: {column, map, default}}`: a schema field computed from a column's
+    values (DroidCollection's `Source` -> `domain`). Values the map does not name take
+    `default`, or null (counted in the report's notes). Updates `columns` in place."""
+    notes: Counter[str] = Counter()
+    for field, vm in (spec.get("value_maps") or {}).items():
+        col = vm.get("column")
+        if col not in raw.columns:
+            raise AicdError(f"{source}: value_maps.{field}: column '{col}' is not in the table; "
+                            f"its columns are: {', '.join(map(str, raw.columns))}")
+        mapping = {str(k): v for k, v in (vm.get("map") or {}).items()}
+        default = vm.get("default")
+        values = []
+        for v in raw[col].tolist():
+            key = None if _missing(v) else str(v).strip()
+            out = mapping.get(key, default) if key is not None else default
+            if out is None:
+                notes[f"value_unmapped:{field}"] += 1
+            values.append(out)
+        derived = f"__{field}"
+        raw = raw.assign(**{derived: values})
+        columns[field] = derived
+    return raw, notes
 
 
 def _value(get: dict, field: str, i: int, defaults: dict):

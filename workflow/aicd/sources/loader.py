@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import codecs
 import logging
+import os
+import re
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import AicdError
+from ..schema import canonical_language
 
 log = logging.getLogger(__name__)
 
@@ -19,7 +23,8 @@ _FORMATS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".csv": "c
 def describe(location: dict) -> str:
     if "files" in location:
         return f"local files {location['files']}"
-    return f"Hub dataset {location['hub']} (config {location.get('name')}, revision {location.get('revision')})"
+    where = ", ".join(f"{k} {location[k]}" for k in ("name", "data_dir", "split") if location.get(k))
+    return f"Hub dataset {location['hub']} ({where + ', ' if where else ''}revision {location.get('revision')})"
 
 
 def load_table(location: dict, split: str | None = None) -> pd.DataFrame:
@@ -110,76 +115,274 @@ def _check_utf8(path: str) -> None:
                 ) from None
 
 
+HUB_HINT = ("Without network access, download the files elsewhere and point the config at them "
+            "with 'files:' (parquet, jsonl or csv), e.g. tasks: {T1: {release: {files: "
+            "{train: t1_train.parquet, validation: t1_val.parquet, test: t1_test.parquet}}}}")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+def _first_line(err: BaseException) -> str:
+    return str(err).splitlines()[0] if str(err) else ""
+
+
+def _hub_token() -> str | None:
+    try:
+        from huggingface_hub import get_token
+
+        return get_token()
+    except Exception:  # an old huggingface_hub: let the load itself say what is wrong
+        return os.environ.get("HF_TOKEN") or None
+
+
+def _gated_message(location: dict, cause: str = "") -> str:
+    hub = location["hub"]
+    return (f"{hub} is a gated dataset: loading it needs a Hugging Face token (`hf auth login`, or HF_TOKEN) "
+            f"from an account that accepted its terms at https://huggingface.co/datasets/{hub}"
+            f"{f' ({cause})' if cause else ''}; or point the source at local copies with files:")
+
+
+def check_access(location: dict) -> None:
+    """A gated dataset without a token stops here, with one line, before any download."""
+    if location.get("gated") and _hub_token() is None:
+        raise AicdError(_gated_message(location, "no token found"))
+
+
+def _looks_gated(err: BaseException) -> bool:
+    text = f"{type(err).__name__} {err}".lower()
+    return "gated" in text or "401" in text or "403" in text or "unauthorized" in text
+
+
+def _hub_error(location: dict, err: BaseException, what: str) -> AicdError:
+    if location.get("gated") and _looks_gated(err):
+        return AicdError(_gated_message(location, f"{type(err).__name__}: {_first_line(err)}"))
+    return AicdError(f"could not load {what} of {describe(location)} from the Hugging Face Hub: "
+                     f"{type(err).__name__}: {_first_line(err)}. {HUB_HINT}")
+
+
+def resolved_revision(location: dict) -> str | None:
+    """The commit a Hub revision points at now (logged, so a run on `main` can be pinned), or
+    None when it cannot be read (offline)."""
+    revision = location.get("revision") or "main"
+    if _SHA.match(revision):
+        return revision
+    try:
+        from huggingface_hub import HfApi
+
+        sha = HfApi().dataset_info(location["hub"], revision=revision).sha
+    except Exception:
+        return None
+    log.warning("%s: revision %r resolves to commit %s; pin it in the config for an exact reproduction",
+                location["hub"], revision, sha)
+    return sha
+
+
 def _load_hub(location: dict, split: str) -> pd.DataFrame:
     import datasets
 
+    check_access(location)
     try:
         ds = datasets.load_dataset(
             location["hub"], name=location.get("name"), revision=location.get("revision"),
             data_dir=location.get("data_dir"), split=split,
         )
     except Exception as err:  # offline, unknown id, wrong revision: all end the same way for a user
-        raise AicdError(
-            f"could not load split '{split}' of {describe(location)} from the Hugging Face Hub: "
-            f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}. "
-            "Without network access, download the files elsewhere and point the config at them "
-            "with 'files:' (parquet, jsonl or csv), e.g. tasks: {T1: {release: {files: "
-            "{train: t1_train.parquet, validation: t1_val.parquet, test: t1_test.parquet}}}}"
-        ) from None
+        raise _hub_error(location, err, f"split '{split}'") from None
     log.info("loaded %d rows of split %s from %s", len(ds), split, describe(location))
     return ds.to_pandas()
 
 
-def stream_sample(spec: dict, seed: int) -> tuple[pd.DataFrame, dict]:
-    """Read a (possibly huge) table as a stream and keep at most `per_language` rows per
-    language, so memory is bounded by the sample, not the source. Hub and local files go
-    through the same `datasets` streaming reader; a seeded shuffle buffer varies which rows
-    are kept without reading everything. Returns (rows, stream report)."""
+# --- sources: one entry may span several configs, data_dirs or splits ---------------------
+
+PART_COLUMN = "__part"
+PART_LANGUAGE_COLUMN = "__part_language"
+
+
+def source_parts(spec: dict) -> list[dict]:
+    """The tables one source entry spans: [{"part", "language", "location"}].
+
+    `names:` (configs), `data_dirs:` and `splits:` expand a Hub source into one table per
+    combination (CodeNet: one config per language; StarCoderData: one data_dir per language;
+    DroidCollection: train/dev/test). `files:` wins over the Hub; as a mapping it gives the
+    local files of each part under the part's name (python: [...], cpp: [...]), so a local
+    copy keeps the per-part layout. `language` is the part's language when its name is one."""
+    files = spec.get("files")
+    if files is not None:
+        if isinstance(files, dict):
+            if not files:
+                raise AicdError("files: an empty mapping was given")
+            return [{"part": str(k), "language": canonical_language(str(k)), "location": {"files": v}}
+                    for k, v in files.items()]
+        return [{"part": None, "language": None, "location": {"files": files}}]
+    if "hub" not in spec:
+        raise AicdError(f"a source needs 'files', 'hub' or 'gather', got keys {sorted(spec)}")
+    base = {k: spec[k] for k in ("hub", "revision", "gated") if k in spec}
+    names = spec.get("names") or [spec.get("name")]
+    dirs = spec.get("data_dirs") or [spec.get("data_dir")]
+    splits = spec.get("splits") or [spec.get("split", "train")]
+    parts = []
+    for name in names:
+        for data_dir in dirs:
+            for split in splits:
+                label = [x for x, many in ((name, "names" in spec), (data_dir, "data_dirs" in spec),
+                                           (split, "splits" in spec)) if many and x]
+                language = canonical_language(name) or canonical_language(data_dir)
+                parts.append({"part": "/".join(label) or None, "language": language,
+                              "location": {**base, "name": name, "data_dir": data_dir, "split": split}})
+    return parts
+
+
+def _row_filter(spec: dict):
+    """`where: {column: [values]}` keeps rows whose column holds one of the values (CodeNet's
+    `status: [Accepted]`); returns (keep(row) -> reason | None, columns it needs)."""
+    where = {col: {str(v) for v in (vals if isinstance(vals, list) else [vals])}
+             for col, vals in (spec.get("where") or {}).items()}
+
+    def reason(row: dict) -> str | None:
+        for col, allowed in where.items():
+            if col not in row:
+                raise AicdError(f"where: column '{col}' is not in the table; its columns are: "
+                                f"{', '.join(map(str, row))}")
+            if str(row[col]) not in allowed:
+                return f"where_{col}"
+        return None
+
+    return reason if where else None
+
+
+def _part_language(spec: dict, part: dict) -> str | None:
+    if not spec.get("part_language"):
+        return None
+    if part["language"] is None:
+        raise AicdError(f"part_language: the part '{part['part']}' does not name one of the nine languages "
+                        "(name the parts after languages, e.g. files: {python: ..., cpp: ...})")
+    return part["language"]
+
+
+def read_source(spec: dict, seed: int) -> tuple[pd.DataFrame, dict, dict]:
+    """Read every part of a source (whole, or streamed when it has `stream:`).
+
+    Returns (raw rows, report, ingest spec): the ingest spec maps `language` to the part's
+    language where `part_language` says so. Rows left out by `where:` are counted by reason."""
+    parts = source_parts(spec)
+    for part in parts:
+        _part_language(spec, part)  # fail before reading anything
+    hub = [p["location"] for p in parts if "hub" in p["location"]]
+    report: dict = {"parts": [p["part"] for p in parts]}
+    if hub:
+        check_access(hub[0])
+        resolved = resolved_revision(hub[0])
+        report["revision"] = {"requested": hub[0].get("revision"), "resolved": resolved}
+        log.info("%s: revision %s (resolved: %s)", hub[0]["hub"], hub[0].get("revision"), resolved or "unknown, offline")
+    if "stream" in spec:
+        raw, stream_report = stream_sample(spec, seed, parts)
+        report["stream"] = stream_report
+    else:
+        keep = _row_filter(spec)
+        frames, filtered = [], Counter()
+        for part in parts:
+            df = _load_part(part["location"])
+            if keep is not None and len(df):
+                reasons = [keep(r) for r in df.to_dict("records")]
+                filtered.update(r for r in reasons if r)
+                df = df[[r is None for r in reasons]]
+            frames.append(_tag(df, spec, part))
+        raw = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        report["filtered_out"] = dict(filtered)
+    ingest_spec = dict(spec)
+    if spec.get("part_language"):
+        ingest_spec["columns"] = {**(spec.get("columns") or {}), "language": PART_LANGUAGE_COLUMN}
+    return raw, report, ingest_spec
+
+
+def _load_part(location: dict) -> pd.DataFrame:
+    if "files" in location:
+        return _load_local(location["files"])
+    return _load_hub(location, location.get("split", "train"))
+
+
+def _tag(df: pd.DataFrame, spec: dict, part: dict) -> pd.DataFrame:
+    df = df.assign(**{PART_COLUMN: part["part"]})
+    if spec.get("part_language"):
+        df[PART_LANGUAGE_COLUMN] = part["language"]
+    return df
+
+
+def _open_stream(location: dict):
     import datasets
 
-    location = spec  # a source's config entry names where it is (files or hub) and how to sample it
+    if "files" in location:
+        paths = [location["files"]] if isinstance(location["files"], str) else list(location["files"])
+        missing = [p for p in paths if not Path(p).is_file()]
+        if missing:
+            raise AicdError(f"input file not found: {missing[0]} (working directory {Path.cwd()})")
+        kind = _FORMATS.get(Path(paths[0]).suffix.lower())
+        if kind is None:
+            raise AicdError(f"cannot tell the format of {paths}: use .parquet, .jsonl/.json or .csv files")
+        paths = _without_empty(paths, kind)
+        return datasets.load_dataset(kind, data_files=paths, split="train", streaming=True)
+    check_access(location)
+    return datasets.load_dataset(location["hub"], name=location.get("name"), revision=location.get("revision"),
+                                 data_dir=location.get("data_dir"), split=location.get("split", "train"),
+                                 streaming=True)
+
+
+def stream_sample(spec: dict, seed: int, parts: list[dict] | None = None) -> tuple[pd.DataFrame, dict]:
+    """Read a (possibly huge) source as a stream and keep at most `per_language` rows per
+    language, so memory is bounded by the sample, not the source. Hub and local files go
+    through the same `datasets` streaming reader, part by part; a seeded shuffle buffer varies
+    which rows are kept without reading everything. Returns (rows, stream report):
+    rows_scanned == kept + filtered_out + not_sampled."""
+    parts = parts if parts is not None else source_parts(spec)
     stream_spec = spec.get("stream") or {}
     per_language = int(stream_spec.get("per_language", 1000))
     max_scanned = stream_spec.get("max_rows_scanned")
     lang_col = (spec.get("columns") or {}).get("language", "language")
     fixed_language = (spec.get("defaults") or {}).get("language")
-    try:
-        if "files" in location:
-            paths = [location["files"]] if isinstance(location["files"], str) else list(location["files"])
-            missing = [p for p in paths if not Path(p).is_file()]
-            if missing:
-                raise AicdError(f"input file not found: {missing[0]} (working directory {Path.cwd()})")
-            kind = _FORMATS.get(Path(paths[0]).suffix.lower())
-            if kind is None:
-                raise AicdError(f"cannot tell the format of {paths}: use .parquet, .jsonl/.json or .csv files")
-            paths = _without_empty(paths, kind)
-            ds = datasets.load_dataset(kind, data_files=paths, split="train", streaming=True)
-        else:
-            ds = datasets.load_dataset(location["hub"], name=location.get("name"), revision=location.get("revision"),
-                                       data_dir=location.get("data_dir"), split=location.get("split", "train"),
-                                       streaming=True)
-        if int(stream_spec.get("shuffle_buffer", 0)) > 0:
-            ds = ds.shuffle(seed=seed, buffer_size=int(stream_spec["shuffle_buffer"]))
-        kept: dict[str, list[dict]] = {}
-        scanned = 0
-        for row in ds:
-            scanned += 1
-            lang = str(row.get(lang_col, fixed_language))
-            bucket = kept.setdefault(lang, [])
-            if len(bucket) < per_language:
-                bucket.append(row)
-            if max_scanned and scanned >= int(max_scanned):
-                break
-            if fixed_language and len(bucket) >= per_language:
-                break
-    except AicdError:
-        raise
-    except Exception as err:
-        raise AicdError(f"could not stream {describe(location)}: {type(err).__name__}: "
-                        f"{str(err).splitlines()[0] if str(err) else ''}") from None
+    keep = _row_filter(spec)
+    kept: dict[str, list[dict]] = {}
+    filtered: Counter[str] = Counter()
+    scanned = 0
+    per_part: dict[str, int] = {}
+    for part in parts:
+        location = part["location"]
+        part_lang = _part_language(spec, part)
+        fixed = part_lang or fixed_language
+        part_scanned = 0
+        try:
+            ds = _open_stream(location)
+            if int(stream_spec.get("shuffle_buffer", 0)) > 0:
+                ds = ds.shuffle(seed=seed, buffer_size=int(stream_spec["shuffle_buffer"]))
+            for row in ds:
+                scanned += 1
+                part_scanned += 1
+                why = keep(row) if keep is not None else None
+                if why:
+                    filtered[why] += 1
+                else:
+                    lang = str(fixed if fixed else row.get(lang_col))
+                    bucket = kept.setdefault(lang, [])
+                    if len(bucket) < per_language:
+                        row[PART_COLUMN] = part["part"]
+                        if spec.get("part_language"):
+                            row[PART_LANGUAGE_COLUMN] = part_lang
+                        bucket.append(row)
+                    if fixed and len(bucket) >= per_language:
+                        break
+                if max_scanned and scanned >= int(max_scanned):
+                    break
+        except AicdError:
+            raise
+        except Exception as err:
+            if "hub" in location and location.get("gated") and _looks_gated(err):
+                raise AicdError(_gated_message(location, f"{type(err).__name__}: {_first_line(err)}")) from None
+            raise AicdError(f"could not stream {describe(location)}: {type(err).__name__}: {_first_line(err)}") from None
+        per_part[str(part["part"])] = part_scanned
+        if max_scanned and scanned >= int(max_scanned):
+            break
     rows = [r for lang in sorted(kept) for r in kept[lang]]
     report = {"rows_scanned": scanned, "per_language": per_language,
               "kept_per_language": {k: len(v) for k, v in sorted(kept.items())},
-              "not_sampled": scanned - len(rows)}
-    log.info("streamed %d rows of %s, kept %d", scanned, describe(location), len(rows))
+              "scanned_per_part": per_part, "filtered_out": dict(filtered),
+              "not_sampled": scanned - len(rows) - sum(filtered.values())}
+    log.info("streamed %d rows of %d part(s), kept %d", scanned, len(parts), len(rows))
     return pd.DataFrame(rows), report

@@ -3,7 +3,8 @@
   build    from the deduplicated pool (results/dataset/pool.parquet): the paper's T1/T2/T3
            with their test subsets, checked by the leakage guards
   derive   from a source table (results/sources/{source}.parquet), seeded and stratified
-  release  from the published task splits (Hub or local files)"""
+  release  from the published task splits (Hub or local files); rows without a language get
+           one from aicd.normalize.langid, cached per split in --langid-cache"""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ def main(argv=None) -> None:
     parser.add_argument("--source", help="derive: the source's sample table (parquet)")
     parser.add_argument("--pool", help="build: the deduplicated pool (parquet)")
     parser.add_argument("--seed", type=int, default=0, help="build/derive: split seed")
+    parser.add_argument("--langid-cache", help="release: folder of {split}.parquet language caches (id -> language)")
+    parser.add_argument("--threads", type=int, default=1, help="release: processes for language identification")
     parser.add_argument("--outdir", required=True, help="folder for {train,validation,test}.parquet")
     parser.add_argument("--report", required=True, help="output JSON report")
     args = parser.parse_args(argv)
@@ -43,7 +46,7 @@ def main(argv=None) -> None:
         source = _nonempty(args.source, args.task, "every row of the source was skipped: see its .report.json")
         tables, report = derive_task(source, args.spec, args.seed, args.task)
     else:
-        tables, report = load_release_task(args.spec, args.task)
+        tables, report = load_release_task(args.spec, args.task, args.langid_cache, max(1, args.threads))
     require_rows(args.task, tables, report)
     for split, table in tables.items():
         write_parquet(table, Path(args.outdir) / f"{split}.parquet")

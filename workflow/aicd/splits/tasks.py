@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pandas as pd
 
@@ -12,6 +13,7 @@ from ..sources.ingest import to_samples
 from ..sources.loader import load_table
 from .benchmark import build_task
 from .leakage import check_leakage
+from .release_language import identify_languages, release_subsets, subset_summary
 from .stratified import assign_splits
 
 log = logging.getLogger(__name__)
@@ -55,13 +57,21 @@ def build_from_pool(pool: pd.DataFrame, spec: dict, seed: int, task: str) -> tup
     return tables, report
 
 
-def load_release_task(spec: dict, task: str) -> tuple[dict[str, pd.DataFrame], dict]:
-    """Task tables from a published release: each split loaded and checked on its own."""
+def load_release_task(spec: dict, task: str, langid_cache: str | Path | None = None,
+                      threads: int = 1) -> tuple[dict[str, pd.DataFrame], dict]:
+    """Task tables from a published release: each split loaded and checked on its own.
+
+    Rows without a language (the AICD Bench release has only `code` and `label`) get one from
+    aicd.normalize.langid, cached per split under `langid_cache` (release.identify_language:
+    false turns this off). With `paper` ({kind, seen_languages, seen_domains}: the task's
+    build entry) the test split gets the paper's subsets that can be rebuilt, and the report
+    names, with the reason, those that cannot. Nothing is capped: every usable row is kept."""
     release = spec["release"]
     target = spec.get("target", "label")
     ingest_spec = {k: spec[k] for k in ("columns", "label_map", "label_audit", "defaults") if k in spec}
     ingest_spec["target"] = target
-    tables, split_reports = {}, {}
+    identify = release.get("identify_language", True)
+    tables, split_reports, langid_reports = {}, {}, {}
     rows_in = 0
     for split in SPLITS:
         where = release.get("splits", {}).get(split, split)
@@ -75,14 +85,23 @@ def load_release_task(spec: dict, task: str) -> tuple[dict[str, pd.DataFrame], d
         raw = load_table(location, split=where)
         rows_in += len(raw)
         samples, split_reports[split] = to_samples(raw, ingest_spec, f"{task}/{split}")
+        del raw
+        if identify:
+            cache = Path(langid_cache) / f"{split}.parquet" if langid_cache else None
+            samples, langid_reports[split] = identify_languages(samples, cache, threads, f"{task}/{split}")
         samples["target"] = samples[target]
         tables[split] = samples
+    tables["test"], subset_notes = release_subsets(tables["test"], spec.get("paper"), task)
     skipped: dict[str, int] = {}
     for rep in split_reports.values():
         for reason, n in rep["skipped"]["counts"].items():
             skipped[reason] = skipped.get(reason, 0) + n
     report = _report(task, tables, rows_in, skipped, {"kind": "release", "release": release})
     report["ingest"] = split_reports
+    report["language_identification"] = langid_reports
+    report["subset_notes"] = subset_notes
+    if spec.get("paper"):
+        report["paper_kind"] = spec["paper"].get("kind")
     return tables, report
 
 
@@ -114,4 +133,7 @@ def _report(task: str, tables: dict[str, pd.DataFrame], rows_in: int, skipped: d
             }
             for s, t in tables.items()
         },
+        # per test subset: rows per class, and the class when only one occurs (its macro-F1 then
+        # measures that class alone)
+        "test_subsets": subset_summary(tables["test"]) if "test" in tables else {},
     }

@@ -1,0 +1,32 @@
+"""results/report.md's test-subset section: one-class subsets said to be, inferred subsets
+marked, what the release cannot recover named with the reason, provisional label maps."""
+
+from aicd.report.subsets import subset_section
+from aicd.splits.release_language import NOT_RECOVERABLE
+
+
+def test_subset_section_marks_one_class_inferred_unrecoverable_and_provisional():
+    task_reports = {
+        "binary": {"test_subsets": {
+            "seen_language_seen_domain": {"rows": 10, "target": {"human": 5, "machine": 5}, "one_class": None},
+            "unseen_language_unseen_domain": {"rows": 4, "target": {"human": 4}, "one_class": "human"}}},
+        "T1": {"test_subsets": {"seen_language": {"rows": 6, "target": {"human": 3, "machine": 3}, "one_class": None}},
+               "subset_notes": {"inferred": {"subset": "from identified languages", "language": "langid"},
+                                "not_recoverable": {"domain": NOT_RECOVERABLE["domain"]}},
+               "language_identification": {"test": {"rows": 6, "identified": 6, "from_cache": 2, "computed": 4,
+                                                    "ms_per_row": 5.1, "low_margin": 0}}},
+        "T3": {"test_subsets": {}, "subset_notes": {"not_recoverable": {"source": NOT_RECOVERABLE["source"]}}},
+    }
+    scores = {"by": {"subset": {"seen_language": {"macro_f1": 0.5, "n": 6}},
+                     "language": {"Go": {"macro_f1": 0.25, "n": 2}, "Python": {"macro_f1": 1.0, "n": 4}}}}
+    text = "\n".join(subset_section(task_reports, {"binary": "T1 Binary", "T1": "Task 1", "T3": "Task 3"},
+                                    {"T1": ("LR", scores)}, {"T3": "0 human and 2 hybrid by inspection"}))
+    assert "| unseen_language_unseen_domain | 4 | human 4 **(one class: human only)** | – |" in text
+    assert "Subsets holding one class (unseen_language_unseen_domain)" in text
+    assert "| seen_language (inferred) | 6 | human 3, machine 3 | 50.00 |" in text
+    assert "Per language (identified by aicd.normalize.langid), LR: Go 25.00 (n = 2), Python 100.00 (n = 4)." in text
+    assert "not recoverable from the release, **domain**: the release has no domain" in text
+    assert "not recoverable from the release, **source**" in text
+    assert "6 of 6 rows (2 from the cache, 4 identified now, 5.1 ms per row" in text
+    assert "**label map provisional**: 0 human and 2 hybrid by inspection" in text
+    assert "No test subsets" in text.split("### Task 3")[1]
