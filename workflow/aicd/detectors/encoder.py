@@ -7,8 +7,10 @@ warm-up schedule, gradient accumulation, bf16/fp16 autocast, the length-grouped 
 (`train_sampling_strategy="group_by_length"`), dynamic padding (`DataCollatorWithPadding`),
 checkpoints with optimizer, scheduler and RNG state, resuming, best-checkpoint selection and
 the progress bar. What is ours: reading the model offline with a one-line error, the token
-cache, resuming only from a complete checkpoint of the same run, and a length-sorted
-`torch.no_grad()` predict loop.
+cache (tokenised in chunks into Arrow, never as one Python list per split), resuming only from
+a complete checkpoint of the same run, escaping the literal text of the tokenizer's special
+tokens, no fp16 for T5-family models, and a chunked, length-sorted `torch.no_grad()` predict
+loop (memory bounded by the chunk, not by the test split).
 
 Training settings (params of a `kind: encoder` config entry) and which are the paper's:
 window 512, epochs 3, batch_size 64 are §5.1; every other default is ours (DEFAULTS)."""
@@ -20,6 +22,7 @@ import json
 import logging
 import math
 import os
+import re
 import shutil
 import sys
 import time
@@ -54,7 +57,8 @@ DEFAULTS = {
     "padding": "dynamic",      # dynamic (pad to the batch's longest) | window (pad to `window`)
     "group_by_length": True,   # length-grouped training batches
     "device": "auto",          # auto (CUDA when present) | cpu | cuda
-    "precision": "auto",       # auto (bf16 on GPUs that have it, else fp16; fp32 on CPU) | fp32 | bf16 | fp16
+    "precision": "auto",       # auto (bf16 on GPUs that have it, else fp16; fp32 on CPU) | fp32 | bf16 | fp16;
+                               # T5-family models never fp16 (auto -> fp32 where bf16 is missing)
     "data_seed": None,         # data order; default: the workflow seed
     "keep_checkpoints": False,  # keep the checkpoint folder after a successful fit
 }
@@ -73,6 +77,14 @@ def _text_key(texts, labels) -> str:
     for t, lab in zip(texts, labels):
         h.update(f"{lab}\0{t}\0".encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:16]
+
+
+def _json_label(label):
+    """A class label as JSON keeps it: numpy scalars as Python ones (an int stays an int after
+    save/load); anything JSON has no type for as its str."""
+    if isinstance(label, np.generic):
+        label = label.item()
+    return label if isinstance(label, (str, int, float, bool)) else str(label)
 
 
 def _is_local(model: str) -> bool:
@@ -125,13 +137,54 @@ def choose_device(device: str) -> str:
     return device
 
 
-def choose_precision(precision: str, device: str) -> str:
-    import torch
+def no_fp16(model_type: str | None) -> bool:
+    """T5-family models (T5, mT5, UMT5, LongT5, CodeT5/CodeT5+) overflow in fp16: their
+    activations exceed 65504 and the loss turns NaN. bf16 or fp32 only."""
+    return bool(model_type) and "t5" in model_type.lower()
+
+
+def choose_precision(precision: str, device: str, model_type: str | None = None,
+                     bf16_supported: bool | None = None) -> str:
+    """auto: fp32 on CPU; on a GPU bf16 when it has it, else fp16 (fp32 for T5-family models).
+    An explicit fp16 for a T5-family model is a one-line error."""
+    if precision == "fp16" and no_fp16(model_type):
+        raise AicdError(f"precision fp16 is not supported for {model_type} models (T5-family activations overflow "
+                        "fp16 and the loss turns NaN): set precision to auto, bf16 or fp32")
+    if precision != "auto":
+        return precision
     if device == "cpu":
-        return "fp32" if precision == "auto" else precision
-    if precision == "auto":
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    return precision
+        return "fp32"
+    if bf16_supported is None:
+        import torch
+        bf16_supported = torch.cuda.is_bf16_supported()
+    if bf16_supported:
+        return "bf16"
+    return "fp32" if no_fp16(model_type) else "fp16"
+
+
+# Bumped when what is tokenised for a text changes (the token cache key includes it).
+TEXT_PREP_VERSION = "escape-special-v1"
+
+
+def special_token_escaper(tokenizer):
+    """-> f(texts) -> list[str]: each text with every literal occurrence of one of the tokenizer's
+    special tokens (`</s>`, `[CLS]`, `<mask>`, ...) broken up by a space after its first
+    character (`</s>` -> `< /s>`), so code that contains such a string is tokenised as text and
+    never as the special token. A literal `</s>` would otherwise give a T5 row a second EOS, which
+    T5ForSequenceClassification rejects ("All examples must have the same number of <eos>
+    tokens"), and would put stray [SEP]/[CLS]/<s> tokens into other encoders' inputs."""
+    specials = set(getattr(tokenizer, "all_special_tokens", []) or [])
+    for tok in (getattr(tokenizer, "added_tokens_decoder", None) or {}).values():
+        if getattr(tok, "special", False):
+            specials.add(str(tok))
+    specials = sorted((t for t in specials if isinstance(t, str) and len(t) > 1), key=len, reverse=True)
+    if not specials:
+        return lambda texts: [str(t) for t in texts]
+    pattern = re.compile("|".join(map(re.escape, specials)))
+
+    def escape(texts):
+        return [pattern.sub(lambda m: m.group(0)[0] + " " + m.group(0)[1:], str(t)) for t in texts]
+    return escape
 
 
 def stratified_cap(y: np.ndarray, n: int | None, seed: int) -> np.ndarray:
@@ -151,8 +204,12 @@ class TokenCache:
     once per task and tokenizer (encoders that share a vocabulary share it), reused by every
     epoch and by a resumed job."""
 
-    def __init__(self, root: str | os.PathLike | None):
+    chunk_rows = 8192  # texts tokenised per call; the tokens go to Arrow chunk by chunk
+
+    def __init__(self, root: str | os.PathLike | None, chunk_rows: int | None = None):
         self.root = Path(root) if root else None
+        if chunk_rows:
+            self.chunk_rows = chunk_rows
 
     @staticmethod
     def tokenizer_key(tokenizer) -> str:
@@ -165,42 +222,91 @@ class TokenCache:
             body = json.dumps(tokenizer.get_vocab(), sort_keys=True)
         return _stable_hash(type(tokenizer).__name__, body, tokenizer.truncation_side)
 
+    @staticmethod
+    def texts_hash(texts) -> str:
+        """sha256 of the texts, fed one row at a time (no joined copy of the split); each row
+        length-prefixed, so no two lists of rows hash alike."""
+        h = hashlib.sha256()
+        for t in texts:
+            b = str(t).encode("utf-8", "surrogatepass")
+            h.update(len(b).to_bytes(8, "little"))
+            h.update(b)
+        return h.hexdigest()
+
     def tokenize(self, tokenizer, texts: np.ndarray, window: int):
-        """-> datasets.Dataset with input_ids and length (no padding)."""
+        """-> datasets.Dataset with input_ids (int32) and length (no padding). Tokenised
+        `chunk_rows` texts at a time, each chunk written to an Arrow stream (memory-mapped from
+        the cache folder; in memory as compact Arrow when there is no cache folder)."""
         import datasets
-        key = _stable_hash(self.tokenizer_key(tokenizer), window, len(texts),
-                           hashlib.sha256("\0".join(map(str, texts)).encode()).hexdigest())
+        import pyarrow as pa
+        texts = np.asarray(texts, dtype=object)
+        key = _stable_hash(self.tokenizer_key(tokenizer), window, len(texts), self.texts_hash(texts),
+                           TEXT_PREP_VERSION)
         path = self.root / key if self.root else None
         if path is not None and (path / "dataset_info.json").is_file():
             log.info("tokens from cache %s", path)
             return datasets.load_from_disk(str(path))
         started = time.perf_counter()
-        enc = tokenizer([str(t) for t in texts], truncation=True, max_length=window)
-        ds = datasets.Dataset.from_dict({"input_ids": enc["input_ids"],
-                                         "length": [len(x) for x in enc["input_ids"]]})
-        log.info("tokenised %d texts in %.1fs (mean %.0f tokens)", len(texts), time.perf_counter() - started,
-                 np.mean(ds["length"]) if len(ds) else 0)
-        if path is not None:
+        escape = special_token_escaper(tokenizer)
+        schema = pa.schema([("input_ids", pa.list_(pa.int32())), ("length", pa.int32())])
+        total = [0]
+
+        def chunks():
+            for start in range(0, len(texts), self.chunk_rows):
+                ids = tokenizer(escape(texts[start:start + self.chunk_rows]), truncation=True,
+                                max_length=window)["input_ids"]
+                lengths = [len(x) for x in ids]
+                total[0] += sum(lengths)
+                yield pa.record_batch([pa.array(ids, type=pa.list_(pa.int32())), pa.array(lengths, type=pa.int32())],
+                                      schema=schema)
+
+        if path is None:
+            ds = datasets.Dataset(datasets.table.InMemoryTable(pa.Table.from_batches(list(chunks()), schema=schema)))
+        else:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.parent / f".{key}.{os.getpid()}.tmp"
-            ds.save_to_disk(str(tmp))
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir()
             try:
-                os.replace(tmp, path)
-            except OSError:  # another job wrote the same key first
+                stream = tmp / "tokens.arrow"
+                with pa.OSFile(str(stream), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
+                    for batch in chunks():
+                        writer.write_batch(batch)
+                ds = datasets.Dataset.from_file(str(stream))
+                ds.save_to_disk(str(tmp / "dataset"))
+                del ds
+                try:
+                    os.replace(tmp / "dataset", path)
+                except OSError:  # another job wrote the same key first
+                    pass
+            finally:
                 shutil.rmtree(tmp, ignore_errors=True)
             ds = datasets.load_from_disk(str(path))
+        log.info("tokenised %d texts in %.1fs (mean %.0f tokens)", len(texts), time.perf_counter() - started,
+                 total[0] / len(texts) if len(texts) else 0)
         return ds
 
 
+def checkpoint_step(ckpt: Path) -> int | None:
+    """The global step a checkpoint's trainer_state.json records; None when the file is missing,
+    cut short or not a trainer state (a save that did not finish)."""
+    try:
+        state = json.loads((ckpt / "trainer_state.json").read_text())
+        step = state["global_step"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return step if isinstance(step, int) and not isinstance(step, bool) else None
+
+
 def last_complete_checkpoint(folder: Path) -> Path | None:
-    """The newest checkpoint whose save finished (trainer_state.json is written last); a
-    checkpoint cut short by a kill is deleted."""
+    """The newest checkpoint whose save finished (trainer_state.json is written last and parses);
+    a checkpoint cut short by a kill (no state, or a truncated one) is deleted."""
     if not folder.is_dir():
         return None
     found = sorted((p for p in folder.glob("checkpoint-*") if p.is_dir() and p.name.split("-")[-1].isdigit()),
                    key=lambda p: int(p.name.split("-")[-1]), reverse=True)
     for ckpt in found:
-        if (ckpt / "trainer_state.json").is_file():
+        if checkpoint_step(ckpt) is not None:
             return ckpt
         log.warning("removing incomplete checkpoint %s", ckpt)
         shutil.rmtree(ckpt, ignore_errors=True)
@@ -273,6 +379,10 @@ class EncoderDetector(Detector):
         if self.tokenizer_.pad_token is None:
             self.tokenizer_.pad_token = self.tokenizer_.eos_token
             self.model_.config.pad_token_id = self.tokenizer_.pad_token_id
+        # T5-family models never in fp16 (explicit fp16 is an error; auto falls back to fp32)
+        self.precision_ = choose_precision(self.settings["precision"], self.device_,
+                                           getattr(self.model_.config, "model_type", None))
+        self._escape = special_token_escaper(self.tokenizer_)
         self.model_.to(self.device_)
 
     def _setup_device(self) -> None:
@@ -315,7 +425,11 @@ class EncoderDetector(Detector):
                                               sort_keys=True, default=str), self.seed,
                                    _text_key(X, y), _text_key(X_val, y_val))
         stamp = work / "fingerprint.json"
-        if work.is_dir() and (not stamp.is_file() or json.loads(stamp.read_text()).get("fingerprint") != fingerprint):
+        try:
+            stamped = json.loads(stamp.read_text()).get("fingerprint")
+        except (OSError, ValueError, AttributeError):  # missing, or cut short by a kill
+            stamped = None
+        if work.is_dir() and stamped != fingerprint:
             log.info("checkpoints in %s belong to another run (settings or data changed): starting afresh", work)
             shutil.rmtree(work)
         work.mkdir(parents=True, exist_ok=True)
@@ -388,7 +502,7 @@ class EncoderDetector(Detector):
                  len(self.classes_), micro, accumulation, micro * accumulation, steps_per_epoch, self.device_,
                  self.precision_, f"; resuming from {resume.name}" if resume else "")
         started = time.perf_counter()
-        resumed_step = json.loads((resume / "trainer_state.json").read_text())["global_step"] if resume else 0
+        resumed_step = checkpoint_step(resume) if resume else 0
         result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
         self.model_ = trainer.model
         self.model_.eval()
@@ -412,36 +526,43 @@ class EncoderDetector(Detector):
 
     # -- prediction --------------------------------------------------------------------------
 
-    def batches(self, X, batch_size: int | None = None):
-        """(order, padded batches) of the texts sorted by length: the predict path's batches."""
-        s = self.settings
-        enc = self.tokenizer_([str(t) for t in np.asarray(X, dtype=object)], truncation=True, max_length=s["window"])
-        ids = enc["input_ids"]
-        order = np.argsort([len(x) for x in ids], kind="stable")
-        size = batch_size or s["eval_batch_size"]
-        out = []
-        for start in range(0, len(order), size):
-            chunk = order[start:start + size]
-            out.append(self.tokenizer_.pad({"input_ids": [ids[i] for i in chunk]}, return_tensors="pt"))
-        return order, out
+    predict_chunk_rows = 8192  # texts tokenised and held at a time by predict
 
-    def predict_scores(self, X) -> np.ndarray:
+    def iter_batches(self, X, batch_size: int | None = None, chunk_rows: int | None = None):
+        """Yields (positions in X, padded batch): X tokenised `chunk_rows` texts at a time, each
+        chunk sorted by length into batches of `batch_size`; only one chunk's tokens are held."""
+        s = self.settings
+        X = np.asarray(X, dtype=object)
+        size = batch_size or s["eval_batch_size"]
+        chunk = chunk_rows or self.predict_chunk_rows
+        escape = getattr(self, "_escape", None) or special_token_escaper(self.tokenizer_)
+        for start in range(0, len(X), chunk):
+            ids = self.tokenizer_(escape(X[start:start + chunk]), truncation=True, max_length=s["window"])["input_ids"]
+            order = np.argsort([len(x) for x in ids], kind="stable")
+            for b in range(0, len(order), size):
+                sel = order[b:b + size]
+                yield start + sel, self.tokenizer_.pad({"input_ids": [ids[i] for i in sel]}, return_tensors="pt")
+
+    def batches(self, X, batch_size: int | None = None):
+        """(order, padded batches) of all of X sorted by length, materialised (benchmarks; predict
+        streams `iter_batches` instead)."""
+        pairs = list(self.iter_batches(X, batch_size, chunk_rows=max(1, len(X))))
+        order = np.concatenate([p for p, _ in pairs]) if pairs else np.array([], dtype=int)
+        return order, [b for _, b in pairs]
+
+    def predict_scores(self, X, chunk_rows: int | None = None) -> np.ndarray:
         import torch
         if self.model_ is None:
             raise AicdError("the encoder is not fitted")
-        order, batches = self.batches(X)
         self.model_.eval()
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision_)
-        probs = []
+        scores = np.empty((len(X), len(self.classes_)), dtype=np.float32)
         with torch.no_grad():
-            for batch in batches:
+            for positions, batch in self.iter_batches(X, chunk_rows=chunk_rows):
                 batch = {k: v.to(self.device_) for k, v in batch.items()}
                 with torch.autocast(device_type=self.device_.split(":")[0], dtype=dtype, enabled=dtype is not None):
                     logits = self.model_(**batch).logits
-                probs.append(torch.softmax(logits.float(), dim=-1).cpu().numpy())
-        scores = np.empty((len(order), len(self.classes_)), dtype=np.float32)
-        if len(order):
-            scores[order] = np.concatenate(probs)
+                scores[positions] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
         return scores
 
     def predict(self, X) -> np.ndarray:
@@ -463,7 +584,7 @@ class EncoderDetector(Detector):
         self.model_.save_pretrained(tmp)
         self.tokenizer_.save_pretrained(tmp)
         meta = {"kind": self.kind, "seed": self.seed, "settings": self.settings,
-                "classes": list(map(str, self.classes_)),
+                "classes": [_json_label(c) for c in self.classes_],
                 "fit": {k: v for k, v in self.fit_report_.items() if k != "log_history"}}
         (tmp / "detector.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
         (tmp / "log_history.json").write_text(json.dumps(self.fit_report_.get("log_history", []), indent=1,
@@ -482,6 +603,6 @@ class EncoderDetector(Detector):
         det = cls(seed=meta["seed"], threads=threads, **settings)
         det._setup_device()
         det._load(str(Path(path).resolve()))
-        det.classes_ = np.array(meta["classes"], dtype=object)
+        det.classes_ = np.array(meta["classes"], dtype=object)  # JSON keeps int / float / bool / str labels
         det.model_.eval()
         return det
