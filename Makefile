@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 
-.PHONY: setup images local-code test demo run clean
+.PHONY: setup images pinned-inputs test demo run clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -25,21 +25,18 @@ images: setup
 	@if docker info >/dev/null 2>&1; then $(PY) -m aicd.sandbox images; \
 	  else echo "no Docker daemon: sandbox images not built, sandbox tests will skip" >&2; fi
 
-# Source distributions (from PyPI, not committed) that put real C and C# code on disk for the
-# demo's gathered human code and the language-identification test (config/demo.yaml roots).
-SDISTS ?= $(HOME)/.cache/aicd/sdists
-local-code: setup
-	@mkdir -p $(SDISTS)
-	@ls $(SDISTS)/pythonnet-*.tar.gz $(SDISTS)/psutil-*.tar.gz $(SDISTS)/cffi-*.tar.gz $(SDISTS)/ujson-*.tar.gz >/dev/null 2>&1 || \
-	  $(PY) -m pip download --quiet --no-deps --no-binary :all: -d $(SDISTS) \
-	    pythonnet==3.2.1 psutil==7.2.2 cffi==2.1.1 ujson==6.1.0
+# The demo's pinned inputs (config/pinned_inputs.yaml: PyPI sdists, an npm tarball, Debian
+# .debs at exact versions, with sha256), downloaded once into ~/.cache/aicd/pinned (or
+# $AICD_CACHE/pinned) and verified; the gathered human code is read only from there.
+pinned-inputs: setup
+	$(PY) -m aicd.sources.pinned fetch
 
 # pytest exits 5 when it collects nothing: that is a failure here, not a pass.
-test: setup images local-code
+test: setup images pinned-inputs
 	$(PY) -m pytest -ra $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
-demo: setup local-code
+demo: setup pinned-inputs
 	$(PY) -m snakemake --cores $(CORES) --configfile config/demo.yaml
 
 run: setup

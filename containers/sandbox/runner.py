@@ -60,6 +60,31 @@ def reader(stream, cap, sink, state, proc):
         sink.append(chunk)
 
 
+def feed(pipe, text):
+    try:
+        if text:
+            pipe.write(text.encode())
+        pipe.close()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+
+
+OOM_COUNTERS = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")  # cgroup v2, v1
+
+
+def oom_kills() -> int | None:
+    """The container's count of OOM kills (None where the cgroup does not show it)."""
+    for path in OOM_COUNTERS:
+        try:
+            with open(path) as fh:
+                for line in fh:
+                    if line.startswith("oom_kill "):
+                        return int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def kill_group(proc):
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -83,6 +108,7 @@ def spawn(argv, cwd):
 
 def step(argv, cwd, stdin, wall_s, cap):
     started = time.monotonic()
+    ooms = oom_kills() if SANDBOX else None
     try:
         proc = spawn(argv, cwd)
     except OSError as err:
@@ -91,18 +117,13 @@ def step(argv, cwd, stdin, wall_s, cap):
         return {"exit_code": None, "stdout": "", "stderr": str(err), "timed_out": False, "overflow": False,
                 "wall_s": 0.0, "cpu_s": 0.0, "max_rss_kb": 0, "signal": None, "spawn_error": True}
     out, err, state = [], [], {"overflow": False}
+    timer = threading.Timer(wall_s, lambda: (state.__setitem__("timed_out", True), kill_group(proc)))
+    timer.start()  # before stdin is written: a program that never reads it still times out
     threads = [threading.Thread(target=reader, args=(proc.stdout, cap, out, state, proc), daemon=True),
-               threading.Thread(target=reader, args=(proc.stderr, cap, err, state, proc), daemon=True)]
+               threading.Thread(target=reader, args=(proc.stderr, cap, err, state, proc), daemon=True),
+               threading.Thread(target=feed, args=(proc.stdin, stdin), daemon=True)]
     for t in threads:
         t.start()
-    try:
-        if stdin:
-            proc.stdin.write(stdin.encode())
-        proc.stdin.close()
-    except (BrokenPipeError, OSError):
-        pass
-    timer = threading.Timer(wall_s, lambda: (state.__setitem__("timed_out", True), kill_group(proc)))
-    timer.start()
     _, status, usage = os.wait4(proc.pid, 0)
     timer.cancel()
     kill_group(proc)  # whatever the program left in its group
@@ -110,11 +131,13 @@ def step(argv, cwd, stdin, wall_s, cap):
         kill_program_user()  # ... and whatever left the group: its pipes then close
     for t in threads:
         t.join(timeout=2)
+    state["oom"] = ooms is not None and (oom_kills() or 0) > ooms
     code = os.waitstatus_to_exitcode(status)
     return {
         "exit_code": code, "signal": -code if code < 0 else None,
         "stdout": b"".join(out).decode("utf-8", "replace"), "stderr": b"".join(err).decode("utf-8", "replace"),
-        "timed_out": state.get("timed_out", False), "overflow": state["overflow"],
+        "timed_out": state.get("timed_out", False), "overflow": state["overflow"], "oom": state["oom"],
+        "oom_known": ooms is not None,
         "wall_s": time.monotonic() - started, "cpu_s": usage.ru_utime + usage.ru_stime, "max_rss_kb": usage.ru_maxrss,
     }
 
@@ -141,16 +164,21 @@ def as_program_user(fn) -> bool:
     return os.waitstatus_to_exitcode(status) == 0
 
 
+def real_uid(pid: str) -> int | None:
+    """The real uid from /proc/<pid>/status: unlike the owner of /proc/<pid>, which a
+    process can turn into root with prctl(PR_SET_DUMPABLE, 0), it cannot be hidden."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("Uid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def program_pids() -> list[int]:
-    pids = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                if os.stat(f"/proc/{name}").st_uid == PROGRAM_UID:
-                    pids.append(int(name))
-            except FileNotFoundError:
-                pass
-    return pids
+    return [int(name) for name in os.listdir("/proc") if name.isdigit() and real_uid(name) == PROGRAM_UID]
 
 
 def _kill_all_of_my_user():
@@ -162,13 +190,20 @@ def _kill_all_of_my_user():
 
 def kill_program_user(deadline_s: float = 3.0) -> list[int]:
     """Kill every process of the program's user; the container's init reaps the orphans.
-    Returns the pids still there at the deadline (empty when all are gone)."""
+    kill(-1) as that user runs at least once, whatever /proc shows. Returns the pids still
+    there at the deadline (empty when all are gone)."""
     end = time.monotonic() + deadline_s
     while True:
-        left = program_pids()
+        if not as_program_user(_kill_all_of_my_user):
+            # No fork possible (the pids limit is full): kill one by one, as root with CAP_KILL.
+            for pid in program_pids():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        left = program_pids()  # zombies stay listed until init has reaped them
         if not left or time.monotonic() > end:
             return left
-        as_program_user(_kill_all_of_my_user)
         time.sleep(0.002)
 
 
@@ -293,7 +328,8 @@ def classify(result):
     if result["timed_out"]:
         return "timeout"
     if result["signal"] == signal.SIGKILL:
-        return "memory_limit"  # the only other SIGKILL here is the kernel's OOM killer
+        # The OOM killer, when the cgroup counted one; a program may also SIGKILL itself.
+        return "memory_limit" if result.get("oom") or not result.get("oom_known") else "runtime_error"
     if result["exit_code"] != 0:
         return "runtime_error"
     return "ok"

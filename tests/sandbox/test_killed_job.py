@@ -55,8 +55,9 @@ def test_a_killed_execute_job_leaves_no_container(repo, tmp_path, sandbox_image,
         proc.send_signal(getattr(signal, how))
         proc.wait(timeout=120)
         if how == "SIGTERM":
-            assert proc.returncode == 128 + signal.SIGTERM
-            assert containers_of(f"execute:{name}") == []
+            log = proc.stdout.read()
+            assert proc.returncode == 128 + signal.SIGTERM, log
+            assert containers_of(f"execute:{name}") == [], log
         else:
             assert containers_of(f"execute:{name}") == names  # it could not clean up ...
             removed = remove_stale_containers()  # ... so the next pool on this host does
@@ -72,8 +73,7 @@ def test_a_killed_execute_job_leaves_no_container(repo, tmp_path, sandbox_image,
 def test_the_stale_sweep_spares_live_owners(pool):
     from aicd.sandbox.pool import owner_alive
 
-    assert owner_alive(owner_label())
-    assert not owner_alive(owner_label().rsplit(":", 1)[0] + ":0")  # same pid, another start time
+    assert owner_alive(owner_label())  # the label forms are checked in tests/unit/test_sandbox_runner.py
     container = pool._take()  # owned by this live test process
     try:
         assert container.name not in remove_stale_containers() and container.alive()

@@ -56,13 +56,15 @@ def test_a_program_cannot_forge_its_result(pool):
 
 
 def test_a_daemon_cannot_hijack_the_next_program(pool):
-    """Defect 2: a daemon that outlives its program rewrites every job's binary; it must be
-    dead before the next program, which prints its own text."""
+    """Defect 2: a daemon that outlives its program, in its own session and non-dumpable (so
+    /proc/<pid> looks like root's), rewrites every job's binary; it must be dead before the
+    next program, which prints its own text."""
     daemon = textwrap.dedent("""
-        import glob, os, time
+        import ctypes, glob, os, time
         if os.fork() == 0:
             os.setsid()
             if os.fork() == 0:
+                ctypes.CDLL(None).prctl(4, 0)  # PR_SET_DUMPABLE 0: /proc/<pid> now shows root as owner
                 end = time.time() + 30
                 while time.time() < end:
                     for path in glob.glob("/work/job-*/main"):
@@ -167,3 +169,51 @@ def test_a_runner_that_is_not_root_refuses_to_run(pool, sandbox_image):
         assert result["status"] == "sandbox_error" and "must start as root" in result["error"], result
     finally:
         pool._give(container, {"status": "ok"})
+
+
+def test_a_fork_bomb_that_leaves_its_session_is_killed_to_the_last_process(pool):
+    """Every child starts its own session, so killing the program's group misses them, and the
+    pids limit is full, so the runner may not be able to fork: all are killed all the same."""
+    bomb = ("import os\nwhile True:\n    try:\n        if os.fork() == 0:\n            os.setsid()\n"
+            "    except OSError:\n        pass\n")
+    assert pool.run_one("Python", bomb, RUN)["status"] in ("timeout", "runtime_error", "memory_limit")
+    count = pool.run_one("Python", "import os\nprint(sum(1 for p in os.listdir('/proc') if p.isdigit()))\n", RUN)
+    assert count["status"] == "ok" and int(stdout(count)) <= 4, count
+
+
+def test_a_program_that_never_reads_its_stdin_times_out(pool):
+    """A megabyte of stdin the program never reads must not block the runner: the verdict is
+    the program's timeout, not a sandbox_error."""
+    result = pool.run_one("Python", "while True:\n    pass\n", [{"stdin": "7\n" * 500_000, "expected": "7"}])
+    assert result["status"] == "timeout", result
+
+
+def test_sysv_shared_memory_cannot_starve_the_runner(pool):
+    """Segments outlive their process and are not a tmpfs: they are capped by sysctl, so the
+    program cannot fill the container's memory with them and leave the runner to be OOM-killed."""
+    hog = textwrap.dedent("""
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.shmat.restype = ctypes.c_void_p
+        total = 0
+        for key in range(1000, 1400):
+            ident = libc.shmget(key, 16 << 20, 0o1600)
+            if ident < 0:
+                break
+            addr = libc.shmat(ident, None, 0)
+            if addr in (None, ctypes.c_void_p(-1).value):
+                break
+            ctypes.memset(addr, 1, 16 << 20)
+            total += 16
+        print(total)
+    """)
+    result = pool.run_one("Python", hog, RUN)
+    assert result["status"] in ("ok", "memory_limit"), result
+    if result["status"] == "ok":
+        assert int(stdout(result)) <= 32  # tmp_mb of the test pool
+    assert pool.run_one("C", HELLO_C, RUN)["status"] == "ok"
+
+
+def test_a_program_that_kills_itself_is_a_runtime_error_not_a_memory_limit(pool):
+    result = pool.run_one("Python", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", RUN)
+    assert result["status"] == "runtime_error" and result["tests"][0]["signal"] == 9, result

@@ -87,7 +87,8 @@ def test_execution_filter_levels():
         kept[level] = set(out.loc[out["reject"].isna(), "id"])
         if level != "none":
             assert report["notes"]["not_executed"] == 1  # "e" has no result: kept, counted
-    assert kept == {"none": set("abcde"), "compiles": set("acde"), "runs": set("acde"), "passes": set("ade")}
+    # d's sandbox_error came twice in fresh containers: it may never have compiled, and it did not run
+    assert kept == {"none": set("abcde"), "compiles": set("acde"), "runs": set("ace"), "passes": set("ae")}
 
 
 def test_line_filters_reject_before_language_identification(monkeypatch):

@@ -222,17 +222,15 @@ def test_bad_paper_kind_and_seen_language_are_clear_errors(tmp_path):
         load_release_task(spec, "T1", None)
 
 
-def test_release_cli_writes_tables_cache_and_report(tmp_path):
+def test_release_cli_writes_tables_cache_and_report(tmp_path, repo):
     """The stage's command line, as the task_split rule calls it."""
     import json
     import os
     import subprocess
     import sys
 
-    from conftest import REPO
-
     files = code_label_files(tmp_path, {s: variants(s) for s in ("train", "validation", "test")})
-    env = {**os.environ, "PYTHONPATH": str(REPO / "workflow")}
+    env = {**os.environ, "PYTHONPATH": str(repo / "workflow")}
     cmd = [sys.executable, "-m", "aicd.splits", "release", "--task", "T1", "--spec", json.dumps(t1_spec(files)),
            "--langid-cache", str(tmp_path / "cache"), "--threads", "2", "--outdir", str(tmp_path / "out"),
            "--report", str(tmp_path / "out" / "report.json")]

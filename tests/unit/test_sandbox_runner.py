@@ -136,3 +136,20 @@ def test_host_mode_reports_clean_and_carries_the_nonce(repo, tmp_path):
                           env={"AICD_WORK": str(tmp_path), "PATH": "/usr/local/bin:/usr/bin:/bin"})
     out = json.loads(proc.stdout)
     assert out["nonce"] == "abc" and out["status"] == "ok" and out["clean"] is True
+
+
+def test_owners_are_judged_only_in_our_host_boot_and_pid_namespace():
+    import os
+
+    from aicd.sandbox.pool import owner_alive, owner_label
+
+    host, pid, started, boot, pidns = owner_label().split(":")
+    assert pid == str(os.getpid()) and owner_alive(owner_label())
+    dead_pid = ":".join([host, pid, str(int(started) + 1), boot, pidns])  # same pid, another process
+    assert not owner_alive(dead_pid)
+    assert not owner_alive(":".join([host, pid, started, "another-boot", pidns]))  # rebooted since
+    for unjudgeable in (":".join([host, pid, str(int(started) + 1), boot, "4026531999"]),  # other namespace
+                        ":".join(["another-host", pid, "1", boot, pidns]),
+                        ":".join([host, pid, "None", boot, pidns]),                          # no /proc there
+                        "old-format:123:456"):
+        assert owner_alive(unjudgeable), unjudgeable

@@ -45,6 +45,9 @@ def write_override(workdir: Path, trial_path: Path, lr_c: float = 1.0, lr_title:
             "lr_tfidf": {"params": {"C": lr_c}, "title": lr_title},
             # the demo's MiniLM, shrunk to 2 optimizer steps on 64 rows at window 128
             "minilm": {"params": {"max_train_rows": 64, "max_validation_rows": 32, "window": 128}},
+            # Fast-DetectGPT's code LM, shrunk to one layer on 40k tokens
+            "fast_detectgpt": {"params": {"window": 128, "max_validation_rows": 64,
+                                          "train_lm": {"layers": 1, "max_train_tokens": 40000, "window": 128}}},
         },
     }
     (workdir / "override.yaml").write_text(yaml.safe_dump(override))
@@ -62,13 +65,6 @@ def planned_jobs(output: str) -> list[tuple[str, str]]:
         if m and rule:
             jobs[-1] = (rule, m.group(1))
     return sorted(jobs)
-
-
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory, repo, trial_path):
-    workdir = tmp_path_factory.mktemp("demo")
-    write_override(workdir, trial_path)
-    return workdir, run(repo, workdir)
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +96,14 @@ def test_execution_runs_in_the_sandbox_when_docker_answers(demo_run):
     assert len(rows) == 40 and rows["id"].is_unique
     assert set(rows["status"]) <= {"ok", "compiled", "compile_error", "runtime_error", "wrong_answer", "timeout",
                                    "memory_limit", "output_limit", "sandbox_error"}
-    assert (rows["status"] == "ok").any() and "sandbox_error" not in set(rows["status"])
-    assert "pass rate" in (workdir / "results" / "execution" / "report.md").read_text()
+    assert "sandbox_error" not in set(rows["status"])
+    # The trial rows have no tests: each is built (compiled, or syntax-checked), never run on an
+    # empty stdin, so no runtime_error can come from a program waiting for input.
+    assert set(rows["status"]) <= {"compiled", "compile_error"} and rows["tests_total"].eq(0).all()
+    java = rows[rows["language"] == "Java"]
+    assert len(java) and java["status"].eq("compiled").any(), java[["status", "stderr"]]
+    report = (workdir / "results" / "execution" / "report.md").read_text()
+    assert "| built |" in report and "Java / " in report
 
 
 def test_table4_has_a_number_for_every_detector_and_task(demo, repo):

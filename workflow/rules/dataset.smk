@@ -95,6 +95,7 @@ rule dataset_card:
         reports=[f"{R}/tasks/{t}/report.json" for t in built_tasks()],
         sources=expand(f"{R}/sources/{{source}}.report.json", source=DATASET["sources"] if DATASET else []),
         execution=expand(f"{R}/execution/{{name}}.report.json", name=EXEC_NAMES),
+        inputs=rules.inputs.output,
     output:
         card=f"{R}/dataset/README.md",
         counts=f"{R}/dataset/counts.csv",
@@ -109,7 +110,7 @@ rule dataset_card:
         ENV
     shell:
         "{PYTHON} -m aicd.report.card --tasks {params.tasks} --sources {params.sources}"
-        " --execution-reports {input.execution}"
+        " --execution-reports {input.execution} --inputs {input.inputs}"
         " --results {R} --card {output.card} --counts {output.counts} > {log} 2>&1"
 
 

@@ -4,6 +4,7 @@
 
 ENCODER_ENV = os.path.join(workflow.basedir, "envs", "encoders.yaml")
 FOLDER_KINDS = {"encoder"}  # detector kinds stored as a folder (aicd.detectors: model_suffix "")
+OWN_RULE_KINDS = {"fast_detectgpt"}  # detector kinds with their own rule (workflow/rules/paper.smk)
 
 
 def folder_detectors():
@@ -11,7 +12,7 @@ def folder_detectors():
 
 
 def file_detectors():
-    return [d for d in detectors() if config["detectors"][d]["kind"] not in FOLDER_KINDS]
+    return [d for d in detectors() if config["detectors"][d]["kind"] not in FOLDER_KINDS | OWN_RULE_KINDS]
 
 
 def one_of(names):

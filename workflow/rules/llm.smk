@@ -194,7 +194,8 @@ rule judge:
 
 rule table8:
     input:
-        [f"{R}/scores/{t}/judge_{j}_{m}.json" for t in JUDGE_TASKS for j in JUDGES for m in MODES],
+        scores=[f"{R}/scores/{t}/judge_{j}_{m}.json" for t in JUDGE_TASKS for j in JUDGES for m in MODES],
+        inputs=rules.inputs.output[0],
     output:
         tex=f"{R}/tables/table8.tex",
         md=f"{R}/tables/table8.md",
@@ -210,8 +211,8 @@ rule table8:
     conda:
         ENV
     shell:
-        "{PYTHON} -m aicd.report.llm_tables table8 --layout {params.layout} --scores {input}"
-        " --tables-dir {R}/tables > {log} 2>&1"
+        "{PYTHON} -m aicd.report.llm_tables table8 --layout {params.layout} --scores {input.scores}"
+        " --inputs {input.inputs} --tables-dir {R}/tables > {log} 2>&1"
 
 
 def llm_targets():

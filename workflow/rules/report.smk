@@ -1,4 +1,10 @@
-# Table 4, confusion-matrix figures and results/report.md.
+# The input fingerprint (results/inputs.json), Table 4, confusion-matrix figures and
+# results/report.md.
+
+from aicd.fingerprint import code_version as _code_version  # noqa: E402
+
+# git describe of this checkout: a new commit rewrites inputs.json and the tables that name it.
+CODE_VERSION = _code_version(workflow.basedir)
 
 
 def report_layout():
@@ -22,12 +28,42 @@ def report_sources():
     return sorted(names)
 
 
+def generation_tables(w):
+    """Generator tables the pool reads: inputs of the build, fingerprinted like the sources."""
+    dataset = config.get("dataset") or {}
+    if built_tasks() and dataset.get("generations") and GEN:
+        return [f"{R}/generations/{m}.parquet" for m in GENERATORS]
+    return []
+
+
+rule inputs:
+    input:
+        sources=expand(f"{R}/sources/{{source}}.report.json", source=report_sources()),
+        generations=generation_tables,
+    output:
+        f"{R}/inputs.json",
+    params:
+        release=lambda w: as_arg({t: config["tasks"][t]["release"] for t in tasks() if mode_of(t) == "release"}),
+        code=shlex.quote(CODE_VERSION),
+    log:
+        f"{R}/logs/inputs/inputs.log",
+    benchmark:
+        f"{R}/benchmarks/inputs/inputs.tsv"
+    conda:
+        ENV
+    shell:
+        "{PYTHON} -m aicd.fingerprint --sources {input.sources} --generations {input.generations}"
+        " --release {params.release} --code {params.code} --out {output} > {log} 2>&1"
+
+
 rule report:
     input:
+        inputs=rules.inputs.output,
         scores=[f"{R}/scores/{t}/{d}.json" for t, d in plan()],
         sources=expand(f"{R}/sources/{{source}}.report.json", source=report_sources()),
         dataset=lambda w: [f"{R}/dataset/filter_report.json", f"{R}/dataset/dedup_report.json"] if built_tasks() else [],
         tasks=expand(f"{R}/tasks/{{task}}/report.json", task=tasks()),
+        paper=f"{R}/paper_results.md",
     output:
         tex=f"{R}/tables/table4.tex",
         md=f"{R}/tables/table4.md",
@@ -42,6 +78,7 @@ rule report:
     conda:
         ENV
     shell:
-        "{PYTHON} -m aicd.report --layout {params.layout} --scores {input.scores}"
+        "{PYTHON} -m aicd.report --layout {params.layout} --scores {input.scores} --inputs {input.inputs}"
         " --data-reports {input.sources} {input.dataset} {input.tasks}"
-        " --tables-dir {R}/tables --figures-dir {R}/figures --report {output.report} > {log} 2>&1"
+        " --tables-dir {R}/tables --figures-dir {R}/figures --report {output.report}"
+        " --paper-section {input.paper} > {log} 2>&1"

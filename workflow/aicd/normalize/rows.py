@@ -27,14 +27,17 @@ from .minhash import signature
 
 log = logging.getLogger(__name__)
 
-# Execution statuses (aicd.sandbox) that fail each `execution_filter` level; a sandbox_error
-# is the harness's fault, never the program's, so it rejects nothing. `compiled` (built but
-# not run: no tests, or no entry point) passes every level, since there was nothing to run.
+# Execution statuses (aicd.sandbox) that fail each `execution_filter` level. `compiled` (built
+# but not run: no tests, or no entry point) passes every level, since there was nothing to run.
+# A sandbox_error came twice, in two fresh containers (the pool retries once): a program can
+# provoke one, so it cannot be said to run; it still passes `compiles`, which it may never
+# have reached.
 EXECUTION_FAILS = {
     "none": frozenset(),
     "compiles": frozenset({"compile_error"}),
-    "runs": frozenset({"compile_error", "runtime_error", "timeout", "memory_limit", "output_limit"}),
-    "passes": frozenset({"compile_error", "runtime_error", "timeout", "memory_limit", "output_limit", "wrong_answer"}),
+    "runs": frozenset({"compile_error", "runtime_error", "timeout", "memory_limit", "output_limit", "sandbox_error"}),
+    "passes": frozenset({"compile_error", "runtime_error", "timeout", "memory_limit", "output_limit", "wrong_answer",
+                         "sandbox_error"}),
 }
 METRICS = ("lines_of_code", "max_line_length", "avg_line_length", "alphanumeric_fraction", "ast_depth",
            "comment_letters", "english_confidence")

@@ -12,7 +12,7 @@ from ..cli import json_arg, run
 from ..io import read_json, write_text
 from .figures import confusion_figure
 from .subsets import subset_section
-from .table4 import Column, Row, markdown_title, plain_title, render
+from .table4 import Column, Row, markdown_title, plain_title, render, with_inputs
 
 
 def main(argv=None) -> None:
@@ -25,7 +25,10 @@ def main(argv=None) -> None:
     parser.add_argument("--tables-dir", required=True)
     parser.add_argument("--figures-dir", required=True)
     parser.add_argument("--report", required=True, help="output report.md")
+    parser.add_argument("--paper-section", help="results/paper_results.md (Tables 5-7, figures, analyses), appended")
+    parser.add_argument("--inputs", default=None, help="results/inputs.json: the input fingerprint the tables carry")
     args = parser.parse_args(argv)
+    inputs = read_json(args.inputs) if args.inputs else None
 
     columns = [Column(n, t) for n, t in args.layout["tasks"]]
     rows = [Row(n, t, bool(d)) for n, t, d in args.layout["detectors"]]
@@ -34,14 +37,16 @@ def main(argv=None) -> None:
         s = read_json(path)
         all_scores[(s["detector"], s["task"])] = s
     f1 = {k: v["macro_f1"] for k, v in all_scores.items() if v.get("macro_f1") is not None}
-    latex, markdown = render(rows, columns, f1)
+    rows = [r for r in rows if any((r.name, c.name) in f1 for c in columns)]  # not run: listed in report.md
+    latex, markdown = with_inputs(*render(rows, columns, f1), inputs)
     tables = Path(args.tables_dir)
     write_text(latex, tables / "table4.tex")
     write_text(markdown, tables / "table4.md")
 
     report_dir = Path(args.report).parent
     rel = lambda p: os.path.relpath(p, report_dir)  # noqa: E731
-    lines = ["# AICD Bench results", "", "## Table 4: macro-F1 × 100", "", markdown,
+    lines = ["# AICD Bench results", "", *_inputs_head(inputs, rel(args.inputs) if args.inputs else ""),
+             "## Table 4: macro-F1 × 100", "", markdown,
              f"LaTeX: [{rel(tables / 'table4.tex')}]({rel(tables / 'table4.tex')})", "", "## Confusion matrices", ""]
     titles = {r.name: r.title for r in rows}
     dummies = {r.name for r in rows if r.dummy}
@@ -71,7 +76,32 @@ def main(argv=None) -> None:
     for rep in data_reports:
         lines += _data_summary(rep)
     lines += ["", "Per-detector scores (per-class, per-subset, per-language): `results/scores/{task}/{detector}.json`.", ""]
+    if inputs:
+        lines += ["## Inputs", "", f"Fingerprint `{inputs['fingerprint']}` over {len(inputs['inputs'])} inputs "
+                  "(`aicd verify RESULTS_A RESULTS_B` compares two runs):", ""]
+        lines += [f"- {_input_line(k, v)}" for k, v in inputs["inputs"].items()] + [""]
+    if args.paper_section:
+        lines += ["", Path(args.paper_section).read_text()]
     write_text("\n".join(lines), args.report)
+
+
+def _inputs_head(inputs: dict | None, link: str) -> list[str]:
+    """The fingerprint line and, where a source fell short, the warnings, before Table 4."""
+    if not inputs:
+        return []
+    lines = [f"Inputs `{inputs['fingerprint']}`, code `{inputs.get('code')}` ([inputs.json]({link}); list below).", ""]
+    if inputs.get("warnings"):
+        lines += ["## Warnings", ""] + [f"- {w}" for w in inputs["warnings"]] + [""]
+    return lines
+
+
+def _input_line(key: str, rec: dict) -> str:
+    what = {"package": lambda: f"{rec.get('package', rec.get('name'))} {rec.get('version')} ({rec.get('registry')})",
+            "hub": lambda: f"revision {rec.get('resolved') or rec.get('revision')}",
+            "installed": lambda: f"{rec.get('files_read')} files read on this machine (not pinned)",
+            "dir": lambda: f"{rec.get('files')} files"}.get(rec.get("kind"), lambda: f"{rec.get('bytes', '?')} bytes")()
+    sha = f", sha256 `{rec['sha256'][:16]}`" if rec.get("sha256") else ""
+    return f"`{key}`: {what}{sha}"
 
 
 def _data_summary(rep: dict) -> list[str]:

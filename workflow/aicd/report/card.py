@@ -38,7 +38,20 @@ def _pivot(df: pd.DataFrame, index: list[str], column: str) -> str:
     return p.to_markdown()
 
 
-def render(results: Path, tasks: dict, sources: dict, counts: pd.DataFrame) -> str:
+def _gathered(rep: dict) -> str:
+    """The languages a gathered source actually found (rows each), not the configured ones, and
+    the packages it read."""
+    gather = rep.get("gather") or {}
+    found = {lang: s.get("samples", 0) for lang, s in (gather.get("languages") or {}).items()}
+    text = "gathered: " + (", ".join(f"{lang} {n}" for lang, n in found.items() if n) or "nothing")
+    if gather.get("languages_without_samples"):
+        text += f" (none: {', '.join(gather['languages_without_samples'])})"
+    packages = [f"{r.get('package', r.get('name'))} {r['version']}" for r in (rep.get("inputs") or {}).values()
+                if r.get("kind") == "package"]
+    return text + (f"; from {', '.join(packages)}" if packages else "")
+
+
+def render(results: Path, tasks: dict, sources: dict, counts: pd.DataFrame, inputs: dict | None = None) -> str:
     dataset = results / "dataset"
     filt = read_json(dataset / "filter_report.json")
     dedup = read_json(dataset / "dedup_report.json")
@@ -47,12 +60,14 @@ def render(results: Path, tasks: dict, sources: dict, counts: pd.DataFrame) -> s
              "Built by the workflow's dataset stage: sources → normalization (code extraction, language "
              "identification, Table 3 filters) → MinHash deduplication → task splits. "
              "Full counts per task × split × label × language × family × subset: [counts.csv](counts.csv).", "",
+             *([f"Inputs `{inputs['fingerprint']}`, code `{inputs.get('code')}` (results/inputs.json lists every "
+                "input with its sha256 or revision).", ""] if inputs else []),
              "## Sources", "", "| source | from | revision | rows read | rows kept |", "|---|---|---|---:|---:|"]
     for name, spec in sources.items():
         rep_path = results / "sources" / f"{name}.report.json"
         rep = read_json(rep_path) if rep_path.is_file() else {}
         # files win over hub in the loader, so they are what was read
-        where = spec.get("files") or spec.get("hub") or ("gathered: " + ", ".join(spec.get("gathered_from", {})))
+        where = spec.get("files") or spec.get("hub") or _gathered(rep)
         revision = "–" if spec.get("files") else spec.get("revision", "–")
         if spec.get("data_dir") and not spec.get("files"):
             where = f"{where} ({spec['data_dir']})"
@@ -91,17 +106,19 @@ def render(results: Path, tasks: dict, sources: dict, counts: pd.DataFrame) -> s
 
 
 def execution_section(paths: list[str]) -> str:
-    """Sandbox pass rates per language x generator (aicd.sandbox reports), where execution ran."""
+    """Sandbox build and pass rates per language x generator (aicd.sandbox reports), where
+    execution ran."""
+    from .execution import rate_table
+
     lines = ["## Execution (sandbox)", ""]
     if not paths:
         return "\n".join(lines + ["Not run (no Docker daemon, or no `execution:` in the config).", ""])
-    lines += ["| table | language / generator | pass rate |", "|---|---|---:|"]
     for path in paths:
         rep = read_json(path)
-        for key, rate in sorted(rep.get("pass_rate", {}).items()):
-            lines.append(f"| {rep['name']} | {key} | {rate:.1%} |")
-    lines += ["", "Pass = status `ok` (built, ran, and passed its tests where it has any). The "
-              "`execution_filter` setting of `dataset:` decides whether failures leave the pool.", ""]
+        lines += [f"**{rep['name']}** ({rep['rows']} programs)", ""] + rate_table(rep) + [""]
+    lines += ["Built = compiled (or passed the syntax check of a script language); passed = status `ok` "
+              "over the programs that ran against tests. A program with no tests or no entry point is only "
+              "built. The `execution_filter` setting of `dataset:` decides whether failures leave the pool.", ""]
     return "\n".join(lines)
 
 
@@ -113,12 +130,14 @@ def main(argv=None) -> None:
     parser.add_argument("--results", default="results")
     parser.add_argument("--card", required=True)
     parser.add_argument("--counts", required=True)
+    parser.add_argument("--inputs", default=None, help="results/inputs.json (the input fingerprint)")
     args = parser.parse_args(argv)
     results = Path(args.results)
     counts = counts_table(results, args.tasks)
     with atomic_path(args.counts) as tmp:
         counts.to_csv(tmp, index=False)
-    card = render(results, args.tasks, args.sources, counts) + execution_section(args.execution_reports)
+    inputs = read_json(args.inputs) if args.inputs else None
+    card = render(results, args.tasks, args.sources, counts, inputs) + execution_section(args.execution_reports)
     write_text(card, args.card)
 
 

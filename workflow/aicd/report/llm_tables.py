@@ -12,14 +12,14 @@ from pathlib import Path
 
 from ..cli import json_arg, run
 from ..io import read_json, write_json, write_text
-from .table4 import Column, Row, render
+from .table4 import Column, Row, render, with_inputs
 
 NOT_RUN = "not run"
 CAPTION = ("Zero-shot LLM experiments: macro-F1 of LLM judges with simple zero-shot prompting (zs) and "
            "chain-of-thought prompting (cot), on a stratified sample of each test split.")
 
 
-def table8(layout: dict, score_files: list[str], tables_dir: str) -> None:
+def table8(layout: dict, score_files: list[str], tables_dir: str, inputs: dict | None = None) -> None:
     columns = [Column(n, t) for n, t in layout["tasks"]]
     rows = [Row(f"{j}_{m}", f"{t}_{{{m}}}", False) for j, t in layout["judges"] for m in layout["modes"]]
     scores = {}
@@ -32,6 +32,7 @@ def table8(layout: dict, score_files: list[str], tables_dir: str) -> None:
         note = f"No judge ran: {layout.get('hint', 'no judge has an endpoint')}."
         latex += f"% {note}\n"
         markdown += f"\n{note}\n"
+    latex, markdown = with_inputs(latex, markdown, inputs)
     write_text(latex, Path(tables_dir) / "table8.tex")
     write_text(markdown, Path(tables_dir) / "table8.md")
 
@@ -61,6 +62,7 @@ def main(argv=None) -> None:
                     help='{"tasks": [[name, title]], "judges": [[name, title]], "modes": [...], "hint": str}')
     t8.add_argument("--scores", nargs="*", default=[])
     t8.add_argument("--tables-dir", required=True)
+    t8.add_argument("--inputs", default=None, help="results/inputs.json (the input fingerprint)")
     gen = sub.add_parser("generation", help="token and cost totals per generator")
     gen.add_argument("--reports", nargs="*", default=[])
     gen.add_argument("--disabled", type=json_arg, default={"models": [], "hint": ""})
@@ -68,7 +70,7 @@ def main(argv=None) -> None:
     gen.add_argument("--out-md", required=True)
     args = parser.parse_args(argv)
     if args.what == "table8":
-        table8(args.layout, args.scores, args.tables_dir)
+        table8(args.layout, args.scores, args.tables_dir, read_json(args.inputs) if args.inputs else None)
     else:
         generation_report(args.reports, args.disabled["models"], args.disabled["hint"], args.out_json, args.out_md)
 

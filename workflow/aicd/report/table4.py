@@ -103,6 +103,18 @@ def render(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str],
     return latex, markdown
 
 
+def with_inputs(latex: str, markdown: str, info: dict | None) -> tuple[str, str]:
+    """A rendered table stamped with its input fingerprint and code version (results/inputs.json):
+    a `% inputs: ... code: ...` first line and a caption sentence in LaTeX, a last line in Markdown."""
+    if not info:
+        return latex, markdown
+    fp, code = info["fingerprint"], str(info.get("code", "unknown"))
+    tex_code = "".join("\\" + c if c in "_#%&$" else c for c in code)
+    latex = f"% inputs: {fp} code: {code}\n" + latex.replace(
+        "}\n\\label{", f" Inputs \\texttt{{{fp}}}, code \\texttt{{{tex_code}}}.}}\n\\label{{", 1)
+    return latex, markdown + f"\nInputs `{fp}`, code `{code}` (results/inputs.json).\n"
+
+
 def _latex_booktabs_raw():
     """tabulate's booktabs format without escaping, so bold/underline/math survive."""
     base = tabulate_mod._table_formats["latex_booktabs"]

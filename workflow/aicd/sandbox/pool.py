@@ -22,6 +22,7 @@ import secrets
 import socket
 import subprocess
 import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -49,15 +50,17 @@ class Limits:
     pids: int = 128
     cpus: float = 1.0
     work_mb: int = 256            # the exec-enabled tmpfs work folder
-    tmp_mb: int = 64              # /tmp and /dev/shm, each
+    tmp_mb: int = 64              # /tmp, /dev/shm and SysV shared memory, each
 
     def __post_init__(self):
-        # tmpfs pages count against the container's memory: a full work folder must be a
-        # "no space left" for the program, not an OOM kill of the runner.
-        if self.memory_mb <= self.work_mb + 2 * self.tmp_mb:
-            raise AicdError(f"execution.limits: memory_mb ({self.memory_mb}) must exceed work_mb + 2 * tmp_mb "
-                            f"({self.work_mb} + 2 * {self.tmp_mb}), because the work folder, /tmp and /dev/shm "
-                            "are held in the container's memory; raise memory_mb or lower work_mb/tmp_mb")
+        # Shared memory counts against the container's memory and outlives the process that
+        # made it: a full work folder must be a "no space left" for the program, not an OOM
+        # kill of the runner after the program is gone.
+        if self.memory_mb <= self.work_mb + 3 * self.tmp_mb:
+            raise AicdError(f"execution.limits: memory_mb ({self.memory_mb}) must exceed work_mb + 3 * tmp_mb "
+                            f"({self.work_mb} + 3 * {self.tmp_mb}), because the work folder, /tmp, /dev/shm and "
+                            "SysV shared memory are held in the container's memory; raise memory_mb or lower "
+                            "work_mb/tmp_mb")
         if min(self.wall_s, self.compile_s, self.output_bytes, self.pids, self.cpus, self.tmp_mb) <= 0:
             raise AicdError(f"execution.limits: every limit must be positive, got {self}")
 
@@ -86,17 +89,57 @@ def _start_time(pid: int) -> str | None:
         return None
 
 
+def _read(path: str) -> str:
+    try:
+        with open(path) as fh:
+            return fh.read().strip()
+    except OSError:
+        return "?"
+
+
+def _pid_namespace() -> str:
+    try:
+        return os.readlink("/proc/self/ns/pid").strip("pid:[]")
+    except OSError:
+        return "?"
+
+
 def owner_label(pid: int | None = None) -> str:
+    """host:pid:start time:boot id:pid namespace. Judged only where host, boot and namespace
+    are ours: a pid means nothing in another namespace or on another machine."""
     pid = os.getpid() if pid is None else pid
-    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
+    return ":".join([socket.gethostname(), str(pid), str(_start_time(pid)),
+                     _read("/proc/sys/kernel/random/boot_id"), _pid_namespace()])
 
 
 def owner_alive(owner: str) -> bool:
-    host, _, rest = owner.partition(":")
-    pid, _, started = rest.partition(":")
-    if host != socket.gethostname():
-        return True  # another machine's container: not ours to judge
+    parts = owner.split(":")
+    if len(parts) != 5:
+        return True  # not a label this version wrote: not ours to judge
+    host, pid, started, boot, pidns = parts
+    if host != socket.gethostname() or pidns != _pid_namespace() or "?" in (boot, pidns) or started == "None":
+        return True
+    if boot != _read("/proc/sys/kernel/random/boot_id"):
+        return False  # the machine rebooted since: that owner is gone
     return pid.isdigit() and _start_time(int(pid)) == started
+
+
+def remove_container(name: str, attempts: int = 5) -> bool:
+    """`docker rm -f` until the container is gone: under load the daemon can refuse once
+    ("removal already in progress", a busy file system on vfs). True when it is gone."""
+    for attempt in range(1, attempts + 1):
+        try:
+            proc = docker("rm", "-f", name, timeout=600)
+        except subprocess.TimeoutExpired:
+            log.warning("removing container %s is taking long; the daemon goes on with it", name)
+            return False
+        gone = docker("container", "inspect", name, timeout=60).returncode != 0
+        if gone:
+            return True
+        log.warning("container %s is still there after docker rm -f (attempt %d): %s", name, attempt,
+                    proc.stderr.strip()[:200])
+        time.sleep(2 * attempt)
+    return False
 
 
 def remove_stale_containers() -> list[str]:
@@ -107,13 +150,15 @@ def remove_stale_containers() -> list[str]:
              if name and not owner_alive(owner)]
     for name in stale:
         log.warning("removing sandbox container %s left by a killed job", name)
-        docker("rm", "-f", name, timeout=600)
+        remove_container(name)
     return stale
 
 
-def owner_labels(job: str = "") -> list[str]:
-    """`docker run` flags that let remove_stale_containers find a container whose owner died."""
-    return ["--label", f"{LABEL}=1", "--label", f"aicd.owner={owner_label()}", "--label", f"aicd.job={job}"]
+def owner_labels(job: str = "", pool_id: str = "") -> list[str]:
+    """`docker run` flags that let remove_stale_containers find a container whose owner died,
+    and a pool find its own."""
+    return ["--label", f"{LABEL}=1", "--label", f"aicd.owner={owner_label()}", "--label", f"aicd.job={job}",
+            "--label", f"aicd.pool={pool_id}"]
 
 
 def isolation_flags(lim: Limits) -> list[str]:
@@ -123,6 +168,9 @@ def isolation_flags(lim: Limits) -> list[str]:
     return ["--init", "--network", "none", "--read-only",
             "--tmpfs", f"/work:rw,exec,nosuid,size={lim.work_mb}m,uid=0,gid=0,mode=755",
             "--tmpfs", f"/tmp:rw,exec,nosuid,size={lim.tmp_mb}m,mode=1777", "--shm-size", f"{lim.tmp_mb}m",
+            # SysV shared memory and message queues are not tmpfs: cap them by sysctl.
+            "--sysctl", f"kernel.shmmax={lim.tmp_mb << 20}", "--sysctl", f"kernel.shmall={lim.tmp_mb << 8}",
+            "--sysctl", "kernel.msgmni=16",
             "--memory", f"{lim.memory_mb}m", "--memory-swap", f"{lim.memory_mb}m",
             "--pids-limit", str(lim.pids), "--cpus", str(lim.cpus),
             "--user", "0:0", "--cap-drop", "ALL", *caps, "--security-opt", "no-new-privileges",
@@ -133,8 +181,8 @@ class Container:
     """One locked-down container: no network, read-only root, capped memory/pids/CPU, no host
     paths, an exec-enabled tmpfs at /work, a reaping init as PID 1, labelled with its owner."""
 
-    def __init__(self, image: str, limits: Limits, job: str = ""):
-        self.image, self.limits, self.job = image, limits, job
+    def __init__(self, image: str, limits: Limits, job: str = "", pool_id: str = ""):
+        self.image, self.limits, self.job, self.pool_id = image, limits, job, pool_id
         self.name = f"aicd-sbx-{uuid.uuid4().hex[:12]}"
         self.used = 0
         try:
@@ -146,7 +194,8 @@ class Container:
             raise AicdError(f"cannot start a sandbox container from {image}: {proc.stderr.strip()[:300]}")
 
     def _start(self) -> subprocess.CompletedProcess:
-        return docker("run", "-d", "--name", self.name, *owner_labels(self.job), *isolation_flags(self.limits), self.image,
+        return docker("run", "-d", "--name", self.name, *owner_labels(self.job, self.pool_id),
+                      *isolation_flags(self.limits), self.image,
                       "sleep", "infinity", timeout=300)
 
     def run(self, job: dict) -> dict:
@@ -170,10 +219,7 @@ class Container:
         return proc.returncode == 0 and proc.stdout.strip() == "true"
 
     def remove(self) -> None:
-        try:
-            docker("rm", "-f", self.name, timeout=600)
-        except subprocess.TimeoutExpired:
-            log.warning("removing container %s is taking long; the daemon goes on with it", self.name)
+        remove_container(self.name)
 
 
 def sandbox_error(error: str, **extra) -> dict:
@@ -208,6 +254,7 @@ class SandboxPool:
         self._all: set[Container] = set()
         self._lock = threading.Lock()
         self._closed = False
+        self.pool_id = uuid.uuid4().hex[:12]
         self.started = 0   # containers created, for reports and tests
         self.recycled = 0  # containers removed because a program breached a limit or left state
         self.stale_removed = remove_stale_containers()
@@ -220,7 +267,7 @@ class SandboxPool:
             if self._free:
                 return self._free.pop()
             self.started += 1
-        container = Container(self.image, self.limits, self.job)
+        container = Container(self.image, self.limits, self.job, self.pool_id)
         with self._lock:
             self._all.add(container)
             closed = self._closed
@@ -254,11 +301,12 @@ class SandboxPool:
         for attempt in (1, 2):
             container = self._take()
             result = container.run(job)
-            dead = result["status"] == "sandbox_error" and not container.alive()
-            self._give(container, result)
-            if not dead or self._closed:
+            self._give(container, result)  # a sandbox_error recycles the container
+            if result["status"] != "sandbox_error" or self._closed:
                 return result
-            log.warning("sandbox container died (attempt %d); replacing it", attempt)
+            log.warning("sandbox_error (attempt %d: %s); retrying once in a fresh container", attempt,
+                        result.get("error"))
+        result["error"] = f"{result.get('error')} (twice, in two containers)"
         return result
 
     def run_many(self, items: list[tuple[str, str, list | None]], progress=None) -> list[dict]:
@@ -284,6 +332,14 @@ class SandboxPool:
             self._free.clear()
         for c in containers:
             c.remove()
+        # A container still being created when the pool closed is not registered yet: find it
+        # by this pool's label.
+        try:
+            proc = docker("ps", "-aq", "--filter", f"label=aicd.pool={self.pool_id}", timeout=60)
+            for ident in proc.stdout.split():
+                remove_container(ident)
+        except (AicdError, subprocess.TimeoutExpired) as err:
+            log.warning("could not list this pool's containers at close: %s", err)
 
     def __enter__(self):
         return self

@@ -1,0 +1,165 @@
+"""results/paper_results.md: the part of the report for the paper's later results, one sentence
+per table and figure, linked; every number read from the files the other jobs wrote.
+
+- Table 4 rows: the paper's 18 rows in its order, each matched to this configuration's detector
+  (by kind and feature set, or the encoder's Hub id); a row with no scores is "not run".
+- Fast-DetectGPT: scoring model, threshold (chosen on validation), test AUROC, samples/s, and
+  for a causal LM trained here its held-out loss on human and machine code.
+- Tables 5-7, figures, analyses (SVM n-grams, SHAP, all-fail)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from ..cli import json_arg, run
+from ..io import read_json, write_text
+
+# (title, kind, features or encoder Hub id), the paper's Table 4 order
+PAPER_ROWS = [
+    ("Random", "random", None), ("Majority", "majority", None), ("Fast-DetectGPT", "fast_detectgpt", None),
+    ("CB_{TF-IDF}", "catboost", "tfidf"), ("CB_{AST}", "catboost", "ast"), ("CB_{AST & TF-IDF}", "catboost", "ast_tfidf"),
+    ("SVM_{TF-IDF}", "linear_svm", "tfidf"), ("SVM_{AST}", "linear_svm", "ast"),
+    ("SVM_{AST & TF-IDF}", "linear_svm", "ast_tfidf"),
+    ("LR_{TF-IDF}", "logistic_regression", "tfidf"), ("LR_{AST}", "logistic_regression", "ast"),
+    ("LR_{AST & TF-IDF}", "logistic_regression", "ast_tfidf"),
+    ("CodeBERT", "encoder", "microsoft/codebert-base"), ("CodeT5+", "encoder", "Salesforce/codet5p-220m"),
+    ("ModernBERT", "encoder", "answerdotai/ModernBERT-base"), ("RoBERTa", "encoder", "FacebookAI/roberta-base"),
+    ("UnixCoder", "encoder", "microsoft/unixcoder-base"), ("DeBERTa", "encoder", "microsoft/deberta-v3-base"),
+]
+
+
+def match_paper_rows(detectors: dict[str, dict]) -> list[tuple[str, str | None]]:
+    """[(paper title, config detector or None)] in the paper's order. detectors: name -> entry."""
+    out = []
+    for title, kind, key in PAPER_ROWS:
+        found = None
+        for name, entry in detectors.items():
+            if entry.get("kind") != kind:
+                continue
+            if kind == "encoder":
+                if (entry.get("params") or {}).get("model") == key:
+                    found = name
+            elif kind in ("catboost", "linear_svm", "logistic_regression"):
+                if entry.get("features") == key:
+                    found = name
+            else:
+                found = name
+            if found:
+                break
+        out.append((title, found))
+    return out
+
+
+def not_run_rows(detectors: dict[str, dict], ran: set[str]) -> list[tuple[str, str]]:
+    """Paper rows with no scores here: (title, why)."""
+    rows = []
+    for title, name in match_paper_rows(detectors):
+        if name is None:
+            rows.append((title, "not in this configuration"))
+        elif name not in ran:
+            rows.append((title, f"configured as `{name}` but has no scores"))
+    return rows
+
+
+def _num(value) -> str:
+    return "–" if value is None else f"{value:.4f}"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m aicd.report.paper_section", description=__doc__)
+    parser.add_argument("--layout", required=True, type=json_arg,
+                        help='JSON {"detectors": {name: config entry}, "tasks": {name: title}}')
+    parser.add_argument("--scores", nargs="*", default=[])
+    parser.add_argument("--tables-dir", required=True)
+    parser.add_argument("--figures-index", required=True)
+    parser.add_argument("--analyses", nargs="*", default=[], help="results/analyses/{task}/summary.json")
+    parser.add_argument("--fast-detectgpt", nargs="*", default=[], help="results/models/{task}/{detector}.json records")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    base = Path(args.out).parent
+    rel = lambda p: os.path.relpath(p, base)  # noqa: E731
+    dets, task_titles = args.layout["detectors"], args.layout["tasks"]
+    ran = {read_json(p)["detector"] for p in args.scores}
+    lines = ["## The paper's Tables 4-7, figures and analyses", ""]
+    missing = not_run_rows(dets, ran)
+    if missing:
+        lines += ["Table 4 rows of the paper not run in this configuration (absent from `table4.tex`):", ""]
+        lines += [f"- {title}: not run ({why})" for title, why in missing] + [""]
+    extra = [n for n in dets if n not in {name for _, name in match_paper_rows(dets)}]
+    if extra:
+        named = ", ".join(f"`{n}` ({dets[n].get('title', n)})" for n in extra)
+        lines += [f"Rows here that are not the paper's: {named}.", ""]
+
+    for path in args.fast_detectgpt:
+        rec = read_json(path)
+        task = Path(path).parent.name
+        fit, rep = rec.get("fit", {}), rec.get("report", {})
+        lm = rep.get("scoring_lm")
+        model = (f"a {lm['parameters']:,}-parameter GPT-2-style causal LM trained here on {lm['trained_on']['rows']} "
+                 f"human rows of the train split (aicd.lm; held-out token loss: " +
+                 ", ".join(f"{k} {v:.3f}" for k, v in (lm.get("held_out_loss") or {}).items() if v is not None) + ")"
+                 ) if lm else f"`{fit.get('model')}`"
+        auc = rep.get("test_auroc")
+        lines += [f"**Fast-DetectGPT on {task_titles.get(task, task)}** (binarised labels where the task has more than two; "
+                  f"gold classes {', '.join(rep.get('binarized_from', []))}): scoring model = sampling model = {model}; "
+                  f"window {fit.get('window')} tokens; threshold {fit.get('threshold', float('nan')):.4f} chosen on the "
+                  f"{fit.get('threshold_from')} split (our choice: the value maximising macro-F1 there; validation macro-F1 "
+                  f"{fit.get('threshold_macro_f1', float('nan')):.4f}, validation AUROC {_num(fit.get('threshold_auroc'))}); "
+                  f"test AUROC {'–' if auc is None else f'{auc:.4f}'}; {rep.get('samples_per_second')} samples/s "
+                  f"([record]({rel(path)})).", ""]
+    tables = Path(args.tables_dir)
+    for n, what in ((5, "Task 1 macro-F1 per language × domain setting, averaged over trained detectors ± std"),
+                    (6, "Task 2 macro-F1 on seen vs unseen generators, averaged over trained detectors ± std"),
+                    (7, "Task 3 macro-F1 in vs out of domain, averaged over trained detectors ± std")):
+        md = tables / f"table{n}.md"
+        if md.is_file():
+            lines += [f"### Table {n}", "", f"{what} ([LaTeX]({rel(tables / f'table{n}.tex')})).", "",
+                      md.read_text(), ""]
+    index = read_json(args.figures_index)
+    lines += ["### Figures", ""]
+    say = {"confusion_best": "row-normalised confusion matrix (%) of the best trained detector (the paper's Figures 1-2)",
+           "confusion_all": "row-normalised confusion matrices (%) of every detector (appendix Figures 7, 9)",
+           "language": "macro-F1 per language for every detector (Figure 4)",
+           "subsets": "macro-F1 per test subset for every detector; hatched bars are one-class subsets' recall (Figures 5, 6, 8)"}
+    for task, entry in index.get("tasks", {}).items():
+        for key, sentence in say.items():
+            paths = entry.get(key)
+            if paths:
+                png = next(p for p in paths if p.endswith(".png"))
+                pdf = next(p for p in paths if p.endswith(".pdf"))
+                lines.append(f"- {task_titles.get(task, task)}: {sentence}: [PNG]({rel(png)}), [PDF]({rel(pdf)})")
+    data = index.get("data") or []
+    for stem, sentence in (("data_distribution.", "distribution of code properties per label (Figure 3)"),
+                           ("data_distribution_language.", "the same per language")):
+        got = [p for p in data if Path(p).name.startswith(stem)]
+        if got:
+            lines.append(f"- Data: {sentence}: " + ", ".join(f"[{Path(p).suffix[1:].upper()}]({rel(p)})" for p in got))
+    lines.append("")
+    if args.analyses:
+        lines += ["### Analyses", ""]
+    for path in args.analyses:
+        s = read_json(path)
+        folder = Path(path).parent
+        title = task_titles.get(s["task"], s["task"])
+        if s.get("svm"):
+            lines.append(f"- {title}: top n-grams per class of the TF-IDF SVM, back-projected through the SVD "
+                         f"(Appendix D.1): [{rel(folder / s['svm'])}]({rel(folder / s['svm'])})")
+        for det, md in (s.get("shap") or {}).items():
+            fig = Path(args.figures_index).parent / f"shap_{s['task']}_{det}.png"
+            lines.append(f"- {title}: mean |SHAP| per feature of `{det}` (CatBoost's SHAP values): "
+                         f"[table]({rel(folder / md)}), [figure]({rel(fig)})")
+        af = s.get("all_fail")
+        if af:
+            lines.append(f"- {title}: {af['all_wrong']} of {af['of']} test rows are wrong for every trained detector, "
+                         f"counted by language, generator, label and subset with the shortest examples: "
+                         f"[{rel(folder / af['file'])}]({rel(folder / af['file'])})")
+    lines.append("")
+    write_text("\n".join(lines), args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(run(main))
