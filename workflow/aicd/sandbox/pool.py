@@ -15,9 +15,11 @@ those whose owner was killed."""
 from __future__ import annotations
 
 import atexit
+import collections
 import json
 import logging
 import os
+import queue
 import secrets
 import socket
 import subprocess
@@ -125,20 +127,22 @@ def owner_alive(owner: str) -> bool:
 
 
 def remove_container(name: str, attempts: int = 5) -> bool:
-    """`docker rm -f` until the container is gone: under load the daemon can refuse once
-    ("removal already in progress", a busy file system on vfs). True when it is gone."""
+    """`docker rm -f` until the container is gone: under load the daemon can refuse for a
+    while ("removal already in progress" when --rm got there first, a busy file system on
+    vfs). True when it is gone."""
+    proc = None
     for attempt in range(1, attempts + 1):
         try:
             proc = docker("rm", "-f", name, timeout=600)
         except subprocess.TimeoutExpired:
             log.warning("removing container %s is taking long; the daemon goes on with it", name)
             return False
-        gone = docker("container", "inspect", name, timeout=60).returncode != 0
-        if gone:
-            return True
-        log.warning("container %s is still there after docker rm -f (attempt %d): %s", name, attempt,
-                    proc.stderr.strip()[:200])
-        time.sleep(2 * attempt)
+        for _ in range(2 * attempt):
+            if docker("container", "inspect", name, timeout=60).returncode != 0:
+                return True
+            time.sleep(1)
+    log.warning("container %s is still there after %d x docker rm -f: %s", name, attempts,
+                proc.stderr.strip()[:200] if proc else "")
     return False
 
 
@@ -179,28 +183,58 @@ def isolation_flags(lim: Limits) -> list[str]:
 
 class Container:
     """One locked-down container: no network, read-only root, capped memory/pids/CPU, no host
-    paths, an exec-enabled tmpfs at /work, a reaping init as PID 1, labelled with its owner."""
+    paths, an exec-enabled tmpfs at /work, a reaping init as PID 1, labelled with its owner.
+
+    Its main process is the trusted runner in serve mode, attached to a `docker run -i --rm`
+    client that this object holds: a job is one line to its stdin, the result one line from
+    its stdout (no `docker exec` and no interpreter start per program). If the owning process
+    dies, the client's stdin closes, the runner exits and Docker removes the container."""
 
     def __init__(self, image: str, limits: Limits, job: str = "", pool_id: str = ""):
         self.image, self.limits, self.job, self.pool_id = image, limits, job, pool_id
         self.name = f"aicd-sbx-{uuid.uuid4().hex[:12]}"
         self.used = 0
+        self.broken = False
+        self._lines: queue.Queue = queue.Queue()
+        self._stderr: collections.deque = collections.deque(maxlen=20)
         try:
-            proc = self._start()
-        except subprocess.TimeoutExpired:
-            proc = subprocess.CompletedProcess([], 1, "", "docker run did not return within 300 s")
-        if proc.returncode != 0:
+            self._proc = subprocess.Popen(
+                ["docker", "run", "-i", "--rm", "--name", self.name, *owner_labels(self.job, self.pool_id),
+                 *isolation_flags(self.limits), self.image, "python3", "-I", "-S", "/opt/aicd/runner.py", "--serve"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+        except FileNotFoundError:
+            raise AicdError("the docker client is not installed (Debian: apt-get install docker.io)") from None
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+        ready = self._next_line(300)  # container creation: 10-40 s on vfs
+        if not (isinstance(ready, str) and ready.strip() == json.dumps({"ready": True})):
+            why = "docker run did not return within 300 s" if ready == "" else self.stderr_tail() or repr(ready)
             self.remove()  # a container that was created but did not start still holds a full image copy on vfs
-            raise AicdError(f"cannot start a sandbox container from {image}: {proc.stderr.strip()[:300]}")
+            raise AicdError(f"cannot start a sandbox container from {image}: {why[:300]}")
 
-    def _start(self) -> subprocess.CompletedProcess:
-        return docker("run", "-d", "--name", self.name, *owner_labels(self.job, self.pool_id),
-                      *isolation_flags(self.limits), self.image,
-                      "sleep", "infinity", timeout=300)
+    def _read_stdout(self) -> None:
+        for line in self._proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)  # end of stream: the runner or the client is gone
+
+    def _read_stderr(self) -> None:
+        for line in self._proc.stderr:
+            self._stderr.append(line.rstrip())
+
+    def stderr_tail(self) -> str:
+        return " / ".join(self._stderr)
+
+    def _next_line(self, timeout: float) -> str | None:
+        """The next line; None at end of stream; "" when none came within timeout."""
+        try:
+            return self._lines.get(timeout=timeout)
+        except queue.Empty:
+            return ""
 
     def run(self, job: dict) -> dict:
         """The runner's result, or `sandbox_error` when it is not the trusted runner's answer
-        to this job (wrong nonce, no JSON, non-zero exit) or the container was left unclean."""
+        to this job (wrong nonce, not one JSON object, no answer) or the container was left
+        unclean (`unclean`)."""
         self.used += 1
         lim = self.limits
         nonce = secrets.token_hex(16)
@@ -208,18 +242,31 @@ class Container:
                "limits": {"wall_s": lim.wall_s, "compile_s": lim.compile_s, "output_bytes": lim.output_bytes}}
         worst = lim.compile_s + lim.wall_s * max(1, len(job.get("tests") or [])) + 30
         try:
-            proc = docker("exec", "-i", "-u", "0", self.name, "python3", "/opt/aicd/runner.py",
-                          input=json.dumps(job), timeout=worst)
-        except subprocess.TimeoutExpired:
-            return sandbox_error("runner did not answer in time")
-        return trusted_result(proc, nonce)
+            self._proc.stdin.write(json.dumps(job) + "\n")
+            self._proc.stdin.flush()
+        except (OSError, ValueError):
+            self.broken = True
+            return sandbox_error(f"the container's runner is gone: {self.stderr_tail()[:300]}")
+        line = self._next_line(worst)
+        if line is None or line == "":
+            self.broken = True  # never reuse it: a late answer would belong to this job
+            return sandbox_error("runner did not answer in time" if line == "" else
+                                 f"the container's runner exited: {self.stderr_tail()[:300] or 'no message'}")
+        return trusted_answer(line, nonce)
 
     def alive(self) -> bool:
-        proc = docker("inspect", "-f", "{{.State.Running}}", self.name, timeout=30)
-        return proc.returncode == 0 and proc.stdout.strip() == "true"
+        return not self.broken and self._proc.poll() is None
 
     def remove(self) -> None:
+        try:
+            self._proc.stdin.close()  # the runner's stdin ends: it exits, and --rm removes the container
+        except (OSError, ValueError):
+            pass
         remove_container(self.name)
+        try:
+            self._proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
 
 
 def sandbox_error(error: str, **extra) -> dict:
@@ -227,12 +274,17 @@ def sandbox_error(error: str, **extra) -> dict:
 
 
 def trusted_result(proc: subprocess.CompletedProcess, nonce: str) -> dict:
+    """trusted_answer for a one-shot runner (docker exec or docker run of runner.py)."""
     if proc.returncode != 0:
         return sandbox_error(f"runner exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:300] or 'no output'}")
+    return trusted_answer(proc.stdout, nonce)
+
+
+def trusted_answer(text: str, nonce: str) -> dict:
     try:
-        result = json.loads(proc.stdout)
+        result = json.loads(text)
     except json.JSONDecodeError:
-        return sandbox_error(f"runner answer is not one JSON object: {proc.stdout.strip()[:200]!r}")
+        return sandbox_error(f"runner answer is not one JSON object: {text.strip()[:200]!r}")
     if not isinstance(result, dict) or result.get("nonce") != nonce or result.get("status") not in STATUSES:
         return sandbox_error("runner answer does not carry this job's nonce: not produced by the trusted runner")
     if result.get("clean") is not True:
