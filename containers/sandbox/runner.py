@@ -108,30 +108,51 @@ def spawn(argv, cwd):
     other descriptors are non-inheritable (PEP 446), so exec closes them."""
     if SANDBOX:
         argv = OOM_FIRST + list(argv)
-    pipes = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr: (read end, write end)
-    pid = os.fork()
-    if pid == 0:  # the child: only async-signal-safe work until exec
+    pipes = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, and errors before exec (close-on-exec)
+    try:
+        pid = os.fork()
+    except OSError:
+        for read_end, write_end in pipes:
+            os.close(read_end)
+            os.close(write_end)
+        raise
+    if pid == 0:  # the child: only simple system calls until exec
+        stage = "setup"
         try:
             os.setsid()
             os.dup2(pipes[0][0], 0)
             os.dup2(pipes[1][1], 1)
             os.dup2(pipes[2][1], 2)
             os.chdir(cwd)
+            # Python ignores these; ignored signals survive exec, and programs expect defaults.
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
             if SANDBOX:
                 os.setgroups([])
                 os.setgid(PROGRAM_GID)
                 os.setuid(PROGRAM_UID)
                 os.umask(0o077)
+            stage = "exec"
             os.execvpe(argv[0], argv, program_env(cwd))
-        except BaseException as err:  # noqa: B036  exec failed: say why, as the shell would
+        except BaseException as err:  # noqa: B036  tell the parent, then go
             try:
-                os.write(2, f"{argv[0]}: {err}\n".encode())
+                os.write(pipes[3][1], f"{stage}\0{argv[0]}: {err}".encode())
             finally:
                 os._exit(127)
-    os.close(pipes[0][0])
-    os.close(pipes[1][1])
-    os.close(pipes[2][1])
-    return Spawned(pid, os.fdopen(pipes[0][1], "wb"), os.fdopen(pipes[1][0], "rb"), os.fdopen(pipes[2][0], "rb"))
+    for fd in (pipes[0][0], pipes[1][1], pipes[2][1], pipes[3][1]):
+        os.close(fd)
+    with os.fdopen(pipes[3][0], "rb") as errors:
+        failure = errors.read()  # empty: exec closed it, the program runs
+    spawned = Spawned(pid, os.fdopen(pipes[0][1], "wb"), os.fdopen(pipes[1][0], "rb"), os.fdopen(pipes[2][0], "rb"))
+    if failure:
+        os.waitpid(pid, 0)
+        for stream in (spawned.stdin, spawned.stdout, spawned.stderr):
+            stream.close()
+        stage, _, message = failure.decode("utf-8", "replace").partition("\0")
+        if stage != "exec":  # chdir, setuid, ...: the runner's failure, not the program's
+            raise SandboxFault(f"cannot start the program ({stage}): {message}")
+        raise FileNotFoundError(message)  # the program's command does not exist
+    return spawned
 
 
 def step(argv, cwd, stdin, wall_s, cap):
@@ -140,7 +161,7 @@ def step(argv, cwd, stdin, wall_s, cap):
     try:
         proc = spawn(argv, cwd)
     except OSError as err:
-        if err.errno in (11, 12):  # EAGAIN, ENOMEM: the container, not the program, is out of room
+        if err.errno in (11, 12, 23, 24):  # EAGAIN, ENOMEM, ENFILE, EMFILE: the container is out of room
             raise SandboxFault(f"cannot start the program: {err}") from None
         return {"exit_code": None, "stdout": "", "stderr": str(err), "timed_out": False, "overflow": False,
                 "wall_s": 0.0, "cpu_s": 0.0, "max_rss_kb": 0, "signal": None, "spawn_error": True}

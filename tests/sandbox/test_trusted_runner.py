@@ -217,3 +217,26 @@ def test_sysv_shared_memory_cannot_starve_the_runner(pool):
 def test_a_program_that_kills_itself_is_a_runtime_error_not_a_memory_limit(pool):
     result = pool.run_one("Python", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", RUN)
     assert result["status"] == "runtime_error" and result["tests"][0]["signal"] == 9, result
+
+
+def test_the_program_holds_only_its_own_three_descriptors_and_default_signals(pool):
+    """The runner's attach stream (its stdin and stdout) is not among the program's
+    descriptors, tini's (PID 1) cannot be opened, and no signal is left ignored."""
+    code = textwrap.dedent("""
+        #include <fcntl.h>
+        #include <stdio.h>
+        #include <string.h>
+        int main(void) {
+            int open_fds = 0;
+            for (int fd = 3; fd < 4096; fd++) if (fcntl(fd, F_GETFD) != -1) open_fds++;
+            FILE *init = fopen("/proc/1/fd/1", "w");
+            char line[256], ign[64] = "";
+            FILE *st = fopen("/proc/self/status", "r");
+            while (fgets(line, sizeof line, st)) if (!strncmp(line, "SigIgn:", 7)) sscanf(line + 7, "%63s", ign);
+            printf("%d %s %s\\n", open_fds, init ? "opened" : "refused", ign);
+            return 0;
+        }
+    """)
+    result = pool.run_one("C", code, RUN)
+    assert result["status"] == "ok", result
+    assert stdout(result).split() == ["0", "refused", "0000000000000000"], result

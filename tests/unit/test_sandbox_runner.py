@@ -153,3 +153,17 @@ def test_owners_are_judged_only_in_our_host_boot_and_pid_namespace():
                         ":".join([host, pid, "None", boot, pidns]),                          # no /proc there
                         "old-format:123:456"):
         assert owner_alive(unjudgeable), unjudgeable
+
+
+def test_programs_start_with_default_signals_and_only_their_three_descriptors(repo, tmp_path):
+    """The runner (Python) ignores SIGPIPE and SIGXFSZ; its programs must not inherit that,
+    nor any descriptor beyond stdin, stdout and stderr."""
+    job = {"files": {"x": ""}, "compile": None, "tests": [{"stdin": ""}],
+           "run": ["sh", "-c", "grep SigIgn /proc/$$/status; ls /proc/$$/fd | sort -n | tr '\\n' ' '"]}
+    out = run_job(repo, tmp_path, job)
+    lines = out["tests"][0]["stdout"].splitlines()
+    assert lines[0].split() == ["SigIgn:", "0000000000000000"], lines
+    assert lines[1].split() == ["0", "1", "2"], lines
+    missing = run_job(repo, tmp_path, {"files": {"x": ""}, "compile": None, "tests": [{"stdin": ""}],
+                                       "run": ["./not-built"]})
+    assert missing["status"] == "runtime_error" and "not-built" in missing["tests"][0]["stderr"]

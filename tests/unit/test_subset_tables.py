@@ -101,13 +101,14 @@ def test_task_without_subsets_says_so():
     assert "names no subsets" in md and "Not computed" in latex and not res["rows"]
 
 
-def test_multiclass_subset_uses_task_labels_present_or_predicted():
+def test_multiclass_subset_macro_f1_is_over_the_task_label_set():
     entry = {"n": 4, "one_class": None, "per_class": {
         "Qwen": {"f1": 0.5, "recall": 0.5, "support": 2}, "Gemma": {"f1": 1.0, "recall": 1.0, "support": 2},
         "human": {"f1": 0.0, "recall": 0.0, "support": 0}}}
     s = {"task": "T2", "detector": "x", "by": {"subset": {"unseen_generator": entry}}}
     res = compute(6, "T2", ["human", "Qwen", "Gemma", "OpenAI"], {"x": s})
     row = next(r for r in res["rows"] if r["subset"] == "unseen_generator")
-    assert row["mean"] == pytest.approx(0.5)   # human predicted but absent: F1 0 counts; OpenAI absent: left out
+    # over all four task labels: human predicted but absent (F1 0), OpenAI neither present nor predicted (0)
+    assert row["mean"] == pytest.approx((0.5 + 1.0 + 0.0 + 0.0) / 4)
     seen = next(r for r in res["rows"] if r["subset"] == "seen_generator")
     assert seen["rows"] is None and "no rows" in render(res)[1]

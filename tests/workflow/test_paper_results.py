@@ -47,7 +47,7 @@ def _value(entry, labels):
     gold = [c for c, v in per.items() if v["support"] > 0]
     if len(gold) == 1:
         return per[gold[0]]["recall"], True
-    return float(np.mean([per[c]["f1"] for c in labels if c in per])), False
+    return float(np.mean([per[c]["f1"] if c in per else 0.0 for c in labels])), False
 
 
 @pytest.mark.parametrize("number", [5, 6, 7])
@@ -95,3 +95,13 @@ def test_table4_has_fast_detectgpt_with_t1_number(results, config):
     assert re.search(r"\|\s+\**\d+\.\d\d\**\s+\|", row), row
     report = (results / "report.md").read_text()
     assert "not run" in report and "Table 5" in report
+
+
+def test_every_table_names_its_input_fingerprint(results, config):
+    import json as _json
+
+    fingerprint = _json.loads((results / "inputs.json").read_text())["fingerprint"]
+    tables = sorted((results / "tables").glob("table*.tex"))
+    assert {p.name for p in tables} >= {"table4.tex", "table5.tex", "table6.tex", "table7.tex", "table8.tex"}
+    for tex in tables:
+        assert tex.read_text().startswith(f"% inputs: {fingerprint} "), tex.name

@@ -98,6 +98,7 @@ def subset_tables_layout():
 rule subset_tables:
     input:
         scores=[f"{R}/scores/{t}/{d}.json" for t, d in plan()],
+        inputs=rules.inputs.output[0],
     output:
         tables=expand(f"{R}/tables/table{{n}}.{{ext}}", n=[5, 6, 7], ext=["tex", "md"]),
         summary=f"{R}/tables/subset_tables.json",
@@ -111,7 +112,7 @@ rule subset_tables:
         ENV
     shell:
         "{PYTHON} -m aicd.report.subset_tables --layout {params.layout} --scores {input.scores}"
-        " --tables-dir {R}/tables > {log} 2>&1"
+        " --inputs {input.inputs} --tables-dir {R}/tables > {log} 2>&1"
 
 
 def figures_layout():

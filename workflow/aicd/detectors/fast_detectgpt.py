@@ -158,7 +158,12 @@ class FastDetectGPTDetector(Detector):
         ref = s["reference_model"]
         self.ref_model_ = None
         if ref and ref != s["model"]:
-            self.ref_model_ = AutoModelForCausalLM.from_pretrained(resolve_model(ref)).to(self.device_).eval()
+            ref_path = resolve_model(ref)
+            if AutoTokenizer.from_pretrained(ref_path).get_vocab() != self.tokenizer_.get_vocab():
+                from ..errors import AicdError
+                raise AicdError(f"fast_detectgpt: reference_model {ref} does not share the scoring model's tokenizer "
+                                f"({s['model']}); the criterion compares their distributions token by token")
+            self.ref_model_ = AutoModelForCausalLM.from_pretrained(ref_path).to(self.device_).eval()
 
     def encode(self, texts) -> list[list[int]]:
         """Token ids per text, truncated to the window (a leading BOS where the tokenizer has one,
@@ -204,6 +209,8 @@ class FastDetectGPTDetector(Detector):
                     logits = self.model_(input_ids=input_ids, attention_mask=mask).logits[:, :-1]
                     ref = logits if self.ref_model_ is None else \
                         self.ref_model_(input_ids=input_ids, attention_mask=mask).logits[:, :-1]
+                    vocab = min(logits.shape[-1], ref.shape[-1])  # padded embedding rows differ (as Bao et al.)
+                    logits, ref = logits[..., :vocab], ref[..., :vocab]
                     crit = criterion_from_logits(logits, ref, input_ids[:, 1:], mask[:, 1:].bool())
                 out[pos] = crit.cpu().numpy()
         short = np.array([len(x) < 2 for x in ids], dtype=bool)

@@ -10,9 +10,9 @@ Our choices where the paper is silent, written beside the tables too:
 - detectors averaged: every trained detector run on the task; the dummy baselines (Random,
   Majority) and the LLM judges are excluded, and so is Fast-DetectGPT on a multi-class task (it
   is scored there on binarised labels, another task);
-- the macro-F1 of a subset averages F1 over the task's label set, restricted to the labels that
-  occur in the subset's gold labels or predictions (a label neither present nor predicted has no
-  defined F1; counting it as 0 would cap a subset that holds a few families far below 1);
+- the macro-F1 of a subset averages F1 over the task's whole label set, as the issue asks (not
+  over whichever classes happen to be present): a label neither in the subset's gold labels nor
+  predicted there counts as F1 0, as scikit-learn's `f1_score(labels=..., zero_division=0)` does;
 - a subset whose gold labels hold one class gets that class's recall (= accuracy there) instead
   of a macro-F1, marked with a dagger: macro-F1 over one class is not a discrimination score;
 - the standard deviation is the sample standard deviation across detectors (ddof = 1; 0 for one).
@@ -52,13 +52,13 @@ ONE_CLASS_MARK = "†"
 
 def subset_value(entry: dict, task_labels: list[str]) -> tuple[float | None, str | None]:
     """(value, one_class) for one detector on one subset: the macro-F1 over the task's labels
-    present or predicted there, or, where the gold labels hold one class, that class's recall."""
+    (absent ones count 0), or, where the gold labels hold one class, that class's recall."""
     per_class = entry.get("per_class") or {}
     gold = [c for c, v in per_class.items() if v.get("support", 0) > 0]
     one = entry.get("one_class") or (gold[0] if len(gold) == 1 else None)
     if one is not None:
         return (float(per_class[one]["recall"]) if one in per_class else None), one
-    f1 = [float(per_class[c]["f1"]) for c in task_labels if c in per_class]
+    f1 = [float(per_class[c]["f1"]) if c in per_class else 0.0 for c in task_labels]
     return (float(np.mean(f1)) if f1 else None), None
 
 
@@ -155,7 +155,11 @@ def main(argv=None) -> None:
                              '"titles": {detector: title}}')
     parser.add_argument("--scores", nargs="*", default=[], help="results/scores/{task}/{detector}.json files")
     parser.add_argument("--tables-dir", required=True)
+    parser.add_argument("--inputs", default=None, help="results/inputs.json (the input fingerprint)")
     args = parser.parse_args(argv)
+    from .table4 import with_inputs
+
+    inputs = read_json(args.inputs) if args.inputs else None
     loaded = [read_json(p) for p in args.scores]
     tables = Path(args.tables_dir)
     summary = {}
@@ -165,7 +169,7 @@ def main(argv=None) -> None:
         wanted = set(spec.get("detectors") or [])
         scores = {s["detector"]: s for s in loaded if s["task"] == task and s["detector"] in wanted}
         result = compute(number, task, list(spec.get("labels") or []), scores)
-        latex, md = render(result, args.layout.get("titles"))
+        latex, md = with_inputs(*render(result, args.layout.get("titles")), inputs)
         write_text(latex, tables / f"table{number}.tex")
         write_text(md, tables / f"table{number}.md")
         summary[str(number)] = result

@@ -1,16 +1,18 @@
-"""Long-lived sandbox containers and a pool that runs programs through `docker exec`.
+"""Long-lived sandbox containers and a pool that runs programs in them.
 
-Creating a container on the vfs storage driver costs 10-40 s and an exec ~0.07 s, so each
-worker keeps one container and execs the runner (containers/sandbox/runner.py) per program.
-The runner is the trusted side: it starts as root with a handful of capabilities, runs the
-program as an unprivileged user, and answers with the job's nonce; a result without it, or
-from a container left unclean, is not trusted. A container is recycled after `recycle_after`
-programs, any limit breach or any state the program left behind, and replaced when it dies;
-the batch goes on, and every input gets a result row.
+Creating a container on the vfs storage driver costs 10-40 s, so each worker keeps one. Its
+main process is the trusted runner (containers/sandbox/runner.py --serve), attached to a
+`docker run -i --rm` client: one JSON job per line in, one result per line out. The runner
+starts as root with a handful of capabilities, runs the program as an unprivileged user, and
+answers with the job's nonce; a result without it, or from a container left unclean, is not
+trusted. A container is recycled after `recycle_after` programs, any limit breach or any state
+the program left behind, and replaced when it dies; the batch goes on, and every input gets a
+result row.
 
-Containers carry labels naming their owner (host, pid, process start time) and job: the
-pool removes its own on close, SIGTERM and exit, and the next pool on this host removes
-those whose owner was killed."""
+Containers carry labels naming their owner (host, pid, process start time, boot id, PID
+namespace), job and pool: the pool removes its own on close, SIGTERM and exit; when the owner
+is killed outright its clients' stdin closes and the containers remove themselves; and the next
+pool on this host removes any whose owner is provably gone."""
 
 from __future__ import annotations
 
@@ -208,6 +210,12 @@ class Container:
         threading.Thread(target=self._read_stderr, daemon=True).start()
         ready = self._next_line(300)  # container creation: 10-40 s on vfs
         if not (isinstance(ready, str) and ready.strip() == json.dumps({"ready": True})):
+            if ready is None:  # the client ended: let its stderr arrive before quoting it
+                try:
+                    self._proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    pass
+                time.sleep(0.2)
             why = "docker run did not return within 300 s" if ready == "" else self.stderr_tail() or repr(ready)
             self.remove()  # a container that was created but did not start still holds a full image copy on vfs
             raise AicdError(f"cannot start a sandbox container from {image}: {why[:300]}")
@@ -267,6 +275,7 @@ class Container:
             self._proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             self._proc.kill()
+            self._proc.wait()
 
 
 def sandbox_error(error: str, **extra) -> dict:
