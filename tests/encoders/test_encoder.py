@@ -17,6 +17,7 @@ import pytest
 
 from aicd.detectors import build
 from aicd.errors import AicdError
+from encoder_helpers import fit, split
 
 pytestmark = pytest.mark.encoders
 
@@ -25,15 +26,6 @@ TINY = {"window": 128, "epochs": 2, "batch_size": 16, "micro_batch_size": 8, "sa
         "learning_rate": 3e-4, "logging_steps": 5}
 
 
-def split(code_rows):
-    X, y = code_rows
-    return (X[:200], y[:200]), (X[200:260], y[200:260]), (X[260:320], y[260:320])
-
-
-def fit(model, params, train, val, work, cache, seed=0):
-    det = build("encoder", {"model": model, **params}, seed=seed, threads=1)
-    det.work_dir, det.cache_dir = str(work), str(cache)
-    return det.fit(*train, *val)
 
 
 KILLER = r"""
