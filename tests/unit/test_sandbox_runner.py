@@ -159,11 +159,17 @@ def test_programs_start_with_default_signals_and_only_their_three_descriptors(re
     """The runner (Python) ignores SIGPIPE and SIGXFSZ; its programs must not inherit that,
     nor any descriptor beyond stdin, stdout and stderr."""
     job = {"files": {"x": ""}, "compile": None, "tests": [{"stdin": ""}],
-           "run": ["sh", "-c", "grep SigIgn /proc/$$/status; ls /proc/$$/fd | sort -n | tr '\\n' ' '"]}
+           # builtins only for the descriptor check: a pipeline would open descriptors of its own
+           "run": ["sh", "-c", "grep SigIgn /proc/$$/status; "
+                               "for fd in 3 4 5 6 7 8 9 10 11 12; do [ -e /proc/$$/fd/$fd ] && echo -n \"$fd \"; done; echo ."]}
     out = run_job(repo, tmp_path, job)
     lines = out["tests"][0]["stdout"].splitlines()
-    assert lines[0].split() == ["SigIgn:", "0000000000000000"], lines
-    assert lines[1].split() == ["0", "1", "2"], lines
+    ignored = int(lines[0].split()[1], 16)
+    # SIGPIPE (13) and SIGXFSZ (25), which the runner's Python ignores, are back to default. (The
+    # host's own caller may ignore others, e.g. glibc's signal 32 under CI; the in-container test
+    # in tests/sandbox checks that nothing at all is ignored there.)
+    assert ignored & ((1 << 12) | (1 << 24)) == 0, lines
+    assert lines[1].split() == ["."], lines  # no descriptor beyond 0, 1 and 2
     missing = run_job(repo, tmp_path, {"files": {"x": ""}, "compile": None, "tests": [{"stdin": ""}],
                                        "run": ["./not-built"]})
     assert missing["status"] == "runtime_error" and "not-built" in missing["tests"][0]["stderr"]
