@@ -24,10 +24,12 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--trial", type=Path, default=DEFAULT_TRIAL)
     args = parser.parse_args()
+    shared = args.trial.resolve().parent.parent / "codeaid-interview-answers" / "codeaid_answers.parquet"
+    codeaid = f", codeaid: {{files: {shared}}}" if shared.is_file() else ""  # relative in demo.yaml
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", tmp,
                "--cores", str(args.cores), "--configfile", str(REPO / "config" / "demo.yaml"),
-               "--config", f"sources={{trial: {{files: {args.trial.resolve()}}}}}"]
+               "--config", f"sources={{trial: {{files: {args.trial.resolve()}}}{codeaid}}}"]
         started = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True,
                               env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
