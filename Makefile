@@ -10,12 +10,12 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 
-.PHONY: setup images pinned-inputs test demo run clean
+.PHONY: setup images workflow-image pinned-inputs test demo run clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,encoders]'
+	$(PY) -m pip install --quiet -e '.[test,encoders,cluster]'
 	touch $@
 
 setup: $(VENV)/.installed
@@ -24,6 +24,14 @@ setup: $(VENV)/.installed
 images: setup
 	@if docker info >/dev/null 2>&1; then $(PY) -m aicd.sandbox images; \
 	  else echo "no Docker daemon: sandbox images not built, sandbox tests will skip" >&2; fi
+
+# The workflow image (containers/workflow/Dockerfile) on the sandbox's Debian base: the build
+# context is the checkout's tracked and untracked, not ignored files (no .venv, no results).
+WORKFLOW_IMAGE ?= aicd-workflow:0.1.0
+workflow-image: images
+	git ls-files -co --exclude-standard -z | tar --null --ignore-failed-read -cf - -T - \
+	  | docker build -t $(WORKFLOW_IMAGE) -f containers/workflow/Dockerfile \
+	    --build-arg EXTRA_CA_CERTS="$$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null)" -
 
 # The demo's pinned inputs (config/pinned_inputs.yaml: PyPI sdists, an npm tarball, Debian
 # .debs at exact versions, with sha256), downloaded once into ~/.cache/aicd/pinned (or
@@ -37,10 +45,10 @@ test: setup images pinned-inputs
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 demo: setup pinned-inputs
-	$(PY) -m snakemake --cores $(CORES) --configfile config/demo.yaml
+	$(PY) -m snakemake --workflow-profile workflow/profiles/default --cores $(CORES) --configfile config/demo.yaml
 
 run: setup
-	HF_HUB_OFFLINE=0 HF_DATASETS_OFFLINE=0 $(PY) -m snakemake --cores $(CORES)
+	HF_HUB_OFFLINE=0 HF_DATASETS_OFFLINE=0 $(PY) -m snakemake --workflow-profile workflow/profiles/default --cores $(CORES)
 
 clean:
 	rm -rf results .snakemake

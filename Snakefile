@@ -2,23 +2,38 @@
 #
 #   snakemake --cores 16                                   full reproduction (config/config.yaml)
 #   snakemake --cores 2 --configfile config/demo.yaml      demo on the shared trial data
+#   snakemake --profile workflow/profiles/slurm            on a SLURM cluster (edit the profile first)
 #
-# Rules are thin: each names its inputs/outputs and calls one `python -m aicd.<stage>`.
+# Rules are thin: each names its inputs/outputs, threads, resources, log and benchmark and
+# calls one `python -m aicd.<stage>`. workflow/profiles/default is picked up by itself.
 
 import os
 
 # The default config applies only when no --configfile is given (snakemake would
 # otherwise merge the two and the demo would inherit the full run's tasks).
 if not workflow.overwrite_configfiles:
+
     configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 include: "workflow/rules/common.smk"
+
+
+# `snakemake --report report.html`: Table 4 and the figures, with captions (workflow/report/).
+report: "workflow/report/workflow.rst"
+
+
+# With --sdm apptainer every job runs in the workflow image (containers/workflow/Dockerfile).
+container: config["container"]
+
+
 include: "workflow/rules/sources.smk"
 include: "workflow/rules/splits.smk"
 include: "workflow/rules/features.smk"
 include: "workflow/rules/detectors.smk"
 include: "workflow/rules/scoring.smk"
+include: "workflow/rules/test_sets.smk"
+include: "workflow/rules/ood.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/llm.smk"
 include: "workflow/rules/execution.smk"
@@ -26,14 +41,20 @@ include: "workflow/rules/dataset.smk"
 include: "workflow/rules/paper.smk"
 
 
+localrules:
+    all,
+
+
 rule all:
+    default_target: True
     input:
-        rules.report.output,
+        f"{R}/tables/table4.tex",
+        f"{R}/report.md",
         llm_targets(),
         execution_targets(),
         dataset_targets(),
         paper_targets(),
-    default_target: True
+        ood_targets(),
 
 
 onsuccess:
@@ -47,5 +68,8 @@ onsuccess:
             _info = _json.load(_fh)
         for _line in _info.get("warnings", []):
             print(f"warning: {_line}", file=sys.stderr)
-        print(f"Inputs {_info['fingerprint']}, code {_info.get('code')} (results/inputs.json; "
-              "compare two runs with `aicd verify RESULTS_A RESULTS_B`)", file=sys.stderr)
+        print(
+            f"Inputs {_info['fingerprint']}, code {_info.get('code')} (results/inputs.json; "
+            "compare two runs with `aicd verify RESULTS_A RESULTS_B`)",
+            file=sys.stderr,
+        )

@@ -14,8 +14,17 @@ def config(request, repo):
 
 def test_shipped_configs_are_valid(config):
     validate_config(config)
-    classical = [d for d in config["detectors"].values() if d["kind"] not in ("encoder", "fast_detectgpt")]
+    classical = [d for d in config["detectors"].values() if d["kind"] not in ("encoder", "fast_detectgpt", "robust")]
     assert len(classical) == 11  # Random, Majority, {CB, SVM, LR} x {TF-IDF, AST, both}
+    assert [d["kind"] for d in config["detectors"].values()].count("robust") == 1  # ours (issue 15)
+
+
+def test_ood_config_is_valid_and_names_every_split(repo):
+    config = yaml.safe_load((repo / "config" / "ood.yaml").read_text())
+    validate_config(config)
+    protocols = [t["ood"]["protocol"] for t in config["tasks"].values()]
+    assert protocols.count("leave_one_language_out") == 3 and protocols.count("leave_one_family_out") == 6
+    assert {"in_distribution", "codeaid"} <= set(protocols)
 
 
 def test_full_config_is_the_release_on_the_hub(repo):
@@ -63,4 +72,29 @@ def test_detector_parameter_types_are_checked_when_the_workflow_starts(config):
     svm = next(name for name, det in bad["detectors"].items() if det["kind"] == "linear_svm")
     bad["detectors"][svm]["params"] = {"C": "abc"}
     with pytest.raises(AicdError, match=rf"config\.detectors\.{svm}\.params: .*'C' parameter of LinearSVC must be a float"):
+        validate_config(bad)
+
+
+def test_schema_defaults_are_applied(repo):
+    """Defaults live in the schema (snakemake.utils.validate with set_default), not in the rules."""
+    config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
+    del config["execution"]["workers"], config["llm"]
+    validate_config(config)
+    assert config["execution"]["workers"] == 1 and config["tasks_from"] == "release"
+    assert config["llm"]["timeout"] == 120 and config["judging"]["fraction"] == 0.05
+    assert config["dataset"]["minhash"] == {"num_perm": 128, "shingle_size": 5, "seed": 1}
+    assert config["dataset"]["dedup"] == {"threshold": 0.8, "false_negative_weight": 0.8}
+
+
+def test_enabled_is_true_false_or_auto(config):
+    bad = copy.deepcopy(config)
+    bad["execution"]["enabled"] = "maybe"
+    with pytest.raises(AicdError, match=r"config\.execution\.enabled: 'maybe' is not one of \[True, False, 'auto'\]"):
+        validate_config(bad)
+
+
+def test_threads_are_not_config(config):
+    bad = copy.deepcopy(config)
+    bad["detectors"]["lr_tfidf"]["threads"] = 4
+    with pytest.raises(AicdError, match=r"config\.detectors\.lr_tfidf: Additional properties are not allowed \('threads'"):
         validate_config(bad)

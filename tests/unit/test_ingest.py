@@ -37,7 +37,7 @@ def test_bad_rows_are_counted_never_dropped_silently():
         [9, None, 0, "Python", "Human"],                # missing code
         good(10, label=1),
     ]
-    samples, report = to_samples(frame(rows), SPEC, "s")
+    samples, report = to_samples(frame(rows), {**SPEC, "unmapped": "drop"}, "s")   # label 7: dropped, counted
     counts = report["skipped"]["counts"]
     assert counts == {"empty_code": 1, "invalid_utf8": 1, "binary_content": 1, "unknown_label": 1,
                       "unknown_language": 1, "duplicate_id": 1, "duplicate_code": 1, "missing_code": 1}

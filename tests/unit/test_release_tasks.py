@@ -30,7 +30,7 @@ def rows(tag):
 
 def test_family_release_from_local_files(tmp_path):
     files = write_splits(tmp_path, {s: rows(s) for s in ("train", "validation", "test")})
-    spec = {"release": {"files": files}, "target": "family", "label_map": FAMILY_MAP}
+    spec = {"release": {"files": files}, "target": "family", "label_map": FAMILY_MAP, "unmapped": "drop"}
     tables, report = load_release_task(spec, "T2")
     assert set(tables) == {"train", "validation", "test"}
     train = tables["train"]
@@ -53,7 +53,8 @@ def test_release_missing_split_file_is_named(tmp_path):
     files["validation"] = str(tmp_path / "missing.parquet")
     files["test"] = files["train"]
     with pytest.raises(AicdError, match="input file not found: .*missing.parquet"):
-        load_release_task({"release": {"files": files}, "label_map": {0: "human", 2: "machine", 10: "machine"}}, "T1")
+        load_release_task({"release": {"files": files}, "label_map": {0: "human", 2: "machine", 10: "machine"},
+                           "unmapped": "drop"}, "T1")
 
 
 # --- The AICD Bench release: only `code` and `label` (issue 11, part 3) ----------------------

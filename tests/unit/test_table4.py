@@ -28,3 +28,12 @@ def test_latex_escapes_ampersand_in_titles():
 def test_ties_for_best_are_all_bold():
     latex, _ = render(ROWS[2:], COLS[:1], {("svm", "T1"): 0.5, ("cb", "T1"): 0.5})
     assert latex.count("\\textbf{50.00}") == 2
+
+
+def test_intervals_print_half_width_only_where_given():
+    scores = {("svm", "T1"): 0.5, ("cb", "T1"): 0.4}
+    latex, md = render(ROWS[2:], COLS[:1], scores, intervals={("svm", "T1"): (0.48, 0.5260)})
+    assert "**50.00 ± 2.30**" in md                # half of 4.60 points
+    assert "\\textbf{50.00 $\\pm$ 2.30}" in latex
+    cb_line = next(line for line in md.splitlines() if line.startswith("| CB"))
+    assert "40.00" in cb_line and "±" not in cb_line

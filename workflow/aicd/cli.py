@@ -1,8 +1,11 @@
 """Shared command-line plumbing (logging to stderr, user errors without tracebacks) and the
 `aicd` command:
 
-    aicd verify RESULTS_A RESULTS_B   same inputs: are all tables and scores byte-identical?
-    aicd fetch-inputs                 download and verify the pinned inputs (make pinned-inputs)"""
+    aicd detect PATH... --model MODEL    apply a fitted detector to code files or folders
+    aicd score PRED GOLD                 macro-F1 (95% bootstrap CI), per class, per subset
+    aicd compare PRED_A PRED_B GOLD      paired bootstrap test of the macro-F1 difference
+    aicd verify RESULTS_A RESULTS_B      same inputs: are all tables and scores byte-identical?
+    aicd fetch-inputs                    download and verify the pinned inputs (make pinned-inputs)"""
 
 from __future__ import annotations
 
@@ -14,6 +17,27 @@ from typing import Callable, Sequence
 from .errors import AicdError
 
 log = logging.getLogger("aicd")
+
+USAGE = "The AICD Bench command line:\n\n" + __doc__.split("command:\n\n", 1)[1]
+
+EXAMPLES = """\
+examples:
+  # label every file in a folder with a detector the workflow fitted (TF-IDF + SVM, task T1)
+  aicd detect my_repo/ --model results/models/T1/svm_tfidf.pkl
+  aicd detect a.py b.java --model results/models/T1/lr_tfidf.pkl --out predictions.csv   # or .jsonl
+
+  # score a SemEval-2026 Task 13 submission (id,label with integer labels) against gold
+  aicd score submission.csv gold.parquet --label-map 0=human,1=machine --json score.json
+  # score the workflow's own predictions against the task's test split
+  aicd score results/predictions/T1/svm_tfidf.parquet results/tasks/T1/test.parquet
+
+  # is detector A better than detector B on the same rows? (paired bootstrap, seeded)
+  aicd compare results/predictions/T1/svm_tfidf.parquet results/predictions/T1/lr_ast.parquet \\
+      results/tasks/T1/test.parquet
+
+Gold files: parquet, CSV or JSONL with `id` and `target`, `label` or `gold` (the first present); subset,
+language, domain and generator columns, when present, give per-subset breakdowns.
+"""
 
 
 def setup_logging(verbose: bool = False) -> None:
@@ -47,18 +71,181 @@ def run(main: Callable[[Sequence[str] | None], None], argv: Sequence[str] | None
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """The `aicd` console script."""
+def build_parser():
     import argparse
 
-    parser = argparse.ArgumentParser(prog="aicd", description=__doc__,
+    parser = argparse.ArgumentParser(prog="aicd", description=USAGE, epilog=EXAMPLES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
+    raw = argparse.RawDescriptionHelpFormatter
+
+    d = sub.add_parser("detect", help="apply a fitted detector to code files or folders", formatter_class=raw,
+                       description="Label code files as the fitted detector's classes (e.g. human / machine), "
+                                   "with a score per class. Folders are searched for files with a code extension "
+                                   "of the nine languages; the language comes from the extension, else is "
+                                   "identified from the code. Unreadable, binary and empty files are skipped "
+                                   "and counted.",
+                       epilog="examples:\n  aicd detect src/ --model results/models/T1/svm_tfidf.pkl\n"
+                              "  aicd detect snippet.txt --language Python --model results/models/T1/lr_tfidf.pkl\n"
+                              "  aicd detect src/ --model results/models/T1/svm_tfidf.pkl --out labels.jsonl")
+    d.add_argument("paths", nargs="+", metavar="PATH", help="code files or folders")
+    d.add_argument("--model", required=True, help="a fitted model written by the workflow: "
+                   "results/models/TASK/DETECTOR.pkl (or the folder of an encoder)")
+    d.add_argument("--out", help="write predictions to this .csv or .jsonl instead of printing a table")
+    d.add_argument("--language", help="the language of every file (overrides extension and identification)")
+
+    s = sub.add_parser("score", help="score a predictions file against a gold file", formatter_class=raw,
+                       description="Macro-F1 with a 95%% bootstrap interval, accuracy, per-class precision/recall/F1 "
+                                   "and per-subset breakdowns. PRED: a SemEval-2026 Task 13 submission (CSV id,label), "
+                                   "the workflow's predictions parquet (id, gold, pred), or CSV/JSONL/parquet with id "
+                                   "and pred or label. GOLD: parquet/CSV/JSONL with id and target, label or gold (the first present).",
+                       epilog="examples:\n  aicd score submission.csv gold.csv --label-map 0=human,1=machine\n"
+                              "  aicd score results/predictions/T1/svm_tfidf.parquet results/tasks/T1/test.parquet "
+                              "--json score.json")
+    s.add_argument("pred", metavar="PRED")
+    s.add_argument("gold", metavar="GOLD")
+    _scoring_options(s)
+    s.add_argument("--allow-missing", action="store_true", help="score only the gold ids that have a prediction "
+                   "(the coverage is reported); by default a missing id is an error")
+    s.add_argument("--json", dest="json_out", metavar="OUT", help="also write the full result as JSON")
+
+    c = sub.add_parser("compare", help="paired bootstrap test of two predictions files", formatter_class=raw,
+                       description="Macro-F1 of A minus B on the same gold rows, its 95%% bootstrap interval and a "
+                                   "two-sided p-value (both resampled on the same rows, seeded). Both files must "
+                                   "cover every gold id.",
+                       epilog="example:\n  aicd compare a.csv b.csv gold.parquet --label-map 0=human,1=machine")
+    c.add_argument("pred_a", metavar="PRED_A")
+    c.add_argument("pred_b", metavar="PRED_B")
+    c.add_argument("gold", metavar="GOLD")
+    _scoring_options(c)
+    c.add_argument("--json", dest="json_out", metavar="OUT", help="also write the result as JSON")
+
     v = sub.add_parser("verify", help="compare two result trees (exit 0: identical, 1: not)")
     v.add_argument("a", help="a results folder (or the working directory holding results/)")
     v.add_argument("b")
     sub.add_parser("fetch-inputs", help="download the pinned inputs into the cache and verify them")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _scoring_options(p) -> None:
+    p.add_argument("--labels", nargs="+", help="the label set, in report order (default: the gold labels); "
+                   "a label outside it is an error")
+    p.add_argument("--label-map", help="integer (or other) labels to names, both files: 0=human,1=machine, "
+                   "a JSON object, or a JSON file")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+
+# --- aicd detect / score / compare: argument handling and printing; the work is in
+# aicd.detectors.apply and aicd.scoring.external.
+
+def _out_format(out: str) -> str:
+    suffix = out.lower().rsplit(".", 1)[-1] if "." in out else ""
+    if suffix not in ("csv", "jsonl"):
+        raise AicdError(f"--out {out}: use a .csv or .jsonl file")
+    return suffix
+
+
+def _write_rows(table, out: str) -> None:
+    from .io import atomic_path
+
+    fmt = _out_format(out)
+    with atomic_path(out) as tmp:
+        if fmt == "jsonl":
+            table.to_json(tmp, orient="records", lines=True, force_ascii=False)
+        else:
+            table.to_csv(tmp, index=False)
+
+
+def _check_resamples(resamples: int, least: int) -> None:
+    if resamples < least:
+        raise AicdError(f"--resamples {resamples}: give {least} or more"
+                        + (" (0 leaves the intervals out)" if least == 0 else ""))
+
+
+def _print_table(table, floats: str = "{:.3f}") -> None:
+    cells = [[floats.format(v) if isinstance(v, float) else str(v) for v in row]
+             for row in table.itertuples(index=False)]
+    header = [str(c) for c in table.columns]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(header)]
+    for row in [header] + cells:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+
+
+def detect_command(args) -> None:
+    import time
+
+    from .detectors.apply import detect, read_files
+    from .detectors.bundle import load_bundle
+
+    if args.out:
+        _out_format(args.out)   # refused before any work, not after it
+    model = load_bundle(args.model)
+    started = time.perf_counter()
+    files = read_files(args.paths, args.language)
+    if files.skipped:  # a counted, reported skip: always on stderr, whatever the logging setup
+        print(f"aicd detect: {files.skip_summary()}", file=sys.stderr)
+    if files.rows.empty:
+        raise AicdError(f"no code file to label in {' '.join(args.paths)}"
+                        + (f" ({files.skip_summary()})" if files.skipped else ""))
+    result = detect(model, files)
+    seconds = time.perf_counter() - started
+    log.info("%d files labelled in %.2fs (%.0f files/s), %d skipped", len(result), seconds,
+             len(result) / max(seconds, 1e-9), sum(files.skipped.values()))
+    if args.out:
+        _write_rows(result, args.out)
+        log.info("wrote %s", args.out)
+    else:
+        _print_table(result)
+
+
+def _print_score(result: dict) -> None:
+    import pandas as pd
+
+    ci = result["macro_f1_ci"]
+    interval = f" (95% CI {ci[0]:.4f} to {ci[1]:.4f})" if ci else ""
+    print(f"{result['n']} rows (coverage {result['coverage']:.1%}): macro-F1 {result['macro_f1']:.4f}"
+          f"{interval}, accuracy {result['accuracy']:.4f}")
+    per_class = pd.DataFrame([{"class": c, **v} for c, v in result["per_class"].items()])
+    _print_table(per_class, "{:.4f}")
+    for column, groups in result.get("by", {}).items():
+        print(f"\nby {column}:")
+        rows = [{column: g, "n": v["n"], "macro_f1": v["macro_f1"],
+                 **({"ci_low": v["macro_f1_ci"][0], "ci_high": v["macro_f1_ci"][1]} if v["macro_f1_ci"] else {}),
+                 "one_class": v.get("one_class") or ""} for g, v in groups.items()]
+        _print_table(pd.DataFrame(rows), "{:.4f}")
+
+
+def score_command(args) -> None:
+    from .io import write_json
+    from .scoring.external import parse_label_map, score_file
+
+    _check_resamples(args.resamples, 0)
+    result = score_file(args.pred, args.gold, args.labels, parse_label_map(args.label_map), args.allow_missing,
+                        args.resamples, args.seed)
+    _print_score(result)
+    if args.json_out:
+        write_json(result, args.json_out)
+
+
+def compare_command(args) -> None:
+    from .io import write_json
+    from .scoring.external import compare_files, parse_label_map
+
+    _check_resamples(args.resamples, 1)
+    r = compare_files(args.pred_a, args.pred_b, args.gold, args.labels, parse_label_map(args.label_map),
+                      args.resamples, args.seed)
+    lo, hi = r["difference_ci"]
+    print(f"{r['n']} rows; macro-F1 A {r['macro_f1_a']:.4f}, B {r['macro_f1_b']:.4f}")
+    print(f"A - B = {r['difference']:+.4f} (95% CI {lo:+.4f} to {hi:+.4f}), p = {r['p_value']:.4f} "
+          f"(paired bootstrap, {r['resamples']} resamples, seed {r['seed']})")
+    if args.json_out:
+        write_json(r, args.json_out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `aicd` console script."""
+    args = build_parser().parse_args(argv)
     outcome = {"ok": True}
 
     def command(_argv=None) -> None:
@@ -67,10 +254,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             outcome["ok"], lines = verify(args.a, args.b)
             print("\n".join(lines))
-        else:
+        elif args.command == "fetch-inputs":
             from .sources.pinned import main as pinned_main
 
             pinned_main(["fetch"])
+        else:
+            {"detect": detect_command, "score": score_command, "compare": compare_command}[args.command](args)
 
     rc = run(command, None)
     return rc if rc else (0 if outcome["ok"] else 1)

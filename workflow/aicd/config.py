@@ -21,7 +21,7 @@ def _where(path) -> str:
 
 def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> None:
     schema = yaml.safe_load(Path(schema_path).read_text())
-    validator = jsonschema.Draft7Validator(schema)
+    validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         lines = []
@@ -32,7 +32,17 @@ def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> None
                 detail += " (" + "; ".join(sorted({c.message for c in err.context}))[:300] + ")"
             lines.append(f"  config.{_where(err.absolute_path)}: {detail}")
         raise AicdError("invalid configuration:\n" + "\n".join(lines))
+    apply_defaults(config, schema_path)
     check_references(config)
+
+
+def apply_defaults(config: dict, schema_path: str | Path = SCHEMA_PATH) -> None:
+    """Fill in the schema's `default:` values, in place (snakemake.utils.validate with
+    set_default=True, the snakemake-workflows way). Runs after the check above, so a bad
+    key is reported by its name first; the defaults live in the schema, not in the rules."""
+    from snakemake.utils import validate
+
+    validate(config, str(schema_path), set_default=True)
 
 
 def check_references(config: dict) -> None:

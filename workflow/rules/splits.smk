@@ -2,59 +2,35 @@
 # with seeded stratified splits, or loaded from a release.
 
 
-def task_mode(w):
-    return mode_of(w.task)
-
-
-def task_source(w):
-    spec = config["tasks"][w.task]
-    mode = mode_of(w.task)
-    if mode == "build":
-        return {"source": f"{R}/dataset/pool.parquet"}
-    return {"source": f"{R}/sources/{spec['derive']['source']}.parquet"} if mode == "derive" else {}
-
-
-def task_spec(w):
-    spec = config["tasks"][w.task]
-    if mode_of(w.task) == "build":
-        dedup = {k: v for k, v in {**config["dataset"].get("minhash", {}), **config["dataset"].get("dedup", {})}.items()
-                 if k in ("threshold", "num_perm", "false_negative_weight")}
-        return as_arg({**spec["build"], "dedup": dedup})
-    if mode_of(w.task) == "derive":
-        return as_arg(spec["derive"])
-    release = config_slice(spec, ["release", "columns", "label_map", "target", "label_audit", "defaults"])
-    if "build" in spec:  # the paper's task: which test subsets the release can be given (see release_language)
-        release["paper"] = config_slice(spec["build"], ["kind", "seen_languages", "seen_domains"])
-    return as_arg(release)
-
-
-def task_threads(w):
-    """Language identification of release rows runs in parallel (capped by --cores)."""
-    return 16 if task_mode(w) == "release" else 1
-
-
 rule task_split:
     input:
         unpack(task_source),
     output:
-        tables=expand(f"{R}/tasks/{{{{task}}}}/{{split}}.parquet", split=SPLITS),
+        train=f"{R}/tasks/{{task}}/train.parquet",
+        validation=f"{R}/tasks/{{task}}/validation.parquet",
+        test=f"{R}/tasks/{{task}}/test.parquet",
         report=f"{R}/tasks/{{task}}/report.json",
+    log:
+        f"{R}/logs/task_split/{{task}}.log",
+    benchmark:
+        f"{R}/benchmarks/task_split/{{task}}.tsv"
+    wildcard_constraints:
+        task=none_of(ood_tasks()),  # those are cut by rule ood_split
+    conda:
+        env("core")
+    threads: task_threads
+    resources:
+        mem_mb=mem_mb(2000, 6),
+        runtime=lambda w, attempt: 120 * attempt,
     params:
         mode=task_mode,
         spec=task_spec,
         seed=lambda w: 0 if task_mode(w) == "release" else seed(),
         # id -> language per split, kept outside the outputs so a rerun reuses it
-        langid=lambda w: f"--langid-cache {R}/cache/langid/{w.task}" if task_mode(w) == "release" else "",
-        source=lambda w, input: "" if "source" not in input.keys()
-        else f"--{'pool' if task_mode(w) == 'build' else 'source'} {input.source}",
-    threads: task_threads
-    log:
-        f"{R}/logs/task_split/{{task}}.log",
-    benchmark:
-        f"{R}/benchmarks/task_split/{{task}}.tsv"
-    conda:
-        ENV
+        langid=lambda w: (f"--langid-cache {R}/cache/langid/{w.task}" if task_mode(w) == "release" else ""),
+        source=task_source_arg,
     shell:
-        "{PYTHON} -m aicd.splits {params.mode} --task {wildcards.task} --spec {params.spec}"
-        " {params.source} --seed {params.seed} {params.langid} --threads {threads} --outdir {R}/tasks/{wildcards.task}"
+        "python -m aicd.splits {params.mode} --task {wildcards.task} --spec {params.spec}"
+        " {params.source} --seed {params.seed} {params.langid} --threads {threads}"
+        " --out-train {output.train} --out-validation {output.validation} --out-test {output.test}"
         " --report {output.report} > {log} 2>&1"

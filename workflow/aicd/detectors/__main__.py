@@ -1,7 +1,17 @@
 """python -m aicd.detectors: fit one detector on a task's train split and predict its test split.
 
-Writes predictions (id, gold, pred, score_<class>...) and the fitted detector: a pickle, or a
-folder for detectors stored with save_pretrained (the encoders)."""
+Rows come from --tasks-dir FOLDER or from --train/--validation/--test files; validation is
+optional (absent flag, absent file, empty file): a detector that needs one (encoders, CatBoost
+with early stopping) then gets one carved from train (10%, seeded, stratified), logged and
+recorded in the model and the --report.
+
+Writes predictions (id, gold, pred, score_<class>...) and the fitted model (--model): a
+self-contained bundle (aicd.detectors.bundle) holding the detector, the fitted featurizer of its
+feature set (--featurizer), the labels and the spec; a pickle, or a folder for detectors stored
+with save_pretrained (the encoders). Apply it to new code with `aicd detect`.
+
+Test features: taken from --features when its test ids match the test rows; otherwise computed
+with --featurizer (so a new test set needs no new features job)."""
 
 from __future__ import annotations
 
@@ -16,15 +26,73 @@ import pandas as pd
 
 from ..cli import json_arg, run
 from ..errors import AicdError
-from ..io import write_parquet
 from ..features import store
+from ..features.registry import load_featurizer
+from ..features.tables import add_arguments, read_splits
+from ..io import write_json, write_parquet
+from ..schema import SPLITS
 from . import build
+from .bundle import make_bundle, save_bundle
+from .validation import carve
 
 log = logging.getLogger("aicd.detectors")
 
 
+def feature_matrices(features: str, tables: dict[str, pd.DataFrame], featurizer=None) -> dict[str, np.ndarray]:
+    """Train/validation matrices from features.npz (their ids must match the tables); test from
+    the npz when its ids match, else from the fitted featurizer."""
+    if not Path(features).is_file():
+        raise AicdError(f"the feature set {features} does not exist: build it first (python -m aicd.features)")
+    matrices, ids, names = store.load(features)
+    if featurizer is not None:
+        check_featurizer_matches(featurizer, features, names, matrices, ids, tables)
+    X = {}
+    for split in SPLITS:
+        table_ids = tables[split]["id"].to_numpy(dtype=str)
+        if np.array_equal(ids[split], table_ids):
+            X[split] = matrices[split]
+        elif split != "train" and featurizer is not None:
+            log.info("%s: %d rows featurized with the fitted featurizer (not in %s)", split, len(table_ids), features)
+            X[split] = featurizer.transform(tables[split])
+        else:
+            hint = " or pass --featurizer to featurize them" if split != "train" else ""
+            raise AicdError(f"features {features} do not match the {split} split's rows: rebuild them{hint}")
+    return X
+
+
+def check_featurizer_matches(featurizer, features: str, names: list, matrices: dict, ids: dict, tables: dict,
+                             rows: int = 8) -> None:
+    """The --featurizer must be the one that made --features: the model stores it to featurize
+    new code, so another one (another feature set, or the same kind fitted on other rows) would
+    make every later prediction silently wrong. Checked by feature names, then by featurizing a
+    few stored validation/test rows again (transform is what made them)."""
+    mine = list(featurizer.feature_names)
+    if mine != list(names):
+        raise AicdError(f"--featurizer does not belong to features {features}: it makes {len(mine)} features, "
+                        f"the file holds {len(names)} (or their names differ); pass that feature set's featurizer.pkl")
+    for split in SPLITS[1:]:
+        n = min(rows, len(ids[split]))
+        if n == 0 or not np.array_equal(ids[split], tables[split]["id"].to_numpy(dtype=str)):
+            continue
+        again = featurizer.transform(tables[split].iloc[:n])
+        if not np.allclose(again, matrices[split][:n], rtol=1e-3, atol=1e-3):
+            raise AicdError(f"--featurizer does not reproduce the {split} features stored in {features}: it was "
+                            "fitted on other rows; pass the featurizer.pkl written with that features.npz")
+
+
+def targets(table: pd.DataFrame, split: str) -> np.ndarray:
+    """The class of each row (`target`); test rows may be unlabelled (gold left null)."""
+    if "target" in table.columns:
+        return table["target"].to_numpy(dtype=object)
+    if split == "test" or table.empty:
+        return np.full(len(table), None, dtype=object)
+    raise AicdError(f"the {split} rows have no 'target' column (the class to learn); "
+                    f"their columns are {list(table.columns)}")
+
+
 def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | None, seed: int, threads: int = 1,
-                work_dir: str | None = None, cache_dir: str | None = None):
+                work_dir: str | None = None, cache_dir: str | None = None, featurizer=None, record: dict | None = None):
+    """(fitted detector, test predictions). `record`, when given, receives how validation was had."""
     detector = build(spec["kind"], spec.get("params") or {}, seed=seed, threads=threads)
     detector.work_dir, detector.cache_dir = work_dir, cache_dir
     if detector.needs_text:
@@ -32,19 +100,25 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
     elif detector.needs_features:
         if not features:
             raise AicdError(f"detector kind {spec['kind']} needs a feature set: set features: in its config entry")
-        matrices, ids, _ = store.load(features)
-        for split in ("train", "validation", "test"):
-            if not np.array_equal(ids[split], tables[split]["id"].to_numpy(dtype=str)):
-                raise AicdError(f"features {features} do not match the {split} split's rows: rebuild them")
-        X = matrices
+        X = feature_matrices(features, tables, featurizer)
     else:
         X = {s: np.zeros((len(t), 0), dtype=np.float32) for s, t in tables.items()}
-    y = {s: tables[s]["target"].to_numpy(dtype=object) for s in tables}
+    y = {s: targets(tables[s], s) for s in tables}
     if len(np.unique(y["train"])) < 2 and detector.needs_features:
         raise AicdError("the train split has fewer than two classes: nothing to learn")
+    validation = {"source": "given", "rows": int(len(y["validation"]))}
+    if detector.uses_validation and len(y["validation"]) == 0:
+        train_idx, val_idx, validation = carve(y["train"], seed)
+        X["validation"], y["validation"] = X["train"][val_idx], y["train"][val_idx]
+        X["train"], y["train"] = X["train"][train_idx], y["train"][train_idx]
+    elif not detector.uses_validation:
+        validation["used"] = False
+    if record is not None:
+        record.update(validation)
     detector.fit(X["train"], y["train"], X["validation"], y["validation"])
     pred, scores = detector.predict_with_scores(X["test"])
-    out = pd.DataFrame({"id": tables["test"]["id"].to_numpy(), "gold": y["test"], "pred": np.asarray(pred, dtype=object)})
+    out = pd.DataFrame({"id": tables["test"]["id"].to_numpy(), "gold": y["test"],
+                        "pred": np.asarray(pred, dtype=object)})
     if scores is not None:
         for j, cls in enumerate(detector.classes_):
             out[f"score_{cls}"] = scores[:, j].astype(np.float32)
@@ -52,26 +126,44 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.detectors", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m aicd.detectors", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spec", required=True, type=json_arg, help="the detector's config entry, as JSON")
-    parser.add_argument("--tasks-dir", required=True, help="folder with {train,validation,test}.parquet")
+    add_arguments(parser)
     parser.add_argument("--features", help="features.npz, for detectors that use features")
+    parser.add_argument("--featurizer", help="the feature set's fitted featurizer.pkl: stored in the model so it "
+                        "applies to raw code, and used for test rows not in --features")
+    parser.add_argument("--task", help="the task name, recorded in the model")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", required=True, help="output predictions parquet")
-    parser.add_argument("--model", required=True, help="output fitted detector (a pickle, or a folder for encoders)")
+    parser.add_argument("--model", required=True, help="output fitted model (a pickle, or a folder for encoders)")
+    parser.add_argument("--report", help="output JSON: rows per split, how validation was had, seconds")
     parser.add_argument("--work-dir", help="scratch folder kept across a killed job (encoder checkpoints)")
     parser.add_argument("--cache-dir", help="shared cache folder (tokenised splits)")
     args = parser.parse_args(argv)
-    tables = {s: pd.read_parquet(Path(args.tasks_dir) / f"{s}.parquet") for s in ("train", "validation", "test")}
+    tables = read_splits(args)
+    where = args.tasks_dir or f"--train {args.train} / --test {args.test}"
     if tables["train"].empty or tables["test"].empty:
-        raise AicdError(f"{args.tasks_dir}: the train or test split is empty")
+        empty = [s for s in ("train", "test") if tables[s].empty]
+        raise AicdError(f"{where}: the {' and '.join(empty)} split is empty: rebuild the task with rows in it")
+    featurizer = load_featurizer(args.featurizer) if args.featurizer else None
     started = time.perf_counter()
+    validation: dict = {}
     detector, predictions = fit_predict(args.spec, tables, args.features, args.seed, args.threads,
-                                        args.work_dir, args.cache_dir)
-    detector.save(args.model)
+                                        args.work_dir, args.cache_dir, featurizer, validation)
+    bundle = make_bundle(detector, featurizer if detector.needs_features else None, args.spec, args.task, validation)
+    if detector.needs_features and featurizer is None:
+        log.warning("no --featurizer: the saved model applies to feature matrices only, not to new code")
+    save_bundle(bundle, args.model)
     write_parquet(predictions, args.out)
-    log.info("%s: %d test predictions in %.1fs", args.spec["kind"], len(predictions), time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    if args.report:
+        write_json({"kind": args.spec["kind"], "task": args.task, "rows": {s: int(len(t)) for s, t in tables.items()},
+                    "validation": validation,
+                    "self_contained": bundle.featurizer is not None or not detector.needs_features,
+                    "seconds": round(seconds, 3)}, args.report)
+    log.info("%s: %d test predictions in %.1fs", args.spec["kind"], len(predictions), seconds)
 
 
 if __name__ == "__main__":

@@ -63,9 +63,10 @@ class LogisticRegressionDetector(_SklearnDetector):
 @register("linear_svm")
 class LinearSvmDetector(_SklearnDetector):
     def _estimator(self):
-        # The dual solver converges ~10x faster than the primal one on the wide, standardised
-        # AST+TF-IDF matrices of the multi-class tasks (measured on the demo; BENCHMARKS.md).
-        params = {"dual": True, "max_iter": 1000, **self.params}
+        # The primal solver: liblinear's dual one stops at max_iter without converging on the
+        # standardised TF-IDF/AST matrices (a warning in every log, and up to 2 points of
+        # macro-F1 lower on external sets; issue 14). `dual: true` in params restores it.
+        params = {"dual": False, "max_iter": 1000, **self.params}
         return make_pipeline(StandardScaler(), LinearSVC(random_state=self.seed, **params))
 
     def predict_scores(self, X):
@@ -85,6 +86,10 @@ _CATBOOST_NUMBERS = {"iterations": (int, 1), "depth": (int, 1), "border_count": 
 @register("catboost")
 class CatBoostDetector(Detector):
     """CatBoost; the validation split serves for early stopping when early_stopping_rounds is set."""
+
+    @property
+    def uses_validation(self) -> bool:
+        return self.params.get("early_stopping_rounds") is not None
 
     def _estimator(self):
         from catboost import CatBoostClassifier

@@ -318,6 +318,7 @@ class EncoderDetector(Detector):
     needs_features = False
     needs_text = True
     model_suffix = ""  # a save_pretrained folder
+    uses_validation = True  # chooses its checkpoint on validation (carved from train when none is given)
 
     def __init__(self, seed: int = 0, threads: int = 1, **params):
         super().__init__(seed=seed, threads=threads, **params)

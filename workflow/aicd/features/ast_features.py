@@ -15,6 +15,7 @@ from sklearn.feature_extraction import DictVectorizer
 
 from ..errors import AicdError
 from ..treesitter import GRAMMARS, parse
+from .rows import codes_of, languages_of
 
 log = logging.getLogger(__name__)
 
@@ -138,24 +139,39 @@ def extract(code: str, language: str | None) -> dict[str, float]:
 
 
 class AstFeaturizer:
-    """fit(codes, languages) learns the attribute set from training rows; transform maps
-    any rows onto it (attributes unseen in training are dropped)."""
+    """fit_transform(rows) learns the attribute set from training rows; transform(rows) maps
+    any rows onto it (attributes unseen in training are dropped). rows: a table with `code` and
+    `language` columns, or (older style) a list of codes with a list of languages."""
+
+    kind = "ast"
 
     def __init__(self) -> None:
         self.vectorizer = DictVectorizer(sparse=False, dtype=np.float32, sort=True)
 
-    def _dicts(self, codes, languages, progress=None):
-        items = zip(codes, languages)
+    def _dicts(self, rows, languages=None, progress=None):
+        codes = codes_of(rows)
+        items = zip(codes, languages_of(rows, languages))
         if progress:
             items = progress(items, total=len(codes))
         return [extract(c, lang) for c, lang in items]
 
-    def fit_transform(self, codes, languages, progress=None) -> np.ndarray:
-        return self.vectorizer.fit_transform(self._dicts(codes, languages, progress))
+    def fit_transform(self, rows, languages=None, progress=None) -> np.ndarray:
+        return self.vectorizer.fit_transform(self._dicts(rows, languages, progress))
 
-    def transform(self, codes, languages, progress=None) -> np.ndarray:
-        return self.vectorizer.transform(self._dicts(codes, languages, progress))
+    def transform(self, rows, languages=None, progress=None) -> np.ndarray:
+        dicts = self._dicts(rows, languages, progress)
+        if not dicts:  # an empty split: zero rows of the fitted width
+            return np.zeros((0, len(self.vectorizer.feature_names_)), dtype=np.float32)
+        return self.vectorizer.transform(dicts)
 
     @property
     def feature_names(self) -> list[str]:
         return list(self.vectorizer.get_feature_names_out())
+
+    def report_fields(self, matrices: dict) -> dict:
+        names = self.feature_names
+
+        def column_sum(name):
+            return {s: int(m[:, names.index(name)].sum()) if name in names else 0 for s, m in matrices.items()}
+
+        return {"parse_failed": column_sum("parse_failed"), "parse_error_trees": column_sum("ast:has_error")}

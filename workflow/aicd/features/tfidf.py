@@ -10,6 +10,8 @@ import numpy as np
 from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from .rows import codes_of
+
 log = logging.getLogger(__name__)
 
 
@@ -19,6 +21,11 @@ def whitespace_tokens(text: str) -> list[str]:
 
 
 class TfidfSvdFeaturizer:
+    """fit_transform(rows) / transform(rows): rows is a table with a `code` column (or a list
+    of code strings); the fitted object is all that is needed to featurize new code."""
+
+    kind = "tfidf"
+
     def __init__(self, max_features: int = 5000, ngram_max: int = 3, svd_components: int = 500, seed: int = 0):
         self.max_features = max_features
         self.svd_components = svd_components
@@ -29,8 +36,8 @@ class TfidfSvdFeaturizer:
         )
         self.svd: TruncatedSVD | None = None
 
-    def fit_transform(self, codes) -> np.ndarray:
-        tfidf = self.vectorizer.fit_transform(codes)
+    def fit_transform(self, rows) -> np.ndarray:
+        tfidf = self.vectorizer.fit_transform(codes_of(rows))
         # SVD needs fewer components than features; tiny training sets get fewer, logged.
         n_components = min(self.svd_components, tfidf.shape[1] - 1, tfidf.shape[0] - 1)
         if n_components < self.svd_components:
@@ -39,7 +46,17 @@ class TfidfSvdFeaturizer:
         self.svd = TruncatedSVD(n_components=max(n_components, 1), random_state=self.seed)
         return self.svd.fit_transform(tfidf).astype(np.float32)
 
-    def transform(self, codes) -> np.ndarray:
+    def transform(self, rows) -> np.ndarray:
         if self.svd is None:
             raise RuntimeError("fit_transform first")
+        codes = codes_of(rows)
+        if not codes:  # scikit-learn refuses zero rows
+            return np.zeros((0, self.svd.n_components), dtype=np.float32)
         return self.svd.transform(self.vectorizer.transform(codes)).astype(np.float32)
+
+    @property
+    def feature_names(self) -> list[str]:
+        return [f"svd_{i}" for i in range(self.svd.n_components)]
+
+    def report_fields(self, matrices: dict) -> dict:
+        return {"tfidf_features": len(self.vectorizer.vocabulary_), "svd_components": int(self.svd.n_components)}

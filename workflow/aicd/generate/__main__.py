@@ -23,6 +23,7 @@ from ..cli import json_arg, run
 from ..errors import AicdError
 from ..io import write_json, write_parquet
 from ..llm.client import client_from_config
+from ..llm.endpoint import require_endpoint
 from ..llm.failures import check_failures
 from ..llm.prompts import PromptSet
 from .protocols import NEEDS_INSTRUCTION, PROTOCOL_LABELS, build_requests, protocol_rows
@@ -150,6 +151,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--report", help="generate: JSON report (tokens, cost, statuses)")
     args = parser.parse_args(argv)
+    require_endpoint(args.model, "generator" if args.mode == "generate" else "instructor")
     unknown = set(args.protocols) - set(PROTOCOL_LABELS)
     if unknown:
         raise AicdError(f"unknown protocol(s) {sorted(unknown)}; use {', '.join(PROTOCOL_LABELS)}")

@@ -18,6 +18,7 @@ from ..errors import AicdError
 from ..io import write_json, write_parquet
 from ..splits.stratified import assign_splits
 from ..llm.client import client_from_config
+from ..llm.endpoint import require_endpoint
 from ..llm.failures import check_failures
 from ..llm.prompts import PromptSet
 from ..schema import ABSTAIN
@@ -51,6 +52,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--report", required=True)
     args = parser.parse_args(argv)
+    require_endpoint(args.model, "judge")
 
     test = pd.read_parquet(args.test)
     sample = judge_sample(test, args.fraction, args.seed)

@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 from ..cli import json_arg, run
+from ..fingerprint import stamp
 from ..io import read_json, write_text
 from .figures import confusion_figure
 from .subsets import subset_section
-from .table4 import Column, Row, markdown_title, plain_title, render, with_inputs
+from .test_sets import test_set_section
+from .table4 import Column, Row, markdown_title, plain_title, render, render_html, with_inputs
 
 
 def main(argv=None) -> None:
@@ -27,36 +29,55 @@ def main(argv=None) -> None:
     parser.add_argument("--report", required=True, help="output report.md")
     parser.add_argument("--paper-section", help="results/paper_results.md (Tables 5-7, figures, analyses), appended")
     parser.add_argument("--inputs", default=None, help="results/inputs.json: the input fingerprint the tables carry")
+    parser.add_argument("--test-set-scores", nargs="*", default=[],
+                        help="results/scores/{task}/test_sets/{set}/{detector}.json: extra test sets, one column each")
+    parser.add_argument("--test-set-reports", nargs="*", default=[],
+                        help="results/tasks/{task}/test_sets/{set}.report.json: rows removed, class balance")
     args = parser.parse_args(argv)
     inputs = read_json(args.inputs) if args.inputs else None
 
     columns = [Column(n, t) for n, t in args.layout["tasks"]]
+    task_columns = list(columns)  # confusion figures and subset sections are per task
     rows = [Row(n, t, bool(d)) for n, t, d in args.layout["detectors"]]
     all_scores = {}
     for path in args.scores:
         s = read_json(path)
         all_scores[(s["detector"], s["task"])] = s
+    # an extra test set is a column of its own, keyed "task·set" (its scores' folder names the set)
+    set_titles = dict(((t, s), title) for t, s, title in args.layout.get("test_sets") or [])
+    task_titles = dict((n, t) for n, t in args.layout["tasks"])
+    for t, s in set_titles:
+        columns.append(Column(f"{t}·{s}", f"{task_titles.get(t, t)} · {set_titles[(t, s)]}"))
+    for path in args.test_set_scores:
+        sc = read_json(path)
+        all_scores[(sc["detector"], f"{sc['task']}·{Path(path).parent.name}")] = sc
     f1 = {k: v["macro_f1"] for k, v in all_scores.items() if v.get("macro_f1") is not None}
     rows = [r for r in rows if any((r.name, c.name) in f1 for c in columns)]  # not run: listed in report.md
     latex, markdown = with_inputs(*render(rows, columns, f1), inputs)
+    # report.md shows each cell's 95% bootstrap interval (score JSON `macro_f1_ci`) as ± half-width
+    ci = {k: tuple(v["macro_f1_ci"]) for k, v in all_scores.items() if k in f1 and v.get("macro_f1_ci")}
+    _, markdown_ci = with_inputs(*render(rows, columns, f1, intervals=ci), inputs)
     tables = Path(args.tables_dir)
     write_text(latex, tables / "table4.tex")
     write_text(markdown, tables / "table4.md")
+    write_text(render_html(rows, columns, f1, ci, stamp=stamp(inputs) if inputs else ""), tables / "table4.html")
 
     report_dir = Path(args.report).parent
     rel = lambda p: os.path.relpath(p, report_dir)  # noqa: E731
     lines = ["# AICD Bench results", "", *_inputs_head(inputs, rel(args.inputs) if args.inputs else ""),
-             "## Table 4: macro-F1 × 100", "", markdown,
+             "## Table 4: macro-F1 × 100", "",
+             *(["± is the half-width of the 95% bootstrap interval over test rows (1,000 resamples).", ""] if ci else []),
+             markdown_ci,
              f"LaTeX: [{rel(tables / 'table4.tex')}]({rel(tables / 'table4.tex')})", "", "## Confusion matrices", ""]
     titles = {r.name: r.title for r in rows}
     dummies = {r.name for r in rows if r.dummy}
     best = {}  # task -> its best trained detector (a dummy only where nothing else has scores)
-    for col in columns:
+    for col in task_columns:
         candidates = [(v, d) for (d, t), v in f1.items() if t == col.name]
         trained = [c for c in candidates if c[1] not in dummies] or candidates
         if trained:
             best[col.name] = max(trained)
-    for col in columns:
+    for col in task_columns:
         if col.name not in best:
             lines.append(f"- {col.title}: no scores")
             continue
@@ -67,10 +88,11 @@ def main(argv=None) -> None:
         lines += [f"### {col.title}: best trained detector {markdown_title(titles.get(name, name))} "
                   f"(macro-F1 {value * 100:.2f}, n = {all_scores[(name, col.name)]['n']})", "",
                   f"![confusion matrix]({rel(f'{stem}.png')}) ([PDF]({rel(f'{stem}.pdf')}))", ""]
+    lines += test_set_section([read_json(path) for path in args.test_set_reports], task_titles)
     data_reports = [read_json(path) for path in args.data_reports]
     task_reports = {r["task"]: r for r in data_reports if "task" in r and "splits" in r}
     best_scores = {t: (markdown_title(titles.get(d, d)), all_scores[(d, t)]) for t, (_, d) in best.items()}
-    lines += subset_section(task_reports, {c.name: c.title for c in columns}, best_scores,
+    lines += subset_section(task_reports, {c.name: c.title for c in task_columns}, best_scores,
                             args.layout.get("provisional") or {})
     lines += ["## Data", ""]
     for rep in data_reports:

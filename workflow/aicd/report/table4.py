@@ -70,28 +70,15 @@ CAPTION = ("Macro F1-score of baselines across all tasks. Best trained model per
 
 
 def render(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str], float],
-           caption: str = CAPTION, label: str = "tab:baselines", not_run: str = NOT_RUN) -> tuple[str, str]:
-    """Return (latex, markdown). Also renders Table 8 (other caption, "not run" cells)."""
+           caption: str = CAPTION, label: str = "tab:baselines", not_run: str = NOT_RUN,
+           intervals: dict[tuple[str, str], tuple[float, float]] | None = None) -> tuple[str, str]:
+    """Return (latex, markdown). Also renders Table 8 (other caption, "not run" cells).
+    With `intervals` ((detector, task) -> 95% bootstrap interval), each cell that has one
+    also shows its half-width, `87.21 ± 1.30` (the paper's tables print none)."""
     marks = cell_marks(rows, columns, scores)
 
     def cells(style: str) -> list[list[str]]:
-        body = []
-        for r in rows:
-            line = [latex_title(r.title) if style == "latex" else markdown_title(r.title)]
-            for col in columns:
-                mark = marks.get((r.name, col.name))
-                if mark is None:
-                    line.append(not_run)
-                    continue
-                value, bold, underline = mark
-                text = _fmt(value)
-                if style == "latex":
-                    text = f"\\textbf{{{text}}}" if bold else (f"\\underline{{{text}}}" if underline else text)
-                else:
-                    text = f"**{text}**" if bold else (f"<u>{text}</u>" if underline else text)
-                line.append(text)
-            body.append(line)
-        return body
+        return _cells(rows, columns, marks, intervals or {}, not_run, style)
 
     headers_tex = ["Model", *[latex_title(c.title) for c in columns]]
     latex = tabulate(cells("latex"), headers=headers_tex, tablefmt=_latex_booktabs_raw(),
@@ -101,6 +88,48 @@ def render(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str],
     markdown = tabulate(cells("markdown"), headers=headers_md, tablefmt="github",
                         colalign=("left", *["right"] * len(columns)), disable_numparse=True) + "\n"
     return latex, markdown
+
+
+def _cells(rows, columns, marks, intervals, not_run, style: str) -> list[list[str]]:
+    """Table body in one style (latex | markdown | html): bold best trained, underlined dummy."""
+    body = []
+    for r in rows:
+        line = [latex_title(r.title) if style == "latex" else markdown_title(r.title)]
+        for col in columns:
+            mark = marks.get((r.name, col.name))
+            if mark is None:
+                line.append(not_run)
+                continue
+            value, bold, underline = mark
+            text = _fmt(value)
+            if (r.name, col.name) in intervals:
+                lo, hi = intervals[(r.name, col.name)]
+                text += (" $\\pm$ " if style == "latex" else " ± ") + f"{(hi - lo) * 50:.2f}"
+            if style == "latex":
+                text = f"\\textbf{{{text}}}" if bold else (f"\\underline{{{text}}}" if underline else text)
+            elif style == "html":
+                text = f"<b>{text}</b>" if bold else (f"<u>{text}</u>" if underline else text)
+            else:
+                text = f"**{text}**" if bold else (f"<u>{text}</u>" if underline else text)
+            line.append(text)
+        body.append(line)
+    return body
+
+
+def render_html(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str], float],
+                intervals: dict[tuple[str, str], tuple[float, float]] | None = None, caption: str = CAPTION,
+                stamp: str = "", not_run: str = NOT_RUN) -> str:
+    """A standalone HTML page of the table (Snakemake's --report shows it as is)."""
+    import html
+
+    body = _cells(rows, columns, cell_marks(rows, columns, scores), intervals or {}, not_run, "html")
+    table = tabulate(body, headers=["Model", *[markdown_title(c.title) for c in columns]], tablefmt="unsafehtml",
+                     colalign=("left", *["right"] * len(columns)), disable_numparse=True)
+    note = "<p>± is the half-width of the 95% bootstrap interval.</p>" if intervals else ""
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Table 4</title>"
+            "<style>body{font-family:sans-serif} table{border-collapse:collapse} td,th{padding:2px 10px;"
+            "border-bottom:1px solid #ccc}</style></head><body>\n"
+            f"{table}\n<p>{html.escape(caption)}</p>{note}<p>{html.escape(stamp)}</p>\n</body></html>\n")
 
 
 def with_inputs(latex: str, markdown: str, info: dict | None) -> tuple[str, str]:

@@ -1,9 +1,10 @@
 """Raw table -> sample schema, with every removed row counted by reason.
 
 Shared by the sources stage and by release task tables: column mapping, code checks
-(missing, invalid UTF-8, binary, empty), canonical languages, integer label ids mapped to
-names through the config's label map, and an audit of that map against the generator
-column (a contradiction stops the run unless config asks for correction)."""
+(missing, invalid UTF-8, binary, empty), canonical languages, label values (integer ids or
+any strings, e.g. `ai generated`, `GPT-4o`) mapped to names through the config's label map (a
+value that names no class is an error naming it and its count, unless `unmapped: drop`), and
+an audit of that map against the generator column (a contradiction stops the run unless config asks for correction)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ log = logging.getLogger(__name__)
 EXAMPLES_PER_REASON = 5
 MAX_CODE_CHARS = 10 * 1024 * 1024  # a "file" over 10 MB is data, not code
 AUDIT_MODES = ("error", "correct", "off")
+UNMAPPED_MODES = ("error", "drop")  # a label value that names no class: stop, or leave the row out (counted)
 
 
 class RowSkips:
@@ -44,7 +46,8 @@ class RowSkips:
 
 
 def _missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    # pd.NA: a null of a nullable column (Int64, string) read from parquet
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def clean_code(value: object) -> tuple[str | None, str | None]:
@@ -84,6 +87,36 @@ def _allowed_names(target: str) -> set[str]:
     return set(LABELS) if target == "label" else set(FAMILIES) | {HUMAN}
 
 
+def map_label(key: str, label_map: dict[str, str], target: str) -> str | None:
+    """The class a label value names: its label_map entry, else the value itself when it is
+    already a class name (so a partial map such as {hybrid: machine} overrides, never drops);
+    None when neither."""
+    if key in label_map:
+        return label_map[key]
+    return key if key in _allowed_names(target) else None
+
+
+def check_labels_mapped(values, label_map: dict[str, str], target: str, source: str) -> None:
+    """Every label value must name a class, through label_map or as itself; else one error
+    naming each value with its row count (`unmapped: drop` leaves those rows out, counted)."""
+    keys = [_label_key(v) for v in values]
+    unmapped = Counter(k for k in keys if k is not None and map_label(k, label_map, target) is None)
+    if not unmapped:
+        return
+    named = ", ".join(f"{k!r} ({n} row{'s' * (n != 1)})" for k, n in unmapped.most_common(12))
+    more = f" and {len(unmapped) - 12} more" if len(unmapped) > 12 else ""
+    classes = sorted(_allowed_names(target)) if target == "family" else list(LABELS)
+    if label_map:
+        total = sum(unmapped.values())
+        raise AicdError(f"{source}: {total} row{'s' * (total != 1)} have label values not in label_map: {named}{more}. "
+                        f"Map each to one of {classes} in label_map, or set unmapped: drop to leave those rows "
+                        "out (counted in the report)")
+    example = ", ".join(f"{k}: <{target}>" for k in sorted(unmapped)[:2])
+    raise AicdError(f"{source}: the label column holds values that are not {target} names: {named}{more}. "
+                    f"Add a label_map naming each (e.g. label_map: {{{example}}}; the {target} names are {classes}), "
+                    "or set unmapped: drop")
+
+
 def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame, dict]:
     """Return (samples in the sample schema, report). rows_in == rows_out + skipped, always."""
     columns = dict(spec.get("columns") or {})
@@ -105,10 +138,15 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
             f"its columns are: {', '.join(map(str, raw.columns))}"
         )
     target = spec.get("target", "label")
-    label_map = {str(k): v for k, v in (spec.get("label_map") or {}).items()}
+    label_map = {_label_key(k): v for k, v in (spec.get("label_map") or {}).items()}
     bad_names = sorted(set(label_map.values()) - _allowed_names(target))
     if bad_names:
         raise AicdError(f"{source}: label_map names {bad_names} are not valid {target} values")
+    unmapped_policy = spec.get("unmapped", "error")
+    if unmapped_policy not in UNMAPPED_MODES:
+        raise AicdError(f"{source}: unmapped must be one of {UNMAPPED_MODES}, got {unmapped_policy!r}")
+    if "label" in columns and unmapped_policy == "error":
+        check_labels_mapped(raw[columns["label"]], label_map, target, source)
     audit = spec.get("label_audit", "error")
     if audit not in AUDIT_MODES:
         raise AicdError(f"{source}: label_audit must be one of {AUDIT_MODES}, got {audit!r}")
@@ -151,8 +189,8 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
             if key is None:
                 skips.add("missing_label", ref)
                 continue
-            name = label_map.get(key) if label_map else key
-            if name is None or name not in _allowed_names(target):
+            name = map_label(key, label_map, target)
+            if name is None:
                 unknown_label_ids[key] += 1
                 skips.add("unknown_label", ref)
                 continue
@@ -224,6 +262,7 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
         "skipped": skips.as_dict(),
         "not_sampled": not_sampled,
         "unknown_label_ids": dict(unknown_label_ids),
+        "unmapped": unmapped_policy,
         "unknown_languages": dict(unknown_languages.most_common(20)),
         "label_audit": audit_report,
         "notes": dict(notes),

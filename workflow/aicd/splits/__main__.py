@@ -19,6 +19,8 @@ from ..errors import AicdError
 from ..io import write_json, write_parquet
 from .tasks import build_from_pool, derive_task, load_release_task, require_rows
 
+SPLITS = ("train", "validation", "test")
+
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m aicd.splits", description=__doc__,
@@ -31,9 +33,15 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="build/derive: split seed")
     parser.add_argument("--langid-cache", help="release: folder of {split}.parquet language caches (id -> language)")
     parser.add_argument("--threads", type=int, default=1, help="release: processes for language identification")
-    parser.add_argument("--outdir", required=True, help="folder for {train,validation,test}.parquet")
+    parser.add_argument("--outdir", help="folder for {train,validation,test}.parquet (or name each file)")
+    for split in SPLITS:
+        parser.add_argument(f"--out-{split}", help=f"the {split} table (parquet); default OUTDIR/{split}.parquet")
     parser.add_argument("--report", required=True, help="output JSON report")
     args = parser.parse_args(argv)
+    outputs = {split: getattr(args, f"out_{split}") or (args.outdir and str(Path(args.outdir) / f"{split}.parquet"))
+               for split in SPLITS}
+    if not all(outputs.values()):
+        parser.error("name every output: --outdir, or --out-train, --out-validation and --out-test")
     if args.mode == "build":
         if not args.pool:
             parser.error("build needs --pool")
@@ -49,7 +57,7 @@ def main(argv=None) -> None:
         tables, report = load_release_task(args.spec, args.task, args.langid_cache, max(1, args.threads))
     require_rows(args.task, tables, report)
     for split, table in tables.items():
-        write_parquet(table, Path(args.outdir) / f"{split}.parquet")
+        write_parquet(table, outputs[split])
     write_json(report, args.report)
 
 

@@ -68,7 +68,7 @@ def load_release_task(spec: dict, task: str, langid_cache: str | Path | None = N
     names, with the reason, those that cannot. Nothing is capped: every usable row is kept."""
     release = spec["release"]
     target = spec.get("target", "label")
-    ingest_spec = {k: spec[k] for k in ("columns", "label_map", "label_audit", "defaults") if k in spec}
+    ingest_spec = {k: spec[k] for k in ("columns", "label_map", "label_audit", "defaults", "unmapped") if k in spec}
     ingest_spec["target"] = target
     identify = release.get("identify_language", True)
     tables, split_reports, langid_reports = {}, {}, {}

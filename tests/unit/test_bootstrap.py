@@ -1,0 +1,126 @@
+"""Bootstrap intervals of macro-F1 and the paired test (issue 14): the multinomial draw of
+confusion counts gives the same interval as resampling rows; seeded; cheap for 100,000 rows."""
+
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import f1_score
+
+from aicd.errors import AicdError
+from aicd.schema import ABSTAIN
+from aicd.scoring.__main__ import score
+from aicd.scoring.bootstrap import macro_f1_interval, macro_f1_of_counts, paired_test
+from aicd.scoring.metrics import classification_scores
+
+LABELS = ["human", "machine", "hybrid"]
+
+
+def noisy(gold, accuracy, rng):
+    return np.where(rng.random(len(gold)) < accuracy, gold, rng.choice(LABELS, len(gold))).astype(object)
+
+
+def test_interval_matches_resampling_rows():
+    rng = np.random.default_rng(1)
+    gold = rng.choice(LABELS, 2000, p=[0.5, 0.3, 0.2]).astype(object)
+    pred = noisy(gold, 0.7, rng)
+    lo, hi = macro_f1_interval(gold, pred, LABELS, resamples=2000, seed=0)
+    # the textbook bootstrap: resample row indices, recompute with scikit-learn
+    idx = np.random.default_rng(9).integers(0, len(gold), size=(400, len(gold)))
+    rows = [f1_score(gold[i], pred[i], average="macro", labels=LABELS) for i in idx]
+    ref_lo, ref_hi = np.quantile(rows, [0.025, 0.975])
+    assert abs(lo - ref_lo) < 0.006 and abs(hi - ref_hi) < 0.006
+    point = f1_score(gold, pred, average="macro")
+    assert lo < point < hi and 0.01 < hi - lo < 0.1
+
+
+def test_macro_f1_of_counts_is_the_scorer_and_abstentions_only_lower_recall():
+    gold = np.array(["human", "human", "machine", "machine", "hybrid"], dtype=object)
+    pred = np.array(["human", ABSTAIN, "machine", "hybrid", "hybrid"], dtype=object)
+    s = classification_scores(gold, pred, resamples=0)
+    counts = np.array([[1, 0, 0, 1], [0, 1, 1, 0], [0, 0, 1, 0]])  # human, machine, hybrid, abstain
+    assert macro_f1_of_counts(counts) == pytest.approx(s["macro_f1"])
+    assert s["per_class"]["human"]["recall"] == 0.5 and s["per_class"]["human"]["precision"] == 1.0
+    assert s["macro_f1_ci"] is None and s["abstentions"] == 1
+
+
+def test_intervals_are_seeded_and_a_perfect_detector_has_a_point_interval():
+    rng = np.random.default_rng(0)
+    gold = rng.choice(LABELS, 500).astype(object)
+    pred = noisy(gold, 0.8, rng)
+    a = classification_scores(gold, pred, LABELS, seed=3)["macro_f1_ci"]
+    assert a == classification_scores(gold, pred, LABELS, seed=3)["macro_f1_ci"]
+    assert a != classification_scores(gold, pred, LABELS, seed=4)["macro_f1_ci"]
+    assert classification_scores(gold, gold, LABELS)["macro_f1_ci"] == [1.0, 1.0]
+    assert classification_scores([], [])["macro_f1_ci"] is None
+
+
+def test_paired_test_finds_a_real_difference_and_not_a_null_one():
+    rng = np.random.default_rng(2)
+    gold = rng.choice(LABELS, 3000).astype(object)
+    good, bad = noisy(gold, 0.85, rng), noisy(gold, 0.75, rng)
+    r = paired_test(gold, good, bad, LABELS, seed=0)
+    assert r["difference"] == pytest.approx(f1_score(gold, good, average="macro") - f1_score(gold, bad, average="macro"))
+    assert r["difference_ci"][0] > 0 and r["p_value"] < 0.01
+    same = paired_test(gold, good, good, LABELS, seed=0)
+    assert same["difference"] == 0 and same["difference_ci"] == [0.0, 0.0] and same["p_value"] == 1.0
+    twin = noisy(gold, 0.85, rng)   # as good, different errors
+    assert paired_test(gold, good, twin, LABELS, seed=0)["p_value"] > 0.05
+    assert paired_test(gold, good, bad, LABELS, seed=0) == r
+
+
+def test_100k_rows_take_well_under_a_second():
+    rng = np.random.default_rng(0)
+    gold = rng.choice(LABELS, 100_000).astype(object)
+    pred = noisy(gold, 0.8, rng)
+    started = time.perf_counter()
+    classification_scores(gold, pred, LABELS)
+    assert time.perf_counter() - started < 1.0
+
+
+def test_score_json_carries_intervals_everywhere_and_refuses_labels_outside_the_task():
+    rng = np.random.default_rng(0)
+    n = 300
+    test = pd.DataFrame({"id": [f"i{i}" for i in range(n)], "target": rng.choice(["human", "machine"], n),
+                         "subset": rng.choice(["seen", "unseen"], n)})
+    preds = pd.DataFrame({"id": test["id"], "gold": test["target"], "pred": noisy(test["target"].to_numpy(), 0.8, rng)})
+    preds["pred"] = preds["pred"].replace("hybrid", "machine")
+    result = score(preds, test, ["human", "machine"])
+    lo, hi = result["macro_f1_ci"]
+    assert lo <= result["macro_f1"] <= hi and result["bootstrap"]["resamples"] == 1000
+    for group in result["by"]["subset"].values():
+        assert group["macro_f1_ci"][0] <= group["macro_f1"] <= group["macro_f1_ci"][1]
+    # a gold `hybrid` in a binary task: an error naming it and its count, not a three-class average
+    bad = test.copy()
+    bad.loc[:6, "target"] = "hybrid"
+    bad_preds = preds.assign(gold=bad["target"])
+    with pytest.raises(AicdError, match=r"gold labels outside the task's label set \['human', 'machine'\]: 'hybrid' \(7 rows\)"):
+        score(bad_preds, bad, ["human", "machine"])
+    with pytest.raises(AicdError, match="nothing to score: 0 predictions for 0 test rows"):
+        score(preds.iloc[:0], test.iloc[:0], ["human", "machine"])
+
+
+def test_a_resample_without_a_rare_class_is_scored_on_the_classes_it_holds():
+    # macro-F1 averages over the classes present in gold or predictions; a resample that holds
+    # no row of the rare class must not score it as F1 0 (that pulled a perfect detector's
+    # interval down to [0.5, 1.0] here)
+    gold = np.array(["human"] * 18 + ["machine"] * 2, dtype=object)
+    assert classification_scores(gold, gold)["macro_f1_ci"] == [1.0, 1.0]
+    counts = np.array([[5, 0, 0], [0, 0, 0]])   # machine: neither in gold nor predicted
+    assert macro_f1_of_counts(counts) == 1.0
+
+
+def test_pairs_score_each_side_as_the_scorer_does_and_gold_outside_the_labels_is_refused():
+    rng = np.random.default_rng(5)
+    gold = rng.choice(["human", "machine"], 400).astype(object)
+    a = noisy(gold, 0.9, rng)
+    a[a == "hybrid"] = "human"
+    b = noisy(gold, 0.7, rng)   # predicts hybrid too, a class neither gold nor A holds
+    r = paired_test(gold, a, b, LABELS, seed=0)
+    assert r["macro_f1_a"] == pytest.approx(classification_scores(gold, a, resamples=0)["macro_f1"])
+    assert r["macro_f1_b"] == pytest.approx(classification_scores(gold, b, resamples=0)["macro_f1"])
+    with pytest.raises(ValueError, match=r"gold labels \['hybrid'\] are not among"):
+        macro_f1_interval(np.array(["hybrid", "human"], dtype=object), gold[:2], ["human", "machine"])
+    with pytest.raises(ValueError, match="at least one resample"):
+        paired_test(gold, a, b, LABELS, resamples=0)

@@ -1,0 +1,118 @@
+"""`aicd detect` (issue 14): a fitted model applied to code files and folders gives the
+workflow's own predictions for the same code; unreadable, binary and empty files are counted
+skips; the language comes from --language, the extension, else identification."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
+
+from aicd.cli import main as aicd
+
+EXT = {"Python": ".py", "C++": ".cpp", "Java": ".java"}
+
+
+@pytest.fixture(scope="module")
+def fitted(trial_raw, tmp_path_factory):
+    root = tmp_path_factory.mktemp("fitted")
+    tables = task_tables(trial_raw)
+    paths = write_task(root / "tasks", tables)
+    model, predictions = fit_detector(paths, fit_features(paths, root / "features"), root / "models")
+    files = root / "code"
+    (files / "nested").mkdir(parents=True)
+    for i, row in tables["test"].iterrows():
+        folder = files / "nested" if i % 2 else files
+        (folder / f"{row['id']}{EXT[row['language']]}").write_bytes(row["code"].encode("utf-8"))
+    return model, pd.read_parquet(predictions), tables, files
+
+
+def test_detect_on_a_folder_equals_the_workflow_predictions(fitted, tmp_path, capsys):
+    model, workflow, tables, files = fitted
+    out = tmp_path / "labels.csv"
+    assert aicd(["detect", str(files), "--model", str(model), "--out", str(out)]) == 0
+    got = pd.read_csv(out)
+    got["id"] = [os.path.splitext(os.path.basename(p))[0] for p in got["path"]]
+    got = got.set_index("id").loc[workflow["id"]]
+    assert len(got) == len(tables["test"])
+    assert (got["pred"].to_numpy() == workflow["pred"].to_numpy()).all()
+    assert (abs(got["score_machine"].to_numpy() - workflow["score_machine"].to_numpy()) < 1e-4).all()
+    assert set(got["language_from"]) == {"extension"}
+    language = dict(zip(tables["test"]["id"], tables["test"]["language"]))
+    assert all(got.loc[i, "language"] == language[i] for i in got.index)
+
+
+def test_skips_are_counted_and_languages_identified(fitted, tmp_path, capsys):
+    model, workflow, tables, files = fitted
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "blank.py").write_text("  \n\n")
+    (folder / "blob.c").write_bytes(b"\x7fELF\x00\x01\x02")
+    (folder / "latin1.java").write_bytes("// caf\xe9\n".encode("latin-1"))
+    (folder / "notes.md").write_text("# not code\n")
+    (folder / "ok.go").write_text("package main\n\nfunc main() {}\n")
+    snippet = tmp_path / "snippet.txt"   # named on the command line: read, language identified
+    snippet.write_text("#include <stdio.h>\nint main(void) {\n    printf(\"hi\\n\");\n    return 0;\n}\n")
+    out = tmp_path / "labels.jsonl"
+    assert aicd(["detect", str(folder), str(snippet), "--model", str(model), "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(os.path.basename(r["path"]), r["language"], r["language_from"]) for r in rows] == [
+        ("ok.go", "Go", "extension"), ("snippet.txt", "C", "langid")]
+    assert all(r["pred"] in ("human", "machine") and 0 <= r["score_machine"] <= 1 for r in rows)
+    err = capsys.readouterr().err
+    assert "skipped 4 files: " in err and "1 binary" in err and "1 invalid_utf8" in err and "1 empty" in err and "1 not_code_extension" in err
+
+
+def test_language_flag_terminal_table_and_clear_errors(fitted, tmp_path, capsys):
+    model, workflow, tables, files = fitted
+    f = tmp_path / "x.txt"
+    f.write_text("print('hello')\n")
+    assert aicd(["detect", str(f), "--language", "python", "--model", str(model)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:4] == ["path", "language", "language_from", "pred"]
+    assert out[1].split()[1:3] == ["Python", "given"]
+    assert aicd(["detect", str(tmp_path / "missing"), "--model", str(model)]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "a.py").write_text("")
+    assert aicd(["detect", str(empty), "--model", str(model)]) == 2
+    assert "no code file to label" in capsys.readouterr().err
+    assert aicd(["detect", str(f), "--language", "cobol", "--model", str(model)]) == 2
+    assert aicd(["detect", str(f), "--model", str(tmp_path / "nope.pkl")]) == 2
+
+
+def test_the_console_script_teaches_with_examples(repo):
+    env = {"PYTHONPATH": str(repo / "workflow"), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+    for args in (["--help"], ["detect", "--help"], ["score", "--help"], ["compare", "--help"]):
+        proc = subprocess.run([sys.executable, "-c", "import sys; from aicd.cli import main; sys.exit(main())", *args],
+                              capture_output=True, text=True, env=env, timeout=60)
+        assert proc.returncode == 0 and "example" in proc.stdout, proc.stderr
+
+
+def test_unlistable_and_symlinked_folders_are_counted_and_a_bad_out_refused_first(fitted, tmp_path, capsys,
+                                                                                   monkeypatch):
+    model, workflow, tables, files = fitted
+    folder = tmp_path / "tree"
+    (folder / "locked").mkdir(parents=True)
+    (folder / "locked" / "a.py").write_text("x = 1\n")
+    (folder / "ok.py").write_text("print('hi')\n")
+    (folder / "elsewhere").symlink_to(files, target_is_directory=True)
+    real_scandir = os.scandir
+
+    def scandir(path="."):   # the tests run as root, so a chmod 000 folder stays readable
+        if os.fspath(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    out = tmp_path / "labels.csv"
+    assert aicd(["detect", str(folder), "--model", str(model), "--out", str(out)]) == 0
+    assert list(pd.read_csv(out)["path"]) == [str(folder / "ok.py")]
+    err = capsys.readouterr().err
+    assert "skipped 2 files: " in err and "1 unreadable_folder" in err and "1 symlinked_folder" in err
+    assert aicd(["detect", str(folder), "--model", str(tmp_path / "nope.pkl"), "--out", str(tmp_path / "x.txt")]) == 2
+    assert "use a .csv or .jsonl file" in capsys.readouterr().err   # named before the model is even read

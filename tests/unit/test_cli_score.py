@@ -1,0 +1,141 @@
+"""`aicd score` and `aicd compare` (issue 14): any predictions file against any gold file,
+with intervals, per-class and per-subset breakdowns, and counted, named disagreements."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import f1_score
+
+from aicd.cli import main as aicd
+from aicd.errors import AicdError
+from aicd.scoring.external import compare_files, parse_label_map, score_file
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 400
+    gold = pd.DataFrame({"id": np.arange(n), "label": rng.integers(0, 2, n),
+                         "language": rng.choice(["Python", "Java"], n)})
+    gold.to_parquet(tmp_path / "gold.parquet")
+    flip = lambda acc: np.where(rng.random(n) < acc, gold["label"], 1 - gold["label"])  # noqa: E731
+    pd.DataFrame({"id": gold["id"], "label": flip(0.9)}).to_csv(tmp_path / "a.csv", index=False)   # SemEval format
+    pd.DataFrame({"id": gold["id"], "label": flip(0.7)}).to_csv(tmp_path / "b.csv", index=False)
+    return tmp_path, gold
+
+
+def test_a_semeval_submission_scored_with_a_label_map(files, capsys):
+    tmp, gold = files
+    assert aicd(["score", str(tmp / "a.csv"), str(tmp / "gold.parquet"), "--label-map", "0=human,1=machine",
+                 "--json", str(tmp / "s.json")]) == 0
+    result = json.loads((tmp / "s.json").read_text())
+    sub = pd.read_csv(tmp / "a.csv")
+    assert result["macro_f1"] == pytest.approx(f1_score(gold["label"], sub["label"], average="macro"))
+    assert result["labels"] == ["human", "machine"] and result["coverage"] == 1.0
+    assert result["macro_f1_ci"][0] < result["macro_f1"] < result["macro_f1_ci"][1]
+    assert set(result["by"]["language"]) == {"Java", "Python"}
+    out = capsys.readouterr().out
+    assert "400 rows" in out and "95% CI" in out and "by language:" in out and "machine" in out
+
+
+def test_the_workflows_own_predictions_parquet_against_a_task_test_split(tmp_path):
+    test = pd.DataFrame({"id": ["a", "b", "c", "d"], "label": ["human", "machine", "machine", "human"],
+                         "subset": ["seen", "seen", "unseen", "unseen"]})
+    test.to_parquet(tmp_path / "test.parquet")
+    pd.DataFrame({"id": ["d", "c", "b", "a"], "gold": ["human", "machine", "machine", "human"],
+                  "pred": ["human", "machine", "human", "human"]}).to_parquet(tmp_path / "p.parquet")
+    r = score_file(tmp_path / "p.parquet", tmp_path / "test.parquet", ["human", "machine"])
+    assert r["accuracy"] == 0.75 and r["by"]["subset"]["unseen"]["macro_f1"] == 1.0
+    # a family task's table: `target` holds the class, `label` only human/machine
+    test.assign(target=["human", "Qwen", "OpenAI", "human"]).to_parquet(tmp_path / "t2.parquet")
+    pd.DataFrame({"id": ["a", "b", "c", "d"], "pred": ["human", "Qwen", "Qwen", "human"]}).to_parquet(tmp_path / "p2.parquet")
+    r2 = score_file(tmp_path / "p2.parquet", tmp_path / "t2.parquet")
+    assert r2["labels"] == ["OpenAI", "Qwen", "human"] and r2["accuracy"] == 0.75
+
+
+def test_missing_and_unknown_ids_are_counted(files):
+    tmp, gold = files
+    sub = pd.read_csv(tmp / "a.csv")
+    sub.iloc[:390].to_csv(tmp / "short.csv", index=False)
+    with pytest.raises(AicdError, match=r"10 of 400 gold ids have no prediction .*--allow-missing"):
+        score_file(tmp / "short.csv", tmp / "gold.parquet", label_map={"0": "human", "1": "machine"})
+    r = score_file(tmp / "short.csv", tmp / "gold.parquet", label_map={"0": "human", "1": "machine"}, allow_missing=True)
+    assert r["n"] == 390 and r["coverage"] == pytest.approx(390 / 400)
+    pd.concat([sub, pd.DataFrame({"id": [1000, 1001], "label": [0, 1]})]).to_csv(tmp / "extra.csv", index=False)
+    with pytest.raises(AicdError, match="2 predicted ids are not in the gold file"):
+        score_file(tmp / "extra.csv", tmp / "gold.parquet")
+    pd.concat([sub, sub.iloc[:3]]).to_csv(tmp / "dup.csv", index=False)
+    with pytest.raises(AicdError, match="3 ids occur more than once"):
+        score_file(tmp / "dup.csv", tmp / "gold.parquet")
+
+
+def test_labels_outside_the_set_or_the_map_are_named(files, capsys):
+    tmp, gold = files
+    pd.DataFrame({"id": gold["id"], "label": ["2"] * 5 + ["0"] * 395}).to_csv(tmp / "c.csv", index=False)
+    with pytest.raises(AicdError, match=r"labels not in --label-map: '2' \(5 rows\)"):
+        score_file(tmp / "c.csv", tmp / "gold.parquet", label_map={"0": "human", "1": "machine"})
+    with pytest.raises(AicdError, match=r"predicted labels outside the task's label set \['0', '1'\]: '2' \(5 rows\)"):
+        score_file(tmp / "c.csv", tmp / "gold.parquet")
+    assert aicd(["score", str(tmp / "c.csv"), str(tmp / "gold.parquet")]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+    assert aicd(["score", str(tmp / "nope.csv"), str(tmp / "gold.parquet")]) == 2
+
+
+def test_label_maps_in_three_spellings():
+    assert parse_label_map("0=human, 1=machine") == {"0": "human", "1": "machine"}
+    assert parse_label_map('{"0": "human", "1": "machine"}') == {"0": "human", "1": "machine"}
+    with pytest.raises(AicdError, match="write it as 0=human,1=machine"):
+        parse_label_map("0:human")
+
+
+def test_the_trial_files_reversed_labels_show_in_the_score(trial_raw, tmp_path):
+    # gold straight from the trial file; predictions that are right by the generator column
+    gold = trial_raw.rename(columns={"row_id": "id"})[["id", "label", "language"]]
+    gold.to_parquet(tmp_path / "gold.parquet")
+    right = pd.DataFrame({"id": gold["id"], "label": np.where(trial_raw["generator"] == "Human", "human", "machine")})
+    right.to_csv(tmp_path / "sub.csv", index=False)
+    as_published = score_file(tmp_path / "sub.csv", tmp_path / "gold.parquet", label_map={"0": "human", "1": "machine"})
+    as_in_file = score_file(tmp_path / "sub.csv", tmp_path / "gold.parquet", label_map={"1": "human", "0": "machine"})
+    assert as_published["macro_f1"] == 0.0 and as_in_file["macro_f1"] == 1.0
+
+
+def test_compare_is_a_seeded_paired_test(files, capsys):
+    tmp, gold = files
+    lm = "0=human,1=machine"
+    assert aicd(["compare", str(tmp / "a.csv"), str(tmp / "b.csv"), str(tmp / "gold.parquet"), "--label-map", lm,
+                 "--json", str(tmp / "c.json")]) == 0
+    r = json.loads((tmp / "c.json").read_text())
+    assert r["difference"] == pytest.approx(r["macro_f1_a"] - r["macro_f1_b"]) and r["difference"] > 0.1
+    assert r["difference_ci"][0] > 0 and r["p_value"] < 0.01
+    assert "A - B = +" in capsys.readouterr().out
+    again = compare_files(tmp / "a.csv", tmp / "b.csv", tmp / "gold.parquet", label_map=parse_label_map(lm))
+    assert {k: again[k] for k in ("difference_ci", "p_value")} == {k: r[k] for k in ("difference_ci", "p_value")}
+    pd.read_csv(tmp / "b.csv").iloc[:-1].to_csv(tmp / "b_short.csv", index=False)
+    with pytest.raises(AicdError, match="1 of 400 gold ids have no prediction"):
+        compare_files(tmp / "a.csv", tmp / "b_short.csv", tmp / "gold.parquet")
+
+
+def test_an_empty_gold_cell_is_a_missing_label_not_a_class(tmp_path):
+    pd.DataFrame({"id": [1, 2, 3], "label": ["human", "", "machine"]}).to_csv(tmp_path / "gold.csv", index=False)
+    pd.DataFrame({"id": [1, 2, 3], "label": ["human", "human", "machine"]}).to_csv(tmp_path / "p.csv", index=False)
+    with pytest.raises(AicdError, match="1 rows have no gold label"):
+        score_file(tmp_path / "p.csv", tmp_path / "gold.csv")
+    nullable = pd.DataFrame({"id": [1, 2, 3], "label": pd.array([0, None, 1], dtype="Int64")})
+    nullable.to_parquet(tmp_path / "gold.parquet")
+    with pytest.raises(AicdError, match="1 rows have no gold label"):
+        score_file(tmp_path / "p.csv", tmp_path / "gold.parquet")
+
+
+def test_resamples_are_checked_and_zero_leaves_the_intervals_out(files, capsys):
+    tmp, gold = files
+    lm = "0=human,1=machine"
+    assert aicd(["score", str(tmp / "a.csv"), str(tmp / "gold.parquet"), "--label-map", lm, "--resamples", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "400 rows" in out and "95% CI" not in out and "by language:" in out
+    for command in (["score", str(tmp / "a.csv")], ["compare", str(tmp / "a.csv"), str(tmp / "b.csv")]):
+        resamples = "-1" if command[0] == "score" else "0"
+        assert aicd([*command, str(tmp / "gold.parquet"), "--label-map", lm, "--resamples", resamples]) == 2
+        err = capsys.readouterr().err
+        assert f"--resamples {resamples}: give" in err and "Traceback" not in err

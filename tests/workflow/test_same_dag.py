@@ -1,0 +1,86 @@
+"""The job graph is a function of the config, not of the machine: the dry run of the full
+config plans the same jobs with and without a Docker daemon and API keys (a compute node
+without either plans what the login node planned), and a job whose resource is missing
+where it runs fails with one line that says what to start or set."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from workflow.test_demo_workflow import planned_jobs
+
+pytestmark = pytest.mark.workflow
+DEAD_DOCKER = "unix:///nonexistent/aicd-test/docker.sock"
+
+
+def key_names(repo: Path) -> set[str]:
+    registry = yaml.safe_load((repo / "config" / "models.yaml").read_text())
+    models = registry.get("models", registry)
+    return {m["api_key_env"] for m in models.values() if isinstance(m, dict) and m.get("api_key_env")}
+
+
+def dry_run(repo: Path, workdir: Path, env_extra: dict, drop: set[str], *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONWARNINGS": "ignore", **env_extra})
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile"), "--directory", str(workdir),
+           "--cores", "2", "-n", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def test_full_config_plans_the_same_jobs_with_and_without_docker_and_keys(repo, tmp_path):
+    keys = key_names(repo)
+    assert {"OPENAI_API_KEY", "GEMINI_API_KEY"} <= keys
+    bare = dry_run(repo, tmp_path / "bare", {"DOCKER_HOST": DEAD_DOCKER}, keys)
+    loaded = dry_run(repo, tmp_path / "loaded", {k: "sk-test" for k in keys}, set())
+    jobs_bare, jobs_loaded = planned_jobs(bare.stdout), planned_jobs(loaded.stdout)
+    assert jobs_bare == jobs_loaded
+    rules = {r for r, _ in jobs_bare}
+    # the machine-dependent stages are in both plans: generation, judging, execution
+    assert {"generate", "judge", "execute", "sandbox_image", "table8"} <= rules
+    assert "LLM stages:" not in bare.stderr and "Sandbox:" not in bare.stderr
+
+
+def test_demo_auto_is_resolved_once_and_recorded(repo, tmp_path):
+    """`enabled: auto` (the demo) follows the submitting machine, and says so in results/resolved.json."""
+    keys = key_names(repo)
+    proc = dry_run(repo, tmp_path, {"DOCKER_HOST": DEAD_DOCKER}, keys, "--configfile", str(repo / "config" / "demo.yaml"))
+    resolved = json.loads((tmp_path / "results" / "resolved.json").read_text())
+    assert resolved == {"execution": False, "generators": [], "instructor": False, "judges": []}
+    assert "Sandbox: no Docker daemon answers" in proc.stderr
+    assert not [r for r, _ in planned_jobs(proc.stdout) if r in ("execute", "generate", "judge")]
+
+
+def test_execute_without_docker_fails_with_one_line(tmp_path):
+    import pandas as pd
+
+    table = tmp_path / "t.parquet"
+    pd.DataFrame({"id": ["a"], "code": ["print(1)"], "language": ["Python"]}).to_parquet(table)
+    env = {**os.environ, "DOCKER_HOST": DEAD_DOCKER}
+    proc = subprocess.run([sys.executable, "-m", "aicd.sandbox", "execute", "--input", str(table), "--name", "t",
+                           "--image", "aicd-sandbox:x", "--out", str(tmp_path / "o.parquet"),
+                           "--report", str(tmp_path / "r.json")], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode != 0
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert errors == ["error: no Docker daemon answers: install docker.io and start dockerd (see README, Sandbox)"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_judge_without_its_key_fails_with_one_line(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "GEMINI_API_KEY"}
+    model = json.dumps({"name": "gemma-3-27b-it", "api_key_env": "GEMINI_API_KEY", "params": {}})
+    proc = subprocess.run([sys.executable, "-m", "aicd.judge", "--model", model, "--mode", "zs", "--test", "x.parquet",
+                           "--labels", "human", "machine", "--prompts", "p.yaml", "--out", str(tmp_path / "o"),
+                           "--report", str(tmp_path / "r")], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode != 0
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "set GEMINI_API_KEY" in errors[0], proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -1,0 +1,134 @@
+"""The workflow on a real single-node SLURM cluster (munged, slurmctld, slurmd; see
+slurm_cluster.py and DEVELOPERS.md) through snakemake-executor-plugin-slurm and
+workflow/profiles/slurm, on a small classical-detector slice of the demo.
+
+Checks: every job that is not a localrule went through sbatch (a SLURM job id per job in
+snakemake's log, and the same ids in squeue); Table 4 is byte-identical to a local run of
+the same slice; a job over its mem_mb is killed by SLURM and resubmitted with more memory
+(attempt 2); a second run submits nothing. The cluster is stopped afterwards."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from workflow.slurm_cluster import PARTITION, Cluster, missing
+from workflow.test_reproducible_inputs import slice_config
+
+pytestmark = pytest.mark.workflow
+SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
+# attempt 1 of every `source` job gets 150 MB: the job step (snakemake --mode remote and the
+# stage it starts) needs more, so slurmstepd kills it; attempt 2 gets 3000 MB and completes.
+MEM_TEST = "source:mem_mb=150 if attempt == 1 else 3000"
+
+
+def snakemake(repo: Path, workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile"), "--directory", str(workdir),
+           *args, "--configfile", str(workdir / "config.yaml")]
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONWARNINGS": "ignore"})
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+
+
+def squeue_all() -> dict[str, tuple[str, str, str]]:
+    """SLURM job id -> (state, comment (rule and wildcards), memory asked), finished jobs included."""
+    out = subprocess.run(["squeue", "--states=all", "-h", "-o", "%i|%T|%k|%m"], capture_output=True, text=True,
+                         timeout=30, check=True).stdout
+    jobs = {}
+    for line in out.splitlines():
+        jobid, state, comment, mem = line.split("|", 3)
+        jobs[jobid] = (state, comment, mem)
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    why = missing()
+    if why:
+        pytest.skip(f"SLURM test: {why}")
+    c = Cluster(tmp_path_factory.mktemp("slurm"), memory_mb=8000, cpus=os.cpu_count() or 2)
+    c.start()
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+@pytest.fixture(scope="module")
+def runs(cluster, tmp_path_factory, repo, trial_path):
+    config = slice_config(repo, trial_path)
+    local, remote = tmp_path_factory.mktemp("local"), tmp_path_factory.mktemp("on_slurm")
+    for d in (local, remote):
+        (d / "config.yaml").write_text(yaml.safe_dump(config))
+    proc_local = snakemake(repo, local, "--cores", "2")
+    assert proc_local.returncode == 0, proc_local.stderr[-3000:]
+    slurm_args = ("--profile", str(repo / "workflow" / "profiles" / "slurm"), "--jobs", "2", "--max-threads", "2",
+                  "--default-resources", f"slurm_partition={PARTITION}", "mem_mb=2000", "runtime=60",
+                  "--slurm-init-seconds-before-status-checks", "3", "--set-resources", MEM_TEST)
+    before = set(squeue_all())
+    proc = snakemake(repo, remote, *slurm_args)
+    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}\n" + \
+        (Path(cluster.state) / "slurmctld.log").read_text()[-2000:]
+    after_first = squeue_all()
+    proc_again = snakemake(repo, remote, *slurm_args)
+    after_second = squeue_all()
+    return dict(local=local, remote=remote, proc=proc, proc_again=proc_again, before=before,
+                after_first=after_first, after_second=after_second, slurm_args=slurm_args)
+
+
+def test_every_non_local_job_went_through_sbatch(runs, repo):
+    log = runs["proc"].stderr
+    submitted = SUBMITTED.findall(log)
+    assert submitted, log[-3000:]
+    ids = {slurm_id for _, slurm_id in submitted}
+    jobs = {j: v for j, v in runs["after_first"].items() if j not in runs["before"]}
+    assert ids == set(jobs), (ids, jobs)  # the ids snakemake logged are the jobs SLURM ran
+    rules_on_slurm = {re.match(r"rule_(\w+?)_wildcards|rule_(\w+)$", c).group(1) or c[5:]
+                      for _, c, _ in jobs.values()}
+    # the compute rules of the slice ran on SLURM; the localrules did not
+    assert {"source", "normalize", "dataset_pool", "task_split", "features", "detect", "score"} <= rules_on_slurm
+    assert not rules_on_slurm & {"all", "report", "inputs", "subset_tables", "paper_section", "paper_figures",
+                                 "dataset_card"}
+    # every job snakemake ran as a `rule` (not a `localrule`) got a SLURM job id, and no localrule did
+    blocks = re.findall(r"^(rule|localrule) (\w+):\n(?:    .*\n)*?    jobid: (\d+)$", log, flags=re.M)
+    remote_jobs = {jid for kind, _, jid in blocks if kind == "rule"}
+    local_jobs = {jid for kind, _, jid in blocks if kind == "localrule"}
+    assert remote_jobs and local_jobs
+    assert {jid for jid, _ in submitted} == remote_jobs
+    assert all(state == "COMPLETED" for state, c, _ in jobs.values() if not c.startswith("rule_source"))
+
+
+def test_table4_is_the_same_as_a_local_run(runs):
+    for name in ("table4.md", "table4.tex"):
+        local = (runs["local"] / "results" / "tables" / name).read_bytes()
+        remote = (runs["remote"] / "results" / "tables" / name).read_bytes()
+        assert local == remote, name
+
+
+def test_a_job_over_its_memory_is_killed_and_retried_with_more(runs, cluster):
+    jobs = {j: v for j, v in runs["after_first"].items() if j not in runs["before"]}
+    source_jobs = {j: v for j, v in jobs.items() if v[1].startswith("rule_source")}
+    killed = {j: v for j, v in source_jobs.items() if v[0] in ("OUT_OF_MEMORY", "FAILED", "CANCELLED")}
+    done = {j: v for j, v in source_jobs.items() if v[0] == "COMPLETED"}
+    assert killed and done, source_jobs
+    assert all(v[2] == "150M" for v in killed.values()), killed
+    assert all(v[2] in ("3000M", "2.93G") for v in done.values()), done
+    # the same wildcards were submitted again after the kill
+    assert {v[1] for v in killed.values()} == {v[1] for v in done.values()}
+    slurmd_log = (Path(cluster.state) / "slurmd.log").read_text()
+    assert re.search(r"exceeded memory limit \(\d+ > 157286400\), being killed", slurmd_log)
+    assert len(re.findall(r"Trying to restart job \d+\.", runs["proc"].stderr)) == len(killed)
+
+
+def test_second_run_submits_nothing(runs):
+    proc = runs["proc_again"]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+    assert not SUBMITTED.findall(proc.stderr)
+    assert set(runs["after_second"]) == set(runs["after_first"])

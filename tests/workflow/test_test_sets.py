@@ -1,0 +1,128 @@
+"""Extra test sets (tasks.<task>.test_sets) and Snakemake's HTML report, on the real workflow.
+
+- Four extra test sets on one training set plan no extra feature or fit jobs (dry run).
+- Adding a set to a finished demo slice reruns only that set's prediction and scoring (and
+  the report); Table 4 gains its column, with 95% intervals in report.md, and the report
+  lists the rows the set lost with the class balance before and after.
+- `snakemake --report` makes a self-contained HTML report whose Table 4 and figures render in
+  headless Chromium (a screenshot is saved in the test's temporary folder)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from workflow.browser import Page, chromium, evaluate, screenshot
+from workflow.test_demo_workflow import CODEAID, planned_jobs, run
+
+pytestmark = pytest.mark.workflow
+
+
+def add_test_sets(workdir: Path, names: list[str]) -> None:
+    """Extra test sets on T1 (`binary`), each a source reading the CodeAid answers."""
+    override = yaml.safe_load((workdir / "override.yaml").read_text())
+    for name in names:
+        if name != "codeaid":
+            override["sources"][name] = {"files": str(CODEAID), "columns": {"source_row_id": "row_id"},
+                                         "defaults": {"domain": "algorithmic"}}
+    override["tasks"] = {"binary": {"test_sets": {n: {"source": n, "title": n} for n in names}}}
+    (workdir / "override.yaml").write_text(yaml.safe_dump(override))
+
+
+def test_four_test_sets_plan_one_feature_job_per_set_and_one_fit_per_detector(demo_run, tmp_path, repo):
+    workdir = tmp_path / "plan"
+    workdir.mkdir()
+    shutil.copy(demo_run[0] / "override.yaml", workdir / "override.yaml")
+    base = Counter(rule for rule, _ in planned_jobs(run(repo, workdir, "-n").stdout))
+    add_test_sets(workdir, ["codeaid", "set_b", "set_c", "set_d"])
+    jobs = planned_jobs(run(repo, workdir, "-n").stdout)
+    counts = Counter(rule for rule, _ in jobs)
+    for rule in ("features", "detect", "detect_encoder", "task_split"):
+        assert counts[rule] == base[rule], rule
+    appliable = {w for rule, w in jobs if rule == "detect" and "task=binary" in w}
+    appliable |= {w for rule, w in jobs if rule == "detect_encoder" and "task=binary" in w}
+    assert counts["test_set"] == 4
+    assert counts["predict_test_set"] == counts["score_test_set"] == 4 * len(appliable) > 0
+
+
+@pytest.fixture(scope="module")
+def with_test_set(demo_run, tmp_path_factory, repo):
+    if not CODEAID.is_file():
+        pytest.skip(f"the CodeAid interview answers are not at {CODEAID} (they ship in ../shared/data)")
+    workdir = tmp_path_factory.mktemp("test_sets") / "run"
+    shutil.copytree(demo_run[0], workdir, symlinks=True)  # keeps mtimes: nothing reruns by itself
+    add_test_sets(workdir, ["codeaid"])
+    dry = planned_jobs(run(repo, workdir, "-n").stdout)
+    proc = run(repo, workdir)
+    return workdir, dry, proc
+
+
+def test_adding_a_test_set_reruns_only_its_prediction_and_scoring(with_test_set):
+    _, dry, _ = with_test_set
+    rules = Counter(rule for rule, _ in dry)
+    assert set(rules) <= {"test_set", "predict_test_set", "score_test_set", "report", "all"}, rules
+    assert rules["test_set"] == 1 and rules["predict_test_set"] > 0
+
+
+def test_table4_gains_a_column_and_the_report_lists_removed_rows(with_test_set):
+    workdir, _, _ = with_test_set
+    results = workdir / "results"
+    header = (results / "tables" / "table4.md").read_text().splitlines()[0]
+    assert "T1 Binary · codeaid" in header
+    score = json.loads((results / "scores" / "binary" / "test_sets" / "codeaid" / "lr_tfidf.json").read_text())
+    lo, hi = score["macro_f1_ci"]
+    assert lo <= score["macro_f1"] <= hi and score["n"] > 0
+    report = (results / "report.md").read_text()
+    assert "## Extra test sets" in report and "class balance" in report
+    set_report = json.loads((results / "tasks" / "binary" / "test_sets" / "codeaid.report.json").read_text())
+    assert set_report["rows"] == score["n"]
+    # CodeAid rows are also in the demo's pool: those that landed in T1's train split are removed
+    assert set_report["removed"].get("also_in_train", 0) > 0
+    assert " ± " in report
+
+
+def test_snakemake_html_report_renders_table4_and_figures(with_test_set, repo):
+    binary = chromium()
+    if binary is None:
+        pytest.fail("no headless Chromium: .ci/run installs Debian's chromium-headless-shell")
+    workdir, _, _ = with_test_set
+    html = workdir / "report.html"
+    run(repo, workdir, "--report", str(html))
+    assert html.stat().st_size > 10_000
+    shot = workdir / "report_table4.png"
+
+    async def steps(call):
+        await call("Page.enable")
+        await call("Page.navigate", url=html.as_uri())
+        for _ in range(50):  # the report is a single-page app: wait for its menu
+            if "Tables" in (await evaluate(call, "document.body ? document.body.innerText : ''") or ""):
+                break
+            await asyncio.sleep(0.2)
+        menu = await evaluate(call, "document.body.innerText")
+        await evaluate(call, "[...document.querySelectorAll('a')].find(e => e.innerText.trim() == 'Tables').click()")
+        await asyncio.sleep(0.5)
+        listing = await evaluate(call, "document.body.innerText")
+        href = await evaluate(call, "[...document.querySelectorAll('a[href^=\"data:\"]')].map(a => a.href)"
+                                    ".find(h => h.includes('table4.html'))")
+        await call("Page.navigate", url=href)
+        await asyncio.sleep(1)
+        table = await evaluate(call, "[...document.querySelectorAll('table tr')].map(r => r.innerText).join('\\n')")
+        await screenshot(call, shot)
+        return menu, listing, table
+
+    page = Page(binary)
+    try:
+        menu, listing, table = page.run(steps)
+    finally:
+        page.close()
+    print(f"screenshot of Table 4 in the HTML report: {shot}")
+    assert "Figures" in menu and "Tables" in menu
+    assert "table4.html" in listing
+    assert "LR" in table and "T1 Binary · codeaid" in table and " ± " in table
+    assert shot.stat().st_size > 5_000

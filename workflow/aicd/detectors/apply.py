@@ -1,0 +1,116 @@
+"""Applying a fitted model to code files (`aicd detect`): collect the files, read them, name
+their language, predict, and count what was skipped.
+
+A folder contributes the files with a code extension of the nine languages (others are counted
+as `not_code_extension`; folders that cannot be listed as `unreadable_folder`; symbolic links to
+folders are not followed, counted as `symlinked_folder`; hidden folders are not searched); a
+file named on the command line is always read. Language: --language,
+else the extension, else aicd.normalize.langid. Files that cannot be read, hold binary content
+(NUL bytes), are over 10 MiB, are not UTF-8 or only whitespace are skipped, counted per reason
+(read by aicd.sources.gather, as the sources stage reads files). The text is decoded byte for
+byte (no newline translation), so a file holds exactly the code a task row held."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import AicdError
+from ..schema import canonical_language
+
+
+
+def _extension_map() -> dict[str, str]:
+    from ..sources.gather import EXTENSIONS
+
+    return {ext: lang for lang, exts in EXTENSIONS.items() for ext in exts}
+
+
+@dataclass
+class FileTable:
+    rows: pd.DataFrame                 # path, code, language, language_from
+    skipped: Counter = field(default_factory=Counter)
+    examples: dict = field(default_factory=dict)   # reason -> first path skipped for it
+
+    def skip(self, reason: str, path) -> None:
+        self.skipped[reason] += 1
+        self.examples.setdefault(reason, str(path))
+
+    def skip_summary(self) -> str:
+        if not self.skipped:
+            return ""
+        parts = ", ".join(f"{n} {reason} (e.g. {self.examples[reason]})" for reason, n in self.skipped.most_common())
+        return f"skipped {sum(self.skipped.values())} files: {parts}"
+
+
+def collect_paths(paths: list[str], table: FileTable) -> list[Path]:
+    extensions = _extension_map()
+    found: list[Path] = []
+    for given in paths:
+        p = Path(given)
+        if p.is_dir():
+            # a folder that cannot be listed is counted, not passed over (os.walk's default)
+            for root, dirs, files in os.walk(p, onerror=lambda err: table.skip("unreadable_folder", err.filename)):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for d in dirs:
+                    if os.path.islink(os.path.join(root, d)):
+                        table.skip("symlinked_folder", Path(root) / d)   # os.walk does not follow it (loops)
+                for name in sorted(files):
+                    f = Path(root) / name
+                    if f.suffix.lower() in extensions:
+                        found.append(f)
+                    else:
+                        table.skip("not_code_extension", f)
+        elif p.exists():
+            found.append(p)
+        else:
+            raise AicdError(f"{given}: no such file or folder")
+    return found
+
+
+def read_code(path: Path) -> tuple[str | None, str | None]:
+    """(text, None) or (None, skip reason): the sources stage's own reader, so a file is read,
+    refused (unreadable, too_large, binary, invalid_utf8, empty) and decoded exactly as there."""
+    from ..sources.gather import _read
+
+    _, text, reason = _read((str(path), None))
+    return text, reason
+
+
+def read_files(paths: list[str], language: str | None = None) -> FileTable:
+    table = FileTable(pd.DataFrame())
+    given = None
+    if language is not None:
+        given = canonical_language(language)
+        if given is None:
+            raise AicdError(f"--language {language!r} is not one of the nine languages")
+    extensions = _extension_map()
+    records = []
+    for path in collect_paths(paths, table):
+        code, reason = read_code(path)
+        if reason:
+            table.skip(reason, path)
+            continue
+        if given:
+            lang, origin = given, "given"
+        elif path.suffix.lower() in extensions:
+            lang, origin = extensions[path.suffix.lower()], "extension"
+        else:
+            from ..normalize.langid import identify_language
+
+            lang, origin = identify_language(code)[0], "langid"
+        records.append((str(path), code, lang, origin))
+    table.rows = pd.DataFrame(records, columns=["path", "code", "language", "language_from"])
+    return table
+
+
+def detect(model, table: FileTable) -> pd.DataFrame:
+    """path, language, language_from, pred, score_<class>... for the rows read."""
+    rows = table.rows
+    predictions = model.predict_rows(rows[["code", "language"]])
+    return pd.concat([rows[["path", "language", "language_from"]].reset_index(drop=True),
+                      predictions.reset_index(drop=True)], axis=1)

@@ -1,0 +1,92 @@
+"""The feature kinds by name, and the concatenation of fitted feature sets.
+
+Every featurizer takes a table (`code`, `language` columns) and is self-contained once fitted:
+fit_transform(table) -> matrix; transform(table) -> matrix of the same width; feature_names;
+report_fields(matrices) -> extra fields for the features report. A fitted featurizer pickled by
+the features stage is all a fitted detector needs to apply itself to new code (no paths into
+results/). Adding a kind: a class with those members, registered in FEATURIZERS."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import AicdError
+from .ast_features import AstFeaturizer
+from .tfidf import TfidfSvdFeaturizer
+
+
+class ConcatFeaturizer:
+    """Column-wise concatenation of fitted featurizers (e.g. AST + TF-IDF), holding the parts
+    themselves, so it can transform new code."""
+
+    kind = "concat"
+
+    def __init__(self, parts: list) -> None:
+        if len(parts) < 2:
+            raise AicdError("a concat feature set needs at least two parts")
+        for i, part in enumerate(parts):
+            if not callable(getattr(part, "transform", None)):
+                raise AicdError(f"concat part {i} is not a fitted featurizer ({type(part).__name__}); "
+                                "rebuild that feature set")
+        self.parts = list(parts)
+
+    def fit_transform(self, rows) -> np.ndarray:
+        return np.hstack([p.fit_transform(rows) for p in self.parts]).astype(np.float32)
+
+    def transform(self, rows) -> np.ndarray:
+        return np.hstack([p.transform(rows) for p in self.parts]).astype(np.float32)
+
+    @property
+    def feature_names(self) -> list[str]:
+        return [n for p in self.parts for n in p.feature_names]
+
+    def report_fields(self, matrices: dict) -> dict:
+        return {"parts": [p.kind for p in self.parts]}
+
+
+FEATURIZERS = {"tfidf": TfidfSvdFeaturizer, "ast": AstFeaturizer, "concat": ConcatFeaturizer}
+KINDS = tuple(FEATURIZERS)
+
+
+def build(kind: str, params: dict | None = None, seed: int = 0):
+    """A new, unfitted featurizer of a table-based kind (tfidf, ast). concat is built from
+    fitted parts: ConcatFeaturizer(parts)."""
+    params = dict(params or {})
+    if kind == "tfidf":
+        try:
+            return TfidfSvdFeaturizer(seed=seed, **params)
+        except TypeError as err:
+            raise AicdError(f"feature kind tfidf: bad params {params}: {err}") from None
+    if kind == "ast":
+        if params:
+            raise AicdError(f"feature kind ast takes no params, got {sorted(params)}")
+        return AstFeaturizer()
+    if kind == "concat":
+        raise AicdError("a concat feature set is built from its fitted parts (--parts)")
+    raise AicdError(f"unknown feature kind {kind!r}; use one of {', '.join(KINDS)}")
+
+
+def load_featurizer(path) -> object:
+    """A fitted featurizer pickle, or one clear line: missing, unreadable, or not a featurizer."""
+    import pickle
+    from pathlib import Path
+
+    from ..io import read_pickle
+
+    if not Path(path).is_file():
+        raise AicdError(f"the fitted featurizer {path} does not exist: build that feature set first")
+    try:
+        obj = read_pickle(path)
+    except (pickle.UnpicklingError, EOFError, AttributeError, ModuleNotFoundError, ImportError) as err:
+        raise AicdError(f"{path} is not a fitted featurizer this version can read ({type(err).__name__}: {err}); "
+                        "rebuild that feature set") from None
+    return check_featurizer(obj, str(path))
+
+
+def check_featurizer(obj, origin: str):
+    """A loaded featurizer pickle, refused with a clear line when it is not one (e.g. the
+    older concat pickle that held only paths to .npz files)."""
+    if not callable(getattr(obj, "transform", None)):
+        raise AicdError(f"{origin} does not hold a fitted featurizer ({type(obj).__name__}); "
+                        "it was written by an older version: rebuild that feature set")
+    return obj

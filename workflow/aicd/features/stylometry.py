@@ -1,0 +1,251 @@
+"""Language-agnostic stylometry of source code, and identifier/literal-normalised tokens.
+
+Every feature is a ratio, a rate or a log-size, so that a program in a language the training
+data lacks (JavaScript, PHP, Go ...) still lands on the same scale: layout (line lengths,
+blank-line rhythm, indentation unit and consistency, trailing spaces, final newline), spacing
+around operators and commas, comments (density, sentence style), identifiers (length, entropy,
+naming style) and characters. Pure Python and regexes, no parser: thousands of rows per second.
+
+`normalised_tokens` maps a program to a token stream where identifiers, numbers, strings and
+comments become class tokens and keywords/punctuation stay, so n-grams over it describe
+structure and habits rather than the names of one problem set (measured: they transfer no
+better than TF-IDF across languages, so the `robust` detector does not use them; kept for
+ablations, benchmarks/ROBUST_OOD.md)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+import numpy as np
+
+# Keywords of the nine languages (union): kept as themselves in the normalised tokens and
+# not counted as identifiers.
+KEYWORDS = frozenset("""
+abstract and as assert async await auto bool boolean break byte case catch char chan class const
+constexpr continue def default defer del delete do double elif else enum except explicit export
+extends extern false final finally float fn for foreach from func function global go goto if impl
+implements import in include inline instanceof int interface is lambda let long loop match mod
+module mut namespace new nil None nonlocal not null nullptr operator or package pass private
+protected pub public raise range readonly ref return self Self short signed sizeof static struct
+super switch template this throw throws trait true True False try type typedef typename union
+unsigned unsafe use using var virtual void volatile where while with yield string String echo
+println printf print cout cin endl std vector map set main len list dict
+""".split())
+
+_TOKEN = re.compile(
+    r"(?P<comment>//[^\n]*|/\*.*?\*/|#(?!include|define|if|endif|pragma|import)[^\n]*)"
+    r"|(?P<string>\"\"\".*?\"\"\"|'''.*?'''|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|`[^`]*`)"
+    r"|(?P<number>\b\d[\w.]*)"
+    r"|(?P<word>[A-Za-z_$][\w$]*)"
+    r"|(?P<newline>\n)"
+    r"|(?P<punct>[^\s\w])",
+    re.S,
+)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_COMMENT_LINE = re.compile(r"^\s*(//|#(?!include|define|if|endif|pragma|import)|/\*|\*|\"\"\"|''')")
+_INLINE_COMMENT = re.compile(r"\S.*?\s(//|#)\s")
+_BINOP_SPACED = re.compile(r"\s(==|!=|<=|>=|\+=|-=|\*=|/=|&&|\|\||[=+\-*/<>%])\s")
+_BINOP_TIGHT = re.compile(r"[\w)\]](==|!=|<=|>=|\+=|-=|\*=|/=|&&|\|\||[=+*/%<>])[\w(\[]")
+_COMMA = re.compile(r",(\S|\s)")
+_KEYWORD_PAREN = re.compile(r"\b(if|for|while|switch|catch)(\s?)\(")
+_SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)+$")
+_CAMEL = re.compile(r"^[a-z][a-z0-9]*([A-Z][a-z0-9]*)+$")
+_PASCAL = re.compile(r"^[A-Z][a-z0-9]+([A-Z][a-z0-9]*)+$")
+_UPPER = re.compile(r"^[A-Z][A-Z0-9_]+$")
+
+FEATURE_NAMES = (
+    "log_chars", "log_lines", "line_len_mean", "line_len_std", "line_len_max", "line_len_cv",
+    "long_line_80", "line_len_entropy",
+    "blank_ratio", "blank_run_max", "double_blank_ratio", "blank_gap_cv",
+    "trailing_space_ratio", "final_newline", "leading_blank", "crlf",
+    "tab_indent_ratio", "mixed_indent", "indent_unit_2", "indent_unit_4", "indent_unit_other",
+    "indent_consistency", "indent_mean", "indent_max_level", "indented_ratio",
+    "op_spaced_ratio", "comma_space_ratio", "keyword_paren_space_ratio", "double_space_inline",
+    "brace_own_line_ratio", "semicolon_line_ratio",
+    "comment_line_ratio", "inline_comment_ratio", "comment_char_ratio", "comment_capital_ratio",
+    "comment_period_ratio", "comment_words_mean", "has_docstring", "comment_space_after_marker",
+    "ident_len_mean", "ident_len_std", "ident_single_char", "ident_long_8", "ident_unique_ratio",
+    "ident_char_entropy", "ident_snake", "ident_camel", "ident_pascal", "ident_upper",
+    "ident_digit", "ident_per_line",
+    "non_ascii_ratio", "digit_ratio", "upper_ratio", "punct_ratio", "space_ratio",
+    "double_quote_ratio", "empty_code",
+)
+
+
+def _entropy(counts) -> float:
+    total = sum(counts)
+    if total <= 0:
+        return 0.0
+    return -sum(c / total * math.log2(c / total) for c in counts if c)
+
+
+def _ratio(a: float, b: float) -> float:
+    # Undefined (no comments, no commas, no braces ...) is NaN, not 0: "no braces" in Python
+    # must not look like "never puts a brace on its own line" in C++.
+    return a / b if b else math.nan
+
+
+def stylometry(code: str) -> list[float]:
+    """The FEATURE_NAMES values of one program (any string, empty included)."""
+    if not isinstance(code, str):
+        code = ""
+    crlf = float("\r\n" in code)
+    text = code.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        return [0.0] * (len(FEATURE_NAMES) - 1) + [1.0]
+    lines = text.split("\n")
+    final_newline = float(text.endswith("\n"))
+    if final_newline:
+        lines = lines[:-1]
+    n = len(lines)
+    lengths = np.fromiter((len(line) for line in lines), dtype=float, count=n)
+    blank = np.fromiter((not line.strip() for line in lines), dtype=bool, count=n)
+    code_lines = [line for line, b in zip(lines, blank) if not b]
+    n_code = max(len(code_lines), 1)
+
+    # Blank-line rhythm: runs of blanks and the gaps between them.
+    runs, run, gaps, gap = [], 0, [], 0
+    for b in blank:
+        if b:
+            run += 1
+            if gap:
+                gaps.append(gap)
+            gap = 0
+        else:
+            if run:
+                runs.append(run)
+            run = 0
+            gap += 1
+    if run:
+        runs.append(run)
+    gaps_arr = np.asarray(gaps, dtype=float)
+
+    # Indentation: unit (gcd-like), consistency with it, tabs vs spaces.
+    indents = []
+    tabs = spaces = mixed = 0
+    for line in code_lines:
+        stripped = line.lstrip(" \t")
+        lead = line[: len(line) - len(stripped)]
+        if lead:
+            has_tab, has_space = "\t" in lead, " " in lead
+            tabs += has_tab and not has_space
+            spaces += has_space and not has_tab
+            mixed += has_tab and has_space
+        indents.append(len(lead.replace("\t", "    ")))
+    positive = [i for i in indents if i > 0]
+    unit = 0
+    if positive:
+        unit = 4 if all(i % 4 == 0 for i in positive) else (2 if all(i % 2 == 0 for i in positive) else 1)
+        base = min(positive)
+    consistency = _ratio(sum(i % (base if positive else 1) == 0 for i in positive), len(positive)) if positive else 1.0
+
+    # Spacing habits.
+    body = "\n".join(code_lines)
+    spaced = len(_BINOP_SPACED.findall(body))
+    tight = len(_BINOP_TIGHT.findall(body))
+    commas = _COMMA.findall(body)
+    comma_space = sum(1 for c in commas if c.isspace())
+    kw = _KEYWORD_PAREN.findall(body)
+    kw_space = sum(1 for _, s in kw if s)
+    double_inline = sum("  " in line.strip() for line in code_lines)
+    brace_own = sum(line.strip() == "{" for line in code_lines)
+    brace_any = sum("{" in line for line in code_lines)
+    semicolon = sum(line.rstrip().endswith(";") for line in code_lines)
+
+    # Comments.
+    comments = [m.group(0) for m in _TOKEN.finditer(text) if m.lastgroup == "comment"]
+    docstrings = re.findall(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'', text, re.S)
+    comment_texts = [re.sub(r"^[/#*\s]+|[*/\s]+$", "", c) for c in comments]
+    comment_texts += [a or b for a, b in docstrings]
+    comment_texts = [c.strip() for c in comment_texts if c.strip()]
+    comment_line = sum(bool(_COMMENT_LINE.match(line)) for line in code_lines)
+    inline = sum(bool(_INLINE_COMMENT.search(line)) for line in code_lines)
+    comment_chars = sum(len(c) for c in comments) + sum(len(a or b) for a, b in docstrings)
+    capital = sum(c[0].isupper() for c in comment_texts)
+    period = sum(c.rstrip().endswith(".") for c in comment_texts)
+    words = [len(c.split()) for c in comment_texts]
+    marker_space = sum(bool(re.match(r"(//|#)\s", c)) for c in comments)
+    n_markers = sum(bool(re.match(r"(//|#)", c)) for c in comments)
+
+    # Identifiers (keywords out).
+    idents = [t for t in _IDENT.findall(_strip_literals(text)) if t not in KEYWORDS]
+    n_id = len(idents)
+    id_len = np.fromiter((len(t) for t in idents), dtype=float, count=n_id) if n_id else np.zeros(1)
+    chars = Counter("".join(idents))
+
+    n_chars = len(text)
+    values = [
+        math.log1p(n_chars), math.log1p(n), lengths.mean(), lengths.std(), min(lengths.max(), 400) / 100,
+        _ratio(lengths.std(), lengths.mean()), float((lengths > 80).mean()),
+        _entropy(np.bincount(np.minimum(lengths.astype(int) // 10, 15))),
+        float(blank.mean()), float(max(runs, default=0)), _ratio(sum(r >= 2 for r in runs), len(runs)),
+        _ratio(gaps_arr.std(), gaps_arr.mean()) if len(gaps_arr) > 1 else 0.0,
+        _ratio(sum(line != line.rstrip() for line in lines), n), final_newline, float(blank[0]), crlf,
+        _ratio(tabs, tabs + spaces + mixed), _ratio(mixed, n_code),
+        float(unit == 2), float(unit == 4), float(unit == 1), consistency,
+        float(np.mean(indents)) if indents else 0.0,
+        _ratio(max(positive, default=0), (base if positive else 1)), _ratio(len(positive), n_code),
+        _ratio(spaced, spaced + tight), _ratio(comma_space, len(commas)), _ratio(kw_space, len(kw)),
+        _ratio(double_inline, n_code), _ratio(brace_own, brace_any), _ratio(semicolon, n_code if semicolon else 0),
+        _ratio(comment_line, n_code), _ratio(inline, n_code), _ratio(comment_chars, n_chars),
+        _ratio(capital, len(comment_texts)), _ratio(period, len(comment_texts)),
+        float(np.mean(words)) if words else 0.0, float(bool(docstrings)), _ratio(marker_space, n_markers),
+        float(id_len.mean()), float(id_len.std()), _ratio(int((id_len == 1).sum()) if n_id else 0, n_id),
+        _ratio(int((id_len >= 8).sum()) if n_id else 0, n_id), _ratio(len(set(idents)), n_id),
+        _entropy(chars.values()),
+        _ratio(sum(bool(_SNAKE.match(t)) for t in idents), n_id),
+        _ratio(sum(bool(_CAMEL.match(t)) for t in idents), n_id),
+        _ratio(sum(bool(_PASCAL.match(t)) for t in idents), n_id),
+        _ratio(sum(bool(_UPPER.match(t)) for t in idents), n_id),
+        _ratio(sum(any(ch.isdigit() for ch in t) for t in idents), n_id),
+        _ratio(n_id, n_code),
+        _ratio(sum(ord(ch) > 127 for ch in text), n_chars), _ratio(sum(ch.isdigit() for ch in text), n_chars),
+        _ratio(sum(ch.isupper() for ch in text), n_chars),
+        _ratio(sum(not ch.isalnum() and not ch.isspace() for ch in text), n_chars),
+        _ratio(sum(ch == " " for ch in text), n_chars),
+        _ratio(text.count('"'), text.count('"') + text.count("'")),
+        0.0,
+    ]
+    return [float(v) for v in values]
+
+
+def _strip_literals(text: str) -> str:
+    """The code with comments and string literals removed (identifiers only from code)."""
+    return "".join(m.group(0) if m.lastgroup in ("word", "punct", "number", "newline") else " "
+                   for m in _TOKEN.finditer(text))
+
+
+def stylometry_matrix(codes) -> np.ndarray:
+    return np.asarray([stylometry(c) for c in codes], dtype=np.float64).reshape(len(codes), len(FEATURE_NAMES))
+
+
+def normalised_tokens(code: str) -> list[str]:
+    """Keywords and punctuation as themselves; identifiers by length class, literals and
+    comments by kind; line breaks and the indentation that follows them as tokens."""
+    if not isinstance(code, str):
+        return []
+    out = []
+    text = code.replace("\r\n", "\n")
+    for m in _TOKEN.finditer(text):
+        kind, tok = m.lastgroup, m.group(0)
+        if kind == "word":
+            out.append(tok if tok in KEYWORDS else ("ID1" if len(tok) == 1 else "IDs" if len(tok) <= 3 else "IDl"))
+        elif kind == "newline":
+            # The indentation of the next line, in steps, carries layout habits.
+            j = m.end()
+            k = j
+            while k < len(text) and text[k] in " \t":
+                k += 1
+            lead = text[j:k]
+            out.append("NL" + ("T" if "\t" in lead else str(min(len(lead), 16))))
+        elif kind == "comment":
+            out.append("COM")
+        elif kind == "string":
+            out.append("STR")
+        elif kind == "number":
+            out.append("NUM")
+        else:
+            out.append(tok)
+    return out

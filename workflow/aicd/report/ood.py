@@ -1,0 +1,102 @@
+"""The out-of-distribution table (results/tables/ood.md and .tex): macro-F1 with bootstrap 95%
+intervals for every detector on every split of aicd.splits.ood, in distribution beside out of
+distribution, plus the group means/minima the issue's bars read.
+
+Input: records (detector, split, macro_f1, (lo, hi)) with scores in [0, 1], e.g. from
+benchmarks/robust_ood.py --json (see `records_from_results`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+SPLIT_ORDER_PREFIX = ("in_distribution", "codeaid", "lolo:", "lofo:")
+
+
+def records_from_results(results: dict) -> list[tuple[str, str, float, tuple[float, float]]]:
+    """{detector: {split: {"macro_f1", "ci"}}} -> records."""
+    return [(det, split, r["macro_f1"], tuple(r["ci"])) for det, by_split in results.items() for split, r in by_split.items()]
+
+
+def _split_key(split: str) -> tuple[int, str]:
+    for i, prefix in enumerate(SPLIT_ORDER_PREFIX):
+        if split.startswith(prefix):
+            return i, split
+    return len(SPLIT_ORDER_PREFIX), split
+
+
+def _grid(records):
+    detectors = list(dict.fromkeys(r[0] for r in records))
+    splits = sorted({r[1] for r in records}, key=_split_key)
+    cells = {(d, s): (f, ci) for d, s, f, ci in records}
+    return detectors, splits, cells
+
+
+def _group_stats(cells, detector, splits, prefix):
+    vals = [cells[(detector, s)][0] for s in splits if s.startswith(prefix) and (detector, s) in cells]
+    return (float(np.mean(vals)), float(np.min(vals))) if vals else None
+
+
+def _columns(splits):
+    extra = [("LOLO mean", "lolo:", 0), ("LOLO min", "lolo:", 1), ("LOFO mean", "lofo:", 0), ("LOFO min", "lofo:", 1)]
+    return [e for e in extra if any(s.startswith(e[1]) for s in splits)]
+
+
+def markdown_table(records: Iterable) -> str:
+    detectors, splits, cells = _grid(list(records))
+    extra = _columns(splits)
+    head = ["detector", *splits, *[e[0] for e in extra]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for d in detectors:
+        row = [d]
+        for s in splits:
+            f, ci = cells.get((d, s), (None, None))
+            row.append("" if f is None else f"{100 * f:.1f} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]")
+        for _, prefix, which in extra:
+            stats = _group_stats(cells, d, splits, prefix)
+            row.append("" if stats is None else f"{100 * stats[which]:.1f}")
+        lines.append("| " + " | ".join(row) + " |")
+    note = ("\nMacro-F1 x 100 [bootstrap 95% interval over test rows]; trained on the SemEval trial data only; "
+            "LOLO = leave one language out, LOFO = leave one family out (six largest families).\n")
+    return "\n".join(lines) + "\n" + note
+
+
+def _tex_escape(text: str) -> str:
+    return text.replace("_", r"\_").replace("#", r"\#").replace("&", r"\&").replace("%", r"\%")
+
+
+def latex_table(records: Iterable) -> str:
+    detectors, splits, cells = _grid(list(records))
+    extra = _columns(splits)
+    head = ["Detector", *[_tex_escape(s) for s in splits], *[e[0] for e in extra]]
+    lines = [r"\begin{table*}[t]", r"\centering", r"\small", r"\resizebox{\textwidth}{!}{%",
+             r"\begin{tabular}{l" + "c" * (len(head) - 1) + "}", r"\toprule", " & ".join(head) + r" \\", r"\midrule"]
+    for d in detectors:
+        row = [_tex_escape(d)]
+        for s in splits:
+            f, ci = cells.get((d, s), (None, None))
+            row.append("--" if f is None else f"{100 * f:.1f}\\,{{\\scriptsize[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]}}")
+        for _, prefix, which in extra:
+            stats = _group_stats(cells, d, splits, prefix)
+            row.append("--" if stats is None else f"{100 * stats[which]:.1f}")
+        lines.append(" & ".join(row) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}}",
+              r"\caption{Out-of-distribution evaluation: macro-F1 ($\times 100$, bootstrap 95\% interval) trained on "
+              r"the trial data only; LOLO/LOFO: leave one language/family out.}",
+              r"\label{tab:ood}", r"\end{table*}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_tables(records: Iterable, out_stem: str | Path) -> tuple[Path, Path]:
+    """Write <out_stem>.md and <out_stem>.tex; returns both paths."""
+    records = list(records)
+    stem = Path(out_stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    md, tex = stem.with_suffix(".md"), stem.with_suffix(".tex")
+    for path, text in ((md, markdown_table(records)), (tex, latex_table(records))):
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(text)
+        tmp.replace(path)  # never a half-written table
+    return md, tex

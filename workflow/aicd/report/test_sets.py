@@ -1,0 +1,23 @@
+"""The report's lines on extra evaluation sets: rows each set lost and its class balance
+before and after (a set that was balanced may not be after duplicates are removed)."""
+
+from __future__ import annotations
+
+
+def _balance(counts: dict[str, int]) -> str:
+    return " : ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+
+
+def test_set_section(reports: list[dict], task_titles: dict[str, str]) -> list[str]:
+    """Markdown lines, one bullet per (task, test set), from aicd.splits.test_sets reports."""
+    if not reports:
+        return []
+    lines = ["## Extra test sets", "",
+             "Each set is scored by the detectors fitted once on the task's train split "
+             "(columns `task · set` in Table 4).", ""]
+    for rep in sorted(reports, key=lambda r: (r["task"], r["test_set"])):
+        removed = ", ".join(f"{k} {v}" for k, v in rep["removed"].items()) or "none"
+        lines.append(f"- {task_titles.get(rep['task'], rep['task'])} · **{rep['test_set']}**: {rep['rows']} of "
+                     f"{rep['rows_in']} rows kept (removed: {removed}); class balance {_balance(rep['balance_before'])}"
+                     f" → {_balance(rep['balance_after'])}")
+    return lines + [""]

@@ -1,0 +1,162 @@
+"""Scoring any predictions file against any gold file (`aicd score`, `aicd compare`).
+
+Predictions: a SemEval-2026 Task 13 submission (CSV `id,label`), the workflow's own predictions
+parquet (`id, gold, pred`), or CSV/JSONL/parquet with `id` and one of `pred`, `label`,
+`prediction`. Gold: parquet/CSV/JSONL with `id` and one of `target`, `label`, `gold` (the first
+present: a task table's `target` is its class, e.g. the family in T2), plus
+optional breakdown columns (subset, language, domain, generator). Labels may be integers mapped
+to names with a label map (`0=human,1=machine`), applied to both sides. Ids are compared as text;
+ids missing on either side are an error that counts them (or, with allow_missing, a coverage)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import AicdError
+from ..schema import ABSTAIN
+from ..sources.ingest import _label_key
+from .__main__ import BREAKDOWN_COLUMNS, check_label_set
+from .bootstrap import RESAMPLES, describe, paired_test
+from .metrics import breakdown, class_order, classification_scores
+
+PRED_COLUMNS = ("pred", "label", "prediction")
+GOLD_COLUMNS = ("target", "label", "gold")   # a task table's class is `target` (T2: the family)
+
+
+def read_any(path: str | Path) -> pd.DataFrame:
+    path = Path(path)
+    if not path.exists():
+        raise AicdError(f"{path}: no such file")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            return pd.read_parquet(path)
+        if suffix in (".jsonl", ".ndjson"):
+            return pd.read_json(path, lines=True, dtype=False)
+        if suffix in (".csv", ".tsv"):
+            return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
+    except (ValueError, OSError) as err:
+        raise AicdError(f"cannot read {path}: {err}") from None
+    except Exception as err:  # pyarrow / parser errors do not name the file
+        raise AicdError(f"cannot read {path}: {type(err).__name__}: {err}") from None
+    raise AicdError(f"{path}: unknown format {suffix or '(no extension)'}; use .csv, .jsonl or .parquet")
+
+
+def parse_label_map(text: str | None) -> dict[str, str]:
+    """`0=human,1=machine`, a JSON object, or a JSON file; keys compared as text."""
+    if not text:
+        return {}
+    if Path(text).is_file():
+        text = Path(text).read_text()
+    if text.lstrip().startswith("{"):
+        try:
+            return {str(k): str(v) for k, v in json.loads(text).items()}
+        except (json.JSONDecodeError, AttributeError) as err:
+            raise AicdError(f"--label-map: not a JSON object: {err}") from None
+    pairs = [p for p in text.replace(";", ",").split(",") if p.strip()]
+    if not all("=" in p for p in pairs):
+        raise AicdError(f"--label-map {text!r}: write it as 0=human,1=machine (or a JSON object)")
+    return {k.strip(): v.strip() for k, v in (p.split("=", 1) for p in pairs)}
+
+
+def _label_text(value) -> str | None:
+    """A label as text (the sources stage's normalisation: 1.0 -> '1', stripped); None for a
+    missing one, including an empty CSV cell (read as '' with keep_default_na=False), which
+    must not become a class of its own."""
+    return _label_key(value) or None
+
+
+def labels_column(table: pd.DataFrame, candidates, path, what: str, label_map: dict) -> pd.Series:
+    column = next((c for c in candidates if c in table.columns), None)
+    if "id" not in table.columns or column is None:
+        raise AicdError(f"{path}: a {what} file needs an 'id' column and one of {list(candidates)}; "
+                        f"its columns are {list(table.columns)}")
+    values = table[column].map(_label_text)
+    if values.isna().any():
+        raise AicdError(f"{path}: {int(values.isna().sum())} rows have no {what} label")
+    if label_map:
+        unmapped = Counter(v for v in values if v not in label_map and v not in label_map.values() and v != ABSTAIN)
+        if unmapped:
+            named = ", ".join(f"{v!r} ({n} rows)" for v, n in unmapped.most_common(10))
+            raise AicdError(f"{path}: {what} labels not in --label-map: {named}")
+        values = values.map(lambda v: label_map.get(v, v))
+    return values
+
+
+def read_predictions(path, label_map: dict) -> pd.DataFrame:
+    table = read_any(path)
+    out = pd.DataFrame({"id": table["id"].astype(str) if "id" in table.columns else None,
+                        "pred": labels_column(table, PRED_COLUMNS, path, "predicted", label_map)})
+    duplicated = out["id"].duplicated()
+    if duplicated.any():
+        example = out["id"][duplicated].iloc[0]
+        raise AicdError(f"{path}: {int(duplicated.sum())} ids occur more than once (e.g. {example!r})")
+    return out
+
+
+def read_gold(path, label_map: dict) -> pd.DataFrame:
+    table = read_any(path)
+    gold = labels_column(table, GOLD_COLUMNS, path, "gold", label_map)
+    out = pd.DataFrame({"id": table["id"].astype(str), "gold": gold})
+    for col in BREAKDOWN_COLUMNS:
+        if col in table.columns:
+            out[col] = table[col].to_numpy(dtype=object)
+    duplicated = out["id"].duplicated()
+    if duplicated.any():
+        raise AicdError(f"{path}: {int(duplicated.sum())} gold ids occur more than once")
+    return out
+
+
+def align(predictions: pd.DataFrame, gold: pd.DataFrame, pred_path, allow_missing: bool = False) -> pd.DataFrame:
+    gold_ids, pred_ids = set(gold["id"]), set(predictions["id"])
+    extra, missing = pred_ids - gold_ids, gold_ids - pred_ids
+    if extra:
+        raise AicdError(f"{pred_path}: {len(extra)} predicted ids are not in the gold file "
+                        f"(e.g. {sorted(extra)[0]!r}); {len(pred_ids & gold_ids)} match")
+    if missing and not allow_missing:
+        raise AicdError(f"{pred_path}: {len(missing)} of {len(gold_ids)} gold ids have no prediction "
+                        f"(e.g. {sorted(missing)[0]!r}); score the covered rows only with --allow-missing")
+    merged = gold.merge(predictions, on="id", how="inner", validate="one_to_one")
+    if merged.empty:
+        raise AicdError(f"{pred_path}: no predicted id is in the gold file: nothing to score")
+    return merged
+
+
+def score_file(pred_path, gold_path, labels: list | None = None, label_map: dict | None = None,
+               allow_missing: bool = False, resamples: int = RESAMPLES, seed: int = 0) -> dict:
+    label_map = label_map or {}
+    gold = read_gold(gold_path, label_map)
+    merged = align(read_predictions(pred_path, label_map), gold, pred_path, allow_missing)
+    label_set = list(labels) if labels else sorted(set(merged["gold"]), key=str)
+    check_label_set(merged["gold"], label_set, "gold")
+    check_label_set(merged["pred"], label_set, "predicted", allow_abstain=True)
+    result = classification_scores(merged["gold"], merged["pred"], label_set, resamples, seed)
+    result.update({"predictions": str(pred_path), "gold": str(gold_path), "bootstrap": describe(resamples, seed),
+                   "coverage": len(merged) / len(gold),
+                   "by": {col: breakdown(merged["gold"], merged["pred"], merged[col], label_set, resamples, seed)
+                          for col in BREAKDOWN_COLUMNS if col in merged.columns and merged[col].notna().any()}})
+    return result
+
+
+def compare_files(pred_a, pred_b, gold_path, labels: list | None = None, label_map: dict | None = None,
+                  resamples: int = RESAMPLES, seed: int = 0) -> dict:
+    label_map = label_map or {}
+    gold = read_gold(gold_path, label_map)
+    a = align(read_predictions(pred_a, label_map), gold, pred_a)
+    b = align(read_predictions(pred_b, label_map), gold, pred_b)
+    a = a.set_index("id").loc[gold["id"]]
+    b = b.set_index("id").loc[gold["id"]]
+    label_set = list(labels) if labels else sorted(set(gold["gold"]), key=str)
+    check_label_set(gold["gold"], label_set, "gold")
+    check_label_set(a["pred"], label_set, f"{pred_a}: predicted", allow_abstain=True)
+    check_label_set(b["pred"], label_set, f"{pred_b}: predicted", allow_abstain=True)
+    # every class either side names; each side's macro-F1 averages over the classes in gold or
+    # its own predictions (bootstrap.macro_f1_of_counts), so A's equals `aicd score A GOLD`
+    averaged = class_order(gold["gold"], list(a["pred"]) + list(b["pred"]), label_set)
+    result = paired_test(gold["gold"].to_numpy(dtype=object), a["pred"].to_numpy(dtype=object),
+                         b["pred"].to_numpy(dtype=object), averaged, resamples, seed)
+    return {"a": str(pred_a), "b": str(pred_b), "gold": str(gold_path), "labels": label_set, **result}

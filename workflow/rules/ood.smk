@@ -1,0 +1,62 @@
+# The out-of-distribution protocol (issue 15; config/ood.yaml): each split is a task of its
+# own (`ood:` in its config entry) cut from the trial source by aicd.splits.ood, scored like any
+# task; results/tables/ood.{md,tex} puts every detector on every split side by side.
+
+
+localrules:
+    ood_table,
+
+
+rule ood_split:
+    input:
+        unpack(ood_sources),
+    output:
+        train=f"{R}/tasks/{{task}}/train.parquet",
+        validation=f"{R}/tasks/{{task}}/validation.parquet",
+        test=f"{R}/tasks/{{task}}/test.parquet",
+        report=f"{R}/tasks/{{task}}/report.json",
+    log:
+        f"{R}/logs/ood_split/{{task}}.log",
+    benchmark:
+        f"{R}/benchmarks/ood_split/{{task}}.tsv"
+    wildcard_constraints:
+        task=one_of(ood_tasks()),
+    conda:
+        env("core")
+    threads: 1
+    resources:
+        mem_mb=mem_mb(2000, 6),
+        runtime=30,
+    params:
+        spec=lambda w: as_arg(config["tasks"][w.task]["ood"]),
+        test=lambda w, input: f"--test-source {input.test}" if "test" in input.keys() else "",
+        seed=seed(),
+    shell:
+        "python -m aicd.splits.ood_task --task {wildcards.task} --spec {params.spec} --train-source {input.train}"
+        " {params.test} --seed {params.seed} --out-train {output.train} --out-validation {output.validation}"
+        " --out-test {output.test} --report {output.report} > {log} 2>&1"
+
+
+rule ood_table:
+    input:
+        scores=lambda w: [f"{R}/scores/{t}/{d}.json" for t, d in plan() if t in ood_tasks()],
+    output:
+        md=f"{R}/tables/ood.md",
+        tex=f"{R}/tables/ood.tex",
+    log:
+        f"{R}/logs/ood_table/ood_table.log",
+    benchmark:
+        f"{R}/benchmarks/ood_table/ood_table.tsv"
+    conda:
+        env("core")
+    params:
+        layout=lambda w: as_arg(
+            {
+                "splits": {t: ood_split_name(config["tasks"][t]["ood"]) for t in ood_tasks()},
+                "detectors": {d: config["detectors"][d]["title"] for d in detectors()},
+            }
+        ),
+        stem=lambda w, output: output.md[: -len(".md")],
+    shell:
+        "python -m aicd.report.ood_table --layout {params.layout} --scores {input.scores}"
+        " --out-stem {params.stem} > {log} 2>&1"

@@ -1,0 +1,103 @@
+# Extra test sets (tasks.<task>.test_sets: {name: {source: ...}}): the detectors fitted once on
+# the task's train split predict and score each set; adding a set adds only its own
+# prediction and scoring jobs (no features or fits).
+
+
+rule test_set:
+    input:
+        source=lambda w: f"{R}/sources/{test_set_spec(w)['source']}.parquet",
+        train=f"{R}/tasks/{{task}}/train.parquet",
+    output:
+        table=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
+        report=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.report.json",
+    log:
+        f"{R}/logs/test_set/{{task}}/{{test_set}}.log",
+    benchmark:
+        f"{R}/benchmarks/test_set/{{task}}/{{test_set}}.tsv"
+    conda:
+        env("core")
+    threads: 1
+    resources:
+        mem_mb=mem_mb(2000, 4),
+        runtime=30,
+    params:
+        spec=lambda w: as_arg(
+            {
+                "target": config["tasks"][w.task].get("target", "label"),
+                "labels": config["tasks"][w.task].get("labels", []),
+                "outside_labels": test_set_spec(w).get("outside_labels", "error"),
+            }
+        ),
+    shell:
+        "python -m aicd.splits.test_sets --task {wildcards.task} --name {wildcards.test_set} --spec {params.spec}"
+        " --source {input.source} --train {input.train} --out {output.table} --report {output.report} > {log} 2>&1"
+
+
+rule predict_test_set:
+    input:
+        model=f"{R}/models/{{task}}/{{detector}}.pkl",
+        test=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
+    output:
+        f"{R}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
+    log:
+        f"{R}/logs/predict_test_set/{{task}}/{{test_set}}/{{detector}}.log",
+    benchmark:
+        f"{R}/benchmarks/predict_test_set/{{task}}/{{test_set}}/{{detector}}.tsv"
+    wildcard_constraints:
+        detector=none_of(not_file_detectors()),
+    conda:
+        env("core")
+    threads: detector_threads
+    resources:
+        mem_mb=detector_mem_mb(4000),
+        runtime=60,
+    shell:
+        "python -m aicd.detectors.predict --model {input.model} --test {input.test} --out {output} > {log} 2>&1"
+
+
+# The same for fine-tuned encoders (a folder model, the neural environment, a GPU if declared).
+rule predict_test_set_encoder:
+    input:
+        model=f"{R}/models/{{task}}/{{detector}}",
+        test=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
+    output:
+        f"{R}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
+    log:
+        f"{R}/logs/predict_test_set/{{task}}/{{test_set}}/{{detector}}.log",
+    benchmark:
+        f"{R}/benchmarks/predict_test_set/{{task}}/{{test_set}}/{{detector}}.tsv"
+    wildcard_constraints:
+        detector=one_of(folder_detectors()),
+    conda:
+        env("neural")
+    threads: detector_threads
+    resources:
+        mem_mb=detector_mem_mb(8000),
+        runtime=detector_resource("runtime", 60),
+        gpu=detector_resource("gpu", 0),
+    shell:
+        "python -m aicd.detectors.predict --model {input.model} --test {input.test} --out {output} > {log} 2>&1"
+
+
+rule score_test_set:
+    input:
+        predictions=f"{R}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
+        test=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
+    output:
+        f"{R}/scores/{{task}}/test_sets/{{test_set}}/{{detector}}.json",
+    log:
+        f"{R}/logs/score_test_set/{{task}}/{{test_set}}/{{detector}}.log",
+    benchmark:
+        f"{R}/benchmarks/score_test_set/{{task}}/{{test_set}}/{{detector}}.tsv"
+    conda:
+        env("core")
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=30,
+    params:
+        labels=lambda w: " ".join(shlex.quote(c) for c in config["tasks"][w.task].get("labels", [])),
+    shell:
+        "python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
+        " --predictions {input.predictions} --test {input.test} --labels {params.labels}"
+        " --out {output} > {log} 2>&1"
