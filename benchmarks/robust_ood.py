@@ -9,7 +9,7 @@ Validation rows (group-held-out: the trial's long-tail families) reach the detec
 X_val/y_val; the classical rows ignore them, `robust` with calibrate=True uses them.
 
   python benchmarks/robust_ood.py [--detectors a,b] [--splits in_distribution,codeaid,...]
-                                  [--out benchmarks/ROBUST_OOD.results.md] [--json PATH]
+                                  [--out results.md] [--json PATH]
 Single-threaded BLAS/OpenMP (set before numpy loads): rows/s are per core.
 """
 

@@ -5,7 +5,7 @@ It reads the code text only (no TF-IDF vocabulary, no AST node counts, whose nam
 to one problem set and one grammar) and describes *how* code is written: language-agnostic
 stylometry (aicd.features.stylometry: layout, blank-line rhythm, indentation, spacing, comment
 style, identifier statistics). Models, chosen on group-held-out splits of the trial data
-(benchmarks/ROBUST_OOD.md):
+(BENCHMARKS.md, "Out-of-distribution protocol"):
 - `hgb` (default): gradient-boosted trees; NaN marks an undefined feature ("no comments").
 - `lr`: standardised logistic regression (NaN imputed by the training mean, plus indicators).
 - `ensemble`: the mean of both probabilities.

@@ -3,7 +3,7 @@
 The LM (aicd.lm.train: byte-level BPE + GPT-2 blocks) is trained at fit time on the HUMAN code
 of the training rows only (cheap by default: 2 layers, 150k tokens). Per program, from one
 forward pass over its first `window` tokens, three features (chosen on the group splits of the
-trial data, benchmarks/ROBUST_OOD.md):
+trial data, BENCHMARKS.md, "Out-of-distribution protocol"):
 - `lm_fdg`: Fast-DetectGPT's analytic curvature with the same model as scorer and reference,
   sum(log p - E[log p]) / sqrt(sum Var[log p]), which is normalised per token and so less tied
   to one language's perplexity level than the raw log-probability;

@@ -10,7 +10,7 @@ naming style) and characters. Pure Python and regexes, no parser: thousands of r
 comments become class tokens and keywords/punctuation stay, so n-grams over it describe
 structure and habits rather than the names of one problem set (measured: they transfer no
 better than TF-IDF across languages, so the `robust` detector does not use them; kept for
-ablations, benchmarks/ROBUST_OOD.md)."""
+ablations, BENCHMARKS.md, "Out-of-distribution protocol")."""
 
 from __future__ import annotations
 
