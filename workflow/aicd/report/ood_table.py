@@ -11,6 +11,7 @@ import sys
 from ..cli import json_arg, run
 from ..io import read_json
 from .ood import write_tables
+from .table4 import plain_title
 
 
 def split_name(spec: dict) -> str:
@@ -31,7 +32,7 @@ def main(argv=None) -> None:
     for path in args.scores:
         score = read_json(path)
         if score["task"] in splits and score.get("macro_f1") is not None:
-            records.append((titles.get(score["detector"], score["detector"]), splits[score["task"]],
+            records.append((plain_title(titles.get(score["detector"], score["detector"])), splits[score["task"]],
                             score["macro_f1"], tuple(score.get("macro_f1_ci") or (score["macro_f1"],) * 2)))
     write_tables(records, args.out_stem)
 
