@@ -246,3 +246,26 @@ def test_release_cli_writes_tables_cache_and_report(tmp_path, repo):
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].startswith("error: task T1: kind must be")
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("validation", ["absent", None, [], "empty parquet"])
+def test_validation_is_optional(tmp_path, validation, repo):
+    """Issue 14, defect 1: a task needs no validation file (absent, null, [] or a file without rows)."""
+    import yaml
+
+    from aicd.config import validate_config
+
+    files = write_splits(tmp_path, {"train": rows("a"), "test": rows("b")})
+    if validation == "empty parquet":
+        path = tmp_path / "validation.parquet"
+        pd.DataFrame(columns=["code", "label", "language", "generator"]).to_parquet(path)
+        files["validation"] = str(path)
+    elif validation != "absent":
+        files["validation"] = validation
+    spec = {"release": {"files": files, "identify_language": False}, "label_map": {0: "human", 2: "machine", 10: "machine"},
+            "unmapped": "drop"}
+    config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
+    validate_config({**config, "tasks": {"binary": {"title": "T1", **spec}}})  # the schema accepts it
+    tables, report = load_release_task(spec, "T1")
+    assert tables["validation"].empty and list(tables["validation"].columns) == list(tables["train"].columns)
+    assert len(tables["train"]) == 3 and len(tables["test"]) == 3

@@ -510,7 +510,7 @@ def task_spec(w):
         return as_arg({**spec["build"], "dedup": dedup})
     if mode_of(w.task) == "derive":
         return as_arg(spec["derive"])
-    release = config_slice(spec, ["release", "columns", "label_map", "target", "label_audit", "defaults"])
+    release = config_slice(spec, ["release", "columns", "label_map", "target", "label_audit", "defaults", "unmapped"])
     if "build" in spec:  # the paper's task: which test subsets the release can be given (see release_language)
         release["paper"] = config_slice(spec["build"], ["kind", "seen_languages", "seen_domains"])
     return as_arg(release)
