@@ -24,8 +24,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 def start_server():
-    proc = subprocess.Popen([sys.executable, "-m", "aicd.llm.testserver", "--port", "0"], stdout=subprocess.PIPE,
-                            text=True, env={**os.environ, "PYTHONPATH": str(REPO / "workflow")})
+    # the test server lives with the tests: it stands in for a frontier LLM only there
+    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "openai_server.py"), "--port", "0"],
+                            stdout=subprocess.PIPE, text=True)
     port = int(proc.stdout.readline().split()[1])
     return proc, f"http://127.0.0.1:{port}/v1"
 

@@ -1,4 +1,4 @@
-"""Start the local OpenAI-compatible test server (aicd.llm.testserver) in a subprocess.
+"""Start the local OpenAI-compatible test server (tests/openai_server.py) in a subprocess.
 
 A frontier LLM cannot run on the build machine; this server speaks the real protocol over
 real HTTP with deterministic completions and injectable faults."""
@@ -17,8 +17,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 @contextmanager
 def running_server(slow: float = 3.0):
-    proc = subprocess.Popen([sys.executable, "-m", "aicd.llm.testserver", "--port", "0", "--slow", str(slow)],
-                            stdout=subprocess.PIPE, text=True, env={"PYTHONPATH": str(REPO / "workflow"), "PATH": "/usr/bin:/bin"})
+    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "openai_server.py"), "--port", "0", "--slow", str(slow)],
+                            stdout=subprocess.PIPE, text=True, env={"PATH": "/usr/bin:/bin"})
     try:
         line = proc.stdout.readline()
         if not line.startswith("PORT "):

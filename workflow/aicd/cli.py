@@ -1,5 +1,6 @@
-"""Shared command-line plumbing (logging to stderr, user errors without tracebacks) and the
-`aicd` command:
+"""The `aicd` command (the plumbing every stage shares is aicd.stagecli):
+
+The AICD Bench command:
 
     aicd detect PATH... --model MODEL    apply a fitted detector to code files or folders
     aicd score PRED GOLD                 macro-F1 (95% bootstrap CI), per class, per subset
@@ -9,12 +10,12 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
-from typing import Callable, Sequence
+from typing import Sequence
 
 from .errors import AicdError
+from .stagecli import json_arg, run, setup_logging  # noqa: F401  (stages and tests import them here too)
 
 log = logging.getLogger("aicd")
 
@@ -38,37 +39,6 @@ examples:
 Gold files: parquet, CSV or JSONL with `id` and `target`, `label` or `gold` (the first present); subset,
 language, domain and generator columns, when present, give per-subset breakdowns.
 """
-
-
-def setup_logging(verbose: bool = False) -> None:
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-
-
-def json_arg(text: str) -> dict:
-    """argparse type for a JSON object passed by a rule (its slice of the config)."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise AicdError(f"expected a JSON object, got {text[:80]!r}: {err}") from None
-    if not isinstance(value, dict):
-        raise AicdError(f"expected a JSON object, got {type(value).__name__}")
-    return value
-
-
-def run(main: Callable[[Sequence[str] | None], None], argv: Sequence[str] | None = None) -> int:
-    """Run a stage's main(); a user error prints one clear line and exits 2."""
-    setup_logging()
-    try:
-        main(argv)
-    except AicdError as err:
-        log.error("%s", err)
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 0
 
 
 def build_parser():

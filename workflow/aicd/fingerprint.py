@@ -210,7 +210,7 @@ def main(argv=None) -> None:
     """python -m aicd.fingerprint: results/inputs.json (what the rule `inputs` runs)."""
     import argparse
 
-    from .cli import json_arg
+    from .stagecli import json_arg
     from .io import read_json, write_json
 
     parser = argparse.ArgumentParser(prog="python -m aicd.fingerprint", description=__doc__,
@@ -238,6 +238,6 @@ def main(argv=None) -> None:
 if __name__ == "__main__":
     import sys
 
-    from .cli import run
+    from .stagecli import run
 
     sys.exit(run(main))

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..errors import AicdError
 from ..features import store
 from ..features.registry import load_featurizer

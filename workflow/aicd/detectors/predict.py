@@ -10,7 +10,7 @@ import logging
 import sys
 import time
 
-from ..cli import run
+from ..stagecli import run
 from ..errors import AicdError
 from ..features.tables import read_table
 from ..io import write_parquet

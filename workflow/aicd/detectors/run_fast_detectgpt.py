@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..errors import AicdError
 from ..io import write_parquet
 from .base import build

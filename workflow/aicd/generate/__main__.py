@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..errors import AicdError
 from ..io import write_json, write_parquet
 from ..llm.client import client_from_config

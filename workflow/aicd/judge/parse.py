@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..normalize.extract import strip_reasoning
+from ..codetext import strip_reasoning
 
 from ..schema import ABSTAIN
 _JSON = re.compile(r"\{[^{}]*\}")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map fetch at import
 import litellm  # noqa: E402
 
-from ..normalize.extract import extract_code  # noqa: E402
+from ..codetext import extract_code  # noqa: E402
 from .cache import RequestCache, request_key  # noqa: E402
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ import sys
 
 import pandas as pd
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..errors import AicdError
 from .train import save, settings, train
 

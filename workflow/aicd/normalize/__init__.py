@@ -3,7 +3,7 @@ answers, canonical languages, language identification) and the dataset stage bui
 (Table 3 filters, MinHash deduplication)."""
 
 from ..schema import canonical_language
-from .extract import extract_code, strip_reasoning
+from ..codetext import extract_code, strip_reasoning
 from .langid import identify_language
 
 __all__ = ["canonical_language", "extract_code", "identify_language", "strip_reasoning"]

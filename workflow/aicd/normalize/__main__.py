@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..errors import AicdError
 from ..io import write_json, write_parquet, write_text
 from .pool import META_COLUMNS, build_pool, dedup_markdown, filter_markdown, write_pool

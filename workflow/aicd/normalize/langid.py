@@ -19,6 +19,7 @@ from functools import lru_cache
 
 import tree_sitter
 
+from ..codetext import strip_comments
 from ..schema import LANGUAGES
 from ..treesitter import parser_for
 
@@ -132,14 +133,6 @@ CUE_WEIGHT = 1.0
 CUE_SCALE = 6.0  # squashing: a total cue weight of 6 is "strong evidence"
 # C is (nearly) valid C++: without C++ evidence, which its cues give, the code is C.
 PRIOR = {"C": 0.05}
-
-
-_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
-_LINE_COMMENT = re.compile(r"(?<![:\\])//.*$", M)
-
-
-def strip_comments(code: str) -> str:
-    return _LINE_COMMENT.sub("", _BLOCK_COMMENT.sub("", code))
 
 
 def cue_scores(code: str) -> dict[str, float]:

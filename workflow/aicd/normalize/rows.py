@@ -19,9 +19,8 @@ from tqdm import tqdm
 
 from ..errors import AicdError
 from ..schema import LABELS, SAMPLE_COLUMNS, canonical_language
-from ..sources.ingest import clean_code
+from ..codetext import clean_code, extract_code
 from . import filters
-from .extract import extract_code
 from .langid import identify_language
 from .minhash import signature
 

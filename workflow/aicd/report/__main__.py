@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..fingerprint import stamp
 from ..io import read_json, write_text
 from .figures import confusion_figure

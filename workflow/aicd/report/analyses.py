@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..io import read_pickle, write_json, write_text
 
 

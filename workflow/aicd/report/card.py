@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..io import atomic_path, read_json, write_text
 from ..schema import SPLITS
 

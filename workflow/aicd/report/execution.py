@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli import run
+from ..stagecli import run
 from ..io import read_json, write_text
 
 

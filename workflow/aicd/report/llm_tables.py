@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..io import read_json, write_json, write_text
 from .table4 import Column, Row, render, with_inputs
 

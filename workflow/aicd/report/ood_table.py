@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..io import read_json
 from .ood import write_tables
 from .table4 import plain_title

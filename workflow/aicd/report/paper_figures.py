@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..cli import json_arg, run  # noqa: E402
+from ..stagecli import json_arg, run  # noqa: E402
 from ..io import atomic_path, read_json, write_json  # noqa: E402
 from .subset_tables import subset_value  # noqa: E402
 from .table4 import plain_title  # noqa: E402

@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..io import read_json, write_text
 
 # (title, kind, features or encoder Hub id), the paper's Table 4 order

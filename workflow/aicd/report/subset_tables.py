@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from tabulate import tabulate
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..io import read_json, write_json, write_text
 
 PAPER_TABLES = {

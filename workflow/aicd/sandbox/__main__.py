@@ -14,7 +14,7 @@ import sys
 import pandas as pd
 from tqdm import tqdm
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..errors import AicdError
 from ..io import write_json, write_parquet, write_text
 from .images import ensure_images

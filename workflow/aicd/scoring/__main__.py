@@ -12,7 +12,7 @@ from collections import Counter
 
 import pandas as pd
 
-from ..cli import run
+from ..stagecli import run
 from ..errors import AicdError
 from ..io import write_json
 from ..schema import ABSTAIN

@@ -15,7 +15,7 @@ import sys
 
 import pandas as pd
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..fingerprint import dir_input, file_input, hub_input
 from ..io import write_json, write_parquet
 from .gather import gather

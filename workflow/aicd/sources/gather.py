@@ -29,7 +29,7 @@ from collections.abc import Iterator
 import pandas as pd
 
 from ..errors import AicdError
-from ..normalize.langid import strip_comments
+from ..codetext import strip_comments
 from ..schema import LANGUAGES, canonical_language
 from ..treesitter import parse
 from . import pinned as pins

@@ -9,11 +9,11 @@ an audit of that map against the generator column (a contradiction stops the run
 from __future__ import annotations
 
 import logging
-import math
 from collections import Counter, defaultdict
 
 import pandas as pd
 
+from ..codetext import clean_code, is_missing
 from ..errors import AicdError
 from ..families import FAMILIES, HUMAN, family_of, is_human
 from ..schema import DOMAINS, LABELS, SAMPLE_COLUMNS, canonical_language, content_id
@@ -21,7 +21,6 @@ from ..schema import DOMAINS, LABELS, SAMPLE_COLUMNS, canonical_language, conten
 log = logging.getLogger(__name__)
 
 EXAMPLES_PER_REASON = 5
-MAX_CODE_CHARS = 10 * 1024 * 1024  # a "file" over 10 MB is data, not code
 AUDIT_MODES = ("error", "correct", "off")
 UNMAPPED_MODES = ("error", "drop")  # a label value that names no class: stop, or leave the row out (counted)
 
@@ -45,38 +44,12 @@ class RowSkips:
         return {"counts": dict(sorted(self.counts.items())), "examples": dict(self.examples)}
 
 
-def _missing(value: object) -> bool:
-    # pd.NA: a null of a nullable column (Int64, string) read from parquet
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
-
-def clean_code(value: object) -> tuple[str | None, str | None]:
-    """(code, None) for usable text, else (None, reason)."""
-    if _missing(value):
-        return None, "missing_code"
-    if isinstance(value, (bytes, bytearray)):
-        try:
-            value = bytes(value).decode("utf-8")
-        except UnicodeDecodeError:
-            return None, "invalid_utf8"
-    if not isinstance(value, str):
-        return None, "code_not_text"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates from a lossy decode upstream
-        return None, "invalid_utf8"
-    if "\x00" in value:
-        return None, "binary_content"
-    if not value.strip():
-        return None, "empty_code"
-    if len(value) > MAX_CODE_CHARS:
-        return None, "too_large"
-    return value, None
 
 
 def _label_key(value: object) -> str | None:
     """Label ids may arrive as int, float (from a csv with gaps) or str; normalise to str."""
-    if _missing(value):
+    if is_missing(value):
         return None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -171,7 +144,7 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
             continue
         lang_raw = get["language"][i] if "language" in get else defaults.get("language")
         language = canonical_language(lang_raw)
-        if language is None and not _missing(lang_raw):
+        if language is None and not is_missing(lang_raw):
             unknown_languages[str(lang_raw)] += 1
             skips.add("unknown_language", ref)
             continue
@@ -179,7 +152,7 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
             notes["language_missing"] += 1
 
         generator = get["generator"][i] if "generator" in get else defaults.get("generator")
-        generator = None if _missing(generator) or not str(generator).strip() else str(generator).strip()
+        generator = None if is_missing(generator) or not str(generator).strip() else str(generator).strip()
         if generator is not None and is_human(generator):
             generator = HUMAN
 
@@ -220,7 +193,7 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
         seen_ids.add(sample_id)
 
         domain = get["domain"][i] if "domain" in get else defaults.get("domain")
-        if not _missing(domain) and domain not in DOMAINS:
+        if not is_missing(domain) and domain not in DOMAINS:
             notes["domain_unknown_set_null"] += 1
             domain = None
         family = family_of(generator)
@@ -231,7 +204,7 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
             "code": code,
             "label": name if target == "label" else ("human" if name == HUMAN else "machine"),
             "language": language,
-            "domain": None if _missing(domain) else domain,
+            "domain": None if is_missing(domain) else domain,
             "source": source,
             "generator": generator,
             "family": name if target == "family" else family,
@@ -241,7 +214,7 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
             "source_row_id": row_ref,
         }
         for name, values in carried.items():
-            row[name] = None if _missing(values[i]) else values[i]
+            row[name] = None if is_missing(values[i]) else values[i]
         rows.append(row)
 
     samples = pd.DataFrame(rows, columns=[*SAMPLE_COLUMNS, "source_row_id", *carried])
@@ -292,7 +265,7 @@ def apply_value_maps(raw: pd.DataFrame, spec: dict, columns: dict, source: str) 
         default = vm.get("default")
         values = []
         for v in raw[col].tolist():
-            key = None if _missing(v) else str(v).strip()
+            key = None if is_missing(v) else str(v).strip()
             out = mapping.get(key, default) if key is not None else default
             if out is None:
                 notes[f"value_unmapped:{field}"] += 1
@@ -305,7 +278,7 @@ def apply_value_maps(raw: pd.DataFrame, spec: dict, columns: dict, source: str) 
 
 def _value(get: dict, field: str, i: int, defaults: dict):
     value = get[field][i] if field in get else defaults.get(field)
-    return None if _missing(value) else str(value)
+    return None if is_missing(value) else str(value)
 
 
 def audit_labels(samples: pd.DataFrame, target: str, mode: str, source: str, skips: RowSkips) -> tuple[pd.DataFrame, dict]:

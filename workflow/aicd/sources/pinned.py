@@ -120,6 +120,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    from ..cli import run
+    from ..stagecli import run
 
     sys.exit(run(main))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..errors import AicdError
 from ..io import write_json, write_parquet
 from .tasks import build_from_pool, derive_task, load_release_task, require_rows

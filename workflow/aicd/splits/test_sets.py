@@ -18,7 +18,7 @@ import sys
 
 import pandas as pd
 
-from ..cli import json_arg, run
+from ..stagecli import json_arg, run
 from ..errors import AicdError
 from ..io import write_json, write_parquet
 

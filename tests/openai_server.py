@@ -9,7 +9,7 @@ attempts at that exact prompt fail; KIND is one of
   auth (401), context (400 context_length_exceeded), huge (a 2 MB answer: HUGE_BYTES).
 A judge prompt containing "Answer with one of: a, b, c" gets {"label": <one of them>}.
 
-  python -m aicd.llm.testserver [--port 0] [--slow 5]     prints "PORT <n>" when ready
+  python tests/openai_server.py [--port 0] [--slow 5]     prints "PORT <n>" when ready
 GET /stats returns request counts; POST /reset clears them."""
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ async def serve(port: int, slow: float) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.llm.testserver", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python tests/openai_server.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--slow", type=float, default=5.0, help="seconds a 'slow' fault waits")

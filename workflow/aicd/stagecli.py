@@ -1,0 +1,44 @@
+"""Command-line plumbing every stage's `python -m aicd.<stage>` shares (ground floor): logging
+to stderr, a rule's JSON config slice as an argument, and user errors as one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from typing import Callable, Sequence
+
+from .errors import AicdError
+
+log = logging.getLogger("aicd")
+
+
+def setup_logging(verbose: bool = False) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+def json_arg(text: str) -> dict:
+    """argparse type for a JSON object passed by a rule (its slice of the config)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise AicdError(f"expected a JSON object, got {text[:80]!r}: {err}") from None
+    if not isinstance(value, dict):
+        raise AicdError(f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def run(main: Callable[[Sequence[str] | None], None], argv: Sequence[str] | None = None) -> int:
+    """Run a stage's main(); a user error prints one clear line and exits 2."""
+    setup_logging()
+    try:
+        main(argv)
+    except AicdError as err:
+        log.error("%s", err)
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
