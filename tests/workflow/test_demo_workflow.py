@@ -111,7 +111,7 @@ def test_table4_has_a_number_for_every_detector_and_task(demo, repo):
     latex = (demo / "results" / "tables" / "table4.tex").read_text()
     body = latex.split("\\midrule")[1].split("\\bottomrule")[0]
     lines = [line.strip().rstrip("\\").strip() for line in body.strip().splitlines()]
-    assert len(lines) == len(config["detectors"]) == 13  # 11 classical, the MiniLM encoder, Fast-DetectGPT
+    assert len(lines) == len(config["detectors"]) == 14  # 11 classical, robust, the MiniLM encoder, Fast-DetectGPT
     # A detector limited to some tasks (the demo's MiniLM and Fast-DetectGPT: T1) shows "–" elsewhere.
     expected_dashes = sum(len([t for t in config["tasks"] if t not in det.get("tasks", list(config["tasks"]))])
                           for det in config["detectors"].values())
