@@ -155,6 +155,23 @@ def spawn(argv, cwd):
     return spawned
 
 
+def start_helper(thread, proc, state) -> None:
+    """Start one of the runner's helper threads. A program that forks at once (a fork bomb) can
+    use up the container's process limit before they start: it is then killed (it has used up
+    its limit; its status says so) and the thread started once the limit frees."""
+    for attempt in range(100):
+        try:
+            thread.start()
+            return
+        except RuntimeError:  # "can't start new thread": no pid left in the container
+            state["pids_exhausted"] = True
+            kill_group(proc)
+            if SANDBOX:
+                kill_program_user()
+            time.sleep(0.02)
+    raise SandboxFault("cannot start the runner's helper threads: the container's process limit stays used up")
+
+
 def step(argv, cwd, stdin, wall_s, cap):
     started = time.monotonic()
     ooms = oom_kills() if SANDBOX else None
@@ -167,12 +184,12 @@ def step(argv, cwd, stdin, wall_s, cap):
                 "wall_s": 0.0, "cpu_s": 0.0, "max_rss_kb": 0, "signal": None, "spawn_error": True}
     out, err, state = [], [], {"overflow": False}
     timer = threading.Timer(wall_s, lambda: (state.__setitem__("timed_out", True), kill_group(proc)))
-    timer.start()  # before stdin is written: a program that never reads it still times out
+    start_helper(timer, proc, state)  # before stdin is written: a program that never reads it still times out
     threads = [threading.Thread(target=reader, args=(proc.stdout, cap, out, state, proc), daemon=True),
                threading.Thread(target=reader, args=(proc.stderr, cap, err, state, proc), daemon=True),
                threading.Thread(target=feed, args=(proc.stdin, stdin), daemon=True)]
     for t in threads:
-        t.start()
+        start_helper(t, proc, state)
     _, status, usage = os.wait4(proc.pid, 0)
     timer.cancel()
     kill_group(proc)  # whatever the program left in its group
@@ -186,7 +203,7 @@ def step(argv, cwd, stdin, wall_s, cap):
         "exit_code": code, "signal": -code if code < 0 else None,
         "stdout": b"".join(out).decode("utf-8", "replace"), "stderr": b"".join(err).decode("utf-8", "replace"),
         "timed_out": state.get("timed_out", False), "overflow": state["overflow"], "oom": state["oom"],
-        "oom_known": ooms is not None,
+        "oom_known": ooms is not None, "pids_exhausted": state.get("pids_exhausted", False),
         "wall_s": time.monotonic() - started, "cpu_s": usage.ru_utime + usage.ru_stime, "max_rss_kb": usage.ru_maxrss,
     }
 

@@ -110,12 +110,21 @@ def test_snakemake_html_report_renders_table4_and_figures(with_test_set, repo):
         await evaluate(call, "[...document.querySelectorAll('a')].find(e => e.innerText.trim() == 'Tables').click()")
         await asyncio.sleep(0.5)
         listing = await evaluate(call, "document.body.innerText")
-        href = await evaluate(call, "[...document.querySelectorAll('a[href^=\"data:\"]')].map(a => a.href)"
-                                    ".find(h => h.includes('table4.html'))")
-        await call("Page.navigate", url=href)
+        # the result's row opens it in the report's viewer (an iframe holding the file as a data: URL)
+        await evaluate(call, "[...document.querySelectorAll('tr')].find(r => r.innerText.includes('table4.html'))"
+                             ".querySelector('a').click()")
+        src = None
+        for _ in range(50):
+            src = await evaluate(call, "(document.querySelector('iframe') || {}).src || null")
+            if src:
+                break
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(1)
+        await screenshot(call, shot)  # the report with Table 4 in its viewer
+        assert src and src.startswith("data:text/html"), src
+        await call("Page.navigate", url=src)  # the same document on its own, to read its cells
         await asyncio.sleep(1)
         table = await evaluate(call, "[...document.querySelectorAll('table tr')].map(r => r.innerText).join('\\n')")
-        await screenshot(call, shot)
         return menu, listing, table
 
     page = Page(binary)
