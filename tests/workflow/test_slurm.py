@@ -51,6 +51,8 @@ def squeue_all() -> dict[str, tuple[str, str, str]]:
 def cluster(tmp_path_factory):
     why = missing()
     if why:
+        if os.environ.get("CI") == "true":  # .ci/run installs slurm-wlm and munge: missing there is a failure
+            pytest.fail(f"SLURM test: {why}")
         pytest.skip(f"SLURM test: {why}")
     c = Cluster(tmp_path_factory.mktemp("slurm"), memory_mb=8000, cpus=os.cpu_count() or 2)
     c.start()
