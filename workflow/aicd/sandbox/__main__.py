@@ -82,6 +82,8 @@ def main(argv=None) -> None:
     img.add_argument("--base-image", default="debian:bookworm-slim", help="registry base (with --base registry)")
     img.add_argument("--mirror", default=None, help="Debian mirror for debootstrap")
     img.add_argument("--out", help="write the tag to this file")
+    img.add_argument("--keep-old", action="store_true",
+                     help="keep aicd-sandbox images of older build contexts (removed by default: ~5 GB each on vfs)")
     ex = sub.add_parser("execute", help="run every program of a table")
     ex.add_argument("--input", required=True, help="sample table (parquet): id, code, language[, generator, tests]")
     ex.add_argument("--name", required=True)
@@ -93,7 +95,7 @@ def main(argv=None) -> None:
     if not docker_available():
         raise AicdError("no Docker daemon answers: install docker.io and start dockerd (see README, Sandbox)")
     if args.cmd == "images":
-        tag = ensure_images(args.base, args.base_image, args.mirror)
+        tag = ensure_images(args.base, args.base_image, args.mirror, keep_old=args.keep_old)
         print(tag)
         if args.out:
             write_text(tag + "\n", args.out)

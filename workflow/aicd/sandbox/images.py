@@ -53,7 +53,8 @@ def build_sandbox_image(base_image: str) -> str:
     if image_exists(tag):
         return tag
     log.info("building %s on %s (installs nine toolchains; minutes on first build)", tag, base_image)
-    proc = subprocess.run(["docker", "build", "--build-arg", f"BASE_IMAGE={base_image}", "-t", tag, str(CONTEXT)],
+    proc = subprocess.run(["docker", "build", "--force-rm", "--build-arg", f"BASE_IMAGE={base_image}", "-t", tag,
+                           str(CONTEXT)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise AicdError(f"docker build of the sandbox image failed:\n{proc.stderr.strip()[-1500:]}")
@@ -65,8 +66,29 @@ def build_sandbox_image(base_image: str) -> str:
     return tag
 
 
-def ensure_images(base: str = "debootstrap", base_image: str = "debian:bookworm-slim", mirror: str | None = None) -> str:
-    """The sandbox image tag, building what is missing. base: 'debootstrap' or 'registry'."""
+def remove_stale_sandbox_images(keep: str) -> list[str]:
+    """Remove the aicd-sandbox tags other than `keep` (built from older contexts): on the vfs
+    storage driver each one holds ~5 GB of disk. Returns the tags removed."""
+    listed = docker("images", "--format", "{{.Repository}}:{{.Tag}}", "aicd-sandbox", timeout=60)
+    stale = [t for t in listed.stdout.split() if t != keep and not t.endswith(":<none>")]
+    removed = []
+    for tag in stale:
+        # An image a running container uses stays (rmi without -f refuses it): that is wanted.
+        if docker("rmi", tag, timeout=600).returncode == 0:
+            removed.append(tag)
+            log.info("removed the stale sandbox image %s (an older build context)", tag)
+        else:
+            log.warning("kept the stale sandbox image %s: in use", tag)
+    return removed
+
+
+def ensure_images(base: str = "debootstrap", base_image: str = "debian:bookworm-slim", mirror: str | None = None,
+                  keep_old: bool = False) -> str:
+    """The sandbox image tag, building what is missing. base: 'debootstrap' or 'registry'.
+    Unless keep_old, sandbox images of older build contexts are removed."""
     if base == "debootstrap":
         base_image = build_debootstrap_base(mirror or "http://deb.debian.org/debian")
-    return build_sandbox_image(base_image)
+    tag = build_sandbox_image(base_image)
+    if not keep_old:
+        remove_stale_sandbox_images(tag)
+    return tag
