@@ -5,8 +5,6 @@ import os
 import socket
 import threading
 
-import pytest
-
 RUN = [{"stdin": ""}]  # run once on empty stdin, output not judged (with no tests a program is only built)
 HELLO = ("Python", "print('still fine')\n")
 

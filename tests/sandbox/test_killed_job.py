@@ -51,7 +51,7 @@ def test_a_killed_execute_job_leaves_no_container(repo, tmp_path, sandbox_image,
     name = f"killed-{how.lower()}-{os.getpid()}"
     proc = start_execute(repo, tmp_path, sandbox_image, name)
     try:
-        names = wait_for_container(name, proc)
+        wait_for_container(name, proc)
         proc.send_signal(getattr(signal, how))
         proc.wait(timeout=120)
         if how == "SIGTERM":

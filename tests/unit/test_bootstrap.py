@@ -10,7 +10,7 @@ from sklearn.metrics import f1_score
 
 from aicd.errors import AicdError
 from aicd.schema import ABSTAIN
-from aicd.scoring.__main__ import score
+from aicd.scoring.score import score
 from aicd.scoring.bootstrap import macro_f1_interval, macro_f1_of_counts, paired_test
 from aicd.scoring.metrics import classification_scores
 

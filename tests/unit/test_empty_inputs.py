@@ -11,7 +11,7 @@ import pytest
 from aicd.detectors import build
 from aicd.errors import AicdError
 from aicd.features.__main__ import compute
-from aicd.scoring.__main__ import score
+from aicd.scoring.score import score
 from aicd.sources.loader import load_table, stream_sample
 from aicd.splits.__main__ import main as splits_main
 from aicd.splits.stratified import assign_splits

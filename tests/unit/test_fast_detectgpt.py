@@ -5,7 +5,6 @@ higher than human code, with a tiny causal LM trained here (aicd.lm) on real hum
 from __future__ import annotations
 
 import glob
-import os
 from pathlib import Path
 
 import numpy as np

@@ -6,7 +6,7 @@ from aicd.errors import AicdError
 from aicd.families import FAMILIES
 from aicd.generate.protocols import build_requests, prefix_of, sample_rows, signature_with_doc
 from aicd.generate.registry import enabled_models, has_endpoint, load_registry
-from aicd.judge.__main__ import judge_sample
+from aicd.judge.sample import judge_sample
 from aicd.judge.parse import parse_answer
 from aicd.llm.prompts import PromptSet
 from aicd.schema import ABSTAIN

@@ -9,7 +9,6 @@ import json
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from aicd.detectors.classical import CatBoostDetector, LinearSvmDetector
 from aicd.features.tfidf import TfidfSvdFeaturizer
@@ -91,7 +90,7 @@ def test_paper_rows_in_order_and_not_run():
 
 def test_figures_written(tmp_path):
     from aicd.report.paper_figures import main
-    from aicd.scoring.__main__ import score
+    from aicd.scoring.score import score
     rng = np.random.default_rng(0)
     n = 60
     test = pd.DataFrame({"id": [f"r{i}" for i in range(n)], "code": "x",

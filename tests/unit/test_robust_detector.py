@@ -126,7 +126,7 @@ def test_multiclass_targets_work():
 
 
 def test_runs_through_the_workflow_fit_predict_path():
-    from aicd.detectors.__main__ import fit_predict
+    from aicd.detectors.fitting import fit_predict
 
     X, y = toy_corpus()
     tables = {

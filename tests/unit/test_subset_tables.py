@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from aicd.report.subset_tables import PAPER_TABLES, compute, main, render
-from aicd.scoring.__main__ import score
+from aicd.scoring.score import score
 
 LABELS = ["human", "machine"]
 

@@ -19,110 +19,16 @@ import argparse
 import logging
 import sys
 import time
-from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
-from ..stagecli import json_arg, run
 from ..errors import AicdError
-from ..features import store
 from ..features.registry import load_featurizer
 from ..features.tables import add_arguments, read_splits
 from ..io import write_json, write_parquet
-from ..schema import SPLITS
-from . import build
+from ..stagecli import json_arg, run
 from .bundle import make_bundle, save_bundle
-from .validation import carve
+from .fitting import fit_predict
 
 log = logging.getLogger("aicd.detectors")
-
-
-def feature_matrices(features: str, tables: dict[str, pd.DataFrame], featurizer=None) -> dict[str, np.ndarray]:
-    """Train/validation matrices from features.npz (their ids must match the tables); test from
-    the npz when its ids match, else from the fitted featurizer."""
-    if not Path(features).is_file():
-        raise AicdError(f"the feature set {features} does not exist: build it first (python -m aicd.features)")
-    matrices, ids, names = store.load(features)
-    if featurizer is not None:
-        check_featurizer_matches(featurizer, features, names, matrices, ids, tables)
-    X = {}
-    for split in SPLITS:
-        table_ids = tables[split]["id"].to_numpy(dtype=str)
-        if np.array_equal(ids[split], table_ids):
-            X[split] = matrices[split]
-        elif split != "train" and featurizer is not None:
-            log.info("%s: %d rows featurized with the fitted featurizer (not in %s)", split, len(table_ids), features)
-            X[split] = featurizer.transform(tables[split])
-        else:
-            hint = " or pass --featurizer to featurize them" if split != "train" else ""
-            raise AicdError(f"features {features} do not match the {split} split's rows: rebuild them{hint}")
-    return X
-
-
-def check_featurizer_matches(featurizer, features: str, names: list, matrices: dict, ids: dict, tables: dict,
-                             rows: int = 8) -> None:
-    """The --featurizer must be the one that made --features: the model stores it to featurize
-    new code, so another one (another feature set, or the same kind fitted on other rows) would
-    make every later prediction silently wrong. Checked by feature names, then by featurizing a
-    few stored validation/test rows again (transform is what made them)."""
-    mine = list(featurizer.feature_names)
-    if mine != list(names):
-        raise AicdError(f"--featurizer does not belong to features {features}: it makes {len(mine)} features, "
-                        f"the file holds {len(names)} (or their names differ); pass that feature set's featurizer.pkl")
-    for split in SPLITS[1:]:
-        n = min(rows, len(ids[split]))
-        if n == 0 or not np.array_equal(ids[split], tables[split]["id"].to_numpy(dtype=str)):
-            continue
-        again = featurizer.transform(tables[split].iloc[:n])
-        if not np.allclose(again, matrices[split][:n], rtol=1e-3, atol=1e-3):
-            raise AicdError(f"--featurizer does not reproduce the {split} features stored in {features}: it was "
-                            "fitted on other rows; pass the featurizer.pkl written with that features.npz")
-
-
-def targets(table: pd.DataFrame, split: str) -> np.ndarray:
-    """The class of each row (`target`); test rows may be unlabelled (gold left null)."""
-    if "target" in table.columns:
-        return table["target"].to_numpy(dtype=object)
-    if split == "test" or table.empty:
-        return np.full(len(table), None, dtype=object)
-    raise AicdError(f"the {split} rows have no 'target' column (the class to learn); "
-                    f"their columns are {list(table.columns)}")
-
-
-def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | None, seed: int, threads: int = 1,
-                work_dir: str | None = None, cache_dir: str | None = None, featurizer=None, record: dict | None = None):
-    """(fitted detector, test predictions). `record`, when given, receives how validation was had."""
-    detector = build(spec["kind"], spec.get("params") or {}, seed=seed, threads=threads)
-    detector.work_dir, detector.cache_dir = work_dir, cache_dir
-    if detector.needs_text:
-        X = {s: t["code"].to_numpy(dtype=object) for s, t in tables.items()}
-    elif detector.needs_features:
-        if not features:
-            raise AicdError(f"detector kind {spec['kind']} needs a feature set: set features: in its config entry")
-        X = feature_matrices(features, tables, featurizer)
-    else:
-        X = {s: np.zeros((len(t), 0), dtype=np.float32) for s, t in tables.items()}
-    y = {s: targets(tables[s], s) for s in tables}
-    if len(np.unique(y["train"])) < 2 and detector.needs_features:
-        raise AicdError("the train split has fewer than two classes: nothing to learn")
-    validation = {"source": "given", "rows": int(len(y["validation"]))}
-    if detector.uses_validation and len(y["validation"]) == 0:
-        train_idx, val_idx, validation = carve(y["train"], seed)
-        X["validation"], y["validation"] = X["train"][val_idx], y["train"][val_idx]
-        X["train"], y["train"] = X["train"][train_idx], y["train"][train_idx]
-    elif not detector.uses_validation:
-        validation["used"] = False
-    if record is not None:
-        record.update(validation)
-    detector.fit(X["train"], y["train"], X["validation"], y["validation"])
-    pred, scores = detector.predict_with_scores(X["test"])
-    out = pd.DataFrame({"id": tables["test"]["id"].to_numpy(), "gold": y["test"],
-                        "pred": np.asarray(pred, dtype=object)})
-    if scores is not None:
-        for j, cls in enumerate(detector.classes_):
-            out[f"score_{cls}"] = scores[:, j].astype(np.float32)
-    return detector, out
 
 
 def main(argv=None) -> None:

@@ -25,10 +25,8 @@ predictions), so AUROC can be reported beside macro-F1."""
 
 from __future__ import annotations
 
-import json
 import logging
 import time
-from pathlib import Path
 
 import numpy as np
 

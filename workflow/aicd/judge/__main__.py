@@ -16,26 +16,15 @@ from tqdm import tqdm
 from ..stagecli import json_arg, run
 from ..errors import AicdError
 from ..io import write_json, write_parquet
-from ..splits.stratified import assign_splits
 from ..llm.client import client_from_config
 from ..llm.endpoint import require_endpoint
 from ..llm.failures import check_failures
 from ..llm.prompts import PromptSet
 from ..schema import ABSTAIN
 from .parse import parse_answer
+from .sample import judge_sample
 
 log = logging.getLogger("aicd.judge")
-
-
-def judge_sample(test: pd.DataFrame, fraction: float, seed: int) -> pd.DataFrame:
-    """A stratified sample: within each (class, language, domain) stratum, `fraction` of rows."""
-    if not 0 < fraction <= 1:
-        raise AicdError(f"judging fraction must be in (0, 1], got {fraction}")
-    if fraction == 1:
-        return test
-    by = [c for c in ("target", "language", "domain") if c in test.columns]
-    split = assign_splits(test.fillna({c: "" for c in by}), by, {"test": fraction, "train": 1 - fraction}, seed)
-    return test[split == "test"]
 
 
 def main(argv=None) -> None:

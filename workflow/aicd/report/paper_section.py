@@ -10,7 +10,6 @@ per table and figure, linked; every number read from the files the other jobs wr
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path

@@ -21,7 +21,6 @@ Our choices where the paper is silent, written beside the tables too:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 

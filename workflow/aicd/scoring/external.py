@@ -19,7 +19,7 @@ import pandas as pd
 from ..errors import AicdError
 from ..schema import ABSTAIN
 from ..sources.ingest import _label_key
-from .__main__ import BREAKDOWN_COLUMNS, check_label_set
+from .score import BREAKDOWN_COLUMNS, check_label_set
 from .bootstrap import RESAMPLES, describe, paired_test
 from .metrics import breakdown, class_order, classification_scores
 

@@ -1,0 +1,58 @@
+"""Scoring one detector's predictions against a task's test split: macro-F1 with a bootstrap
+interval, per-class scores, and the same per subset, language, domain and generator."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+
+from ..errors import AicdError
+from ..schema import ABSTAIN
+from .bootstrap import RESAMPLES, describe
+from .metrics import breakdown, classification_scores
+
+BREAKDOWN_COLUMNS = ("subset", "language", "domain", "generator")
+
+
+def check_label_set(values, labels: list, what: str, allow_abstain: bool = False) -> None:
+    """Refuse labels outside the task's set, naming each with its row count."""
+    allowed = set(labels) | ({ABSTAIN} if allow_abstain else set())
+    outside = Counter(str(v) for v in values if v not in allowed)
+    if outside:
+        named = ", ".join(f"{v!r} ({n} rows)" for v, n in outside.most_common())
+        raise AicdError(f"{what} labels outside the task's label set {list(labels)}: {named}; "
+                        "map or drop them when building the task (label_map), or list them in the task's labels")
+
+
+def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = None, sample: bool = False,
+          resamples: int = RESAMPLES, seed: int = 0) -> dict:
+    """sample=True: predictions cover a sample of the test split (LLM judges). labels: the
+    task's label set (checked when given)."""
+    if predictions.empty or test.empty:
+        raise AicdError(f"nothing to score: {len(predictions)} predictions for {len(test)} test rows; "
+                        "rebuild the task with rows in test, then rerun the detector")
+    unknown = set(predictions["id"]) - set(test["id"])
+    missing = set(test["id"]) - set(predictions["id"])
+    if unknown or (missing and not sample):
+        raise AicdError(f"predictions and test split disagree on {len(unknown | missing)} ids "
+                        f"({len(unknown)} predicted ids not in the test split, {len(missing)} test ids not predicted): "
+                        "rerun the detector")
+    merged = test.drop(columns=["target"], errors="ignore").merge(predictions, on="id", validate="one_to_one")
+    if labels:
+        check_label_set(merged["gold"], labels, "gold")
+        check_label_set(merged["pred"], labels, "predicted", allow_abstain=True)
+    result = classification_scores(merged["gold"], merged["pred"], labels, resamples, seed)
+    result["bootstrap"] = describe(resamples, seed)
+    result["coverage"] = len(merged) / len(test) if len(test) else 0.0
+    result["by"] = {
+        col: breakdown(merged["gold"], merged["pred"], merged[col], labels, resamples, seed)
+        for col in BREAKDOWN_COLUMNS
+        if col in merged.columns and merged[col].notna().any()
+    }
+    if "language_origin" in merged.columns:  # release tables: languages identified, not given
+        identified = int(merged["language_origin"].eq("identified").sum())
+        if identified:
+            result["inferred"] = {"language": {"rows": identified, "of": int(len(merged)),
+                                               "by": "aicd.normalize.langid"}}
+    return result
