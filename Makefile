@@ -20,9 +20,10 @@ $(VENV)/.installed: pyproject.toml
 
 setup: $(VENV)/.installed
 
-# The sandbox images (debootstrap base + nine toolchains), when a Docker daemon answers.
+# The sandbox images (debootstrap base + nine toolchains), when a Docker daemon answers; sandbox
+# images of other contexts on the same base go (~5 GB of disk each on Docker's vfs driver).
 images: setup
-	@if docker info >/dev/null 2>&1; then $(PY) -m aicd.sandbox images; \
+	@if docker info >/dev/null 2>&1; then $(PY) -m aicd.sandbox images --prune-old; \
 	  else echo "no Docker daemon: sandbox images not built, sandbox tests will skip" >&2; fi
 
 # The workflow image (containers/workflow/Dockerfile) on the sandbox's Debian base: the build
@@ -30,7 +31,7 @@ images: setup
 WORKFLOW_IMAGE ?= aicd-workflow:0.1.0
 workflow-image: images
 	git ls-files -co --exclude-standard -z | tar --null --ignore-failed-read -cf - -T - \
-	  | docker build -t $(WORKFLOW_IMAGE) -f containers/workflow/Dockerfile \
+	  | docker build --force-rm -t $(WORKFLOW_IMAGE) -f containers/workflow/Dockerfile \
 	    --build-arg EXTRA_CA_CERTS="$$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null)" -
 
 # The demo's pinned inputs (config/pinned_inputs.yaml: PyPI sdists, an npm tarball, Debian

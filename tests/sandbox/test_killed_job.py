@@ -124,3 +124,13 @@ def test_a_table_without_code_is_one_clear_error(repo, tmp_path, sandbox_image):
     proc = run_execute(repo, tmp_path, sandbox_image, pd.DataFrame({"id": ["a"], "language": ["Python"]}))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "error:" in proc.stderr and "no code column" in proc.stderr
+
+
+def test_a_removed_sandbox_image_is_one_clear_error(repo, tmp_path, sandbox_image):
+    # image.txt still names an image that `images --prune-old` (another checkout) removed
+    (tmp_path / "image.txt").write_text("aicd-sandbox:removed000000\n")
+    proc = run_execute(repo, tmp_path, str(tmp_path / "image.txt"),
+                       pd.DataFrame({"id": ["a"], "code": ["print(1)\n"], "language": ["Python"]}))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "aicd-sandbox:removed000000 does not exist" in proc.stderr and "image.txt" in proc.stderr
+    assert not (tmp_path / "out.parquet").exists()

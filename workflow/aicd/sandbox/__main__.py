@@ -17,7 +17,7 @@ from ..errors import AicdError
 from ..io import write_json, write_parquet, write_text
 from ..stagecli import json_arg, run
 from .execute import RESULT_COLUMNS, execute_table, summary
-from .images import ensure_images
+from .images import ensure_images, image_exists
 from .pool import Limits, SandboxPool, docker_available
 
 log = logging.getLogger("aicd.sandbox")
@@ -32,8 +32,9 @@ def main(argv=None) -> None:
     img.add_argument("--base-image", default="debian:bookworm-slim", help="registry base (with --base registry)")
     img.add_argument("--mirror", default=None, help="Debian mirror for debootstrap")
     img.add_argument("--out", help="write the tag to this file")
-    img.add_argument("--keep-old", action="store_true",
-                     help="keep aicd-sandbox images of older build contexts (removed by default: ~5 GB each on vfs)")
+    img.add_argument("--prune-old", action="store_true",
+                     help="remove aicd-sandbox images of other build contexts on the same base (~5 GB of disk "
+                          "each on Docker's vfs driver); `make images` passes it")
     ex = sub.add_parser("execute", help="run every program of a table")
     ex.add_argument("--input", required=True, help="sample table (parquet): id, code, language[, generator, tests]")
     ex.add_argument("--name", required=True)
@@ -45,7 +46,7 @@ def main(argv=None) -> None:
     if not docker_available():
         raise AicdError("no Docker daemon answers: install docker.io and start dockerd (see README, Sandbox)")
     if args.cmd == "images":
-        tag = ensure_images(args.base, args.base_image, args.mirror, keep_old=args.keep_old)
+        tag = ensure_images(args.base, args.base_image, args.mirror, prune_old=args.prune_old)
         print(tag)
         if args.out:
             write_text(tag + "\n", args.out)
@@ -53,6 +54,10 @@ def main(argv=None) -> None:
     image = args.image
     if image.endswith(".txt"):
         image = open(image).read().strip()
+    if not image_exists(image):  # e.g. removed by `images --prune-old` from another checkout
+        hint = f"delete {args.image} so the workflow builds it again, or " if args.image.endswith(".txt") else ""
+        raise AicdError(f"the sandbox image {image} does not exist on this Docker daemon: {hint}"
+                        "run python -m aicd.sandbox images")
     rows = pd.read_parquet(args.input)
     rows_in_table = len(rows)
     missing = {"id", "code", "language"} - set(rows.columns)

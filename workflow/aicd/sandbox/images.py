@@ -15,6 +15,7 @@ from .pool import docker
 log = logging.getLogger(__name__)
 CONTEXT = Path(__file__).resolve().parents[3] / "containers" / "sandbox"
 LOCAL_BASE = "aicd-base:bookworm"
+BASE_LABEL = "aicd.sandbox.base"  # on every sandbox image: the base it was built on
 
 
 def context_tag(context: Path = CONTEXT, base_image: str = "") -> str:
@@ -53,8 +54,8 @@ def build_sandbox_image(base_image: str) -> str:
     if image_exists(tag):
         return tag
     log.info("building %s on %s (installs nine toolchains; minutes on first build)", tag, base_image)
-    proc = subprocess.run(["docker", "build", "--force-rm", "--build-arg", f"BASE_IMAGE={base_image}", "-t", tag,
-                           str(CONTEXT)],
+    proc = subprocess.run(["docker", "build", "--force-rm", "--build-arg", f"BASE_IMAGE={base_image}",
+                           "--label", f"{BASE_LABEL}={base_image}", "-t", tag, str(CONTEXT)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise AicdError(f"docker build of the sandbox image failed:\n{proc.stderr.strip()[-1500:]}")
@@ -66,29 +67,46 @@ def build_sandbox_image(base_image: str) -> str:
     return tag
 
 
-def remove_stale_sandbox_images(keep: str) -> list[str]:
-    """Remove the aicd-sandbox tags other than `keep` (built from older contexts): on the vfs
-    storage driver each one holds ~5 GB of disk. Returns the tags removed."""
-    listed = docker("images", "--format", "{{.Repository}}:{{.Tag}}", "aicd-sandbox", timeout=60)
-    stale = [t for t in listed.stdout.split() if t != keep and not t.endswith(":<none>")]
+def remove_stale_sandbox_images(keep: str, base_image: str) -> list[str]:
+    """Remove the aicd-sandbox tags other than `keep` that were built on the same base (older or
+    newer contexts of this setup; on the vfs storage driver each holds ~5 GB of disk), and
+    unlabelled ones (built before images carried their base). Images on another base (the
+    registry setup beside the debootstrap one) stay. Best effort: a failure is logged, never
+    raised. Returns the tags removed."""
+    try:
+        listed = docker("images", "--format", "{{.Repository}}:{{.Tag}}", "aicd-sandbox", timeout=60)
+    except (AicdError, subprocess.TimeoutExpired) as err:
+        log.warning("stale sandbox images not removed: %s", err)
+        return []
     removed = []
-    for tag in stale:
-        # An image a running container uses stays (rmi without -f refuses it): that is wanted.
-        if docker("rmi", tag, timeout=600).returncode == 0:
+    for tag in listed.stdout.split():
+        if tag == keep or tag.endswith(":<none>"):
+            continue
+        try:
+            label = docker("image", "inspect", "--format", f'{{{{index .Config.Labels "{BASE_LABEL}"}}}}', tag,
+                           timeout=60).stdout.strip()
+            if label not in ("", "<no value>", base_image):
+                continue
+            # An image a container uses stays (rmi without -f refuses it): that is wanted.
+            proc = docker("rmi", tag, timeout=600)
+        except (AicdError, subprocess.TimeoutExpired) as err:
+            log.warning("kept the sandbox image %s: %s", tag, err)
+            continue
+        if proc.returncode == 0:
             removed.append(tag)
-            log.info("removed the stale sandbox image %s (an older build context)", tag)
+            log.info("removed the stale sandbox image %s (another build context on %s)", tag, base_image)
         else:
-            log.warning("kept the stale sandbox image %s: in use", tag)
+            log.warning("kept the sandbox image %s: %s", tag, proc.stderr.strip()[:200])
     return removed
 
 
 def ensure_images(base: str = "debootstrap", base_image: str = "debian:bookworm-slim", mirror: str | None = None,
-                  keep_old: bool = False) -> str:
+                  prune_old: bool = False) -> str:
     """The sandbox image tag, building what is missing. base: 'debootstrap' or 'registry'.
-    Unless keep_old, sandbox images of older build contexts are removed."""
+    prune_old: also remove sandbox images of other build contexts on the same base."""
     if base == "debootstrap":
         base_image = build_debootstrap_base(mirror or "http://deb.debian.org/debian")
     tag = build_sandbox_image(base_image)
-    if not keep_old:
-        remove_stale_sandbox_images(tag)
+    if prune_old:
+        remove_stale_sandbox_images(tag, base_image)
     return tag
