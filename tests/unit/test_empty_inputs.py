@@ -10,7 +10,7 @@ import pytest
 
 from aicd.detectors import build
 from aicd.errors import AicdError
-from aicd.features.__main__ import compute
+from aicd.features.compute import compute
 from aicd.scoring.score import score
 from aicd.sources.loader import load_table, stream_sample
 from aicd.splits.__main__ import main as splits_main
