@@ -31,7 +31,7 @@ def image(repo):
     from aicd.sandbox.pool import docker_available
 
     if os.environ.get("AICD_WORKFLOW_IMAGE_TEST") != "1":
-        pytest.skip("workflow image test: opt-in (AICD_WORKFLOW_IMAGE_TEST=1; the first build takes 10-20 min here)")
+        pytest.skip("workflow image test: opt-in (AICD_WORKFLOW_IMAGE_TEST=1; a build takes 3.5-20 min here)")
     if not docker_available():
         if os.environ.get("CI") == "true":
             pytest.fail("workflow image: no Docker daemon answers, and .ci/run starts one")

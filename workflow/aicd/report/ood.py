@@ -12,6 +12,8 @@ from typing import Iterable
 
 import numpy as np
 
+from ..io import write_text
+
 SPLIT_ORDER_PREFIX = ("in_distribution", "codeaid", "lolo:", "lofo:")
 
 
@@ -44,20 +46,29 @@ def _columns(splits):
     return [e for e in extra if any(s.startswith(e[1]) for s in splits)]
 
 
-def markdown_table(records: Iterable) -> str:
+def _table(records, cell, missing: str):
+    """(splits, group columns, rows): each row the detector, one cell per split formatted by
+    `cell(f, lo, hi)` and the group means/minima; `missing` where there is no score."""
     detectors, splits, cells = _grid(list(records))
     extra = _columns(splits)
-    head = ["detector", *splits, *[e[0] for e in extra]]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for d in detectors:
         row = [d]
         for s in splits:
             f, ci = cells.get((d, s), (None, None))
-            row.append("" if f is None else f"{100 * f:.1f} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]")
+            row.append(missing if f is None else cell(100 * f, 100 * ci[0], 100 * ci[1]))
         for _, prefix, which in extra:
             stats = _group_stats(cells, d, splits, prefix)
-            row.append("" if stats is None else f"{100 * stats[which]:.1f}")
-        lines.append("| " + " | ".join(row) + " |")
+            row.append(missing if stats is None else f"{100 * stats[which]:.1f}")
+        rows.append(row)
+    return splits, extra, rows
+
+
+def markdown_table(records: Iterable) -> str:
+    splits, extra, rows = _table(records, lambda f, lo, hi: f"{f:.1f} [{lo:.1f}, {hi:.1f}]", "")
+    head = ["detector", *splits, *[e[0] for e in extra]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
     note = ("\nMacro-F1 x 100 [bootstrap 95% interval over test rows]; trained on the SemEval trial data only; "
             "LOLO = leave one language out, LOFO = leave one family out (six largest families).\n")
     return "\n".join(lines) + "\n" + note
@@ -68,20 +79,11 @@ def _tex_escape(text: str) -> str:
 
 
 def latex_table(records: Iterable) -> str:
-    detectors, splits, cells = _grid(list(records))
-    extra = _columns(splits)
+    splits, extra, rows = _table(records, lambda f, lo, hi: f"{f:.1f}\\,{{\\scriptsize[{lo:.1f}, {hi:.1f}]}}", "--")
     head = ["Detector", *[_tex_escape(s) for s in splits], *[e[0] for e in extra]]
     lines = [r"\begin{table*}[t]", r"\centering", r"\small", r"\resizebox{\textwidth}{!}{%",
              r"\begin{tabular}{l" + "c" * (len(head) - 1) + "}", r"\toprule", " & ".join(head) + r" \\", r"\midrule"]
-    for d in detectors:
-        row = [_tex_escape(d)]
-        for s in splits:
-            f, ci = cells.get((d, s), (None, None))
-            row.append("--" if f is None else f"{100 * f:.1f}\\,{{\\scriptsize[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]}}")
-        for _, prefix, which in extra:
-            stats = _group_stats(cells, d, splits, prefix)
-            row.append("--" if stats is None else f"{100 * stats[which]:.1f}")
-        lines.append(" & ".join(row) + r" \\")
+    lines += [" & ".join([_tex_escape(row[0]), *row[1:]]) + r" \\" for row in rows]
     lines += [r"\bottomrule", r"\end{tabular}}",
               r"\caption{Out-of-distribution evaluation: macro-F1 ($\times 100$, bootstrap 95\% interval) trained on "
               r"the trial data only; LOLO/LOFO: leave one language/family out.}",
@@ -95,8 +97,6 @@ def write_tables(records: Iterable, out_stem: str | Path) -> tuple[Path, Path]:
     stem = Path(out_stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     md, tex = stem.with_suffix(".md"), stem.with_suffix(".tex")
-    for path, text in ((md, markdown_table(records)), (tex, latex_table(records))):
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(text)
-        tmp.replace(path)  # never a half-written table
+    write_text(markdown_table(records), md)  # atomic: never a half-written table
+    write_text(latex_table(records), tex)
     return md, tex
