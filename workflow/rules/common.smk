@@ -18,6 +18,7 @@ from snakemake.utils import min_version
 from aicd.config import validate_config
 from aicd.errors import AicdError
 from aicd.fingerprint import code_version as _code_version
+from aicd.io import write_text
 from aicd.generate.protocols import NEEDS_INSTRUCTION
 from aicd.generate.registry import endpoint_hint, enabled_models, has_endpoint, load_registry
 from aicd.report.ood_table import split_name as ood_split_name
@@ -305,12 +306,7 @@ def resolve_auto(registry, gen, judging, execution):
     except (OSError, ValueError):
         recorded = None
     if recorded != resolved:
-        os.makedirs(R, exist_ok=True)
-        tmp = f"{RESOLVED}.tmp{os.getpid()}"
-        with open(tmp, "w") as fh:
-            json.dump(resolved, fh, indent=1, sort_keys=True)
-            fh.write("\n")
-        os.replace(tmp, RESOLVED)
+        write_text(json.dumps(resolved, indent=1, sort_keys=True) + "\n", RESOLVED)  # atomic
     return resolved
 
 
