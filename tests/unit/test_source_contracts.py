@@ -209,3 +209,20 @@ def test_droidcollection_train_dev_test_and_source_to_domain(tmp_path, sources, 
     raw = pd.concat(pd.read_parquet(p) for p in files.values())
     arxiv = set(raw.loc[raw["Source"] == "ARXIV", "Code"])
     assert (samples.loc[samples["code"].isin(arxiv), "domain"] == "research").all()
+
+
+def test_build_source_returns_samples_and_a_report_of_its_inputs(tmp_path):
+    """aicd.sources.build without the command line: rows in the sample schema, and the file read
+    recorded with its sha256 (the fingerprint the tables carry)."""
+    import hashlib
+
+    from aicd.sources.build import build_source
+
+    path = tmp_path / "local.parquet"
+    pd.DataFrame({"code": ["print(1)\n", "int main(){}\n"], "label": ["human", "machine"],
+                  "language": ["Python", "C++"]}).to_parquet(path)
+    samples, report = build_source("local", {"files": str(path)}, seed=0)
+    assert len(samples) == 2 and set(samples["source"]) == {"local"}
+    assert report["rows_in"] == 2 and report["rows_out"] == 2
+    (record,) = report["inputs"].values()
+    assert record["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()

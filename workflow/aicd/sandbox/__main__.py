@@ -6,21 +6,14 @@
 from __future__ import annotations
 
 import argparse
-import logging
-import signal
 import sys
-
-import pandas as pd
-from tqdm import tqdm
 
 from ..errors import AicdError
 from ..io import write_json, write_parquet, write_text
 from ..stagecli import json_arg, run
-from .execute import RESULT_COLUMNS, execute_table, summary
-from .images import ensure_images, image_exists
-from .pool import Limits, SandboxPool, docker_available
-
-log = logging.getLogger("aicd.sandbox")
+from .execute import execute_file, resolve_image
+from .images import ensure_images
+from .pool import docker_available
 
 
 def main(argv=None) -> None:
@@ -51,56 +44,9 @@ def main(argv=None) -> None:
         if args.out:
             write_text(tag + "\n", args.out)
         return
-    image = args.image
-    if image.endswith(".txt"):
-        image = open(image).read().strip()
-    if not image_exists(image):  # e.g. removed by `images --prune-old` from another checkout
-        hint = f"delete {args.image} so the workflow builds it again, or " if args.image.endswith(".txt") else ""
-        raise AicdError(f"the sandbox image {image} does not exist on this Docker daemon: {hint}"
-                        "run python -m aicd.sandbox images")
-    rows = pd.read_parquet(args.input)
-    rows_in_table = len(rows)
-    missing = {"id", "code", "language"} - set(rows.columns)
-    if missing:
-        raise AicdError(f"{args.input}: no {', '.join(sorted(missing))} column; execute needs id, code and language "
-                        f"(columns found: {', '.join(map(str, rows.columns))})")
-    sample = args.spec.get("sample")
-    if sample and len(rows) > sample:
-        rows = rows.sort_values("id").head(int(sample))  # ids are content hashes: a fixed sample
-    try:
-        limits = Limits(**(args.spec.get("limits") or {}))
-    except TypeError as err:
-        raise AicdError(f"execution.limits: {err}") from None
-    if rows.empty:  # nothing to run is a legitimate, empty result: no container is started
-        log.warning("%s: the table has no rows; writing an empty execution table", args.name)
-        results = pd.DataFrame(columns=RESULT_COLUMNS)
-        write_parquet(results, args.out)
-        write_json({**summary(results, args.name), "containers_started": 0, "containers_recycled": 0,
-                    "rows_in_table": rows_in_table}, args.report)
-        return
-    with SandboxPool(image, size=int(args.spec.get("workers", 1)), recycle_after=int(args.spec.get("recycle_after", 200)),
-                     limits=limits, job=f"execute:{args.name}") as pool, \
-            tqdm(total=len(rows), desc=f"execute {args.name}", unit="prog", mininterval=5, file=sys.stderr) as bar:
-        stop_on_sigterm(pool)
-        if pool.stale_removed:
-            log.warning("removed %d sandbox container(s) left by a killed job", len(pool.stale_removed))
-        results = execute_table(rows, pool, bar)
-        started, recycled = pool.started, pool.recycled
-    assert len(results) == len(rows), "a program lost its row"
+    results, report = execute_file(args.input, args.name, resolve_image(args.image), args.spec)
     write_parquet(results, args.out)
-    write_json({**summary(results, args.name), "containers_started": started, "containers_recycled": recycled,
-                "rows_in_table": rows_in_table}, args.report)
-
-
-def stop_on_sigterm(pool: SandboxPool) -> None:
-    """SIGTERM (snakemake stopping, a cluster pre-empting the job) removes the pool's
-    containers first, then exits; nothing is written, so the job reruns from scratch."""
-    def handler(signum, _frame):
-        log.warning("stopping on signal %d: removing the sandbox containers", signum)
-        pool.close()
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, handler)
+    write_json(report, args.report)
 
 
 if __name__ == "__main__":

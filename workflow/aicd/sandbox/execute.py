@@ -5,10 +5,20 @@ counts; built and passed rates per language x generator)."""
 from __future__ import annotations
 
 import json
+import logging
+import signal
+import sys
+import threading
+from contextlib import contextmanager
 
 import pandas as pd
+from tqdm import tqdm
 
-from .pool import SandboxPool
+from ..errors import AicdError
+from .images import image_exists
+from .pool import Limits, SandboxPool
+
+log = logging.getLogger("aicd.sandbox")
 
 EXCERPT = 1000
 
@@ -60,3 +70,69 @@ def summary(results: pd.DataFrame, name: str) -> dict:
         rates[f"{lang} / {gen}"] = {"programs": len(g), "built": round(float(g["built"].mean()), 4), "tested": n_tested,
                                     "passed": round(float(g["passed"].sum() / n_tested), 4) if n_tested else None}
     return {"name": name, "rows": len(results), "status": results["status"].value_counts().to_dict(), "rates": rates}
+
+
+def resolve_image(image: str) -> str:
+    """A sandbox image tag, or a file holding one (results/sandbox/image.txt); it must exist."""
+    tag = open(image).read().strip() if image.endswith(".txt") else image
+    if not image_exists(tag):  # e.g. removed by `images --prune-old` from another checkout
+        hint = f"delete {image} so the workflow builds it again, or " if image.endswith(".txt") else ""
+        raise AicdError(f"the sandbox image {tag} does not exist on this Docker daemon: {hint}"
+                        "run python -m aicd.sandbox images")
+    return tag
+
+
+def execute_file(path: str, name: str, image: str, spec: dict) -> tuple[pd.DataFrame, dict]:
+    """(result rows, report) for every program of the sample table at `path` (or its fixed
+    sample: spec "sample"), run in a pool of spec "workers" containers of `image`."""
+    rows = pd.read_parquet(path)
+    rows_in_table = len(rows)
+    missing = {"id", "code", "language"} - set(rows.columns)
+    if missing:
+        raise AicdError(f"{path}: no {', '.join(sorted(missing))} column; execute needs id, code and language "
+                        f"(columns found: {', '.join(map(str, rows.columns))})")
+    sample = spec.get("sample")
+    if sample and len(rows) > sample:
+        rows = rows.sort_values("id").head(int(sample))  # ids are content hashes: a fixed sample
+    try:
+        limits = Limits(**(spec.get("limits") or {}))
+    except TypeError as err:
+        raise AicdError(f"execution.limits: {err}") from None
+    if rows.empty:  # nothing to run is a legitimate, empty result: no container is started
+        log.warning("%s: the table has no rows; writing an empty execution table", name)
+        results = pd.DataFrame(columns=RESULT_COLUMNS)
+        return results, {**summary(results, name), "containers_started": 0, "containers_recycled": 0,
+                         "rows_in_table": rows_in_table}
+    pool = SandboxPool(image, size=int(spec.get("workers", 1)), recycle_after=int(spec.get("recycle_after", 200)),
+                       limits=limits, job=f"execute:{name}")
+    # the handler outlives the pool's own close, so a SIGTERM during that close still cleans up
+    with stop_on_sigterm(pool), pool, \
+            tqdm(total=len(rows), desc=f"execute {name}", unit="prog", mininterval=5, file=sys.stderr) as bar:
+        if pool.stale_removed:
+            log.warning("removed %d sandbox container(s) left by a killed job", len(pool.stale_removed))
+        results = execute_table(rows, pool, bar)
+        started, recycled = pool.started, pool.recycled
+    assert len(results) == len(rows), "a program lost its row"
+    return results, {**summary(results, name), "containers_started": started, "containers_recycled": recycled,
+                     "rows_in_table": rows_in_table}
+
+
+@contextmanager
+def stop_on_sigterm(pool: SandboxPool):
+    """While the pool runs, SIGTERM (snakemake stopping, a cluster pre-empting the job) removes
+    its containers first, then exits; nothing is written, so the job reruns from scratch. The
+    previous handler is restored afterwards; outside the main thread (where Python allows no
+    signal handlers) the pool's own cleanup on exit is all there is."""
+    def handler(signum, _frame):
+        log.warning("stopping on signal %d: removing the sandbox containers", signum)
+        pool.close()
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

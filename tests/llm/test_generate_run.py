@@ -1,0 +1,61 @@
+"""aicd.generate.run against the local OpenAI-compatible test server (tests/openai_server.py,
+a stand-in for a frontier LLM that cannot run here): instructions feed the inverse-instruction
+protocol, rows carry their provenance, and the report adds up."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from aicd.generate.run import generate, instructions
+
+REPO = Path(__file__).resolve().parents[2]
+PROMPTS = str(REPO / "config" / "prompts" / "generation.v1.yaml")
+
+
+def _source(tmp_path, n=4):
+    path = tmp_path / "human.parquet"
+    pd.DataFrame({"id": [f"h{i}" for i in range(n)], "code": [f"def f{i}(x):\n    return x + {i}\n" for i in range(n)],
+                  "label": "human", "language": "Python", "domain": "algorithmic", "source": "s",
+                  "problem_id": [f"p{i}" for i in range(n)]}).to_parquet(path)
+    return f"s={path}"
+
+
+def test_instructions_then_generation_with_provenance_and_report(server, tmp_path):
+    source = _source(tmp_path)
+    llm = {"cache": str(tmp_path / "cache.sqlite"), "max_retries": 0}
+    protocols = {"inverse_instruction": {"n": 3}, "hybrid_rewrite": {"n": 2}}
+    model = {**server.model(), "name": "Gen", "family": "OpenAI", "params": {"temperature": 0}}
+    instr = instructions({**model, "name": "Instructor"}, [source], PROMPTS, protocols, llm, 0,
+                         str(tmp_path / "instructions.parquet"))
+    assert len(instr) == 3 and set(instr["status"]) == {"ok"} and instr["instruction"].str.len().min() > 0
+    assert set(instr["instructor"]) == {"Instructor"}
+
+    table = generate(model, [source], PROMPTS, protocols, llm, 0, str(tmp_path / "Gen.parquet"),
+                     str(tmp_path / "Gen.report.json"), instructions_file=str(tmp_path / "instructions.parquet"))
+    assert table.groupby("protocol").size().to_dict() == {"hybrid_rewrite": 2, "inverse_instruction": 3}
+    assert set(table.loc[table["protocol"] == "inverse_instruction", "label"]) == {"machine"}
+    assert set(table.loc[table["protocol"] == "hybrid_rewrite", "label"]) == {"hybrid"}
+    assert set(table["generator"]) == {"Gen"} and table["id"].is_unique
+    assert set(table["source_sample_id"]) <= {f"h{i}" for i in range(4)}
+    assert pd.read_parquet(tmp_path / "Gen.parquet").equals(table)
+    report = json.loads((tmp_path / "Gen.report.json").read_text())
+    assert report["rows"] == 5 and report["status"] == {"ok": 5} and report["failed_requests"] == 0
+    assert report["prompt_tokens"] == int(table["prompt_tokens"].sum()) > 0
+
+    # a rerun is served from the request cache: nothing is sent again, same rows
+    before = server.stats()["requests"]
+    again = generate(model, [source], PROMPTS, protocols, llm, 0, str(tmp_path / "Gen2.parquet"),
+                     str(tmp_path / "Gen2.report.json"), instructions_file=str(tmp_path / "instructions.parquet"))
+    assert server.stats()["requests"] == before
+    assert again["code"].tolist() == table["code"].tolist()
+
+
+def test_without_instructions_the_inverse_protocol_is_a_counted_skip(server, tmp_path):
+    source = _source(tmp_path, n=2)
+    model = {**server.model(), "name": "Gen", "family": "OpenAI", "params": {}}
+    table = generate(model, [source], PROMPTS, {"inverse_instruction": {"n": 2}},
+                     {"cache": str(tmp_path / "c.sqlite")}, 0, str(tmp_path / "g.parquet"), str(tmp_path / "g.json"))
+    assert table.empty
+    assert json.loads((tmp_path / "g.json").read_text())["skipped_before_prompting"] == {
+        "inverse_instruction:no_instruction": 2}

@@ -1,0 +1,92 @@
+"""aicd.report.build.write_report on real score files (aicd.scoring.score): Table 4 in three
+formats, the best trained detector's confusion figure per task, and report.md's links."""
+
+import json
+
+import pandas as pd
+
+from aicd.report.build import write_report
+from aicd.scoring.score import score
+
+
+def _scores(tmp_path, task, detector, gold, pred):
+    test = pd.DataFrame({"id": [f"r{i}" for i in range(len(gold))], "gold": gold, "language": "Python"})
+    result = score(pd.DataFrame({"id": test["id"], "pred": pred}), test, ["human", "machine"], resamples=50)
+    path = tmp_path / "scores" / task / f"{detector}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"task": task, "detector": detector, **result}))
+    return str(path)
+
+
+def test_table4_figures_and_report_links(tmp_path):
+    gold = ["human", "machine"] * 10
+    files = [_scores(tmp_path, "T1", "good", gold, gold),
+             _scores(tmp_path, "T1", "half", gold, ["human"] * 10 + ["machine"] * 10),
+             _scores(tmp_path, "T1", "majority", gold, ["machine"] * 20)]
+    layout = {"tasks": [["T1", "Task 1"]],
+              "detectors": [["majority", "Majority", True], ["good", "Good", False], ["half", "Half", False],
+                            ["absent", "Never run", False]]}
+    out = tmp_path / "results"
+    write_report(layout, files, str(out / "tables"), str(out / "figures"), str(out / "report.md"))
+
+    table = (out / "tables" / "table4.md").read_text()
+    assert "Good" in table and "Majority" in table and "Never run" not in table  # a detector without scores has no row
+    assert "100.00" in table  # the perfect detector's macro-F1
+    assert (out / "tables" / "table4.tex").read_text().count("\\textbf{100.00}") == 1
+    assert "<table" in (out / "tables" / "table4.html").read_text()
+    assert (out / "figures" / "confusion_T1.png").stat().st_size > 0 and (out / "figures" / "confusion_T1.pdf").exists()
+    report = (out / "report.md").read_text()
+    assert "best trained detector Good (macro-F1 100.00, n = 20)" in report
+    assert "](figures/confusion_T1.png)" in report and "](tables/table4.tex)" in report
+    assert "± is the half-width" in report  # intervals shown where the scores carry them
+
+
+def test_a_task_without_scores_is_said_not_drawn(tmp_path):
+    gold = ["human", "machine"] * 5
+    files = [_scores(tmp_path, "T1", "good", gold, gold)]
+    layout = {"tasks": [["T1", "Task 1"], ["T2", "Task 2"]], "detectors": [["good", "Good", False]]}
+    write_report(layout, files, str(tmp_path / "t"), str(tmp_path / "f"), str(tmp_path / "report.md"))
+    assert "- Task 2: no scores" in (tmp_path / "report.md").read_text()
+    assert not (tmp_path / "f" / "confusion_T2.png").exists()
+
+
+def test_a_dummy_that_beats_every_trained_detector_is_not_the_best_trained(tmp_path):
+    gold = ["human"] * 15 + ["machine"] * 5
+    files = [_scores(tmp_path, "T1", "majority", gold, ["human"] * 20),  # 0.43 macro-F1
+             _scores(tmp_path, "T1", "bad", gold, ["machine"] * 20)]  # 0.20
+    layout = {"tasks": [["T1", "Task 1"]], "detectors": [["majority", "Majority", True], ["bad", "Bad", False]]}
+    write_report(layout, files, str(tmp_path / "t"), str(tmp_path / "f"), str(tmp_path / "report.md"))
+    assert "best trained detector Bad (" in (tmp_path / "report.md").read_text()
+
+
+def test_the_command_line_passes_inputs_data_reports_and_test_sets(tmp_path):
+    """python -m aicd.report's argument wiring: the fingerprint, data summaries and an extra test
+    set column all reach report.md and Table 4."""
+    from aicd.report.__main__ import main
+
+    gold = ["human", "machine"] * 5
+    files = [_scores(tmp_path, "T1", "good", gold, gold)]
+    extra = tmp_path / "scores" / "T1" / "test_sets" / "codeaid" / "good.json"
+    extra.parent.mkdir(parents=True)
+    extra.write_text((tmp_path / "scores" / "T1" / "good.json").read_text())
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text(json.dumps({"fingerprint": "fp0123", "code": "abc", "warnings": ["source x fell short"],
+                                  "inputs": {"trial.parquet": {"kind": "file", "bytes": 12, "sha256": "ab" * 32}}}))
+    filters = tmp_path / "filter_report.json"
+    filters.write_text(json.dumps({"rejected_total": 3, "rows_in": 10, "kept": 7, "rejected": {"too_short": 3}}))
+    set_report = tmp_path / "codeaid.report.json"
+    set_report.write_text(json.dumps({"task": "T1", "test_set": "codeaid", "rows": 10, "rows_in": 12,
+                                      "removed": {"unknown_language": 2}, "balance_before": {"human": 6, "machine": 6},
+                                      "balance_after": {"human": 5, "machine": 5}}))
+    layout = {"tasks": [["T1", "Task 1"]], "detectors": [["good", "Good", False]],
+              "test_sets": [["T1", "codeaid", "CodeAid"]]}
+    out = tmp_path / "results"
+    main(["--layout", json.dumps(layout), "--scores", *files, "--data-reports", str(filters),
+          "--tables-dir", str(out / "tables"), "--figures-dir", str(out / "figures"), "--report", str(out / "report.md"),
+          "--inputs", str(inputs), "--test-set-scores", str(extra), "--test-set-reports", str(set_report)])
+    report = (out / "report.md").read_text()
+    assert "Inputs `fp0123`" in report and "- source x fell short" in report
+    assert "dataset filters (Table 3): 10 rows in, 7 kept; rejected: too_short 3" in report
+    assert "**codeaid**: 10 of 12 rows kept (removed: unknown_language 2)" in report
+    assert "`trial.parquet`: 12 bytes, sha256 `abababababababab`" in report
+    assert "Task 1 · CodeAid" in (out / "tables" / "table4.md").read_text()

@@ -1,0 +1,135 @@
+"""Generation and instruction writing through litellm: source rows -> prompts -> one model's
+answers, with provenance, token and cost totals. `python -m aicd.generate` is the command line.
+
+Every request goes through the project's request cache: a rerun sends only what has not
+finished before."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sys
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from ..errors import AicdError
+from ..io import write_json, write_parquet
+from ..llm.client import client_from_config
+from ..llm.failures import check_failures
+from ..llm.prompts import PromptSet
+from .protocols import NEEDS_INSTRUCTION, PROTOCOL_LABELS, build_requests, protocol_rows
+
+log = logging.getLogger("aicd.generate")
+
+
+def human_rows(path: str) -> pd.DataFrame:
+    rows = pd.read_parquet(path)
+    human = rows[rows["label"] == "human"]
+    if human.empty:
+        raise AicdError(f"{path} has no human rows to generate from")
+    return human
+
+
+def source_tables(values: list[str]) -> dict[str, pd.DataFrame]:
+    """--source NAME=PATH (or a bare PATH, named after its file) -> {name: human rows}."""
+    tables = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep:
+            name, path = Path(value).stem, value
+        tables[name] = human_rows(path)
+    return tables
+
+
+def _progress(total: int, desc: str):
+    return tqdm(total=total, desc=desc, unit="req", mininterval=5, file=sys.stderr)
+
+
+def instructions(model: dict, sources: list[str], prompts_file: str, protocols: dict, llm: dict, seed: int,
+                 out: str) -> pd.DataFrame:
+    """The instructor model's task statements for the protocols that need one; written to `out`."""
+    tables = source_tables(sources)
+    prompts = PromptSet(prompts_file)
+    wanted = pd.concat([protocol_rows(tables, p, protocols[p], seed)
+                        for p in NEEDS_INSTRUCTION if p in protocols]).drop_duplicates("id")
+    name = "inverse_instruction/instructor"
+    requests = [(prompts.messages(name, language=r.language or "", code=r.code), model["params"])
+                for r in wanted.itertuples(index=False)]
+    client = client_from_config(model, llm)
+    with _progress(len(requests), "instructions") as bar:
+        results = client.run(requests, bar)
+    check_failures(results, model, "instruction", llm.get("fail_threshold"))
+    table = pd.DataFrame({"source_sample_id": wanted["id"].to_numpy(),
+                          "instruction": [r["text"].strip() if r["status"] == "ok" else None for r in results],
+                          "status": [r["status"] for r in results], "error": [r["error"] for r in results],
+                          "prompt_id": prompts.prompt_id(name), "instructor": model["name"],
+                          "prompt_tokens": [r["prompt_tokens"] for r in results],
+                          "completion_tokens": [r["completion_tokens"] for r in results],
+                          "cost": [r["cost"] for r in results]})
+    write_parquet(table, out)
+    log.info("instructions: %d rows, %d ok, %d requests sent", len(table), (table["status"] == "ok").sum(), client.sent)
+    return table
+
+
+def generate(model: dict, sources: list[str], prompts_file: str, protocols: dict, llm: dict, seed: int,
+             out: str, report_path: str, instructions_file: str | None = None) -> pd.DataFrame:
+    """One generator's code under every configured protocol, written to `out`, with its token,
+    cost and status totals in `report_path`. Rows out = prompts sent (failures are "error" rows)."""
+    tables = source_tables(sources)
+    prompts = PromptSet(prompts_file)
+    instr = {}
+    if instructions_file:
+        given = pd.read_parquet(instructions_file)
+        instr = dict(zip(given["source_sample_id"], given["instruction"]))
+    planned, skipped = [], {}
+    for protocol, spec in protocols.items():
+        rows = protocol_rows(tables, protocol, spec, seed)
+        reqs, why = build_requests(protocol, rows, prompts, instr)
+        planned += [(protocol, *r) for r in reqs]
+        for reason, n in why.items():
+            skipped[f"{protocol}:{reason}"] = n
+    params = model["params"]
+    client = client_from_config(model, llm)
+    with _progress(len(planned), model["name"]) as bar:
+        results = client.run([(messages, params) for _, _, _, messages in planned], bar)
+    failed = check_failures(results, model, "generation", llm.get("fail_threshold"))
+    records = []
+    for (protocol, row, prompt_id, _), res in zip(planned, results):
+        rid = hashlib.sha256(f"{model['name']}\0{prompt_id}\0{row.id}".encode()).hexdigest()[:16]
+        records.append({
+            "id": rid, "code": res["code"], "label": PROTOCOL_LABELS[protocol], "language": row.language,
+            "domain": row.domain, "source": row.source, "generator": model["name"], "family": model["family"],
+            "protocol": protocol, "problem_id": row.problem_id, "subset": None,
+            "prompt_id": prompt_id, "source_sample_id": row.id, "litellm_model": model["litellm_model"],
+            "params": json.dumps(params, sort_keys=True), "status": res["status"], "error": res["error"],
+            "finish_reason": res["finish_reason"], "prompt_tokens": res["prompt_tokens"],
+            "completion_tokens": res["completion_tokens"], "cost": res["cost"], "latency_s": res["latency_s"],
+            "attempts": res["attempts"], "cached": res["cached"], "raw": res["text"],
+            # the problem's test cases (CodeNet), for the sandbox's `passes` level: a rewrite,
+            # completion or solution of the same problem is judged by the same tests
+            "tests": _tests_of(row),
+        })
+    table = pd.DataFrame.from_records(records)
+    write_parquet(table, out)
+    report = {
+        "model": model["name"], "family": model["family"], "rows": len(table), "requests_sent": client.sent,
+        "failed_requests": failed,
+        "skipped_before_prompting": skipped,
+        "status": table["status"].value_counts().to_dict() if len(table) else {},
+        "by_protocol": table.groupby("protocol").size().to_dict() if len(table) else {},
+        "prompt_tokens": int(table["prompt_tokens"].sum()) if len(table) else 0,
+        "completion_tokens": int(table["completion_tokens"].sum()) if len(table) else 0,
+        "cost": float(table["cost"].sum()) if len(table) else 0.0,
+    }
+    write_json(report, report_path)
+    log.info("%s: %d rows (%s), %d requests sent, cost %.4f", model["name"], len(table), report["status"],
+             client.sent, report["cost"])
+    return table
+
+
+def _tests_of(row) -> str | None:
+    tests = getattr(row, "tests", None)
+    return tests if isinstance(tests, str) and tests else None
