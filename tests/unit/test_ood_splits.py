@@ -144,3 +144,20 @@ def test_ood_table_writes_md_and_tex(tmp_path):
     assert text.splitlines()[0].startswith("| detector | in_distribution | lofo:Phi | lofo:Qwen | LOFO mean | LOFO min |")
     assert "| tfidf_lr | 90.0 [88.0, 92.0] | 80.0 [70.0, 90.0] | 70.0 [60.0, 80.0] | 75.0 | 70.0 |" in text
     assert r"lofo:Phi" in tex.read_text() and r"\toprule" in tex.read_text()
+
+
+def test_rows_without_code_are_left_out_and_counted(caplog):
+    import logging
+
+    raw = pd.DataFrame({"code": ["print(1)\n", None, "  ", "int main(){}\n"], "generator": ["human", "gpt-4o", "human", "Qwen"],
+                        "language": ["python", "python", "python", "cpp"]})
+    with caplog.at_level(logging.WARNING, logger="aicd.splits"):
+        out = ood.trial_samples(raw)
+    assert len(out) == 2 and "None" not in set(out["code"])
+    assert "trial: 2 of 4 rows have no code" in caplog.text
+
+
+def test_largest_families_break_ties_by_name_not_row_order():
+    rows = pd.DataFrame({"label": "machine", "family": ["B", "A", "C", "C"]})
+    assert ood.largest_families(rows, 2) == ["C", "A"]
+    assert ood.largest_families(rows.iloc[::-1], 2) == ["C", "A"]

@@ -173,3 +173,17 @@ def test_lm_features_are_nan_for_too_short_and_finite_otherwise():
 def test_lm_option_is_validated():
     with pytest.raises(AicdError):
         build("robust", {"lm": 3}, seed=0)
+
+
+def test_python_floor_division_is_not_a_comment_but_a_c_comment_is():
+    """`//` is read from the code: floor division in Python-style code (colon-ended block
+    headers), a comment marker elsewhere; the language tag is never consulted."""
+    idx = {name: i for i, name in enumerate(FEATURE_NAMES)}
+    python = stylometry("def half(n, arr):\n    return n // 2 + len(arr) // 3\n")
+    for name in ("comment_char_ratio", "inline_comment_ratio", "comment_line_ratio"):
+        assert python[idx[name]] == 0.0, name
+    assert math.isnan(python[idx["comment_words_mean"]]) or python[idx["comment_words_mean"]] == 0.0
+    c = stylometry("int half(int n) {\n    return n / 2; // integer half of n\n}\n")
+    assert c[idx["comment_char_ratio"]] > 0 and c[idx["inline_comment_ratio"]] > 0
+    assert stylometry("x = 1\nif x:\n    y = x // 2  # halve it\n")[idx["inline_comment_ratio"]] > 0  # `#` still counts
+    assert stylometry("#ifdef X\n#else\nint a;\n#endif\n")[idx["comment_line_ratio"]] == 0.0  # directives

@@ -34,18 +34,37 @@ unsigned unsafe use using var virtual void volatile where while with yield strin
 println printf print cout cin endl std vector map set main len list dict
 """.split())
 
-_TOKEN = re.compile(
-    r"(?P<comment>//[^\n]*|/\*.*?\*/|#(?!include|define|if|endif|pragma|import)[^\n]*)"
-    r"|(?P<string>\"\"\".*?\"\"\"|'''.*?'''|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|`[^`]*`)"
-    r"|(?P<number>\b\d[\w.]*)"
-    r"|(?P<word>[A-Za-z_$][\w$]*)"
-    r"|(?P<newline>\n)"
-    r"|(?P<punct>[^\s\w])",
-    re.S,
-)
+# `#` starts a comment except in C/C#/Objective-C preprocessor directives.
+_DIRECTIVE = r"(?!include|define|if|endif|else|elif|undef|error|pragma|import|region|endregion)"
+
+
+def _token_regex(slash_comments: bool) -> re.Pattern:
+    return re.compile(
+        r"(?P<comment>" + (r"//[^\n]*|" if slash_comments else "") + r"/\*.*?\*/|#" + _DIRECTIVE + r"[^\n]*)"
+        r"|(?P<string>\"\"\".*?\"\"\"|'''.*?'''|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|`[^`]*`)"
+        r"|(?P<number>\b\d[\w.]*)"
+        r"|(?P<word>[A-Za-z_$][\w$]*)"
+        r"|(?P<newline>\n)"
+        r"|(?P<punct>[^\s\w])",
+        re.S,
+    )
+
+
+# `//` is a comment marker in the C family, JavaScript, Go, Rust, PHP ... but floor division in
+# Python. Which one a program means is read from the code itself (never a language tag): a
+# colon-ended block header (`def f(x):`, `else:`, `for i in r:`) marks Python-style code.
+_PY_BLOCK = re.compile(r"^[ \t]*(def|class|if|elif|else|for|while|try|except|finally|with)\b[^\n]*:[ \t]*(#[^\n]*)?$",
+                       re.M)
+_TOKEN = {True: _token_regex(True), False: _token_regex(False)}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_COMMENT_LINE = re.compile(r"^\s*(//|#(?!include|define|if|endif|pragma|import)|/\*|\*|\"\"\"|''')")
-_INLINE_COMMENT = re.compile(r"\S.*?\s(//|#)\s")
+_COMMENT_LINE = {slash: re.compile(r"^\s*(" + (r"//|" if slash else "") + r"#" + _DIRECTIVE + r"|/\*|\*|\"\"\"|''')")
+                 for slash in (True, False)}
+_INLINE_COMMENT = {True: re.compile(r"\S.*?\s(//|#)\s"), False: re.compile(r"\S.*?\s#\s")}
+
+
+def slash_comments(text: str) -> bool:
+    """Whether `//` starts a comment in this program (False for Python-style code)."""
+    return _PY_BLOCK.search(text) is None
 _BINOP_SPACED = re.compile(r"\s(==|!=|<=|>=|\+=|-=|\*=|/=|&&|\|\||[=+\-*/<>%])\s")
 _BINOP_TIGHT = re.compile(r"[\w)\]](==|!=|<=|>=|\+=|-=|\*=|/=|&&|\|\||[=+*/%<>])[\w(\[]")
 _COMMA = re.compile(r",(\S|\s)")
@@ -155,13 +174,14 @@ def stylometry(code: str) -> list[float]:
     semicolon = sum(line.rstrip().endswith(";") for line in code_lines)
 
     # Comments.
-    comments = [m.group(0) for m in _TOKEN.finditer(text) if m.lastgroup == "comment"]
+    slash = slash_comments(text)
+    comments = [m.group(0) for m in _TOKEN[slash].finditer(text) if m.lastgroup == "comment"]
     docstrings = re.findall(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'', text, re.S)
     comment_texts = [re.sub(r"^[/#*\s]+|[*/\s]+$", "", c) for c in comments]
     comment_texts += [a or b for a, b in docstrings]
     comment_texts = [c.strip() for c in comment_texts if c.strip()]
-    comment_line = sum(bool(_COMMENT_LINE.match(line)) for line in code_lines)
-    inline = sum(bool(_INLINE_COMMENT.search(line)) for line in code_lines)
+    comment_line = sum(bool(_COMMENT_LINE[slash].match(line)) for line in code_lines)
+    inline = sum(bool(_INLINE_COMMENT[slash].search(line)) for line in code_lines)
     comment_chars = sum(len(c) for c in comments) + sum(len(a or b) for a, b in docstrings)
     capital = sum(c[0].isupper() for c in comment_texts)
     period = sum(c.rstrip().endswith(".") for c in comment_texts)
@@ -170,7 +190,7 @@ def stylometry(code: str) -> list[float]:
     n_markers = sum(bool(re.match(r"(//|#)", c)) for c in comments)
 
     # Identifiers (keywords out).
-    idents = [t for t in _IDENT.findall(_strip_literals(text)) if t not in KEYWORDS]
+    idents = [t for t in _IDENT.findall(_strip_literals(text, slash)) if t not in KEYWORDS]
     n_id = len(idents)
     id_len = np.fromiter((len(t) for t in idents), dtype=float, count=n_id) if n_id else np.zeros(1)
     chars = Counter("".join(idents))
@@ -211,10 +231,10 @@ def stylometry(code: str) -> list[float]:
     return [float(v) for v in values]
 
 
-def _strip_literals(text: str) -> str:
+def _strip_literals(text: str, slash: bool) -> str:
     """The code with comments and string literals removed (identifiers only from code)."""
     return "".join(m.group(0) if m.lastgroup in ("word", "punct", "number", "newline") else " "
-                   for m in _TOKEN.finditer(text))
+                   for m in _TOKEN[slash].finditer(text))
 
 
 def stylometry_matrix(codes) -> np.ndarray:
@@ -228,7 +248,7 @@ def normalised_tokens(code: str) -> list[str]:
         return []
     out = []
     text = code.replace("\r\n", "\n")
-    for m in _TOKEN.finditer(text):
+    for m in _TOKEN[slash_comments(text)].finditer(text):
         kind, tok = m.lastgroup, m.group(0)
         if kind == "word":
             out.append(tok if tok in KEYWORDS else ("ID1" if len(tok) == 1 else "IDs" if len(tok) <= 3 else "IDl"))

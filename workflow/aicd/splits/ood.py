@@ -2,18 +2,21 @@
 
 Splits (each a dict train/validation/test of sample tables; test rows carry `subset`):
 - `in_distribution`: a seeded stratified (label x language) test share of the trial data;
-- `codeaid`: all trial rows train, the CodeAid interview answers (nine languages) test,
-  `subset` = language;
+- `codeaid`: the trial rows train (less the validation groups below), the CodeAid interview
+  answers (nine languages) test, `subset` = language;
 - `leave_one_language_out(lang)`: train on the other trial languages, test on `lang`;
 - `leave_one_family_out(family)`: every generator of `family` plus a matching, seeded share of
   human rows (same count per language) is the test set.
 
 Validation is always *group*-held-out, never random rows: the trial data's long-tail families
-(every family outside the six largest: IBM-Granite, Gemma, OpenAI, Mistral, Gemini) and a
+(the families outside the six largest; in the trial data IBM-Granite, Gemma, OpenAI, Mistral
+and Gemini) and a
 matching share of human rows. Model selection and threshold calibration therefore see
 generators the training rows lack, as a deployed detector would."""
 
 from __future__ import annotations
+
+import logging
 
 import numpy as np
 import pandas as pd
@@ -21,6 +24,8 @@ import pandas as pd
 from ..errors import AicdError
 from ..families import HUMAN, family_of, is_human
 from ..schema import LANGUAGES, canonical_language, content_id
+
+log = logging.getLogger("aicd.splits")
 
 TRIAL_LANGUAGES = ("Python", "Java", "C++")
 N_LARGEST = 6
@@ -32,6 +37,7 @@ def trial_samples(raw: pd.DataFrame) -> pd.DataFrame:
     missing = {"code", "generator", "language"} - set(raw.columns)
     if missing:
         raise AicdError(f"trial table lacks columns {sorted(missing)}")
+    raw = _with_code(raw, "trial")
     out = pd.DataFrame({
         "code": raw["code"].astype(str).values,
         "label": np.where(raw["generator"].map(is_human), "human", "machine"),
@@ -49,6 +55,7 @@ def trial_samples(raw: pd.DataFrame) -> pd.DataFrame:
 def codeaid_samples(raw: pd.DataFrame) -> pd.DataFrame:
     """Sample table from the CodeAid interview answers: only rows in the benchmark's nine
     languages (TypeScript, Kotlin, Swift, SQL, CSS, Dart, Dockerfile are dropped)."""
+    raw = _with_code(raw, "CodeAid")
     lang = raw["language"].map(canonical_language)
     keep = raw[lang.isin(LANGUAGES).values].copy()
     lang = lang[lang.isin(LANGUAGES)]
@@ -66,9 +73,18 @@ def codeaid_samples(raw: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _with_code(raw: pd.DataFrame, what: str) -> pd.DataFrame:
+    """Rows with code; a missing or blank one is dropped and counted (never read as "None")."""
+    has_code = raw["code"].map(lambda c: isinstance(c, str) and bool(c.strip()))
+    if not has_code.all():
+        log.warning("%s: %d of %d rows have no code and are left out", what, int((~has_code).sum()), len(raw))
+    return raw[has_code.values]
+
+
 def largest_families(samples: pd.DataFrame, k: int = N_LARGEST) -> list[str]:
+    """The k families with most machine rows; ties broken by name, so row order never matters."""
     counts = samples.loc[samples["label"] == "machine", "family"].value_counts()
-    return sorted(counts.index[:k], key=lambda f: (-counts[f], f))
+    return sorted(counts.index, key=lambda f: (-counts[f], f))[:k]
 
 
 def _matching_humans(samples: pd.DataFrame, machine: pd.DataFrame, seed: int, exclude=()) -> pd.Index:
