@@ -5,7 +5,8 @@
 #   snakemake --profile workflow/profiles/slurm            on a SLURM cluster (edit the profile first)
 #
 # Rules are thin: each names its inputs/outputs, threads, resources, log and benchmark and
-# calls one `python -m aicd.<stage>`. workflow/profiles/default is picked up by itself.
+# calls one `python -m aicd.<stage>`. Local settings: --workflow-profile workflow/profiles/default
+# (make demo / make run pass it; snakemake only looks for profiles/ next to this file).
 
 import os
 

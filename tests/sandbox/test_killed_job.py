@@ -134,3 +134,22 @@ def test_a_removed_sandbox_image_is_one_clear_error(repo, tmp_path, sandbox_imag
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "aicd-sandbox:removed000000 does not exist" in proc.stderr and "image.txt" in proc.stderr
     assert not (tmp_path / "out.parquet").exists()
+
+
+def test_the_pool_size_follows_the_jobs_threads_not_the_config(repo, tmp_path, sandbox_image):
+    """`--workers {threads}` (what the execute rule passes) overrides the spec's workers, so
+    --cores / --max-threads / set-threads bound the containers a job starts."""
+    rows = pd.DataFrame({"id": [f"w{i}" for i in range(4)], "language": "Python",
+                         "code": "import time\ntime.sleep(2)\nprint('ok')\n", "generator": "human"})
+    rows.to_parquet(tmp_path / "in.parquet")
+    env = {**os.environ, "PYTHONPATH": str(repo / "workflow")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "aicd.sandbox", "execute", "--input", str(tmp_path / "in.parquet"), "--name", "workers",
+         "--image", sandbox_image, "--spec", json.dumps({"workers": 1, "limits": LIMITS}), "--workers", "2",
+         "--out", str(tmp_path / "out.parquet"), "--report", str(tmp_path / "report.json")],
+        env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["containers_started"] == 2
+    out = pd.read_parquet(tmp_path / "out.parquet")
+    assert len(out) == 4 and set(out["status"]) == {"compiled"}  # the default level: build, no run

@@ -144,6 +144,19 @@ def test_ood_table_writes_md_and_tex(tmp_path):
     assert text.splitlines()[0].startswith("| detector | in_distribution | lofo:Phi | lofo:Qwen | LOFO mean | LOFO min |")
     assert "| tfidf_lr | 90.0 [88.0, 92.0] | 80.0 [70.0, 90.0] | 70.0 [60.0, 80.0] | 75.0 | 70.0 |" in text
     assert r"lofo:Phi" in tex.read_text() and r"\toprule" in tex.read_text()
+    # robust lacks both LOFO splits: blank group cells, not a mean over fewer splits
+    assert "| robust | 95.0 [93.0, 97.0] |  |  |  |  |" in text
+
+
+def test_ood_table_group_stats_need_every_split_and_a_missing_interval_stays_missing(tmp_path):
+    from aicd.report.ood import records_from_results, write_tables
+
+    results = {"a": {"lolo:Python": {"macro_f1": 0.7, "ci": None}, "lolo:Java": {"macro_f1": 0.9, "ci": [0.8, 1.0]}},
+               "b": {"lolo:Java": {"macro_f1": 0.5, "ci": [0.4, 0.6]}}}
+    md, _ = write_tables(records_from_results(results), tmp_path / "ood")
+    text = md.read_text()
+    assert "| a | 90.0 [80.0, 100.0] | 70.0 | 80.0 | 70.0 |" in text  # no "[70.0, 70.0]"
+    assert "| b | 50.0 [40.0, 60.0] |  |  |  |" in text  # b has no Python split: no LOLO mean/min
 
 
 def test_rows_without_code_are_left_out_and_counted(caplog):

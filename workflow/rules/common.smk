@@ -166,24 +166,47 @@ def detector_mem_mb(default):
 
 def _leave_out_absent_optional_sources():
     """A source marked `optional: true` whose local files are not there (e.g. ../shared data
-    on a machine without it) is left out of the dataset with one line, not a failed job."""
+    on a machine without it) is left out of the dataset with one line, not a failed job.
+    Decided once, on the submitting machine, and recorded in results/resolved_sources.json;
+    a job on a compute node reads the record, so every node plans the same jobs."""
     dataset = config.get("dataset") or {}
-    absent = []
-    for name in list(dataset.get("sources", [])):
-        spec = config.get("sources", {}).get(name, {})
-        files = spec.get("files")
-        if not spec.get("optional") or not files:
-            continue
-        paths = [files] if isinstance(files, str) else list(files)
-        if not all(os.path.isfile(os.path.expanduser(p)) for p in paths):
-            absent.append((name, next(p for p in paths if not os.path.isfile(os.path.expanduser(p)))))
-    for name, path in absent:
-        dataset["sources"].remove(name)
-        print(
-            f"Optional source {name}: {path} is not there (working directory {os.getcwd()}), so it is left out "
-            f"of the dataset; set sources.{name}.files to its path to include it.",
-            file=sys.stderr,
-        )
+    optional = [n for n in dataset.get("sources", []) if config.get("sources", {}).get(n, {}).get("optional")]
+    if not optional:
+        return
+    record = f"{R}/resolved_sources.json"
+    if workflow.remote_exec:
+        try:
+            with open(record) as fh:
+                absent = json.load(fh)["absent"]
+        except (OSError, ValueError, KeyError):
+            raise WorkflowError(
+                f"{record} is missing: optional sources are resolved on the machine that runs "
+                "snakemake and read from there by jobs; run snakemake from a directory the compute nodes share"
+            ) from None
+    else:
+        absent = {}
+        for name in optional:
+            files = config["sources"][name].get("files")
+            paths = [files] if isinstance(files, str) else list(files or [])
+            missing = [p for p in paths if not os.path.isfile(os.path.expanduser(p))]
+            if missing:
+                absent[name] = missing[0]
+        try:
+            with open(record) as fh:
+                recorded = json.load(fh)
+        except (OSError, ValueError):
+            recorded = None
+        if recorded != {"absent": absent}:
+            write_text(json.dumps({"absent": absent}, indent=1, sort_keys=True) + "\n", record)  # atomic
+        for name, path in absent.items():
+            print(
+                f"Optional source {name}: {path} is not there (working directory {os.getcwd()}), so it is left out "
+                f"of the dataset; set sources.{name}.files to its path to include it.",
+                file=sys.stderr,
+            )
+    for name in absent:
+        if name in dataset["sources"]:
+            dataset["sources"].remove(name)
 
 
 _leave_out_absent_optional_sources()
@@ -515,6 +538,15 @@ def task_spec(w):
 def task_threads(w):
     """Language identification of release rows runs in parallel (capped by --cores)."""
     return 16 if task_mode(w) == "release" else 1
+
+
+def task_mem_mb(w, input, attempt):
+    """Release tasks have no snakemake input (the release is read inside the job), so their
+    memory cannot follow the input size: 32 GB for a whole release table and 16 language-ID
+    workers (an estimate: the release cannot be downloaded on the development machine)."""
+    if task_mode(w) == "release":
+        return 32000 * attempt
+    return mem_mb(2000, 6)(w, input, attempt)
 
 
 def task_source_arg(w, input):

@@ -54,7 +54,7 @@ rule execute:
         spec=lambda w: as_arg(config_slice(EXEC, ["workers", "recycle_after", "sample", "limits"])),
     shell:
         "python -m aicd.sandbox execute --input {input.table} --name {wildcards.name} --image {input.image}"
-        " --spec {params.spec} --out {output.table} --report {output.report} > {log} 2>&1"
+        " --spec {params.spec} --workers {threads} --out {output.table} --report {output.report} > {log} 2>&1"
 
 
 rule execution_report:

@@ -20,7 +20,7 @@ rule task_split:
         env("core")
     threads: task_threads
     resources:
-        mem_mb=mem_mb(2000, 6),
+        mem_mb=task_mem_mb,
         runtime=lambda w, attempt: 120 * attempt,
     params:
         mode=task_mode,

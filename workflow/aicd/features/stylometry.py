@@ -1,7 +1,8 @@
 """Language-agnostic stylometry of source code, and identifier/literal-normalised tokens.
 
-Every feature is a ratio, a rate or a log-size, so that a program in a language the training
-data lacks (JavaScript, PHP, Go ...) still lands on the same scale: layout (line lengths,
+Nearly every feature is a ratio, a rate or a log-size (the exceptions: mean/std of line length
+and indentation, longest blank run, mean words per comment), so that a program in a language
+the training data lacks (JavaScript, PHP, Go ...) lands on a comparable scale: layout (line lengths,
 blank-line rhythm, indentation unit and consistency, trailing spaces, final newline), spacing
 around operators and commas, comments (density, sentence style), identifiers (length, entropy,
 naming style) and characters. Pure Python and regexes, no parser: thousands of rows per second.

@@ -2,8 +2,10 @@
 intervals for every detector on every split of aicd.splits.ood, in distribution beside out of
 distribution, plus the group means/minima the issue's bars read.
 
-Input: records (detector, split, macro_f1, (lo, hi)) with scores in [0, 1], e.g. from
-benchmarks/robust_ood.py --json (see `records_from_results`)."""
+Input: records (detector, split, macro_f1, (lo, hi) or None) with scores in [0, 1], e.g. from
+benchmarks/robust_ood.py --json (see `records_from_results`). A cell without an interval shows
+the score alone; a group mean/minimum is left blank unless the detector has every split of the
+group (a mean over fewer splits would read as comparable)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ SPLIT_ORDER_PREFIX = ("in_distribution", "codeaid", "lolo:", "lofo:")
 
 def records_from_results(results: dict) -> list[tuple[str, str, float, tuple[float, float]]]:
     """{detector: {split: {"macro_f1", "ci"}}} -> records."""
-    return [(det, split, r["macro_f1"], tuple(r["ci"])) for det, by_split in results.items() for split, r in by_split.items()]
+    return [(det, split, r["macro_f1"], tuple(r["ci"]) if r.get("ci") else None)
+            for det, by_split in results.items() for split, r in by_split.items()]
 
 
 def _split_key(split: str) -> tuple[int, str]:
@@ -37,8 +40,11 @@ def _grid(records):
 
 
 def _group_stats(cells, detector, splits, prefix):
-    vals = [cells[(detector, s)][0] for s in splits if s.startswith(prefix) and (detector, s) in cells]
-    return (float(np.mean(vals)), float(np.min(vals))) if vals else None
+    group = [s for s in splits if s.startswith(prefix)]
+    if not group or any((detector, s) not in cells for s in group):
+        return None
+    vals = [cells[(detector, s)][0] for s in group]
+    return float(np.mean(vals)), float(np.min(vals))
 
 
 def _columns(splits):
@@ -56,7 +62,7 @@ def _table(records, cell, missing: str):
         row = [d]
         for s in splits:
             f, ci = cells.get((d, s), (None, None))
-            row.append(missing if f is None else cell(100 * f, 100 * ci[0], 100 * ci[1]))
+            row.append(missing if f is None else f"{100 * f:.1f}" if ci is None else cell(100 * f, 100 * ci[0], 100 * ci[1]))
         for _, prefix, which in extra:
             stats = _group_stats(cells, d, splits, prefix)
             row.append(missing if stats is None else f"{100 * stats[which]:.1f}")

@@ -33,7 +33,7 @@ def main(argv=None) -> None:
         score = read_json(path)
         if score["task"] in splits and score.get("macro_f1") is not None:
             records.append((plain_title(titles.get(score["detector"], score["detector"])), splits[score["task"]],
-                            score["macro_f1"], tuple(score.get("macro_f1_ci") or (score["macro_f1"],) * 2)))
+                            score["macro_f1"], tuple(score["macro_f1_ci"]) if score.get("macro_f1_ci") else None))
     write_tables(records, args.out_stem)
 
 

@@ -23,6 +23,7 @@ import matplotlib.ticker  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
 
 from ..stagecli import json_arg, run  # noqa: E402
 from ..io import atomic_path, read_json, write_json  # noqa: E402
@@ -214,10 +215,10 @@ def main(argv=None) -> None:
         entry["subsets"] = subset_figure(scores, titles, labels, task_title, figs / f"subsets_{task}")
         index["tasks"][task] = entry
     if args.measurements:
-        tables = []
-        for p in args.measurements:
-            t = pd.read_parquet(p, columns=None)
-            tables.append(t[[c for c in t.columns if c in {"label", "language", "reject", *[m for m, _, _ in MEASUREMENTS]}]])
+        wanted = {"label", "language", "reject", *[m for m, _, _ in MEASUREMENTS]}
+        # only the measurement columns: the normalized tables' code would not fit a login node
+        tables = [pd.read_parquet(p, columns=[c for c in pq.read_schema(p).names if c in wanted])
+                  for p in args.measurements]
         index["data"] = distribution_figures(tables, figs / "data_distribution", figs / "data_distribution_language")
     write_json(index, args.out)
 

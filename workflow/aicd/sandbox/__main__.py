@@ -33,6 +33,9 @@ def main(argv=None) -> None:
     ex.add_argument("--name", required=True)
     ex.add_argument("--image", required=True, help="sandbox image tag, or a file holding it")
     ex.add_argument("--spec", type=json_arg, default={}, help='{"workers", "recycle_after", "sample", "limits": {...}}')
+    ex.add_argument("--workers", type=int, default=None,
+                    help="containers in the pool: the job's threads (the workflow passes {threads}, which "
+                         "--cores, --max-threads and set-threads may lower); default: the spec's workers")
     ex.add_argument("--out", required=True)
     ex.add_argument("--report", required=True)
     args = parser.parse_args(argv)
@@ -44,7 +47,8 @@ def main(argv=None) -> None:
         if args.out:
             write_text(tag + "\n", args.out)
         return
-    results, report = execute_file(args.input, args.name, resolve_image(args.image), args.spec)
+    spec = {**args.spec, "workers": args.workers} if args.workers else args.spec
+    results, report = execute_file(args.input, args.name, resolve_image(args.image), spec)
     write_parquet(results, args.out)
     write_json(report, args.report)
 
