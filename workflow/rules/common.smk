@@ -129,13 +129,6 @@ def mem_mb(base, per_input_mb=0):
     return _mem_mb
 
 
-def runtime(minutes):
-    def _runtime(wildcards, attempt):
-        return int(minutes * attempt)
-
-    return _runtime
-
-
 # threads a detector kind can use (catboost, torch); the rest are single-threaded
 DETECTOR_THREADS = {"catboost": 4, "encoder": 8, "fast_detectgpt": 8}
 
