@@ -217,6 +217,12 @@ def test_predict_job_applies_a_model_to_a_new_test_set(task, tmp_path):
     again, first = pd.read_parquet(tmp_path / "again.parquet"), pd.read_parquet(predictions)
     assert list(again.columns) == list(first.columns)
     assert (again["id"] == first["id"]).all() and (again["pred"] == first["pred"]).all()
+    # the job's threads (what the predict_test_set rule passes) change the speed, not the answer
+    predict_main(["--model", str(model), "--test", str(paths["test"]), "--threads", "2",
+                  "--out", str(tmp_path / "threads.parquet")])
+    assert pd.read_parquet(tmp_path / "threads.parquet").equals(again)
+    with pytest.raises(AicdError, match="--threads 0: give 1 or more"):
+        predict_main(["--model", str(model), "--test", str(paths["test"]), "--threads", "0", "--out", "x"])
 
 
 def test_a_folder_model_keeps_its_bundle_beside_the_weights(tmp_path):

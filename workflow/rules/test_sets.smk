@@ -52,7 +52,8 @@ rule predict_test_set:
         mem_mb=detector_mem_mb(4000),
         runtime=60,
     shell:
-        "python -m aicd.detectors.predict --model {input.model} --test {input.test} --out {output} > {log} 2>&1"
+        "python -m aicd.detectors.predict --model {input.model} --test {input.test} --threads {threads}"
+        " --out {output} > {log} 2>&1"
 
 
 # The same for fine-tuned encoders (a folder model, the neural environment, a GPU if declared).
@@ -76,7 +77,8 @@ rule predict_test_set_encoder:
         runtime=detector_resource("runtime", 60),
         gpu=detector_resource("gpu", 0),
     shell:
-        "python -m aicd.detectors.predict --model {input.model} --test {input.test} --out {output} > {log} 2>&1"
+        "python -m aicd.detectors.predict --model {input.model} --test {input.test} --threads {threads}"
+        " --out {output} > {log} 2>&1"
 
 
 rule score_test_set:

@@ -24,9 +24,16 @@ def main(argv=None) -> None:
     parser.add_argument("--model", required=True, help="a fitted model (pickle or folder)")
     parser.add_argument("--test", required=True, help="the rows to predict (parquet: id, code, language, target)")
     parser.add_argument("--out", required=True, help="output predictions parquet")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads for prediction (the workflow passes the job's {threads}); "
+                             "default: as many as the model was fitted with")
     args = parser.parse_args(argv)
+    if args.threads is not None and args.threads < 1:
+        raise AicdError(f"--threads {args.threads}: give 1 or more")
     started = time.perf_counter()
-    model = load_bundle(args.model)
+    model = load_bundle(args.model, threads=args.threads or 1)
+    if args.threads and model.detector is not None:
+        model.detector.threads = args.threads  # a pickled detector carries its fit-time count
     table = read_table(args.test, "test")
     if table.empty:
         raise AicdError(f"the test file {args.test} has no rows: nothing to predict")
