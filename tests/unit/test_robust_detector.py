@@ -125,7 +125,9 @@ def test_multiclass_targets_work():
     assert scores.shape == (10, 3) and set(det.predict(X)) <= set(y)
 
 
-def test_runs_through_the_workflow_fit_predict_path():
+def test_runs_through_the_workflow_fit_predict_path(caplog):
+    import logging
+
     from aicd.detectors.fitting import fit_predict
 
     X, y = toy_corpus()
@@ -135,9 +137,11 @@ def test_runs_through_the_workflow_fit_predict_path():
         "test": pd.DataFrame({"id": [f"x{i}" for i in range(40)], "code": X[80:], "target": y[80:]}),
     }
     record = {}
-    det, out = fit_predict({"kind": "robust", "params": {"max_iter": 20, "calibrate": True}}, tables, None, seed=0,
-                           record=record)
+    with caplog.at_level(logging.WARNING, logger="aicd.detectors"):
+        det, out = fit_predict({"kind": "robust", "params": {"max_iter": 20, "calibrate": True}}, tables, None, seed=0,
+                               record=record)
     assert record["source"] != "given" and det.threshold_ is not None  # validation carved from train
+    assert "robust tunes on validation rows, but the task has none" in caplog.text  # said, not silent
     assert (out["pred"] == out["gold"]).all() and {"score_human", "score_machine"} <= set(out.columns)
 
 

@@ -33,6 +33,7 @@ class Detector:
     needs_text: bool = False        # fit/predict take the code strings instead of a feature matrix
     model_suffix: str = ".pkl"      # how the fitted detector is stored: a pickle file, or "" for a folder
     uses_validation: bool = False   # fit() reads a validation split (else one is not carved from train)
+    wants_group_validation: bool = False  # what it tunes on validation must come from held-out groups
     work_dir: str | None = None     # scratch folder that outlives a killed job (checkpoints); set by the job
     cache_dir: str | None = None    # shared cache folder (e.g. tokenised splits); set by the job
 

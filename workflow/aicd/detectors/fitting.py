@@ -90,6 +90,11 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
     validation = {"source": "given", "rows": int(len(y["validation"]))}
     if detector.uses_validation and len(y["validation"]) == 0:
         train_idx, val_idx, validation = carve(y["train"], seed)
+        if detector.wants_group_validation and len(val_idx):
+            log.warning("%s tunes on validation rows, but the task has none: %d rows were carved at random from "
+                        "train, so they share its generators and languages; give the task a validation split of "
+                        "held-out groups (as the out-of-distribution tasks have) for a threshold that transfers",
+                        spec["kind"], len(val_idx))
         X["validation"], y["validation"] = X["train"][val_idx], y["train"][val_idx]
         X["train"], y["train"] = X["train"][train_idx], y["train"][train_idx]
     elif not detector.uses_validation:
