@@ -157,26 +157,40 @@ def detector_mem_mb(default):
 # ---------------------------------------------------------------- optional sources
 
 
+def resolved_once(path, probe, what):
+    """`probe()` on the submitting machine, recorded in `path` (rewritten only when the answer
+    changes); a job on a compute node (snakemake --mode remote) reads the record and probes
+    nothing, so every node plans the same jobs."""
+    if workflow.remote_exec:
+        try:
+            with open(path) as fh:
+                return json.load(fh)
+        except (OSError, ValueError):
+            raise WorkflowError(
+                f"{path} is missing: {what} are resolved on the machine that runs "
+                "snakemake and read from there by jobs; run snakemake from a directory the compute nodes share"
+            ) from None
+    answer = probe()
+    try:
+        with open(path) as fh:
+            recorded = json.load(fh)
+    except (OSError, ValueError):
+        recorded = None
+    if recorded != answer:
+        write_text(json.dumps(answer, indent=1, sort_keys=True) + "\n", path)  # atomic
+    return answer
+
+
 def _leave_out_absent_optional_sources():
     """A source marked `optional: true` whose local files are not there (e.g. ../shared data
     on a machine without it) is left out of the dataset with one line, not a failed job.
-    Decided once, on the submitting machine, and recorded in results/resolved_sources.json;
-    a job on a compute node reads the record, so every node plans the same jobs."""
+    Decided once, on the submitting machine, and recorded in results/resolved_sources.json."""
     dataset = config.get("dataset") or {}
     optional = [n for n in dataset.get("sources", []) if config.get("sources", {}).get(n, {}).get("optional")]
     if not optional:
         return
-    record = f"{R}/resolved_sources.json"
-    if workflow.remote_exec:
-        try:
-            with open(record) as fh:
-                absent = json.load(fh)["absent"]
-        except (OSError, ValueError, KeyError):
-            raise WorkflowError(
-                f"{record} is missing: optional sources are resolved on the machine that runs "
-                "snakemake and read from there by jobs; run snakemake from a directory the compute nodes share"
-            ) from None
-    else:
+
+    def probe():
         absent = {}
         for name in optional:
             files = config["sources"][name].get("files")
@@ -184,20 +198,16 @@ def _leave_out_absent_optional_sources():
             missing = [p for p in paths if not os.path.isfile(os.path.expanduser(p))]
             if missing:
                 absent[name] = missing[0]
-        try:
-            with open(record) as fh:
-                recorded = json.load(fh)
-        except (OSError, ValueError):
-            recorded = None
-        if recorded != {"absent": absent}:
-            write_text(json.dumps({"absent": absent}, indent=1, sort_keys=True) + "\n", record)  # atomic
-        for name, path in absent.items():
+        return {"absent": absent}
+
+    absent = resolved_once(f"{R}/resolved_sources.json", probe, "optional sources")["absent"]
+    for name, path in absent.items():
+        if not workflow.remote_exec:
             print(
                 f"Optional source {name}: {path} is not there (working directory {os.getcwd()}), so it is left out "
                 f"of the dataset; set sources.{name}.files to its path to include it.",
                 file=sys.stderr,
             )
-    for name in absent:
         if name in dataset["sources"]:
             dataset["sources"].remove(name)
 
@@ -306,24 +316,7 @@ def resolve_auto(registry, gen, judging, execution):
     )
     if not wanted:
         return {}
-    if workflow.remote_exec:
-        try:
-            with open(RESOLVED) as fh:
-                return json.load(fh)
-        except OSError:
-            raise WorkflowError(
-                f"{RESOLVED} is missing: `auto` settings are resolved on the machine that runs "
-                "snakemake and read from there by jobs; run snakemake from a directory the compute nodes share"
-            ) from None
-    resolved = _probe_machine(registry, gen, judging, execution)
-    try:
-        with open(RESOLVED) as fh:
-            recorded = json.load(fh)
-    except (OSError, ValueError):
-        recorded = None
-    if recorded != resolved:
-        write_text(json.dumps(resolved, indent=1, sort_keys=True) + "\n", RESOLVED)  # atomic
-    return resolved
+    return resolved_once(RESOLVED, lambda: _probe_machine(registry, gen, judging, execution), "`auto` settings")
 
 
 # ---------------------------------------------------------------- LLM stages

@@ -77,10 +77,8 @@ class RobustDetector(Detector):
         # Only the calibrated threshold reads validation rows (carved from train when none given).
         return bool(self._p("calibrate"))
 
-    @property
-    def wants_group_validation(self) -> bool:
-        # a threshold calibrated on random train rows does not transfer (BENCHMARKS.md, issue 15)
-        return bool(self._p("calibrate"))
+    # a threshold calibrated on random train rows does not transfer (BENCHMARKS.md, issue 15)
+    wants_group_validation = uses_validation
 
     def _p(self, name):
         return self.params.get(name, _DEFAULTS[name])

@@ -61,11 +61,6 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _COMMENT_LINE = {slash: re.compile(r"^\s*(" + (r"//|" if slash else "") + r"#" + _DIRECTIVE + r"|/\*|\*|\"\"\"|''')")
                  for slash in (True, False)}
 _INLINE_COMMENT = {True: re.compile(r"\S.*?\s(//|#)\s"), False: re.compile(r"\S.*?\s#\s")}
-
-
-def slash_comments(text: str) -> bool:
-    """Whether `//` starts a comment in this program (False for Python-style code)."""
-    return _PY_BLOCK.search(text) is None
 _BINOP_SPACED = re.compile(r"\s(==|!=|<=|>=|\+=|-=|\*=|/=|&&|\|\||[=+\-*/<>%])\s")
 _BINOP_TIGHT = re.compile(r"[\w)\]](==|!=|<=|>=|\+=|-=|\*=|/=|&&|\|\||[=+*/%<>])[\w(\[]")
 _COMMA = re.compile(r",(\S|\s)")
@@ -74,6 +69,12 @@ _SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)+$")
 _CAMEL = re.compile(r"^[a-z][a-z0-9]*([A-Z][a-z0-9]*)+$")
 _PASCAL = re.compile(r"^[A-Z][a-z0-9]+([A-Z][a-z0-9]*)+$")
 _UPPER = re.compile(r"^[A-Z][A-Z0-9_]+$")
+
+
+def slash_comments(text: str) -> bool:
+    """Whether `//` starts a comment in this program (False for Python-style code)."""
+    return _PY_BLOCK.search(text) is None
+
 
 FEATURE_NAMES = (
     "log_chars", "log_lines", "line_len_mean", "line_len_std", "line_len_max", "line_len_cv",

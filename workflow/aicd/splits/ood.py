@@ -21,6 +21,7 @@ import logging
 import numpy as np
 import pandas as pd
 
+from ..codetext import clean_code
 from ..errors import AicdError
 from ..families import HUMAN, family_of, is_human
 from ..schema import LANGUAGES, canonical_language, content_id
@@ -74,11 +75,14 @@ def codeaid_samples(raw: pd.DataFrame) -> pd.DataFrame:
 
 
 def _with_code(raw: pd.DataFrame, what: str) -> pd.DataFrame:
-    """Rows with code; a missing or blank one is dropped and counted (never read as "None")."""
-    has_code = raw["code"].map(lambda c: isinstance(c, str) and bool(c.strip()))
-    if not has_code.all():
-        log.warning("%s: %d of %d rows have no code and are left out", what, int((~has_code).sum()), len(raw))
-    return raw[has_code.values]
+    """Rows with usable code (codetext.clean_code, as ingest decides); the others are dropped and
+    counted by reason (a missing value is never read as the text "None")."""
+    reasons = raw["code"].map(lambda c: clean_code(c)[1])
+    if reasons.notna().any():
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(reasons.value_counts().items()))
+        log.warning("%s: %d of %d rows have no code and are left out (%s)", what, int(reasons.notna().sum()),
+                    len(raw), counts)
+    return raw[reasons.isna().values]
 
 
 def largest_families(samples: pd.DataFrame, k: int = N_LARGEST) -> list[str]:
