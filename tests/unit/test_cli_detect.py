@@ -87,10 +87,12 @@ def test_language_flag_terminal_table_and_clear_errors(fitted, tmp_path, capsys)
 
 def test_the_console_script_teaches_with_examples(repo):
     env = {"PYTHONPATH": str(repo / "workflow"), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
-    for args in (["--help"], ["detect", "--help"], ["score", "--help"], ["compare", "--help"]):
+    for args in (["--help"], ["detect", "--help"], ["score", "--help"], ["compare", "--help"],
+                 ["verify", "--help"], ["fetch-inputs", "--help"]):
         proc = subprocess.run([sys.executable, "-c", "import sys; from aicd.cli import main; sys.exit(main())", *args],
                               capture_output=True, text=True, env=env, timeout=60)
         assert proc.returncode == 0 and "example" in proc.stdout, proc.stderr
+        assert "%%" not in proc.stdout, f"unformatted percent sign in `aicd {' '.join(args)}`"
 
 
 def test_unlistable_and_symlinked_folders_are_counted_and_a_bad_out_refused_first(fitted, tmp_path, capsys,

@@ -39,14 +39,27 @@ def dry_run(repo: Path, workdir: Path, env_extra: dict, drop: set[str], *args: s
 def test_full_config_plans_the_same_jobs_with_and_without_docker_and_keys(repo, tmp_path):
     keys = key_names(repo)
     assert {"OPENAI_API_KEY", "GEMINI_API_KEY"} <= keys
-    bare = dry_run(repo, tmp_path / "bare", {"DOCKER_HOST": DEAD_DOCKER}, keys)
-    loaded = dry_run(repo, tmp_path / "loaded", {k: "sk-test" for k in keys}, set())
+    # the full build (tasks_from=pool) has every machine-dependent stage
+    bare = dry_run(repo, tmp_path / "bare", {"DOCKER_HOST": DEAD_DOCKER}, keys, "--config", "tasks_from=pool")
+    loaded = dry_run(repo, tmp_path / "loaded", {k: "sk-test" for k in keys}, set(), "--config", "tasks_from=pool")
     jobs_bare, jobs_loaded = planned_jobs(bare.stdout), planned_jobs(loaded.stdout)
     assert jobs_bare == jobs_loaded
     rules = {r for r, _ in jobs_bare}
     # the machine-dependent stages are in both plans: generation, judging, execution
     assert {"generate", "judge", "execute", "sandbox_image", "table8"} <= rules
     assert "LLM stages:" not in bare.stderr and "Sandbox:" not in bare.stderr
+
+
+def test_release_evaluation_plans_no_generation_or_execution(repo, tmp_path):
+    """The default (tasks_from: release) reads the released splits: generating and executing
+    the 77 models' code would feed only the full build, so neither is planned."""
+    rules = {r for r, _ in planned_jobs(dry_run(repo, tmp_path, {}, set()).stdout)}
+    assert {"detect", "judge", "table8"} <= rules
+    assert not rules & {"generate", "execute", "sandbox_image", "source"}
+    # config/no_llm.yaml (README: without keys or endpoints) leaves the judges out, keeps Table 8
+    configs = [str(repo / "config" / name) for name in ("config.yaml", "no_llm.yaml")]
+    rules = {r for r, _ in planned_jobs(dry_run(repo, tmp_path / "no_llm", {}, set(), "--configfile", *configs).stdout)}
+    assert "judge" not in rules and {"detect", "table8"} <= rules
 
 
 def test_demo_auto_is_resolved_once_and_recorded(repo, tmp_path):

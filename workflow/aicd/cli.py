@@ -65,7 +65,7 @@ def build_parser():
     d.add_argument("--language", help="the language of every file (overrides extension and identification)")
 
     s = sub.add_parser("score", help="score a predictions file against a gold file", formatter_class=raw,
-                       description="Macro-F1 with a 95%% bootstrap interval, accuracy, per-class precision/recall/F1 "
+                       description="Macro-F1 with a 95% bootstrap interval, accuracy, per-class precision/recall/F1 "
                                    "and per-subset breakdowns. PRED: a SemEval-2026 Task 13 submission (CSV id,label), "
                                    "the workflow's predictions parquet (id, gold, pred), or CSV/JSONL/parquet with id "
                                    "and pred or label. GOLD: parquet/CSV/JSONL with id and target, label or gold (the first present).",
@@ -80,7 +80,7 @@ def build_parser():
     s.add_argument("--json", dest="json_out", metavar="OUT", help="also write the full result as JSON")
 
     c = sub.add_parser("compare", help="paired bootstrap test of two predictions files", formatter_class=raw,
-                       description="Macro-F1 of A minus B on the same gold rows, its 95%% bootstrap interval and a "
+                       description="Macro-F1 of A minus B on the same gold rows, its 95% bootstrap interval and a "
                                    "two-sided p-value (both resampled on the same rows, seeded). Both files must "
                                    "cover every gold id.",
                        epilog="example:\n  aicd compare a.csv b.csv gold.parquet --label-map 0=human,1=machine")
@@ -90,10 +90,18 @@ def build_parser():
     _scoring_options(c)
     c.add_argument("--json", dest="json_out", metavar="OUT", help="also write the result as JSON")
 
-    v = sub.add_parser("verify", help="compare two result trees (exit 0: identical, 1: not)")
+    v = sub.add_parser("verify", help="compare two result trees (exit 0: identical, 1: not)", formatter_class=raw,
+                       description="Are two runs the same? Compares their input fingerprints (results/inputs.json). Same "
+                                   "inputs: every table and score file must be byte-identical, and each that differs "
+                                   "is named. Different inputs: the inputs that differ are named.",
+                       epilog="example:\n  aicd verify run1/results run2/results")
     v.add_argument("a", help="a results folder (or the working directory holding results/)")
-    v.add_argument("b")
-    sub.add_parser("fetch-inputs", help="download the pinned inputs into the cache and verify them")
+    v.add_argument("b", help="the other results folder")
+    sub.add_parser("fetch-inputs", help="download the pinned inputs into the cache and verify them", formatter_class=raw,
+                   description="Downloads every file named in config/pinned_inputs.yaml (exact versions with their "
+                               "sha256) into ~/.cache/aicd/pinned (or $AICD_CACHE/pinned) and checks each hash; a "
+                               "file already there and intact is kept. The demo's human code is gathered from them.",
+                   epilog="example:\n  aicd fetch-inputs        # what `make pinned-inputs` runs")
     return parser
 
 

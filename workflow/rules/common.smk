@@ -447,10 +447,15 @@ def table8_layout():
     }
 
 
+def generation_needed():
+    """Generation (and executing what it generates) feeds the full build; a release evaluation
+    (the default) reads the released splits and needs neither."""
+    return bool(built_tasks()) or not any("release" in config["tasks"][t] for t in tasks())
+
+
 def llm_targets():
     targets = [f"{R}/tables/table8.tex"] if JUDGING.get("judges") else []
-    # Generation feeds the full build; a release evaluation (the default) does not need it.
-    if GEN and (built_tasks() or not any("release" in config["tasks"][t] for t in tasks())):
+    if GEN and generation_needed():
         targets.append(f"{R}/generations/report.json")
     return targets
 
@@ -472,7 +477,11 @@ def _execution_on():
     return True
 
 
-EXEC_NAMES = (list(EXEC["sources"]) + (GENERATORS if EXEC["generations"] else [])) if _execution_on() else []
+EXEC_NAMES = (
+    (list(EXEC["sources"]) + (GENERATORS if EXEC["generations"] and generation_needed() else []))
+    if _execution_on()
+    else []
+)
 
 
 def sandbox_base():
