@@ -3,7 +3,9 @@
 For each split of aicd.splits.ood, fits the detector on --runs seeded, label-stratified
 subsamples (--fraction of the split's train rows) and prints the test macro-F1 x 100 of each
 run with their mean, standard deviation and range; --split-seeds repeats the full-train fit over
-several split seeds (which human rows go to validation). A bar that sits inside this spread
+several split seeds (the seed decides which human rows go to validation and, for the
+in-distribution and leave-one-family-out splits, which rows are tested; it also seeds the
+detector). A bar that sits inside this spread
 cannot be met or missed by a design change that moves the score by less (BENCHMARKS.md, issue 15).
 
   python benchmarks/robust_sensitivity.py [--detector robust] [--splits lolo:Python,codeaid]
@@ -49,20 +51,29 @@ def main(argv=None):
     ap.add_argument("--codeaid", default=str(CODEAID))
     ap.add_argument("--detector", default="robust", choices=sorted(DETECTORS))
     ap.add_argument("--splits", default=DEFAULT_SPLITS, help=f"split names (default: {DEFAULT_SPLITS})")
-    ap.add_argument("--runs", type=int, default=10, help="subsamples per split (default 10)")
+    ap.add_argument("--runs", type=int, default=10, help="subsamples per split (default 10; 0: only --split-seeds)")
     ap.add_argument("--fraction", type=float, default=0.9, help="share of train rows per subsample (default 0.9)")
     ap.add_argument("--seed", type=int, default=0, help="split seed of the subsample runs (default 0)")
     ap.add_argument("--split-seeds", default="", help="also fit on the full train of these split seeds, e.g. 0,1,2,3,4,2026")
     args = ap.parse_args(argv)
     if not 0 < args.fraction <= 1:
         ap.error(f"--fraction must be in (0, 1], got {args.fraction}")
-    for path in (args.trial, args.codeaid):
-        if not Path(path).is_file():
-            ap.error(f"{path} not found: this benchmark reads the shared trial and CodeAid data (../shared/data)")
+    if args.runs < 0:
+        ap.error(f"--runs must be >= 0, got {args.runs}")
+    try:
+        seeds = [int(s) for s in args.split_seeds.split(",") if s.strip()]
+    except ValueError:
+        ap.error(f"--split-seeds takes integers separated by commas, got {args.split_seeds!r}")
+    if args.runs == 0 and not seeds:
+        ap.error("nothing to do: --runs 0 and no --split-seeds")
+    names = [s for s in args.splits.split(",") if s]
+    if not Path(args.trial).is_file():
+        ap.error(f"{args.trial} not found: this benchmark reads the shared trial data (../shared/data)")
+    if "codeaid" in names and not Path(args.codeaid).is_file():
+        ap.error(f"{args.codeaid} not found: the codeaid split needs the shared CodeAid data (or leave it out of --splits)")
 
     trial = ood.trial_samples(pd.read_parquet(args.trial))
-    codeaid = ood.codeaid_samples(pd.read_parquet(args.codeaid))
-    names = [s for s in args.splits.split(",") if s]
+    codeaid = ood.codeaid_samples(pd.read_parquet(args.codeaid)) if Path(args.codeaid).is_file() else None
     ast_cache = AstCache()
 
     def chosen(seed: int) -> dict:
@@ -72,15 +83,15 @@ def main(argv=None):
             ap.error(f"unknown split(s) {unknown}; known: {', '.join(splits)}")
         return {name: splits[name] for name in names}
 
-    print(f"{args.detector}: {args.runs} subsamples of {args.fraction:.0%} of train, split seed {args.seed}")
-    for name, tables in chosen(args.seed).items():
+    if args.runs:
+        print(f"{args.detector}: {args.runs} subsamples of {args.fraction:.0%} of train, split seed {args.seed}")
+    for name, tables in (chosen(args.seed) if args.runs else {}).items():
         scores = []
         for run in range(args.runs):
             sub = dict(tables, train=subsample(tables["train"], args.fraction, run))
             scores.append(run_one(args.detector, sub, args.seed, ast_cache)["macro_f1"])
         print(f"  {name:18s} {spread(scores)}  | " + " ".join(f"{100 * s:.1f}" for s in scores), flush=True)
 
-    seeds = [int(s) for s in args.split_seeds.split(",") if s]
     if seeds:
         print(f"{args.detector}: full train, split seeds {seeds}")
         by_split: dict[str, list[float]] = {name: [] for name in names}

@@ -91,9 +91,9 @@ def build_parser():
     c.add_argument("--json", dest="json_out", metavar="OUT", help="also write the result as JSON")
 
     v = sub.add_parser("verify", help="compare two result trees (exit 0: identical, 1: not)", formatter_class=raw,
-                       description="Are two runs the same? Compares their input fingerprints (results/inputs.json). Same "
-                                   "inputs: every table and score file must be byte-identical, and each that differs "
-                                   "is named. Different inputs: the inputs that differ are named.",
+                       description="Are two runs the same? Compares their input fingerprints and code versions "
+                                   "(results/inputs.json). Same inputs and code: every table and score file must be "
+                                   "byte-identical, and each that differs is named. Otherwise what differs is named.",
                        epilog="example:\n  aicd verify run1/results run2/results")
     v.add_argument("a", help="a results folder (or the working directory holding results/)")
     v.add_argument("b", help="the other results folder")
