@@ -40,9 +40,10 @@ def subsample(train: pd.DataFrame, fraction: float, seed: int) -> pd.DataFrame:
     return train.groupby("label", group_keys=False).sample(frac=fraction, random_state=seed)
 
 
-def spread(scores: list[float]) -> str:
+def print_spread(name: str, scores: list[float]) -> None:
     s = 100 * np.asarray(scores)
-    return f"mean {s.mean():5.1f}  sd {s.std():4.1f}  range {s.min():5.1f}-{s.max():5.1f}"
+    print(f"  {name:18s} mean {s.mean():5.1f}  sd {s.std():4.1f}  range {s.min():5.1f}-{s.max():5.1f}  | "
+          + " ".join(f"{x:.1f}" for x in s), flush=True)
 
 
 def main(argv=None):
@@ -85,12 +86,9 @@ def main(argv=None):
 
     if args.runs:
         print(f"{args.detector}: {args.runs} subsamples of {args.fraction:.0%} of train, split seed {args.seed}")
-    for name, tables in (chosen(args.seed) if args.runs else {}).items():
-        scores = []
-        for run in range(args.runs):
-            sub = dict(tables, train=subsample(tables["train"], args.fraction, run))
-            scores.append(run_one(args.detector, sub, args.seed, ast_cache)["macro_f1"])
-        print(f"  {name:18s} {spread(scores)}  | " + " ".join(f"{100 * s:.1f}" for s in scores), flush=True)
+        for name, tables in chosen(args.seed).items():
+            print_spread(name, [run_one(args.detector, dict(tables, train=subsample(tables["train"], args.fraction, run)),
+                                        args.seed, ast_cache)["macro_f1"] for run in range(args.runs)])
 
     if seeds:
         print(f"{args.detector}: full train, split seeds {seeds}")
@@ -99,7 +97,7 @@ def main(argv=None):
             for name, tables in chosen(seed).items():
                 by_split[name].append(run_one(args.detector, tables, seed, ast_cache)["macro_f1"])
         for name, scores in by_split.items():
-            print(f"  {name:18s} {spread(scores)}  | " + " ".join(f"{100 * s:.1f}" for s in scores), flush=True)
+            print_spread(name, scores)
 
 
 if __name__ == "__main__":

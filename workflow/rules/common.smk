@@ -477,11 +477,15 @@ def _execution_on():
     return True
 
 
-EXEC_NAMES = (
-    (list(EXEC["sources"]) + (GENERATORS if EXEC["generations"] and generation_needed() else []))
-    if _execution_on()
-    else []
-)
+def _execution_names():
+    """The tables whose programs are executed; the daemon is asked about only when there are any."""
+    if not EXEC:
+        return []
+    names = list(EXEC["sources"]) + (GENERATORS if EXEC["generations"] and generation_needed() else [])
+    return names if names and _execution_on() else []
+
+
+EXEC_NAMES = _execution_names()
 
 
 def sandbox_base():
