@@ -11,7 +11,8 @@ few capabilities; every compile and run step runs as the unprivileged PROGRAM_UI
 neither signal, trace nor write to the runner, nor read the job (so not the nonce that marks a
 genuine result). Each step is its own session with a wall-clock limit that kills the group;
 output beyond the cap stops the program. Afterwards every process of PROGRAM_UID is killed,
-its SysV IPC objects removed, the job folder and the scratch folders emptied, and the result
+its SysV IPC objects removed (by creator as well as owner), the job folder and the scratch
+folders emptied, and the result
 says whether the container was left clean (`clean`, `breaches`); the pool recycles a container
 that was not.
 
@@ -274,34 +275,56 @@ def kill_program_user(deadline_s: float = 3.0) -> list[int]:
 
 
 IPC_TABLES = {"shm": "shmctl", "msg": "msgctl", "sem": "semctl"}
+IPC_ID_COLUMNS = {"shm": "shmid", "msg": "msqid", "sem": "semid"}
 
 
 def ipc_objects() -> dict:
-    """{kind: [ids owned by the program's user]} from /proc/sysvipc."""
+    """{kind: [(id, owner uid)]} of the SysV IPC objects the program made, from /proc/sysvipc.
+    Found by creator as well as owner: IPC_SET lets the program hand an object to another
+    owner (root, say), but the creator uid (cuid) stays its own."""
     found = {}
     for kind in IPC_TABLES:
         try:
             with open(f"/proc/sysvipc/{kind}") as fh:
                 header = fh.readline().split()
-                id_col, uid_col = header.index(f"{kind}id" if kind != "sem" else "semid"), header.index("uid")
-                ids = [int(r.split()[id_col]) for r in fh if r.strip() and int(r.split()[uid_col]) == PROGRAM_UID]
+                cols = [header.index(name) for name in (IPC_ID_COLUMNS[kind], "uid", "cuid")]
+                rows = [[int(r.split()[c]) for c in cols] for r in fh if r.strip()]
         except (OSError, ValueError):
-            ids = []
-        if ids:
-            found[kind] = ids
+            rows = []
+        objects = [(ident, uid) for ident, uid, cuid in rows if PROGRAM_UID in (uid, cuid)]
+        if objects:
+            found[kind] = objects
     return found
 
 
 def _remove_ipc():
+    """As the program's user: the creator may remove an object whoever owns it now."""
     import ctypes  # rarely needed: imported here to keep every program's start-up short
 
     libc = ctypes.CDLL(None, use_errno=True)
-    for kind, ids in ipc_objects().items():
-        for ident in ids:
+    for kind, objects in ipc_objects().items():
+        for ident, _ in objects:
             if kind == "sem":
                 libc.semctl(ident, 0, 0)  # IPC_RMID
             else:
                 getattr(libc, IPC_TABLES[kind])(ident, 0, None)
+
+
+def clean_ipc() -> list[str]:
+    """Remove the program's SysV IPC objects. Leaving one is ordinary and not a breach; handing
+    one to another owner is an attempt to outlive the cleanup, and is (the container goes)."""
+    left = ipc_objects()
+    if not left:
+        return []
+    breaches = []
+    handed = {kind: sum(uid != PROGRAM_UID for _, uid in objects) for kind, objects in left.items()}
+    if any(handed.values()):
+        counts = ", ".join(f"{kind} {n}" for kind, n in handed.items() if n)
+        breaches.append(f"SysV IPC objects handed to another owner ({counts}): removed, container recycled")
+    as_program_user(_remove_ipc)
+    if ipc_objects():
+        breaches.append("SysV IPC objects could not be removed")
+    return breaches
 
 
 def empty_folder(path: str) -> None:
@@ -376,10 +399,7 @@ def clean_up(folder: str) -> list[str]:
     shutil.rmtree(folder, ignore_errors=True)
     for path in SCRATCH:
         empty_folder(path)
-    if ipc_objects():
-        as_program_user(_remove_ipc)
-        if ipc_objects():
-            breaches.append("SysV IPC objects could not be removed")
+    breaches += clean_ipc()
     owned = files_of_program_user()
     if owned:
         breaches.append("files of the program survived cleanup: " + ", ".join(owned))

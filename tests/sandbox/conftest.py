@@ -23,6 +23,6 @@ def sandbox_image():
 
 @pytest.fixture(scope="session")
 def pool(sandbox_image):
-    limits = Limits(wall_s=3.0, compile_s=60.0, output_bytes=64 * 1024, memory_mb=256, pids=64, work_mb=128, tmp_mb=32)
+    limits = Limits(wall_s=3.0, compile_s=60.0, output_bytes=64 * 1024, memory_mb=320, pids=64, work_mb=128, tmp_mb=32)
     with SandboxPool(sandbox_image, size=1, recycle_after=500, limits=limits) as p:
         yield p

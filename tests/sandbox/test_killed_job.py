@@ -14,7 +14,7 @@ import pytest
 
 from aicd.sandbox.pool import docker, owner_label, remove_stale_containers
 
-LIMITS = {"wall_s": 20, "compile_s": 60, "memory_mb": 256, "pids": 64, "work_mb": 128, "tmp_mb": 32}
+LIMITS = {"wall_s": 20, "compile_s": 60, "memory_mb": 320, "pids": 64, "work_mb": 128, "tmp_mb": 32}
 
 
 def containers_of(job: str) -> list[str]:

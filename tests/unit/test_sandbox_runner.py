@@ -120,13 +120,43 @@ def test_only_the_runners_answer_to_this_job_is_trusted():
 
 def test_limits_that_would_turn_a_full_disk_into_an_oom_are_refused():
     from aicd.errors import AicdError
-    from aicd.sandbox.pool import Limits
+    from aicd.sandbox.pool import INODE_KB, INODES_PER_MB, RUNNER_RESERVE_MB, Limits
 
-    with pytest.raises(AicdError, match="memory_mb .256. must exceed work_mb"):
-        Limits(memory_mb=256, work_mb=256)
+    # work 128 + 3 x tmp 32 + inodes (128 + 2 x 32) x 64 x 2 KB + the runner's reserve
+    worst = 128 + 96 + (192 * INODES_PER_MB * INODE_KB) // 1024 + RUNNER_RESERVE_MB
+    assert Limits(memory_mb=worst, work_mb=128, tmp_mb=32).worst_case_mb == worst == 280
+    with pytest.raises(AicdError, match=r"memory_mb \(279\) must be at least 280.*raise memory_mb to 280"):
+        Limits(memory_mb=worst - 1, work_mb=128, tmp_mb=32)
+    with pytest.raises(AicdError, match="memory_mb .512. must be at least 528"):
+        Limits(memory_mb=512)  # the defaults for work_mb and tmp_mb need 528
     with pytest.raises(AicdError, match="positive"):
         Limits(wall_s=0)
-    assert Limits(memory_mb=256, work_mb=128, tmp_mb=32).memory_mb == 256
+    assert Limits().memory_mb >= Limits().worst_case_mb  # the defaults are consistent
+
+
+def test_every_writable_tmpfs_has_a_size_and_an_inode_cap():
+    from aicd.sandbox.pool import SECCOMP_PROFILE, Limits, isolation_flags
+
+    flags = isolation_flags(Limits(work_mb=256, tmp_mb=64))
+    mounts = dict(flags[i + 1].split(":", 1) for i, flag in enumerate(flags) if flag == "--tmpfs")
+    assert set(mounts) == {"/work", "/tmp", "/dev/shm"}
+    for point, size, inodes in (("/work", 256, 16384), ("/tmp", 64, 4096), ("/dev/shm", 64, 4096)):
+        assert f"size={size}m" in mounts[point] and f"nr_inodes={inodes}" in mounts[point], mounts[point]
+    assert f"seccomp={SECCOMP_PROFILE}" in flags and "--shm-size" not in flags
+    assert not any("seccomp" in f for f in isolation_flags(Limits(), seccomp=False))
+
+
+def test_the_seccomp_profile_is_in_the_image_context_and_refuses_io_uring():
+    from aicd.sandbox.images import context_tag
+    from aicd.sandbox.pool import CONTEXT, SECCOMP_PROFILE
+
+    assert SECCOMP_PROFILE.parent == CONTEXT  # so the image tag's hash covers it
+    profile = json.loads(SECCOMP_PROFILE.read_text())
+    assert profile["defaultAction"] == "SCMP_ACT_ERRNO" and profile["defaultErrnoRet"] == 1  # EPERM
+    allowed = {name for rule in profile["syscalls"] if rule["action"] == "SCMP_ACT_ALLOW" for name in rule["names"]}
+    assert not {"io_uring_setup", "io_uring_enter", "io_uring_register"} & allowed
+    assert {"execve", "clone", "futex", "mmap", "openat"} <= allowed
+    assert context_tag(CONTEXT).startswith("aicd-sandbox:")
 
 
 def test_host_mode_reports_clean_and_carries_the_nonce(repo, tmp_path):

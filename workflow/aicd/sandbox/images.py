@@ -10,10 +10,9 @@ import tempfile
 from pathlib import Path
 
 from ..errors import AicdError
-from .pool import docker
+from .pool import CONTEXT, docker
 
 log = logging.getLogger(__name__)
-CONTEXT = Path(__file__).resolve().parents[3] / "containers" / "sandbox"
 LOCAL_BASE = "aicd-base:bookworm"
 BASE_LABEL = "aicd.sandbox.base"  # on every sandbox image: the base it was built on
 

@@ -30,6 +30,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..errors import AicdError
 from .languages import TOOLCHAINS, job_for
@@ -43,6 +44,25 @@ LABEL = "aicd.sandbox"
 # the job folder (CHOWN), kill what it leaves (KILL), and remove what it leaves (DAC_OVERRIDE,
 # FOWNER). The program itself runs with none.
 RUNNER_CAPS = ("SETUID", "SETGID", "CHOWN", "KILL", "DAC_OVERRIDE", "FOWNER")
+CONTEXT = Path(__file__).resolve().parents[3] / "containers" / "sandbox"  # the sandbox image's build context
+# Docker's default seccomp profile minus io_uring (containers/README.md): in the build context,
+# so the image tag's hash covers it; the docker client reads it from here.
+SECCOMP_PROFILE = CONTEXT / "seccomp.json"
+
+
+# Every tmpfs the program can write gets an inode cap as well as a size cap: tmpfs inodes and
+# dentries are kernel memory charged to the container, so a flood of empty files would
+# otherwise reach the OOM killer (and the runner) long before any size cap. One inode per
+# 16 KB of a folder's size: 16,384 in the default 256 MB work folder, where a Go build (the
+# largest user) makes ~350 files.
+INODES_PER_MB = 64
+# Kernel memory per inode at the cap, measured on kernel 6.18: 0.96 KB for an empty file,
+# 1.47 KB with a 250-character name (files, folders and symlinks alike); user xattrs draw on
+# the same 1 KB-per-inode budget (tmpfs "ispace"). Budgeted with headroom:
+INODE_KB = 2
+# What must stay free for the trusted side once the program's processes are gone: the runner
+# (~12 MB RSS), tini, and the SysV semaphores and message queues the sysctls below allow.
+RUNNER_RESERVE_MB = 32
 
 
 @dataclass(frozen=True)
@@ -50,23 +70,38 @@ class Limits:
     wall_s: float = 5.0           # per test run
     compile_s: float = 30.0
     output_bytes: int = 1 << 20   # per stream
-    memory_mb: int = 512          # container memory, swap capped at the same value
+    memory_mb: int = 640          # container memory, swap capped at the same value
     pids: int = 128
     cpus: float = 1.0
     work_mb: int = 256            # the exec-enabled tmpfs work folder
     tmp_mb: int = 64              # /tmp, /dev/shm and SysV shared memory, each
 
     def __post_init__(self):
-        # Shared memory counts against the container's memory and outlives the process that
-        # made it: a full work folder must be a "no space left" for the program, not an OOM
-        # kill of the runner after the program is gone.
-        if self.memory_mb <= self.work_mb + 3 * self.tmp_mb:
-            raise AicdError(f"execution.limits: memory_mb ({self.memory_mb}) must exceed work_mb + 3 * tmp_mb "
-                            f"({self.work_mb} + 3 * {self.tmp_mb}), because the work folder, /tmp, /dev/shm and "
-                            "SysV shared memory are held in the container's memory; raise memory_mb or lower "
-                            "work_mb/tmp_mb")
-        if min(self.wall_s, self.compile_s, self.output_bytes, self.pids, self.cpus, self.tmp_mb) <= 0:
+        if min(self.wall_s, self.compile_s, self.output_bytes, self.pids, self.cpus, self.work_mb, self.tmp_mb) <= 0:
             raise AicdError(f"execution.limits: every limit must be positive, got {self}")
+        # What the program can leave behind outlives it and stays charged to the container:
+        # a full work folder, /tmp and /dev/shm (data and inodes) and SysV shared memory. All of
+        # it together must leave the runner room, so a full folder is the program's "No space
+        # left on device", never an OOM kill of the runner after the program is gone.
+        if self.memory_mb < self.worst_case_mb:
+            raise AicdError(
+                f"execution.limits: memory_mb ({self.memory_mb}) must be at least {self.worst_case_mb}: the work "
+                f"folder ({self.work_mb} MB + {self.inodes(self.work_mb)} inodes), /tmp and /dev/shm ({self.tmp_mb} MB "
+                f"+ {self.inodes(self.tmp_mb)} inodes each), SysV shared memory ({self.tmp_mb} MB) and the runner's "
+                f"{RUNNER_RESERVE_MB} MB all live in the container's memory; raise memory_mb to {self.worst_case_mb} "
+                "or more, or lower work_mb / tmp_mb")
+
+    @staticmethod
+    def inodes(size_mb: int) -> int:
+        """The inode cap (nr_inodes) of a tmpfs of size_mb."""
+        return size_mb * INODES_PER_MB
+
+    @property
+    def worst_case_mb(self) -> int:
+        """The container memory that everything a program can leave behind holds at its caps,
+        plus the runner's reserve."""
+        inodes = self.inodes(self.work_mb) + 2 * self.inodes(self.tmp_mb)
+        return self.work_mb + 3 * self.tmp_mb + -(-inodes * INODE_KB // 1024) + RUNNER_RESERVE_MB
 
 
 def docker(*args: str, timeout: float = 120, input: str | None = None) -> subprocess.CompletedProcess:
@@ -167,19 +202,27 @@ def owner_labels(job: str = "", pool_id: str = "") -> list[str]:
             "--label", f"aicd.pool={pool_id}"]
 
 
-def isolation_flags(lim: Limits) -> list[str]:
+def isolation_flags(lim: Limits, seccomp: bool = True) -> list[str]:
     """`docker run` flags of every sandbox container: root for the trusted runner with only
-    RUNNER_CAPS, a reaping init, no network, read-only root, memory = swap cap, pids, CPU."""
+    RUNNER_CAPS, a reaping init, no network, read-only root, memory = swap cap, pids, CPU, the
+    project's seccomp profile (seccomp=False: Docker's default, for comparing the two), and a
+    size and an inode cap on every tmpfs the program can write."""
     caps = [arg for cap in RUNNER_CAPS for arg in ("--cap-add", cap)]
+    profile = ["--security-opt", f"seccomp={SECCOMP_PROFILE}"] if seccomp else []
     return ["--init", "--network", "none", "--read-only",
-            "--tmpfs", f"/work:rw,exec,nosuid,size={lim.work_mb}m,uid=0,gid=0,mode=755",
-            "--tmpfs", f"/tmp:rw,exec,nosuid,size={lim.tmp_mb}m,mode=1777", "--shm-size", f"{lim.tmp_mb}m",
-            # SysV shared memory and message queues are not tmpfs: cap them by sysctl.
+            "--tmpfs", f"/work:rw,exec,nosuid,size={lim.work_mb}m,nr_inodes={lim.inodes(lim.work_mb)},uid=0,gid=0,mode=755",
+            "--tmpfs", f"/tmp:rw,exec,nosuid,size={lim.tmp_mb}m,nr_inodes={lim.inodes(lim.tmp_mb)},mode=1777",
+            # A /dev/shm of our own (Docker's --shm-size sets no inode cap).
+            "--tmpfs", f"/dev/shm:rw,nosuid,nodev,size={lim.tmp_mb}m,nr_inodes={lim.inodes(lim.tmp_mb)},mode=1777",
+            # SysV IPC and POSIX message queues are not tmpfs: cap them by sysctl. Semaphores
+            # as Linux's historical defaults (250 per set, 32,000 in all, 128 sets), 64 shared
+            # memory segments of tmp_mb in all, 16 message queues, 16 POSIX queues.
             "--sysctl", f"kernel.shmmax={lim.tmp_mb << 20}", "--sysctl", f"kernel.shmall={lim.tmp_mb << 8}",
-            "--sysctl", "kernel.msgmni=16",
+            "--sysctl", "kernel.shmmni=64", "--sysctl", "kernel.sem=250 32000 32 128",
+            "--sysctl", "kernel.msgmni=16", "--sysctl", "fs.mqueue.queues_max=16",
             "--memory", f"{lim.memory_mb}m", "--memory-swap", f"{lim.memory_mb}m",
             "--pids-limit", str(lim.pids), "--cpus", str(lim.cpus),
-            "--user", "0:0", "--cap-drop", "ALL", *caps, "--security-opt", "no-new-privileges",
+            "--user", "0:0", "--cap-drop", "ALL", *caps, "--security-opt", "no-new-privileges", *profile,
             "--ulimit", "core=0"]
 
 

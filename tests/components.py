@@ -1,0 +1,23 @@
+"""The one rule for the real components a test needs (Docker, SLURM, headless Chromium, a C
+compiler, the shared data): outside CI a missing one is a skip that names it and the command
+that installs it; under CI=true (.ci/run provides everything) it is a failure."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def require(available: bool, what: str, install: str) -> None:
+    """Skip (developer machine) or fail (CI) unless `available`; `install` says how to get it."""
+    if available:
+        return
+    message = f"{what} is missing: {install}"
+    if in_ci():
+        pytest.fail(f"{message} (CI=true: .ci/run must provide it)")
+    pytest.skip(message)
