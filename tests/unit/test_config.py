@@ -71,7 +71,7 @@ def test_detector_parameter_types_are_checked_when_the_workflow_starts(config):
     bad = copy.deepcopy(config)
     svm = next(name for name, det in bad["detectors"].items() if det["kind"] == "linear_svm")
     bad["detectors"][svm]["params"] = {"C": "abc"}
-    with pytest.raises(AicdError, match=rf"config\.detectors\.{svm}\.params: .*'C' parameter of LinearSVC must be a float"):
+    with pytest.raises(AicdError, match=rf"config\.detectors\.{svm}\.params: .*'C' parameter of the linear SVM must be a number"):
         validate_config(bad)
 
 

@@ -74,9 +74,13 @@ def test_an_empty_train_or_test_split_is_named_with_the_counts(tmp_path):
 
 
 @pytest.mark.parametrize("kind, params", [("tfidf", {"svd_components": 3}), ("ast", {})])
-def test_features_of_an_empty_split_are_an_empty_matrix(kind, params):
-    matrices, _, names, _ = compute(kind, params, {"train": table(), "validation": table(0), "test": table(2)}, 0)
-    assert matrices["validation"].shape == (0, len(names)) and matrices["test"].shape == (2, len(names))
+def test_features_of_an_empty_split_are_an_empty_matrix(kind, params, tmp_path):
+    from aicd.features import store
+
+    out = tmp_path / "features.npz"
+    _, names, rows, _ = compute(kind, params, {"train": table(), "validation": table(0), "test": table(2)}, 0, out)
+    assert rows == {"train": len(table()), "validation": 0, "test": 2}
+    assert store.matrix(out, "validation").shape == (0, len(names)) and store.matrix(out, "test").shape == (2, len(names))
 
 
 @pytest.mark.parametrize("kind", ["catboost", "linear_svm", "logistic_regression"])

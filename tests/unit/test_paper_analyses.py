@@ -40,7 +40,7 @@ def test_svm_back_projection_finds_planted_ngrams():
     assert any("compute_answer(output)" in g or g == "result" for g, _ in top["machine"])
     assert any(g in ("li", "cur", "a1", "li =") or "a1" in g for g, _ in top["human"])
     # the back-projected weights reproduce the SVM's decision function up to its intercept
-    tfidf = feat.vectorizer.transform(codes).toarray()
+    tfidf = feat.transformer.transform(feat.vectorizer.transform(codes)).toarray()
     svm = det.model_.steps[-1][1]
     scaler = det.model_.steps[0][1]
     direct = det.model_.decision_function(X)

@@ -1,6 +1,11 @@
-import numpy as np
+from collections import Counter
 
-from aicd.features.tfidf import TfidfSvdFeaturizer, whitespace_tokens
+import numpy as np
+import pytest
+from sklearn.decomposition import TruncatedSVD
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from aicd.features.tfidf import TfidfSvdFeaturizer, _bucket_of, top_ngrams, whitespace_tokens
 
 
 def corpus(n=800, seed=0):
@@ -9,42 +14,129 @@ def corpus(n=800, seed=0):
     return [" ".join(rng.choice(words, size=40)) + "\n\tend" for _ in range(n)]
 
 
+def sklearn_vectorizer(**kw):
+    return TfidfVectorizer(tokenizer=whitespace_tokens, token_pattern=None, lowercase=False, ngram_range=(1, 3),
+                           dtype=np.float32, **kw)
+
+
+def exact_top(codes, k):
+    """The k most frequent 1-3-grams by brute force, ties alphabetical."""
+    analyze = sklearn_vectorizer().build_analyzer()
+    counts = Counter(g for c in codes for g in analyze(c))
+    return sorted(g for g, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:k])
+
+
 def test_whitespace_tokens_only():
     assert whitespace_tokens("a  b\tc\nd\r\n foo(x);") == ["a", "b", "c", "d", "foo(x);"]
 
 
 def test_paper_settings():
     f = TfidfSvdFeaturizer(seed=1)
+    assert (f.max_features, f.ngram_max, f.svd_components) == (5000, 3, 500)
+    X = f.fit_transform(corpus())
     vec = f.vectorizer
     assert vec.lowercase is False and vec.stop_words is None and vec.ngram_range == (1, 3)
-    assert vec.max_features == 5000
-    X = f.fit_transform(corpus())
-    vocab = vec.vocabulary_
+    vocab = f.vocabulary
     assert len(vocab) == 5000  # capped: the corpus has far more uni-to-tri-grams
-    assert X.shape == (800, 500)
+    assert X.shape == (800, 500) and X.dtype == np.float32
     # n-grams are 1 to 3 whitespace tokens joined by one space; no token holds whitespace
     assert {len(t.split(" ")) for t in vocab} == {1, 2, 3}
     assert not any(any(ch.isspace() for ch in tok) for t in vocab for tok in t.split(" "))
     assert {"The", "the", "a", "foo(x);", "Bar.baz()", "{"} <= set(vocab)  # no stop words, no case folding
 
 
+def test_the_bucket_of_an_ngram_is_the_hashing_vectorizers():
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    hashing = HashingVectorizer(tokenizer=whitespace_tokens, token_pattern=None, lowercase=False, n_features=1 << 12,
+                                alternate_sign=False, norm=None)
+    for gram in ["x", "def", "héllo", "}", "foo(x);", "Bar.baz()", "0", "🙂"]:
+        assert hashing.transform([gram]).indices.tolist() == [_bucket_of(gram, 1 << 12)], gram
+
+
+@pytest.mark.parametrize("buckets", [1 << 4, 1 << 8, 1 << 22])
+def test_the_vocabulary_is_the_exact_top_k_however_the_buckets_collide(buckets):
+    """With 16 buckets nearly every n-gram collides; the threshold check still gives the
+    exact top k (ties broken alphabetically)."""
+    codes = corpus(300, seed=3)
+    assert sorted(top_ngrams(codes, 3, 200, buckets=buckets)) == exact_top(codes, 200)
+    assert sorted(top_ngrams(codes[:5], 3, 10_000, buckets=buckets)) == exact_top(codes[:5], 10_000)  # all of them
+
+
+def test_same_vocabulary_as_scikit_learn_where_no_tie_sits_at_the_cut():
+    codes = corpus(400, seed=5)
+    analyze = sklearn_vectorizer().build_analyzer()
+    counts = sorted(Counter(g for c in codes for g in analyze(c)).values(), reverse=True)
+    k = next(i for i in range(300, 1000) if counts[i - 1] > counts[i])  # a cut between two counts
+    ours = TfidfSvdFeaturizer(max_features=k, svd_components=20)
+    ours.fit_transform(codes)
+    theirs = sklearn_vectorizer(max_features=k).fit(codes)
+    assert ours.vocabulary == sorted(theirs.vocabulary_)
+    # the same TF-IDF weights (smoothed idf, l2 rows), column for column
+    mine = ours.transformer.transform(ours.vectorizer.transform(codes))
+    assert abs(mine - theirs.transform(codes)).max() < 1e-6
+
+
+def test_svd_components_are_the_exact_right_singular_vectors():
+    codes = corpus(400, seed=9)
+    f = TfidfSvdFeaturizer(max_features=400, svd_components=30)
+    Z = f.fit_transform(codes)
+    X = f.transformer.transform(f.vectorizer.transform(codes))
+    exact = TruncatedSVD(30, algorithm="arpack").fit(X)
+    cosines = np.abs(np.sum(exact.components_ * f.components_, axis=1))
+    assert cosines.min() > 0.999, cosines.min()
+    assert np.allclose(np.abs(Z), np.abs(exact.transform(X)), atol=1e-4)
+    # sign convention: each component's largest entry is positive
+    assert (f.components_[np.arange(30), np.abs(f.components_).argmax(axis=1)] > 0).all()
+
+
+def test_threads_change_nothing():
+    one = TfidfSvdFeaturizer(max_features=300, svd_components=20)
+    two = TfidfSvdFeaturizer(max_features=300, svd_components=20)
+    two.threads = 2
+    codes = corpus(12_000, seed=2)[:12_000]
+    assert np.array_equal(one.fit_transform(codes), two.fit_transform(codes))
+    assert one.vocabulary == two.vocabulary
+    assert np.array_equal(one.transform(codes[:50]), two.transform(codes[:50]))
+
+
 def test_case_and_punctuation_are_kept():
     f = TfidfSvdFeaturizer(max_features=50, svd_components=5, seed=0)
     f.fit_transform(["The the foo(x); foo(x);"] * 3 + ["bar Bar"] * 3)
-    vocab = set(f.vectorizer.vocabulary_)
-    assert {"The", "the", "foo(x);", "bar", "Bar"} <= vocab
+    assert {"The", "the", "foo(x);", "bar", "Bar"} <= set(f.vocabulary)
 
 
 def test_fitted_on_train_only():
     f = TfidfSvdFeaturizer(max_features=100, svd_components=10, seed=0)
     f.fit_transform(corpus(200))
-    before = dict(f.vectorizer.vocabulary_)
+    before = list(f.vocabulary)
     out = f.transform(["UNSEEN_TOKEN only here"])
-    assert f.vectorizer.vocabulary_ == before and "UNSEEN_TOKEN" not in before
+    assert f.vocabulary == before and "UNSEEN_TOKEN" not in before
     assert out.shape == (1, 10)
 
 
-def test_deterministic_given_seed():
+def test_deterministic():
     a = TfidfSvdFeaturizer(max_features=300, svd_components=20, seed=7).fit_transform(corpus(300))
-    b = TfidfSvdFeaturizer(max_features=300, svd_components=20, seed=7).fit_transform(corpus(300))
-    assert np.allclose(a, b)
+    b = TfidfSvdFeaturizer(max_features=300, svd_components=20, seed=8).fit_transform(corpus(300))
+    assert np.array_equal(a, b)  # the SVD is exact: no random choice is left
+
+
+def test_a_featurizer_pickled_by_the_earlier_version_still_transforms():
+    """Models fitted before (a TfidfVectorizer and a TruncatedSVD inside) keep working."""
+    import pickle
+
+    codes = corpus(200)
+    old = TfidfSvdFeaturizer.__new__(TfidfSvdFeaturizer)
+    old.__dict__.update(max_features=100, svd_components=10, seed=0,
+                        vectorizer=sklearn_vectorizer(max_features=100).fit(codes))
+    old.__dict__["svd"] = TruncatedSVD(10, random_state=0).fit(old.vectorizer.transform(codes))
+    expected = old.svd.transform(old.vectorizer.transform(codes[:20]))
+    state = dict(old.__dict__)
+
+    class Legacy:  # pickles with the earlier attribute set
+        def __reduce__(self):
+            return (object.__new__, (TfidfSvdFeaturizer,), state)
+
+    revived = pickle.loads(pickle.dumps(Legacy()))
+    assert np.allclose(revived.transform(codes[:20]), expected, atol=1e-5)
+    assert revived.feature_names == [f"svd_{i}" for i in range(10)]

@@ -122,6 +122,11 @@ def parent(path):
 # to --cores locally, and --set-threads / --max-threads in a profile change them per site.
 
 
+# Every heavy rule's command starts with this: the job's memory is watched against its
+# mem_mb (aicd.memguard), and past it the job stops with a line naming the resource to raise.
+GUARD = "AICD_MEM_MB={resources.mem_mb} AICD_JOB='{rule} {wildcards}' "
+
+
 def mem_mb(base, per_input_mb=0):
     def _mem_mb(wildcards, input, attempt):
         return int((base + per_input_mb * input.size_mb) * attempt)
@@ -129,8 +134,16 @@ def mem_mb(base, per_input_mb=0):
     return _mem_mb
 
 
-# threads a detector kind can use (catboost, torch); the rest are single-threaded
-DETECTOR_THREADS = {"catboost": 4, "encoder": 8, "fast_detectgpt": 8}
+# threads a detector kind can use (CatBoost's trees, torch, BLAS in the linear models, the
+# per-row stylometry of robust); the rest are single-threaded
+DETECTOR_THREADS = {"catboost": 8, "encoder": 8, "fast_detectgpt": 8, "robust": 8, "linear_svm": 4,
+                    "logistic_regression": 4}
+# threads of a feature kind's per-row work (tree-sitter parses, n-gram passes); concat copies
+FEATURE_THREADS = {"tfidf": 8, "ast": 8}
+
+
+def feature_threads(w):
+    return FEATURE_THREADS.get(config["features"][w.featureset]["kind"], 1)
 
 
 def detector_threads(w):

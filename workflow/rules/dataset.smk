@@ -28,7 +28,7 @@ rule normalize:
         spec=lambda w: as_arg({k: v for k, v in dataset_spec().items() if k != "dedup"}),
         execution=lambda w, input: (f"--execution {input.execution}" if "execution" in input.keys() else ""),
     shell:
-        "python -m aicd.normalize rows --table {input.table} --name {wildcards.name} --spec {params.spec}"
+        GUARD + "python -m aicd.normalize rows --table {input.table} --name {wildcards.name} --spec {params.spec}"
         " {params.execution} --threads {threads} --out {output.table} --report {output.report} > {log} 2>&1"
 
 
@@ -55,7 +55,7 @@ rule dataset_pool:
         spec=lambda w: as_arg(dataset_spec()),
         outdir=lambda w, output: parent(output.pool),
     shell:
-        "python -m aicd.normalize pool --tables {input.tables} --spec {params.spec}"
+        GUARD + "python -m aicd.normalize pool --tables {input.tables} --spec {params.spec}"
         " --outdir {params.outdir} > {log} 2>&1"
 
 

@@ -29,7 +29,7 @@ rule detect:
         tasks_dir=lambda w, input: parent(input.tables[0]),
         seed=seed(),
     shell:
-        "python -m aicd.detectors --spec {params.spec} --task {wildcards.task} --tasks-dir {params.tasks_dir}"
+        GUARD + "python -m aicd.detectors --spec {params.spec} --task {wildcards.task} --tasks-dir {params.tasks_dir}"
         " {params.features} --seed {params.seed} --threads {threads}"
         " --out {output.predictions} --model {output.model} > {log} 2>&1"
 
@@ -66,6 +66,6 @@ rule detect_encoder:
         work=f"{R}/checkpoints/{{task}}/{{detector}}",
         cache=f"{R}/cache/tokens/{{task}}",
     shell:
-        "python -m aicd.detectors --spec {params.spec} --task {wildcards.task} --tasks-dir {params.tasks_dir}"
+        GUARD + "python -m aicd.detectors --spec {params.spec} --task {wildcards.task} --tasks-dir {params.tasks_dir}"
         " --seed {params.seed} --threads {threads} --work-dir {params.work} --cache-dir {params.cache}"
         " --out {output.predictions} --model {output.model} > {log} 2>&1"

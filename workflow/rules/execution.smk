@@ -26,7 +26,7 @@ rule sandbox_image:
         base_image=lambda w: EXEC["base_image"],
         tag=lambda w: context_tag(CONTEXT, sandbox_base()),  # a changed Dockerfile or runner rebuilds
     shell:
-        "python -m aicd.sandbox images --base {params.base} --base-image {params.base_image}"
+        GUARD + "python -m aicd.sandbox images --base {params.base} --base-image {params.base_image}"
         " --out {output} > {log} 2>&1"
 
 
@@ -53,7 +53,7 @@ rule execute:
     params:
         spec=lambda w: as_arg(config_slice(EXEC, ["workers", "recycle_after", "sample", "limits"])),
     shell:
-        "python -m aicd.sandbox execute --input {input.table} --name {wildcards.name} --image {input.image}"
+        GUARD + "python -m aicd.sandbox execute --input {input.table} --name {wildcards.name} --image {input.image}"
         " --spec {params.spec} --workers {threads} --out {output.table} --report {output.report} > {log} 2>&1"
 
 

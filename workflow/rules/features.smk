@@ -14,7 +14,7 @@ rule features:
         f"{R}/benchmarks/features/{{task}}/{{featureset}}.tsv"
     conda:
         env("core")
-    threads: 1
+    threads: feature_threads
     resources:
         mem_mb=mem_mb(2000, 8),
         runtime=lambda w, attempt: 120 * attempt,
@@ -23,5 +23,5 @@ rule features:
         args=feature_args,
         seed=seed(),
     shell:
-        "python -m aicd.features --spec {params.spec} {params.args} --seed {params.seed}"
+        GUARD + "python -m aicd.features --spec {params.spec} {params.args} --seed {params.seed} --threads {threads}"
         " --out {output.features} --model {output.model} --report {output.report} > {log} 2>&1"

@@ -32,7 +32,7 @@ rule instructions:
         llm=lambda w: as_arg(LLM),
         seed=seed(),
     shell:
-        "python -m aicd.generate instructions --model {params.model} {params.sources}"
+        GUARD + "python -m aicd.generate instructions --model {params.model} {params.sources}"
         " --prompts {params.prompts} --protocols {params.protocols} --llm {params.llm} --seed {params.seed}"
         " --out {output} > {log} 2>&1"
 
@@ -64,7 +64,7 @@ rule generate:
         llm=lambda w: as_arg(LLM),
         seed=seed(),
     shell:
-        "python -m aicd.generate generate --model {params.model} {params.sources}"
+        GUARD + "python -m aicd.generate generate --model {params.model} {params.sources}"
         " --prompts {params.prompts} --protocols {params.protocols} {params.instructions}"
         " --llm {params.llm} --seed {params.seed} --out {output.table} --report {output.report} > {log} 2>&1"
 
@@ -117,7 +117,7 @@ rule judge:
         llm=lambda w: as_arg(LLM),
         seed=seed(),
     shell:
-        "python -m aicd.judge --model {params.model} --mode {wildcards.mode} --test {input.test}"
+        GUARD + "python -m aicd.judge --model {params.model} --mode {wildcards.mode} --test {input.test}"
         " --labels {params.labels} --target {params.target} --prompts {params.prompts}"
         " --fraction {params.fraction} --seed {params.seed} --llm {params.llm}"
         " --out {output.predictions} --report {output.report} > {log} 2>&1"

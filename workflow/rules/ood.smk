@@ -32,7 +32,8 @@ rule ood_split:
         test=lambda w, input: f"--test-source {input.test}" if "test" in input.keys() else "",
         seed=seed(),
     shell:
-        "python -m aicd.splits.ood_task --task {wildcards.task} --spec {params.spec} --train-source {input.train}"
+        GUARD
+        + "python -m aicd.splits.ood_task --task {wildcards.task} --spec {params.spec} --train-source {input.train}"
         " {params.test} --seed {params.seed} --out-train {output.train} --out-validation {output.validation}"
         " --out-test {output.test} --report {output.report} > {log} 2>&1"
 

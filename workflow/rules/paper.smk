@@ -32,7 +32,7 @@ rule train_causal_lm:
         settings=lambda w: as_arg({k: v for k, v in lm_spec(w.detector).items() if k != "task"}),
         seed=seed(),
     shell:
-        "python -m aicd.lm --train {input.train} --validation {input.validation} --params {params.settings}"
+        GUARD + "python -m aicd.lm --train {input.train} --validation {input.validation} --params {params.settings}"
         " --seed {params.seed} --threads {threads} --out {output} > {log} 2>&1"
 
 
@@ -62,7 +62,7 @@ rule detect_fast_detectgpt:
         tasks_dir=lambda w, input: parent(input.tables[0]),
         seed=seed(),
     shell:
-        "python -m aicd.detectors.run_fast_detectgpt --spec {params.spec} --tasks-dir {params.tasks_dir}"
+        GUARD + "python -m aicd.detectors.run_fast_detectgpt --spec {params.spec} --tasks-dir {params.tasks_dir}"
         " {params.lm} --seed {params.seed} --threads {threads}"
         " --out {output.predictions} --model {output.model} > {log} 2>&1"
 
@@ -132,7 +132,7 @@ rule analyses:
         figures_dir=f"{R}/figures",
         seed=seed(),
     shell:
-        "python -m aicd.report.analyses --task {wildcards.task} --title {params.title} {params.args}"
+        GUARD + "python -m aicd.report.analyses --task {wildcards.task} --title {params.title} {params.args}"
         " --test {input.test} --titles {params.titles} --seed {params.seed}"
         " --out-dir {params.out_dir} --figures-dir {params.figures_dir} > {log} 2>&1"
 

@@ -21,6 +21,6 @@ rule score:
         labels=lambda w: " ".join(shlex.quote(c) for c in config["tasks"][w.task].get("labels", [])),
         sample=score_sample_flag,
     shell:
-        "python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
+        GUARD + "python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
         " --predictions {input.predictions} --test {input.test} --labels {params.labels} {params.sample}"
         " --out {output} > {log} 2>&1"

@@ -20,5 +20,5 @@ rule source:
         spec=lambda w: as_arg(source_spec(w.source)),
         seed=seed(),
     shell:
-        "python -m aicd.sources --name {wildcards.source} --spec {params.spec}"
+        GUARD + "python -m aicd.sources --name {wildcards.source} --spec {params.spec}"
         " --seed {params.seed} --out {output.table} --report {output.report} > {log} 2>&1"

@@ -30,7 +30,7 @@ rule task_split:
         langid=lambda w: (f"--langid-cache {R}/cache/langid/{w.task}" if task_mode(w) == "release" else ""),
         source=task_source_arg,
     shell:
-        "python -m aicd.splits {params.mode} --task {wildcards.task} --spec {params.spec}"
+        GUARD + "python -m aicd.splits {params.mode} --task {wildcards.task} --spec {params.spec}"
         " {params.source} --seed {params.seed} {params.langid} --threads {threads}"
         " --out-train {output.train} --out-validation {output.validation} --out-test {output.test}"
         " --report {output.report} > {log} 2>&1"

@@ -29,7 +29,8 @@ rule test_set:
             }
         ),
     shell:
-        "python -m aicd.splits.test_sets --task {wildcards.task} --name {wildcards.test_set} --spec {params.spec}"
+        GUARD
+        + "python -m aicd.splits.test_sets --task {wildcards.task} --name {wildcards.test_set} --spec {params.spec}"
         " --source {input.source} --train {input.train} --out {output.table} --report {output.report} > {log} 2>&1"
 
 
@@ -52,7 +53,7 @@ rule predict_test_set:
         mem_mb=detector_mem_mb(4000),
         runtime=60,
     shell:
-        "python -m aicd.detectors.predict --model {input.model} --test {input.test} --threads {threads}"
+        GUARD + "python -m aicd.detectors.predict --model {input.model} --test {input.test} --threads {threads}"
         " --out {output} > {log} 2>&1"
 
 
@@ -77,7 +78,7 @@ rule predict_test_set_encoder:
         runtime=detector_resource("runtime", 60),
         gpu=detector_resource("gpu", 0),
     shell:
-        "python -m aicd.detectors.predict --model {input.model} --test {input.test} --threads {threads}"
+        GUARD + "python -m aicd.detectors.predict --model {input.model} --test {input.test} --threads {threads}"
         " --out {output} > {log} 2>&1"
 
 
@@ -100,6 +101,6 @@ rule score_test_set:
     params:
         labels=lambda w: " ".join(shlex.quote(c) for c in config["tasks"][w.task].get("labels", [])),
     shell:
-        "python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
+        GUARD + "python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
         " --predictions {input.predictions} --test {input.test} --labels {params.labels}"
         " --out {output} > {log} 2>&1"

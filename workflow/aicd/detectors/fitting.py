@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from ..errors import AicdError
 from ..features import store
@@ -19,19 +20,22 @@ from .validation import carve
 log = logging.getLogger("aicd.detectors")
 
 
-def feature_matrices(features: str, tables: dict[str, pd.DataFrame], featurizer=None) -> dict[str, np.ndarray]:
-    """Train/validation matrices from features.npz (their ids must match the tables); test from
-    the npz when its ids match, else from the fitted featurizer."""
+def feature_matrices(features: str, tables: dict[str, pd.DataFrame], featurizer=None,
+                     load: tuple[str, ...] = SPLITS) -> dict[str, np.ndarray]:
+    """Matrices from features.npz (their ids must match the tables): the splits in `load` read
+    into memory, the others left as memory maps; a split whose ids differ (a new test set) is
+    featurized with the fitted featurizer, except train."""
     if not Path(features).is_file():
         raise AicdError(f"the feature set {features} does not exist: build it first (python -m aicd.features)")
-    matrices, ids, names = store.load(features)
+    ids, names = store.ids_and_names(features)
+    matrices = {s: store.matrix(features, s) for s in SPLITS}
     if featurizer is not None:
         check_featurizer_matches(featurizer, features, names, matrices, ids, tables)
     X = {}
     for split in SPLITS:
         table_ids = tables[split]["id"].to_numpy(dtype=str)
         if np.array_equal(ids[split], table_ids):
-            X[split] = matrices[split]
+            X[split] = np.array(matrices[split]) if split in load else matrices[split]
         elif split != "train" and featurizer is not None:
             log.info("%s: %d rows featurized with the fitted featurizer (not in %s)", split, len(table_ids), features)
             X[split] = featurizer.transform(tables[split])
@@ -61,6 +65,19 @@ def check_featurizer_matches(featurizer, features: str, names: list, matrices: d
                             "fitted on other rows; pass the featurizer.pkl written with that features.npz")
 
 
+def predict_in_blocks(detector, X) -> tuple[np.ndarray, np.ndarray | None]:
+    """Labels and scores of every row; a feature matrix (often a memory map of a million rows)
+    a block of rows at a time, so memory holds one block."""
+    if not isinstance(X, np.ndarray) or X.dtype == object or len(X) <= store.CHUNK_ROWS:
+        return detector.predict_with_scores(np.asarray(X) if isinstance(X, np.memmap) else X)
+    preds, scores = [], []
+    for block in store.blocks(X):
+        p, s = detector.predict_with_scores(block)
+        preds.append(np.asarray(p, dtype=object))
+        scores.append(s)
+    return np.concatenate(preds), (None if scores[0] is None else np.vstack(scores))
+
+
 def targets(table: pd.DataFrame, split: str) -> np.ndarray:
     """The class of each row (`target`); test rows may be unlabelled (gold left null)."""
     if "target" in table.columns:
@@ -81,7 +98,10 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
     elif detector.needs_features:
         if not features:
             raise AicdError(f"detector kind {spec['kind']} needs a feature set: set features: in its config entry")
-        X = feature_matrices(features, tables, featurizer)
+        # train in memory (fitting reads it many times); validation only when it is used; the
+        # test rows stay on disk and are predicted a block at a time
+        needed = ("train", "validation") if detector.uses_validation else ("train",)
+        X = feature_matrices(features, tables, featurizer, load=needed)
     else:
         X = {s: np.zeros((len(t), 0), dtype=np.float32) for s, t in tables.items()}
     y = {s: targets(tables[s], s) for s in tables}
@@ -101,8 +121,12 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
         validation["used"] = False
     if record is not None:
         record.update(validation)
-    detector.fit(X["train"], y["train"], X["validation"], y["validation"])
-    pred, scores = detector.predict_with_scores(X["test"])
+    if detector.needs_features:
+        detector.scale_in_place = True  # X["train"] is this job's own copy, read by nothing after the fit
+    with threadpool_limits(threads):
+        detector.fit(X["train"], y["train"], X["validation"], y["validation"])
+        del X["train"]
+        pred, scores = predict_in_blocks(detector, X["test"])
     out = pd.DataFrame({"id": tables["test"]["id"].to_numpy(), "gold": y["test"],
                         "pred": np.asarray(pred, dtype=object)})
     if scores is not None:

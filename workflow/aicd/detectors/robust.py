@@ -86,7 +86,7 @@ class RobustDetector(Detector):
         return self.params.get(name, _DEFAULTS[name])
 
     def _features(self, X) -> np.ndarray:
-        F = stylometry_matrix(list(X))
+        F = stylometry_matrix(list(X), self.threads)
         if getattr(self, "lm_", None) is not None:
             from .robust_lm import lm_features
 

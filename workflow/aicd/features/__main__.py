@@ -17,9 +17,7 @@ import time
 
 from ..errors import AicdError
 from ..io import write_json, write_pickle
-from ..schema import SPLITS
 from ..stagecli import json_arg, run
-from . import store
 from .compute import compute, concat_parts
 from .registry import KINDS
 from .tables import add_arguments, read_splits
@@ -36,6 +34,7 @@ def main(argv=None) -> None:
     parser.add_argument("--part-models", nargs="*", default=[],
                         help="the parts' fitted featurizer pickles (concat; default: featurizer.pkl beside each part)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1, help="processes for the per-row work (parsing, n-grams)")
     parser.add_argument("--out", required=True, help="output features.npz")
     parser.add_argument("--model", required=True, help="output fitted featurizer (pickle)")
     parser.add_argument("--report", required=True, help="output JSON report")
@@ -47,8 +46,8 @@ def main(argv=None) -> None:
         raise AicdError(f"unknown feature kind {kind!r}; use one of {', '.join(KINDS)}")
     started = time.perf_counter()
     if kind == "concat":
-        matrices, ids, names, featurizer = concat_parts(args.parts, args.part_models)
-        extra = featurizer.report_fields(matrices)
+        featurizer, names, rows = concat_parts(args.parts, args.part_models, args.out)
+        extra = featurizer.report_fields({})
     else:
         if not (args.tasks_dir or args.train):
             raise AicdError(f"feature kind {kind} needs --tasks-dir or --train")
@@ -57,11 +56,9 @@ def main(argv=None) -> None:
             where = args.tasks_dir or args.train
             raise AicdError(f"the train split in {where} is empty: nothing to fit features on; "
                             "rebuild the task (python -m aicd.splits) with rows in train")
-        matrices, featurizer, names, extra = compute(kind, params, tables, args.seed)
-        ids = {s: tables[s]["id"].to_numpy(dtype=str) for s in SPLITS}
-    store.save(args.out, matrices, ids, names)
+        featurizer, names, rows, sums = compute(kind, params, tables, args.seed, args.out, max(1, args.threads))
+        extra = featurizer.report_fields(sums)
     write_pickle(featurizer, args.model)
-    rows = {s: int(matrices[s].shape[0]) for s in SPLITS}
     seconds = time.perf_counter() - started
     write_json({"kind": kind, "params": params, "dimensions": len(names), "rows": rows,
                 "seconds": round(seconds, 3), **extra}, args.report)

@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.feature_extraction import DictVectorizer
 
 from ..errors import AicdError
+from ..parallel import chunked, map_chunks
 from ..treesitter import GRAMMARS, parse
 from .rows import codes_of, languages_of
 
@@ -138,40 +139,80 @@ def extract(code: str, language: str | None) -> dict[str, float]:
     return feats
 
 
+def _sparse_rows(pairs: list) -> tuple[list[str], "sp.csr_matrix"]:
+    """(names, CSR float32 over those names) of one chunk of (code, language) pairs: what a
+    worker sends back while the training split's attribute set is not known yet."""
+    import scipy.sparse as sp
+
+    names: dict[str, int] = {}
+    indptr, indices, data = [0], [], []
+    for code, language in pairs:
+        for name, value in extract(code, language).items():
+            indices.append(names.setdefault(name, len(names)))
+            data.append(value)
+        indptr.append(len(indices))
+    matrix = sp.csr_matrix((np.asarray(data, dtype=np.float32), np.asarray(indices, dtype=np.int64), indptr),
+                           shape=(len(pairs), len(names)))
+    return list(names), matrix
+
+
+def _dense_rows(pairs: list, vectorizer: DictVectorizer) -> np.ndarray:
+    return vectorizer.transform([extract(code, language) for code, language in pairs])
+
+
 class AstFeaturizer:
     """fit_transform(rows) learns the attribute set from training rows; transform(rows) maps
     any rows onto it (attributes unseen in training are dropped). rows: a table with `code` and
-    `language` columns, or (older style) a list of codes with a list of languages."""
+    `language` columns, or (older style) a list of codes with a list of languages. Parsing runs
+    over `threads` processes (set by the features stage); the training rows are held sparse
+    until their attribute set is known, so memory follows the attributes each row has."""
 
     kind = "ast"
+    CHUNK = 2_000
 
     def __init__(self) -> None:
         self.vectorizer = DictVectorizer(sparse=False, dtype=np.float32, sort=True)
+        self.threads = 1
 
-    def _dicts(self, rows, languages=None, progress=None):
-        codes = codes_of(rows)
-        items = zip(codes, languages_of(rows, languages))
-        if progress:
-            items = progress(items, total=len(codes))
-        return [extract(c, lang) for c, lang in items]
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "threads"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.threads = 1
+
+    def _pairs(self, rows, languages=None) -> list:
+        return list(zip(codes_of(rows), languages_of(rows, languages)))
 
     def fit_transform(self, rows, languages=None, progress=None) -> np.ndarray:
-        return self.vectorizer.fit_transform(self._dicts(rows, languages, progress))
+        pairs = self._pairs(rows, languages)
+        parts = list(map_chunks(_sparse_rows, chunked(pairs, self.CHUNK), self.threads))
+        names = sorted({name for chunk_names, _ in parts for name in chunk_names})
+        self.vectorizer.feature_names_ = names
+        self.vectorizer.vocabulary_ = {name: i for i, name in enumerate(names)}
+        out = np.zeros((len(pairs), len(names)), dtype=np.float32)
+        row = 0
+        for chunk_names, matrix in parts:  # each chunk's own columns, mapped onto the sorted set
+            columns = np.array([self.vectorizer.vocabulary_[n] for n in chunk_names], dtype=np.int64)
+            coo = matrix.tocoo()
+            out[row + coo.row, columns[coo.col]] = coo.data
+            row += matrix.shape[0]
+        return out
 
     def transform(self, rows, languages=None, progress=None) -> np.ndarray:
-        dicts = self._dicts(rows, languages, progress)
-        if not dicts:  # an empty split: zero rows of the fitted width
+        pairs = self._pairs(rows, languages)
+        if not pairs:  # an empty split: zero rows of the fitted width
             return np.zeros((0, len(self.vectorizer.feature_names_)), dtype=np.float32)
-        return self.vectorizer.transform(dicts)
+        return np.vstack(list(map_chunks(_dense_rows, chunked(pairs, self.CHUNK), self.threads, self.vectorizer)))
 
     @property
     def feature_names(self) -> list[str]:
-        return list(self.vectorizer.get_feature_names_out())
+        return list(self.vectorizer.feature_names_)
 
-    def report_fields(self, matrices: dict) -> dict:
+    def report_fields(self, column_sums: dict) -> dict:
         names = self.feature_names
 
         def column_sum(name):
-            return {s: int(m[:, names.index(name)].sum()) if name in names else 0 for s, m in matrices.items()}
+            return {s: int(sums[names.index(name)]) if name in names else 0 for s, sums in column_sums.items()}
 
         return {"parse_failed": column_sum("parse_failed"), "parse_error_trees": column_sum("ast:has_error")}

@@ -1,10 +1,15 @@
-"""Computing one feature set: a table-based featurizer fitted on train and applied to every
-split, or a concatenation of already computed parts (their features and fitted featurizers)."""
+"""Computing one feature set, written split by split and block by block (aicd.features.store):
+a table-based featurizer fitted on train and applied to every split, or a concatenation of
+already computed parts (their features and fitted featurizers). Memory holds the training
+matrix once; validation and test go through in blocks of rows."""
 
 from __future__ import annotations
 
+import logging
+import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..errors import AicdError
@@ -12,26 +17,80 @@ from ..schema import SPLITS
 from . import store
 from .registry import ConcatFeaturizer, build, load_featurizer
 
+log = logging.getLogger("aicd.features")
 
-def compute(kind: str, params: dict, tables: dict[str, pd.DataFrame], seed: int):
-    """Fit a table-based featurizer on train; return (matrices, featurizer, names, extra report fields)."""
+
+def _with_sums(blocks, sums: np.ndarray):
+    for block in blocks:
+        sums += block.sum(axis=0, dtype=np.float64)
+        yield block
+
+
+def compute(kind: str, params: dict, tables: dict[str, pd.DataFrame], seed: int, out: str | Path,
+            threads: int = 1):
+    """Fit a table-based featurizer on train, write every split's matrix to `out`; return
+    (featurizer, names, rows per split, per-split column sums)."""
     featurizer = build(kind, params, seed)
-    matrices = {"train": featurizer.fit_transform(tables["train"])}
-    for split in SPLITS[1:]:
-        matrices[split] = featurizer.transform(tables[split])
-    return matrices, featurizer, featurizer.feature_names, featurizer.report_fields(matrices)
+    featurizer.threads = threads
+    sums, rows = {}, {}
+    with store.writer(out) as writer:
+        started = time.perf_counter()
+        train = featurizer.fit_transform(tables["train"])
+        names = featurizer.feature_names
+        log.info("%s: fitted on %d train rows, %d features, %.0f s", kind, len(train), len(names),
+                 time.perf_counter() - started)
+        for split in SPLITS:
+            table = tables[split]
+            sums[split] = np.zeros(len(names))
+            if split == "train":
+                blocks = [train]
+            else:
+                blocks = _transform_blocks(featurizer, table, split, kind)
+            writer.matrix(f"X_{split}", len(table), len(names), _with_sums(blocks, sums[split]))
+            writer.array(f"ids_{split}", table["id"].to_numpy(dtype=str))
+            rows[split] = int(len(table))
+            if split == "train":
+                del train, blocks
+        writer.array("feature_names", np.asarray(names, dtype=str))
+    return featurizer, names, rows, sums
 
 
-def concat_parts(parts: list[str], part_models: list[str]):
-    """(matrices, ids, names, featurizer) of a concatenated feature set."""
+def _transform_blocks(featurizer, table: pd.DataFrame, split: str, kind: str):
+    started = time.perf_counter()
+    for start in range(0, len(table), store.CHUNK_ROWS):
+        yield featurizer.transform(table.iloc[start:start + store.CHUNK_ROWS])
+        done = min(start + store.CHUNK_ROWS, len(table))
+        if done < len(table):
+            log.info("%s %s: %d of %d rows (%.0f s)", kind, split, done, len(table), time.perf_counter() - started)
+
+
+def concat_parts(parts: list[str], part_models: list[str], out: str | Path):
+    """Write the column-wise concatenation of already computed feature sets to `out`, block by
+    block; return (featurizer, names, rows per split)."""
     if len(parts) < 2:
         raise AicdError("a concat feature set needs at least two parts")
     models = part_models or [str(Path(p).with_name("featurizer.pkl")) for p in parts]
     if len(models) != len(parts):
         raise AicdError(f"{len(parts)} --parts but {len(models)} --part-models: give one fitted featurizer per part")
     fitted = [load_featurizer(path) for path in models]
-    matrices, ids, names = store.concat([store.load(p) for p in parts])
+    loaded = [store.load(p) for p in parts]
+    first_ids = loaded[0][1]
+    for _, ids, _ in loaded[1:]:
+        for s in SPLITS:
+            if not np.array_equal(ids[s], first_ids[s]):
+                raise AicdError(f"cannot concatenate feature sets: row ids differ in split {s}")
+    names = [n for _, _, part_names in loaded for n in part_names]
     featurizer = ConcatFeaturizer(fitted)
     if featurizer.feature_names != names:
         raise AicdError("the parts' featurizers do not match their features.npz (feature names differ): rebuild them")
-    return matrices, ids, names, featurizer
+    rows = {}
+    with store.writer(out) as writer:
+        for split in SPLITS:
+            n = len(first_ids[split])
+            blocks = (np.hstack([np.asarray(m[split][i:i + store.CHUNK_ROWS]) for m, _, _ in loaded])
+                      for i in range(0, n, store.CHUNK_ROWS))
+            writer.matrix(f"X_{split}", n, len(names), blocks)
+            writer.array(f"ids_{split}", first_ids[split])
+            rows[split] = int(n)
+        writer.array("feature_names", np.asarray(names, dtype=str))
+    return featurizer, names, rows

@@ -21,6 +21,8 @@ from collections import Counter
 
 import numpy as np
 
+from ..parallel import chunked, map_chunks
+
 # Keywords of the nine languages (union): kept as themselves in the normalised tokens and
 # not counted as identifiers.
 KEYWORDS = frozenset("""
@@ -239,8 +241,16 @@ def _strip_literals(text: str, slash: bool) -> str:
                    for m in _TOKEN[slash].finditer(text))
 
 
-def stylometry_matrix(codes) -> np.ndarray:
+def _rows(codes) -> np.ndarray:
     return np.asarray([stylometry(c) for c in codes], dtype=np.float64).reshape(len(codes), len(FEATURE_NAMES))
+
+
+def stylometry_matrix(codes, threads: int = 1) -> np.ndarray:
+    """One row of FEATURE_NAMES per program, computed over `threads` processes."""
+    codes = list(codes)
+    if not codes:
+        return _rows(codes)
+    return np.vstack(list(map_chunks(_rows, chunked(codes, 2_000), threads)))
 
 
 def normalised_tokens(code: str) -> list[str]:

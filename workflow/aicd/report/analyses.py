@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pandas as pd
 from tabulate import tabulate
 
@@ -34,8 +35,8 @@ def svm_ngram_weights(detector, featurizer) -> tuple[list[str], np.ndarray, list
     pipeline = detector.model_
     scaler, svm = pipeline.steps[0][1], pipeline.steps[-1][1]
     coef = np.atleast_2d(svm.coef_) / np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
-    weights = coef @ featurizer.svd.components_
-    vocab = list(featurizer.vectorizer.get_feature_names_out())
+    weights = coef @ featurizer.components_
+    vocab = list(featurizer.vocabulary)
     classes = [str(c) for c in detector.classes_]
     if weights.shape[0] == 1 and len(classes) == 2:
         weights = np.vstack([-weights[0], weights[0]])
@@ -100,14 +101,30 @@ def shap_figure(importance: dict[str, np.ndarray], names: list[str], title: str,
 
 # -- (c) all-fail error analysis ----------------------------------------------------------------
 
-def all_fail(predictions: dict[str, pd.DataFrame], test: pd.DataFrame, examples: int = 5) -> dict:
-    """Rows of the test split that every detector in `predictions` gets wrong."""
+def code_of(path: str, ids) -> dict[str, str]:
+    """The code of a few rows of a test split, read for those ids alone."""
+    import pyarrow.dataset as ds
+
+    ids = list(ids)
+    if not ids:
+        return {}
+    table = ds.dataset(path).to_table(columns=["id", "code"], filter=ds.field("id").isin(ids))
+    return dict(zip(table.column("id").to_pylist(), table.column("code").to_pylist()))
+
+
+def all_fail(predictions: dict[str, pd.DataFrame], test: pd.DataFrame, examples: int = 5, code_of=None) -> dict:
+    """Rows of the test split that every detector in `predictions` gets wrong. `test` may come
+    without its code: code_of(ids) then gives it for the rows the result shows."""
     wrong = None
     for det, p in predictions.items():
         w = p.set_index("id")["pred"].astype(str) != p.set_index("id")["gold"].astype(str)
         wrong = w if wrong is None else (wrong & w.reindex(wrong.index, fill_value=False))
     ids = set(wrong[wrong].index) if wrong is not None else set()
     rows = test[test["id"].isin(ids)].copy()
+    if "code" not in rows.columns:
+        # lengths of every all-wrong row decide the shortest examples: read their code (one column)
+        codes = code_of(rows["id"]) if code_of else {}
+        rows["code"] = rows["id"].map(codes).fillna("")
     rows["length"] = rows["code"].str.len()
     out = {"detectors": sorted(predictions), "test_rows": int(len(test)), "all_wrong": int(len(rows)),
            "by": {}}
@@ -171,7 +188,9 @@ def main(argv=None) -> None:
                    "of the TF-IDF SVM, back-projected through the SVD.}}\n\\end{{table}}\n", out / "svm_ngrams.tex")
         summary["svm"] = "svm_ngrams.md"
     from ..features import store
-    test = pd.read_parquet(args.test)
+    # every column but the code, which only the all-fail examples show (read for those rows)
+    test_columns = [c for c in pq.read_schema(args.test).names if c != "code"]
+    test = pd.read_parquet(args.test, columns=test_columns)
     summary["shap"] = {}
     for det, model, features in args.shap:
         matrices, ids, names = store.load(features)
@@ -191,7 +210,7 @@ def main(argv=None) -> None:
         summary["shap"][det] = f"shap_{det}.md"
     if args.predictions:
         preds = {Path(p).stem: pd.read_parquet(p) for p in args.predictions}
-        result = all_fail(preds, test)
+        result = all_fail(preds, test, code_of=lambda ids: code_of(args.test, ids))
         write_json(result, out / "all_fail.json")
         write_text(all_fail_markdown(result, title), out / "all_fail.md")
         summary["all_fail"] = {"file": "all_fail.md", "all_wrong": result["all_wrong"], "of": result["test_rows"]}

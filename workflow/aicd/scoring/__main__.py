@@ -15,7 +15,7 @@ from ..errors import AicdError
 from ..io import write_json
 from ..stagecli import run
 from .bootstrap import RESAMPLES
-from .score import score
+from .score import read_test, score
 
 
 def main(argv=None) -> None:
@@ -32,7 +32,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.resamples < 0:
         raise AicdError(f"--resamples {args.resamples}: give 0 (no intervals) or more")
-    result = score(pd.read_parquet(args.predictions), pd.read_parquet(args.test), args.labels, args.sample,
+    result = score(pd.read_parquet(args.predictions), read_test(args.test), args.labels, args.sample,
                    args.resamples, args.seed)
     write_json({"task": args.task, "detector": args.detector, **result}, args.out)
 

@@ -13,6 +13,17 @@ from .bootstrap import RESAMPLES, describe
 from .metrics import breakdown, classification_scores
 
 BREAKDOWN_COLUMNS = ("subset", "language", "domain", "generator")
+TEST_COLUMNS = ("id", *BREAKDOWN_COLUMNS, "language_origin")  # what scoring reads of a test split
+
+
+def read_test(path) -> pd.DataFrame:
+    """The columns of a test split that scoring uses (never its code: a million rows of it)."""
+    import pyarrow.parquet as pq
+
+    present = set(pq.read_schema(path).names)
+    if "id" not in present:
+        raise AicdError(f"{path}: the test split has no 'id' column (columns: {', '.join(sorted(present))})")
+    return pd.read_parquet(path, columns=[c for c in TEST_COLUMNS if c in present])
 
 
 def check_label_set(values, labels: list, what: str, allow_abstain: bool = False) -> None:
