@@ -75,6 +75,9 @@ def dataset_config(files: dict) -> dict:
     cfg["dataset"] = {"sources": list(files), "generations": False, "dedup": {"threshold": 0.8}}
     for stage in ("generation", "judging", "execution"):
         cfg[stage]["enabled"] = False
+    # generation is off, but its protocols still name the real sources: point them at ours
+    for spec in cfg["generation"]["protocols"].values():
+        spec["sources"] = ["codenet"]
     return cfg
 
 

@@ -136,3 +136,20 @@ def test_task_report_lists_each_test_subset_and_its_one_class(pool):
     from aicd.splits.release_language import subset_summary
 
     assert all(v["one_class"] == "human" for v in subset_summary(only_human).values())
+
+
+def test_a_few_near_duplicates_the_dedup_missed_are_dropped_from_test_and_counted(pool):
+    """One twin (the pool's LSH can miss a pair in a large bucket): the build goes on without
+    that test row and says so; many twins (no dedup at all) still stop it (above)."""
+    tables, _ = splits(pool, {"kind": "binary"})
+    victim = tables["test"].iloc[0]
+    twin = pool[pool["id"] == victim["id"]].copy()
+    twin["id"] = twin["id"] + "-twin"
+    leaky = pd.concat([pool, twin], ignore_index=True)
+    tables2, report = splits(leaky, {"kind": "binary"})
+    dropped = sum(r.get("dropped_from_test", 0) for r in report["leakage"].values())
+    assert dropped == 1
+    both = {victim["id"], victim["id"] + "-twin"}
+    assert len(both & set(tables2["test"]["id"])) <= 1  # never both sides of the pair in test...
+    in_train = both & set(pd.concat([tables2["train"], tables2["validation"]])["id"])
+    assert not (in_train and both & set(tables2["test"]["id"]))  # ... nor one in train and one in test

@@ -71,3 +71,14 @@ def test_cross_pairs_finds_leaks_between_two_sets():
     b = [a[3], "completely different text here with other tokens entirely"]
     pairs = cross_pairs(np.stack([signature(c) for c in a]), np.stack([signature(c) for c in b]), 0.8, BANDS, ROWS)
     assert pairs.tolist() == [[3, 0]]
+
+
+def test_every_pair_of_a_small_bucket_is_compared():
+    """Four rows share one band; rows 1 and 3 are copies, the others differ from both beyond
+    that band. Pairing each row with its bucket's first and its neighbour only never compared
+    1 with 3 (the leakage guard later found such pairs between task splits)."""
+    shared = [7, 9]
+    signatures = np.array([shared + [1, 2], shared + [5, 6], shared + [3, 4], shared + [5, 6]], dtype=np.uint32)
+    labels, stats = near_duplicates(signatures, 0.8, bands=1, rows=2)
+    assert labels[1] == labels[3] and len(set(labels)) == 3, labels
+    assert stats["candidate_pairs"] == 6  # all 4 x 3 / 2 pairs of the bucket

@@ -1,9 +1,13 @@
 """Near-duplicate detection with MinHash LSH, vectorised over all rows at once.
 
 For each band the band's rows are hashed to one uint64 key, keys are sorted, and rows with
-equal keys become candidate pairs (each row with the first of its bucket and with its
-neighbour, so a bucket of k rows costs k pairs, not k^2). A candidate is a near duplicate
-when its estimated Jaccard similarity (equal signature positions) reaches the threshold.
+equal keys become candidate pairs: every pair of a bucket of at most FULL_BUCKET rows, and in a
+larger bucket each row with the first of its bucket and with its neighbour (k pairs, not k^2:
+such buckets are clusters of near-copies, which those pairs already link). A candidate is a
+near duplicate when its estimated Jaccard similarity (equal signature positions) reaches the
+threshold. Every pair in a small bucket matters: with first-and-neighbour pairs alone, two
+near duplicates that were neither adjacent nor like the bucket's first row were never compared,
+and the task splits' leakage guard (which compares other subsets) found them later.
 Clusters are the connected components of those pairs. Memory: the signatures
 (n x num_perm x 4 bytes) plus one uint64 per row per band in flight."""
 
@@ -15,6 +19,7 @@ from scipy.sparse.csgraph import connected_components
 
 _MIX = np.uint64(0x100000001B3)
 _CHUNK = 1 << 18
+FULL_BUCKET = 64  # buckets up to this size give all their pairs (at most 2,016)
 
 
 def candidate_pairs(signatures: np.ndarray, bands: int, rows: int) -> np.ndarray:
@@ -32,15 +37,28 @@ def candidate_pairs(signatures: np.ndarray, bands: int, rows: int) -> np.ndarray
         same = sorted_keys[1:] == sorted_keys[:-1]
         if not same.any():
             continue
+        # bucket of each sorted position: start index and size
+        starts_mask = np.concatenate(([True], ~same))
+        bucket = np.cumsum(starts_mask) - 1
+        bucket_start = np.flatnonzero(starts_mask)
+        sizes = np.diff(np.append(bucket_start, n))
         pos = np.arange(1, n)
-        # first position of each bucket, carried forward
-        starts = np.where(np.concatenate(([True], ~same)), np.arange(n), 0)
-        first = np.maximum.accumulate(starts)[1:]
         member = pos[same]
-        neighbour = np.stack([order[member - 1], order[member]], axis=1)
-        to_first = np.stack([order[first[same]], order[member]], axis=1)
-        found.append(neighbour)
-        found.append(to_first[to_first[:, 0] != neighbour[:, 0]])
+        small = sizes[bucket[member]] <= FULL_BUCKET
+        # small buckets: every pair (i < j) by offsets within the bucket
+        for size in np.unique(sizes[(sizes > 1) & (sizes <= FULL_BUCKET)]):
+            firsts = bucket_start[sizes == size]
+            i, j = np.triu_indices(int(size), k=1)
+            found.append(np.stack([order[(firsts[:, None] + i[None, :]).ravel()],
+                                   order[(firsts[:, None] + j[None, :]).ravel()]], axis=1))
+        # large buckets: each row with its neighbour and with the bucket's first row
+        big = member[~small]
+        if len(big):
+            first = bucket_start[bucket[big]]
+            neighbour = np.stack([order[big - 1], order[big]], axis=1)
+            to_first = np.stack([order[first], order[big]], axis=1)
+            found.append(neighbour)
+            found.append(to_first[first != big - 1])
     if not found:
         return np.zeros((0, 2), dtype=np.int64)
     pairs = np.concatenate(found)
