@@ -38,7 +38,7 @@ workflow-image: images
 # .debs at exact versions, with sha256), downloaded once into ~/.cache/aicd/pinned (or
 # $AICD_CACHE/pinned) and verified; the gathered human code is read only from there.
 pinned-inputs: setup
-	$(PY) -m aicd.sources.pinned fetch
+	$(PY) -m aicd.sources pinned fetch
 
 # pytest exits 5 when it collects nothing: that is a failure here, not a pass.
 test: setup images pinned-inputs

@@ -5,10 +5,11 @@
 #   snakemake --profile workflow/profiles/slurm            on a SLURM cluster (edit the profile first)
 #
 # Rules are thin: each names its inputs/outputs, threads, resources, log and benchmark and
-# calls one `python -m aicd.<stage>`. Local settings: --workflow-profile workflow/profiles/default
-# (make demo / make run pass it; snakemake only looks for profiles/ next to this file).
+# calls one `python -m aicd.<stage>`. Which jobs exist is aicd.plan's (workflow/rules/common.smk).
+# Local settings: --workflow-profile workflow/profiles/default (make demo / make run pass it).
 
 import os
+import sys
 
 # The default config applies only when no --configfile is given (snakemake would
 # otherwise merge the two and the demo would inherit the full run's tasks).
@@ -17,7 +18,27 @@ if not workflow.overwrite_configfiles:
     configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
+# The stages run `python -m aicd.<stage>`. Without --sdm conda/apptainer, `python` is the
+# interpreter running snakemake (the project's virtualenv, where aicd is pip-installed): its
+# folder goes first on PATH, which jobs inherit (sbatch exports the environment too).
+# envs/*.post-deploy.sh install this checkout's aicd into each conda environment (AICD_REPO).
+envvars:
+    "PATH",
+
+
+os.environ.update(AICD_REPO=workflow.basedir)
+if not workflow.deployment_settings.deployment_method:
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+
+
+include: "workflow/rules/utils.smk"
 include: "workflow/rules/common.smk"
+
+
+# What the plan leaves out on this machine, said once where snakemake is started.
+if not workflow.remote_exec:
+    for _note in PLAN.notes:
+        print(_note, file=sys.stderr)
 
 
 # `snakemake --report report.html`: Table 4 and the figures, with captions (workflow/report/).
@@ -49,13 +70,7 @@ localrules:
 rule all:
     default_target: True
     input:
-        f"{R}/tables/table4.tex",
-        f"{R}/report.md",
-        llm_targets(),
-        execution_targets(),
-        dataset_targets(),
-        paper_targets(),
-        ood_targets(),
+        targets(),
 
 
 onsuccess:

@@ -1,4 +1,4 @@
-"""Cost of the bootstrap intervals on macro-F1 (issue 14 bar: < 1 s per detector for a
+"""Cost of the bootstrap intervals on macro-F1 (bar: < 1 s per detector for a
 100,000-row test set): the 95% interval of one detector's macro-F1 (1,000 resamples), the same
 through classification_scores (the score JSON's whole computation), and the paired test of two
 detectors. Synthetic labels, --classes classes, ~80% accuracy.

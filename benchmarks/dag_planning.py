@@ -1,4 +1,4 @@
-"""Planning cost of the workflow (issue 13 bar: a synthetic 20,000-job dry run in < 30 s and
+"""Planning cost of the workflow (bar: a synthetic 20,000-job dry run in < 30 s and
 at most 6x a 4,000-job one), and the SLURM submission overhead per job.
 
 Planning: the demo config with its LLM and sandbox stages off, its task T1 copied TASKS times

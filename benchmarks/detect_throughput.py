@@ -2,7 +2,7 @@
 featurized (TF-IDF + SVD, paper settings) and labelled by a TF-IDF logistic-regression model,
 over a folder of --files code files. The model is fitted here by the workflow's own jobs
 (python -m aicd.features, python -m aicd.detectors) on --train rows of the shared trial subset;
-the files are other rows of it, written with their language's extension. Bar (issue 14):
+the files are other rows of it, written with their language's extension. Bar:
 >= 500 files/s on 2 cores.
 
   python benchmarks/detect_throughput.py [--files 1000] [--train 2000] [--trial PATH]
@@ -50,7 +50,7 @@ def main() -> None:
         features_main(["--spec", json.dumps({"kind": "tfidf"}), "--train", str(tmp / "train.parquet"),
                        "--out", str(tmp / "features.npz"), "--model", str(tmp / "featurizer.pkl"),
                        "--report", str(tmp / "features.json")])
-        detectors_main(["--spec", json.dumps({"kind": "logistic_regression"}), "--train", str(tmp / "train.parquet"),
+        detectors_main(["fit", "--spec", json.dumps({"kind": "logistic_regression"}), "--train", str(tmp / "train.parquet"),
                         "--test", str(tmp / "test.parquet"), "--features", str(tmp / "features.npz"),
                         "--featurizer", str(tmp / "featurizer.pkl"), "--out", str(tmp / "p.parquet"),
                         "--model", str(tmp / "lr_tfidf.pkl")])

@@ -6,7 +6,7 @@ run with their mean, standard deviation and range; --split-seeds repeats the ful
 several split seeds (the seed decides which human rows go to validation and, for the
 in-distribution and leave-one-family-out splits, which rows are tested; it also seeds the
 detector). A bar that sits inside this spread
-cannot be met or missed by a design change that moves the score by less (BENCHMARKS.md, issue 15).
+cannot be met or missed by a design change that moves the score by less (BENCHMARKS.md, robust detector).
 
   python benchmarks/robust_sensitivity.py [--detector robust] [--splits lolo:Python,codeaid]
                                           [--runs 10] [--fraction 0.9] [--split-seeds 0,4]

@@ -152,7 +152,7 @@ def test_model_that_cannot_be_had_is_one_line(tmp_path, monkeypatch, code_rows, 
             .to_parquet(tasks / f"{s}.parquet")
     spec = json.dumps({"kind": "encoder", "params": {"model": model, "window": 64}})
     env = {**os.environ, "PYTHONPATH": str(REPO / "workflow"), "HF_HUB_OFFLINE": "1"}
-    run = subprocess.run([sys.executable, "-m", "aicd.detectors", "--spec", spec, "--tasks-dir", str(tasks),
+    run = subprocess.run([sys.executable, "-m", "aicd.detectors", "fit", "--spec", spec, "--tasks-dir", str(tasks),
                           "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m"),
                           "--work-dir", str(tmp_path / "w")], capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 2

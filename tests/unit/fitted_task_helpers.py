@@ -48,7 +48,7 @@ def fit_detector(paths: dict[str, Path], features: Path, out: Path, kind: str = 
                  params: dict | None = None) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     model, predictions = out / f"{kind}.pkl", out / f"{kind}.parquet"
-    detectors_main(["--spec", json.dumps({"kind": kind, "params": params or {}}), "--train", str(paths["train"]),
+    detectors_main(["fit", "--spec", json.dumps({"kind": kind, "params": params or {}}), "--train", str(paths["train"]),
                     "--test", str(paths["test"]), "--features", str(features / "features.npz"),
                     "--featurizer", str(features / "featurizer.pkl"), "--task", "T1",
                     "--out", str(predictions), "--model", str(model), "--report", str(out / f"{kind}.json")])

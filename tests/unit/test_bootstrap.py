@@ -1,4 +1,4 @@
-"""Bootstrap intervals of macro-F1 and the paired test (issue 14): the multinomial draw of
+"""Bootstrap intervals of macro-F1 and the paired test: the multinomial draw of
 confusion counts gives the same interval as resampling rows; seeded; cheap for 100,000 rows."""
 
 import time

@@ -1,4 +1,4 @@
-"""Self-contained fitted models (issue 14): a fitted detector carries its fitted featurizer
+"""Self-contained fitted models: a fitted detector carries its fitted featurizer
 and applies itself to raw code; featurizers are registered by kind; validation is carved from
 train when a detector needs one and none is given; the SVM's primal solver converges."""
 
@@ -52,7 +52,7 @@ def test_a_new_test_set_is_featurized_by_the_fitted_featurizer(task, tmp_path):
     assert len(pd.read_parquet(predictions)) == len(tables["test"])
     # without the featurizer the mismatch is named, not guessed
     with pytest.raises(AicdError, match="do not match the test split's rows.*--featurizer"):
-        detectors_main(["--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]),
+        detectors_main(["fit", "--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]),
                         "--test", str(paths["test"]), "--features", str(features / "features.npz"),
                         "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")])
 
@@ -81,7 +81,7 @@ def test_an_old_concat_pickle_of_paths_is_refused_by_name(task, tmp_path):
     tfidf = fit_features(paths, tmp_path / "tfidf")
     write_pickle({"parts": ["a.npz", "b.npz"]}, tmp_path / "old.pkl")
     with pytest.raises(AicdError, match="old.pkl does not hold a fitted featurizer.*rebuild"):
-        detectors_main(["--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]),
+        detectors_main(["fit", "--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]),
                         "--test", str(paths["test"]), "--features", str(tfidf / "features.npz"),
                         "--featurizer", str(tmp_path / "old.pkl"),
                         "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")])
@@ -95,7 +95,7 @@ def test_registry_builds_table_featurizers_and_names_unknown_kinds():
     assert X.shape[0] == 8 and ast.transform(table.iloc[:0]).shape == (0, X.shape[1])
     with pytest.raises(AicdError, match="unknown feature kind 'bow'"):
         build("bow")
-    with pytest.raises(AicdError, match="ast takes no params"):
+    with pytest.raises(AicdError, match="the AST features have no parameter 'depth'"):
         build("ast", {"depth": 3})
     with pytest.raises(AicdError, match="needs at least two parts"):
         ConcatFeaturizer([ast])
@@ -131,7 +131,7 @@ def test_validation_is_carved_from_train_when_a_detector_needs_one(task, tmp_pat
     (tmp_path / "empty.parquet").write_bytes(b"")   # an empty validation file is legitimate
     args = ["--train", str(paths["train"]), "--validation", str(tmp_path / "empty.parquet"), "--test", str(paths["test"]),
             "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.pkl")]
-    detectors_main(["--spec", '{"kind": "catboost", "params": {"iterations": 30, "early_stopping_rounds": 5}}', *args,
+    detectors_main(["fit", "--spec", '{"kind": "catboost", "params": {"iterations": 30, "early_stopping_rounds": 5}}', *args,
                     "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl"),
                     "--report", str(tmp_path / "r.json")])
     record = read_json(tmp_path / "r.json")["validation"]
@@ -139,7 +139,7 @@ def test_validation_is_carved_from_train_when_a_detector_needs_one(task, tmp_pat
     assert record["rows"] == 30 and record["train_rows_left"] == 270
     assert load_bundle(tmp_path / "m.pkl").validation == record
     # a detector that reads no validation gets none carved
-    detectors_main(["--spec", '{"kind": "logistic_regression"}', *args, "--out", str(tmp_path / "p2.parquet"),
+    detectors_main(["fit", "--spec", '{"kind": "logistic_regression"}', *args, "--out", str(tmp_path / "p2.parquet"),
                     "--model", str(tmp_path / "m2.pkl"), "--report", str(tmp_path / "r2.json")])
     assert read_json(tmp_path / "r2.json")["validation"] == {"source": "given", "rows": 0, "used": False}
 
@@ -183,14 +183,14 @@ def test_linear_svm_converges_and_solves_linearsvcs_problem(trial_raw, tmp_path)
 def test_explicit_files_and_a_tasks_folder_are_not_mixed(task, tmp_path):
     root, tables, paths = task
     with pytest.raises(AicdError, match="either --tasks-dir or --train"):
-        detectors_main(["--spec", '{"kind": "majority"}', "--tasks-dir", str(root / "tasks"), "--train",
+        detectors_main(["fit", "--spec", '{"kind": "majority"}', "--tasks-dir", str(root / "tasks"), "--train",
                         str(paths["train"]), "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")])
     with pytest.raises(AicdError, match="name the test rows"):
-        detectors_main(["--spec", '{"kind": "majority"}', "--train", str(paths["train"]),
+        detectors_main(["fit", "--spec", '{"kind": "majority"}', "--train", str(paths["train"]),
                         "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")])
     (tmp_path / "t.parquet").write_bytes(b"")
     with pytest.raises(AicdError, match="the test split is empty"):
-        detectors_main(["--spec", '{"kind": "majority"}', "--train", str(paths["train"]), "--test",
+        detectors_main(["fit", "--spec", '{"kind": "majority"}', "--train", str(paths["train"]), "--test",
                         str(tmp_path / "t.parquet"), "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")])
 
 
@@ -213,7 +213,10 @@ def test_features_stage_takes_explicit_files_with_validation_optional(task, tmp_
 
 
 def test_predict_job_applies_a_model_to_a_new_test_set(task, tmp_path):
-    from aicd.detectors.predict import main as predict_main
+    from aicd.detectors.__main__ import main as stage_main
+
+    def predict_main(argv):
+        return stage_main(["predict", *argv])
 
     root, tables, paths = task
     features = fit_features(paths, tmp_path / "f")
@@ -238,7 +241,7 @@ def test_a_folder_model_keeps_its_bundle_beside_the_weights(tmp_path):
 
     @register("folder_probe")
     class FolderProbe(Detector):   # stands in for an encoder: stored with its own save/load
-        needs_features, needs_text, model_suffix = False, True, ""
+        needs_features, needs_text, storage = False, True, "folder"
 
         def fit(self, X, y, X_val=None, y_val=None):
             self.classes_ = np.unique(y)
@@ -294,15 +297,15 @@ def test_a_featurizer_that_did_not_make_the_features_is_refused(task, tmp_path):
             "--features", str(features / "features.npz"), "--out", str(tmp_path / "p.parquet"),
             "--model", str(tmp_path / "m.pkl")]
     with pytest.raises(AicdError, match="--featurizer does not belong to features"):
-        detectors_main([*args, "--featurizer", str(ast / "featurizer.pkl")])
+        detectors_main(["fit", *args, "--featurizer", str(ast / "featurizer.pkl")])
     with pytest.raises(AicdError, match="does not reproduce the test features .* fitted on other rows"):
-        detectors_main([*args, "--featurizer", str(refit / "featurizer.pkl")])
+        detectors_main(["fit", *args, "--featurizer", str(refit / "featurizer.pkl")])
 
 
 def test_the_saved_model_holds_no_path_of_the_job(task, tmp_path):
     root, tables, paths = task
     features = fit_features(paths, tmp_path / "f")
-    detectors_main(["--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]),
+    detectors_main(["fit", "--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]),
                     "--test", str(paths["test"]), "--features", str(features / "features.npz"),
                     "--featurizer", str(features / "featurizer.pkl"), "--work-dir", str(tmp_path / "scratch_here"),
                     "--cache-dir", str(tmp_path / "cache_here"), "--out", str(tmp_path / "p.parquet"),
@@ -318,11 +321,11 @@ def test_missing_or_corrupt_featurizer_and_features_are_one_line_errors(task, tm
     base = ["--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]), "--test", str(paths["test"]),
             "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")]
     with pytest.raises(AicdError, match="nope.pkl does not exist"):
-        detectors_main([*base, "--features", str(features / "features.npz"), "--featurizer", str(tmp_path / "nope.pkl")])
+        detectors_main(["fit", *base, "--features", str(features / "features.npz"), "--featurizer", str(tmp_path / "nope.pkl")])
     with pytest.raises(AicdError, match="junk.pkl is not a fitted featurizer"):
-        detectors_main([*base, "--features", str(features / "features.npz"), "--featurizer", str(tmp_path / "junk.pkl")])
+        detectors_main(["fit", *base, "--features", str(features / "features.npz"), "--featurizer", str(tmp_path / "junk.pkl")])
     with pytest.raises(AicdError, match="feature set .*nope.npz does not exist"):
-        detectors_main([*base, "--features", str(tmp_path / "nope.npz")])
+        detectors_main(["fit", *base, "--features", str(tmp_path / "nope.npz")])
     with pytest.raises(AicdError, match="junk.pkl is not a fitted featurizer"):
         features_main(["--spec", '{"kind": "concat"}', "--parts", str(features / "features.npz"),
                        str(features / "features.npz"), "--part-models", str(tmp_path / "junk.pkl"),

@@ -1,4 +1,4 @@
-"""`aicd detect` (issue 14): a fitted model applied to code files and folders gives the
+"""`aicd detect`: a fitted model applied to code files and folders gives the
 workflow's own predictions for the same code; unreadable, binary and empty files are counted
 skips; the language comes from --language, the extension, else identification."""
 

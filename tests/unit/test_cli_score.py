@@ -1,4 +1,4 @@
-"""`aicd score` and `aicd compare` (issue 14): any predictions file against any gold file,
+"""`aicd score` and `aicd compare`: any predictions file against any gold file,
 with intervals, per-class and per-subset breakdowns, and counted, named disagreements."""
 
 import json

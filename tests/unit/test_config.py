@@ -16,7 +16,7 @@ def test_shipped_configs_are_valid(config):
     validate_config(config)
     classical = [d for d in config["detectors"].values() if d["kind"] not in ("encoder", "fast_detectgpt", "robust")]
     assert len(classical) == 11  # Random, Majority, {CB, SVM, LR} x {TF-IDF, AST, both}
-    assert [d["kind"] for d in config["detectors"].values()].count("robust") == 1  # ours (issue 15)
+    assert [d["kind"] for d in config["detectors"].values()].count("robust") == 1  # ours
 
 
 def test_ood_config_is_valid_and_names_every_split(repo):
@@ -71,7 +71,7 @@ def test_detector_parameter_types_are_checked_when_the_workflow_starts(config):
     bad = copy.deepcopy(config)
     svm = next(name for name, det in bad["detectors"].items() if det["kind"] == "linear_svm")
     bad["detectors"][svm]["params"] = {"C": "abc"}
-    with pytest.raises(AicdError, match=rf"config\.detectors\.{svm}\.params: .*'C' parameter of the linear SVM must be a number"):
+    with pytest.raises(AicdError, match=rf"config\.detectors\.{svm}\.params\.C: 'abc' is not of type 'number'"):
         validate_config(bad)
 
 

@@ -19,12 +19,11 @@ REPO = Path(__file__).resolve().parents[2]
 PKG = REPO / "workflow"
 # conda-forge names that differ from the PyPI distribution an import comes from
 CONDA_TO_PYPI = {"pytorch": "torch", "pyyaml": "pyyaml", "python": None, "pip": None}
-# Imports reached only on paths a rule group never takes, with the reason. `detect` (core)
-# and `detect_encoder` (neural) run the same `python -m aicd.detectors`; its encoder kind,
-# the only one that imports torch, is constrained to detect_encoder by wildcard.
-NOT_ON_PATH = {
-    "core": {"torch", "transformers", "accelerate", "tokenizers"},
-}
+# Imports reached only on paths a rule group never takes, with the reason. The detector rules
+# run `python -m aicd.detectors` in the environment each kind declares (Detector.environment):
+# the kinds that import torch declare neural (test_kinds_that_need_torch_declare_neural).
+NEURAL = {"torch", "transformers", "accelerate", "tokenizers"}
+NOT_ON_PATH = {"core": NEURAL}
 
 
 def norm(name: str) -> str:
@@ -44,8 +43,16 @@ def env_packages(path: Path) -> set[str]:
     return names
 
 
+def kind_environments() -> set[str]:
+    from aicd.detectors import REGISTRY
+
+    return {cls.environment_for({}) for cls in REGISTRY.values()} | {
+        cls.environment_for(p) for cls in REGISTRY.values() for p in getattr(cls, "ENVIRONMENT_PARAMS", [])}
+
+
 def rules() -> list[tuple[str, str, str]]:
-    """(rule, env name, module) for every rule with a shell command."""
+    """(rule, env name, module) for every rule with a shell command; a rule whose environment is
+    its detector's (conda: detector_env) once per environment the detector kinds declare."""
     out = []
     for smk in sorted((REPO / "workflow" / "rules").glob("*.smk")):
         for block in re.split(r"\n(?=rule \w+:)", smk.read_text()):
@@ -53,9 +60,12 @@ def rules() -> list[tuple[str, str, str]]:
             if not m or "shell:" not in block:
                 continue
             env = re.search(r'conda:\s+env\("(\w+)"\)', block)
+            per_kind = re.search(r"conda:\s+detector_env\b", block)
             module = re.search(r"python -m (aicd[\w.]*)", block)
-            assert env and module, f"rule {m.group(1)} ({smk.name}): needs conda: env(...) and `python -m aicd.X`"
-            out.append((m.group(1), env.group(1), module.group(1)))
+            assert (env or per_kind) and module, \
+                f"rule {m.group(1)} ({smk.name}): needs conda: env(...) or detector_env, and `python -m aicd.X`"
+            for name in [env.group(1)] if env else sorted(kind_environments()):
+                out.append((m.group(1) if env else f"{m.group(1)}[{name}]", name, module.group(1)))
     return out
 
 
@@ -169,6 +179,23 @@ def test_rule_imports_only_what_its_environment_lists(rule, env, module):
     listed = env_packages(REPO / "envs" / f"{env}.yaml")
     assert not needed - listed, f"rule {rule} runs {module} in envs/{env}.yaml, which lacks {sorted(needed - listed)}"
     assert not needed - pyproject_pins(), f"{module}: not in pyproject.toml: {sorted(needed - pyproject_pins())}"
+
+
+def test_kinds_that_need_torch_declare_neural():
+    """A kind whose module imports torch (at once or inside a function) runs in the neural
+    environment; one whose option does (robust's lm) declares neural for that option."""
+    from aicd.detectors import REGISTRY
+
+    for kind, cls in REGISTRY.items():
+        path = module_file(cls.__module__)
+        package = cls.__module__ if path.name == "__init__.py" else cls.__module__.rsplit(".", 1)[0]
+        third, _, lazy = imports_in(path, package)
+        if third & NEURAL:
+            assert cls.environment_for({}) == "neural", f"kind {kind} imports {sorted(third & NEURAL)} in core"
+        option_modules = {m for m in lazy if module_file(m) and imports_in(module_file(m), m.rsplit(".", 1)[0])[0] & NEURAL}
+        if option_modules and cls.environment_for({}) != "neural":
+            assert any(cls.environment_for(p) == "neural" for p in getattr(cls, "ENVIRONMENT_PARAMS", [])), \
+                f"kind {kind} reaches {sorted(option_modules)} (torch) on an option, but declares no environment for it"
 
 
 @pytest.mark.parametrize("env", ["core", "llm", "sandbox", "neural"])

@@ -17,6 +17,7 @@ pytest.importorskip("tokenizers")
 
 from aicd.detectors.fast_detectgpt import FastDetectGPTDetector, auroc, best_threshold, criterion_from_logits  # noqa: E402
 from aicd.lm.train import save, train  # noqa: E402
+from aicd.errors import AicdError  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -64,7 +65,7 @@ def test_labels_binarised_human_vs_rest():
 def test_bad_params_rejected():
     from aicd.detectors.base import build
     from aicd.errors import AicdError
-    with pytest.raises(AicdError, match="unknown settings"):
+    with pytest.raises(AicdError, match="Fast-DetectGPT has no parameter 'windw'"):
         build("fast_detectgpt", {"model": "x", "windw": 3}, seed=0)
     with pytest.raises(AicdError, match="threshold"):
         build("fast_detectgpt", {"model": "x", "threshold": "best"}, seed=0)
@@ -118,8 +119,10 @@ def test_planted_pair_model_sample_scores_above_human_code(tiny_lm):
 
 
 def test_job_writes_binarised_gold_criterion_and_record(tiny_lm, tmp_path):
+    """Fast-DetectGPT goes through the detect job like every detector: its kind binarises the
+    labels, adds its criterion column, and reports its threshold and test AUROC."""
     import json
-    from aicd.detectors.run_fast_detectgpt import main
+    from aicd.detectors.__main__ import main
     path, held_out = tiny_lm
     code = _human_code()[:30]
     labels = ["human", "machine", "hybrid"] * 10
@@ -128,9 +131,9 @@ def test_job_writes_binarised_gold_criterion_and_record(tiny_lm, tmp_path):
     tasks.mkdir()
     for split in ("train", "validation", "test"):
         table.to_parquet(tasks / f"{split}.parquet")
-    spec = json.dumps({"kind": "fast_detectgpt", "params": {"window": 64, "batch_size": 8}})
-    main(["--spec", spec, "--tasks-dir", str(tasks), "--lm-dir", str(path), "--out", str(tmp_path / "p.parquet"),
-          "--model", str(tmp_path / "m.json"), "--threads", "2"])
+    spec = json.dumps({"kind": "fast_detectgpt", "params": {"window": 64, "batch_size": 8, "train_lm": {"layers": 1}}})
+    main(["fit", "--spec", spec, "--tasks-dir", str(tasks), "--prepared", f"lm={path}", "--out", str(tmp_path / "p.parquet"),
+          "--model", str(tmp_path / "m.pkl"), "--report", str(tmp_path / "m.json"), "--threads", "2"])
     pred = pd.read_parquet(tmp_path / "p.parquet")
     assert set(pred["gold"]) == {"human", "machine"} and set(pred["pred"]) <= {"human", "machine"}
     assert pred["criterion"].notna().all() and {"score_human", "score_machine"} <= set(pred.columns)
@@ -138,6 +141,9 @@ def test_job_writes_binarised_gold_criterion_and_record(tiny_lm, tmp_path):
     assert rec["fit"]["threshold_from"] == "validation" and rec["report"]["test_auroc"] is not None
     assert rec["report"]["binarized_from"] == ["human", "hybrid", "machine"]
     assert rec["report"]["scoring_lm"]["parameters"] > 0
+    with pytest.raises(AicdError, match="needs lm made by another job: pass --prepared lm=PATH"):
+        main(["fit", "--spec", spec, "--tasks-dir", str(tasks), "--out", str(tmp_path / "q.parquet"),
+              "--model", str(tmp_path / "q.pkl")])
 
 
 def test_chunked_path_equals_full_logits(tiny_lm):

@@ -1,4 +1,4 @@
-"""Strict label maps in the sources stage (issue 14): any string or integer maps to a class; a
+"""Strict label maps in the sources stage: any string or integer maps to a class; a
 value that names no class is an error naming it and its count unless `unmapped: drop` (then
 counted and reported); labels like Human/AI without a map ask for one; a partial map overrides
 and never drops the values that already name a class."""
@@ -48,7 +48,7 @@ def test_string_labels_without_a_map_ask_for_one():
 
 
 def test_a_partial_map_overrides_and_keeps_the_class_names():
-    # issue 14 defect 4: {hybrid: machine} used to drop every human and machine row
+    # a regression: {hybrid: machine} used to drop every human and machine row
     samples, report = to_samples(table(["human", "machine", "hybrid", "hybrid"]),
                                  {"label_map": {"hybrid": "machine"}, "label_audit": "off"}, "s")
     assert sorted(samples["label"]) == ["human", "machine", "machine", "machine"] and report["rows_out"] == 4

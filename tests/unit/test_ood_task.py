@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from aicd.errors import AicdError
-from aicd.report.ood_table import split_name
+from aicd.plan import ood_split_name as split_name
 from aicd.splits import ood
 from aicd.splits.ood_task import main, ood_tables
 

@@ -57,7 +57,7 @@ def test_release_missing_split_file_is_named(tmp_path):
                            "unmapped": "drop"}, "T1")
 
 
-# --- The AICD Bench release: only `code` and `label` (issue 11, part 3) ----------------------
+# --- The AICD Bench release: only `code` and `label` ----------------------
 
 # Real-looking programs, one per language, each unmistakable for aicd.normalize.langid.
 PROGRAMS = {
@@ -250,7 +250,7 @@ def test_release_cli_writes_tables_cache_and_report(tmp_path, repo):
 
 @pytest.mark.parametrize("validation", ["absent", None, [], "empty parquet"])
 def test_validation_is_optional(tmp_path, validation, repo):
-    """Issue 14, defect 1: a task needs no validation file (absent, null, [] or a file without rows)."""
+    """A task needs no validation file (absent, null, [] or a file without rows)."""
     import yaml
 
     from aicd.config import validate_config

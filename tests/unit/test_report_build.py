@@ -81,7 +81,7 @@ def test_the_command_line_passes_inputs_data_reports_and_test_sets(tmp_path):
     layout = {"tasks": [["T1", "Task 1"]], "detectors": [["good", "Good", False]],
               "test_sets": [["T1", "codeaid", "CodeAid"]]}
     out = tmp_path / "results"
-    main(["--layout", json.dumps(layout), "--scores", *files, "--data-reports", str(filters),
+    main(["table4", "--layout", json.dumps(layout), "--scores", *files, "--data-reports", str(filters),
           "--tables-dir", str(out / "tables"), "--figures-dir", str(out / "figures"), "--report", str(out / "report.md"),
           "--inputs", str(inputs), "--test-set-scores", str(extra), "--test-set-reports", str(set_report)])
     report = (out / "report.md").read_text()

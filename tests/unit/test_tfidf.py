@@ -85,7 +85,7 @@ def test_svd_components_are_the_exact_right_singular_vectors():
     exact = TruncatedSVD(30, algorithm="arpack").fit(X)
     cosines = np.abs(np.sum(exact.components_ * f.components_, axis=1))
     assert cosines.min() > 0.999, cosines.min()
-    assert np.allclose(np.abs(Z), np.abs(exact.transform(X)), atol=1e-4)
+    assert np.allclose(np.abs(Z), np.abs(exact.transform(X)), atol=1e-3)
     # sign convention: each component's largest entry is positive
     assert (f.components_[np.arange(30), np.abs(f.components_).argmax(axis=1)] > 0).all()
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from aicd.detectors import REGISTRY
 from workflow.browser import Page, chromium, evaluate, screenshot
 from workflow.test_demo_workflow import CODEAID, planned_jobs, run
 
@@ -43,12 +44,16 @@ def test_four_test_sets_plan_one_feature_job_per_set_and_one_fit_per_detector(de
     add_test_sets(workdir, ["codeaid", "set_b", "set_c", "set_d"])
     jobs = planned_jobs(run(repo, workdir, "-n").stdout)
     counts = Counter(rule for rule, _ in jobs)
-    for rule in ("features", "detect", "detect_encoder", "task_split"):
+    for rule in ("features", "detect", "detect_folder", "task_split"):
         assert counts[rule] == base[rule], rule
-    appliable = {w for rule, w in jobs if rule == "detect" and "task=binary" in w}
-    appliable |= {w for rule, w in jobs if rule == "detect_encoder" and "task=binary" in w}
+    # a fitted model applies to new rows unless its kind says not (Fast-DetectGPT scores the
+    # task's own test split through its trained LM: Detector.applies_to_new_code)
+    kinds = {d: spec["kind"] for d, spec in yaml.safe_load((repo / "config" / "demo.yaml").read_text())["detectors"].items()}
+    appliable = {w for rule, w in jobs if rule in ("detect", "detect_folder") and "task=binary" in w
+                 and REGISTRY[kinds[w.split("detector=")[1]]].applies_to_new_code}
+    assert len(appliable) < len({w for rule, w in jobs if rule in ("detect", "detect_folder") and "task=binary" in w})
     assert counts["test_set"] == 4
-    predictions = counts["predict_test_set"] + counts["predict_test_set_encoder"]
+    predictions = counts["predict_test_set"] + counts["predict_test_set_folder"]
     assert predictions == counts["score_test_set"] == 4 * len(appliable) > 0
 
 
@@ -67,9 +72,9 @@ def with_test_set(demo_run, tmp_path_factory, repo):
 def test_adding_a_test_set_reruns_only_its_prediction_and_scoring(with_test_set):
     _, dry, _ = with_test_set
     rules = Counter(rule for rule, _ in dry)
-    assert set(rules) <= {"test_set", "predict_test_set", "predict_test_set_encoder", "score_test_set", "report",
+    assert set(rules) <= {"test_set", "predict_test_set", "predict_test_set_folder", "score_test_set", "report",
                           "all"}, rules
-    assert rules["test_set"] == 1 and rules["predict_test_set"] > 0 and rules["predict_test_set_encoder"] == 1
+    assert rules["test_set"] == 1 and rules["predict_test_set"] > 0 and rules["predict_test_set_folder"] == 1
 
 
 def test_table4_gains_a_column_and_the_report_lists_removed_rows(with_test_set):

@@ -1,10 +1,15 @@
-"""Config validation with messages that name the offending key.
+"""Config validation with messages that name the offending key, and the schema's defaults.
 
-The schema is workflow/schemas/config.schema.yaml; on top of it, cross-references are
-checked (a task's source, a detector's feature set, kind and parameter types)."""
+The schema is workflow/schemas/config.schema.yaml, completed by the parameter specs that the
+code owns (aicd.params): each detector kind's `params`, each feature kind's, and the sandbox's
+`execution.limits`. `schema()` returns the whole; `validate_config` checks a config against
+it, fills in every default (in place), and checks cross-references (a task's source, a
+detector's feature set and kind, parameter types), skipping the sections of a stage that is
+absent or disabled: a minimal config of tasks and detectors is complete."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import jsonschema
@@ -19,9 +24,45 @@ def _where(path) -> str:
     return ".".join(str(p) for p in path) or "(top level)"
 
 
+def schema(schema_path: str | Path = SCHEMA_PATH) -> dict:
+    """The config schema with the code's parameter specs in place."""
+    from .detectors import REGISTRY
+    from .features.registry import FEATURIZERS
+    from .sandbox.pool import LIMITS
+
+    full = yaml.safe_load(Path(schema_path).read_text())
+    defs = full["definitions"]
+    defs["detector"]["allOf"] = [
+        {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]},
+         "then": {"properties": {"params": cls.PARAMS.schema()}}}
+        for kind, cls in sorted(REGISTRY.items())]
+    defs["featureset"]["allOf"] = [
+        {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]},
+         "then": {"properties": {"params": cls.PARAMS.schema()}}}
+        for kind, cls in sorted(FEATURIZERS.items())] + [
+        {"if": {"properties": {"kind": {"const": "concat"}}, "required": ["kind"]}, "then": {"required": ["parts"]}}]
+    full["properties"]["execution"]["properties"]["limits"] = LIMITS.schema()
+    return full
+
+
+def _with_defaults(validator_class):
+    """A validator that fills in `default:` values as it walks the config (the jsonschema
+    FAQ's recipe): what snakemake.utils.validate(set_default=True) does, for our dict schema."""
+    properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, props, instance, schema):
+        if isinstance(instance, dict):
+            for name, sub in props.items():
+                if isinstance(sub, dict) and "default" in sub and name not in instance:
+                    instance[name] = copy.deepcopy(sub["default"])
+        yield from properties(validator, props, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
+
+
 def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> None:
-    schema = yaml.safe_load(Path(schema_path).read_text())
-    validator = jsonschema.Draft202012Validator(schema)
+    full = schema(schema_path)
+    validator = jsonschema.Draft202012Validator(full)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         lines = []
@@ -32,17 +73,21 @@ def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> None
                 detail += " (" + "; ".join(sorted({c.message for c in err.context}))[:300] + ")"
             lines.append(f"  config.{_where(err.absolute_path)}: {detail}")
         raise AicdError("invalid configuration:\n" + "\n".join(lines))
-    apply_defaults(config, schema_path)
+    apply_defaults(config, full)
     check_references(config)
 
 
-def apply_defaults(config: dict, schema_path: str | Path = SCHEMA_PATH) -> None:
-    """Fill in the schema's `default:` values, in place (snakemake.utils.validate with
-    set_default=True, the snakemake-workflows way). Runs after the check above, so a bad
-    key is reported by its name first; the defaults live in the schema, not in the rules."""
-    from snakemake.utils import validate
+def apply_defaults(config: dict, full: dict | None = None) -> None:
+    """Fill in the schema's `default:` values, in place. Runs after the check above, so a bad
+    key is reported by its name first; the defaults live in the schema and the specs, never
+    in the rules."""
+    _with_defaults(jsonschema.Draft202012Validator)(full or schema()).validate(config)
 
-    validate(config, str(schema_path), set_default=True)
+
+def stage_on(config: dict, name: str) -> bool:
+    """An LLM or sandbox stage is planned unless its section is absent or says enabled: false."""
+    section = config.get(name)
+    return bool(section) and section.get("enabled", True) is not False
 
 
 def check_references(config: dict) -> None:
@@ -51,14 +96,22 @@ def check_references(config: dict) -> None:
     problems = []
     sources = config.get("sources") or {}
     features = config.get("features") or {}
+    names = ", ".join(sources) or "none"
     for name, task in config["tasks"].items():
         src = (task.get("derive") or {}).get("source")
         if src is not None and src not in sources:
-            problems.append(f"tasks.{name}.derive.source: no source named '{src}' (sources: {', '.join(sources) or 'none'})")
+            problems.append(f"tasks.{name}.derive.source: no source named '{src}' (sources: {names})")
+        for key in ("train", "test"):
+            src = (task.get("ood") or {}).get(key)
+            if src is not None and src not in sources:
+                problems.append(f"tasks.{name}.ood.{key}: no source named '{src}' (sources: {names})")
+        for set_name, spec in (task.get("test_sets") or {}).items():
+            if spec["source"] not in sources:
+                problems.append(f"tasks.{name}.test_sets.{set_name}.source: no source named '{spec['source']}'")
     dataset = config.get("dataset")
     for src in (dataset or {}).get("sources", []):
         if src not in sources:
-            problems.append(f"dataset.sources: no source named '{src}' (sources: {', '.join(sources) or 'none'})")
+            problems.append(f"dataset.sources: no source named '{src}' (sources: {names})")
     for name, task in config["tasks"].items():
         if "build" in task and not dataset and ("release" not in task or config.get("tasks_from") == "pool"):
             problems.append(f"tasks.{name}.build: needs a 'dataset:' section (the pool it is cut from)")
@@ -76,22 +129,34 @@ def check_references(config: dict) -> None:
                 build(det["kind"], det.get("params") or {}, seed=0)
             except AicdError as err:
                 problems.append(f"detectors.{name}.params: {err}")
+            if REGISTRY[det["kind"]].needs_features and not det.get("features"):
+                problems.append(f"detectors.{name}.features: kind {det['kind']} needs a feature set (features: NAME)")
         fs = det.get("features")
         if fs is not None and fs not in features:
-            problems.append(f"detectors.{name}.features: no feature set named '{fs}' (features: {', '.join(features)})")
+            problems.append(f"detectors.{name}.features: no feature set named '{fs}' (features: {', '.join(features) or 'none'})")
         for task in det.get("tasks") or []:
             if task not in config["tasks"]:
                 problems.append(f"detectors.{name}.tasks: no task named '{task}'")
-    generation = config.get("generation")
-    if generation and generation["source"] not in sources:
-        problems.append(f"generation.source: no source named '{generation['source']}'")
-    for src in (config.get("execution") or {}).get("sources", []):
-        if src not in sources:
-            problems.append(f"execution.sources: no source named '{src}'")
-    judging = config.get("judging") or {}
-    for task in judging.get("tasks") if isinstance(judging.get("tasks"), list) else []:
-        if task not in config["tasks"]:
-            problems.append(f"judging.tasks: no task named '{task}'")
+    if stage_on(config, "generation"):
+        generation = config["generation"]
+        if generation.get("source") and generation["source"] not in sources:
+            problems.append(f"generation.source: no source named '{generation['source']}'")
+        for protocol, spec in generation["protocols"].items():
+            for src in spec.get("sources") or []:
+                if src not in sources:
+                    problems.append(f"generation.protocols.{protocol}.sources: no source named '{src}' (sources: {names})")
+            if not spec.get("sources") and not generation.get("source"):
+                problems.append(f"generation.protocols.{protocol}: name its sources (sources: [...]) or set "
+                                "generation.source")
+    if stage_on(config, "execution"):
+        for src in config["execution"].get("sources", []):
+            if src not in sources:
+                problems.append(f"execution.sources: no source named '{src}'")
+    if stage_on(config, "judging"):
+        judging = config["judging"]
+        for task in judging.get("tasks") if isinstance(judging.get("tasks"), list) else []:
+            if task not in config["tasks"]:
+                problems.append(f"judging.tasks: no task named '{task}'")
     if problems:
         raise AicdError("invalid configuration:\n" + "\n".join(f"  config.{p}" for p in problems))
 

@@ -1,7 +1,7 @@
 """A job that outgrows its memory stops with a message, not an unexplained kill (ground floor).
 
-Snakemake hands every heavy rule's `mem_mb` to its job in AICD_MEM_MB (and the job's name in
-AICD_JOB). A watcher thread then samples the resident memory of the job's process and its
+Snakemake hands every heavy rule's `mem_mb` to its job in AICD_MEM_MB (and the job's rule and
+wildcards in AICD_JOB). A watcher thread then samples the resident memory of the job's process and its
 children (worker processes included) twice a second; above the limit it prints one line that
 names the job, its input size and the resource to raise, kills the children and exits 3.
 Outputs are written atomically (aicd.io), so nothing half-written is left. Local runs would

@@ -10,7 +10,12 @@ localrules:
 
 rule normalize:
     input:
-        unpack(normalize_inputs),
+        table=f"{R}/{{kind}}/{{name}}.parquet",
+        execution=lambda w: (
+            [f"{R}/execution/{w.name}.parquet"]
+            if PLAN.dataset and PLAN.dataset["execution_filter"] != "none" and w.name in PLAN.executions
+            else []
+        ),
     output:
         table=f"{R}/dataset/normalized/{{kind}}/{{name}}.parquet",
         report=f"{R}/dataset/normalized/{{kind}}/{{name}}.report.json",
@@ -25,10 +30,13 @@ rule normalize:
         mem_mb=mem_mb(2000, 6),
         runtime=lambda w, attempt: 240 * attempt,
     params:
-        spec=lambda w: as_arg({k: v for k, v in dataset_spec().items() if k != "dedup"}),
-        execution=lambda w, input: (f"--execution {input.execution}" if "execution" in input.keys() else ""),
+        guard=guard("normalize"),
+        spec=lambda w: as_arg(
+            config_slice(PLAN.dataset, ["filters", "minhash", "langid_min_margin", "execution_filter"])
+        ),
+        execution=lambda w, input: f"--execution {input.execution[0]}" if input.execution else "",
     shell:
-        GUARD + "python -m aicd.normalize rows --table {input.table} --name {wildcards.name} --spec {params.spec}"
+        "{params.guard}python -m aicd.normalize rows --table {input.table} --name {wildcards.name} --spec {params.spec}"
         " {params.execution} --threads {threads} --out {output.table} --report {output.report} > {log} 2>&1"
 
 
@@ -52,10 +60,13 @@ rule dataset_pool:
         mem_mb=mem_mb(4000, 6),
         runtime=lambda w, attempt: 480 * attempt,
     params:
-        spec=lambda w: as_arg(dataset_spec()),
+        guard=guard("dataset_pool"),
+        spec=lambda w: as_arg(
+            config_slice(PLAN.dataset, ["filters", "minhash", "dedup", "langid_min_margin", "execution_filter"])
+        ),
         outdir=lambda w, output: parent(output.pool),
     shell:
-        GUARD + "python -m aicd.normalize pool --tables {input.tables} --spec {params.spec}"
+        "{params.guard}python -m aicd.normalize pool --tables {input.tables} --spec {params.spec}"
         " --outdir {params.outdir} > {log} 2>&1"
 
 
@@ -64,10 +75,10 @@ rule dataset_card:
         pool=f"{R}/dataset/pool.parquet",
         filter_json=f"{R}/dataset/filter_report.json",
         dedup_json=f"{R}/dataset/dedup_report.json",
-        tables=[f"{R}/tasks/{t}/{s}.parquet" for t in built_tasks() for s in SPLITS],
-        reports=[f"{R}/tasks/{t}/report.json" for t in built_tasks()],
-        sources=expand(f"{R}/sources/{{source}}.report.json", source=DATASET["sources"] if DATASET else []),
-        execution=expand(f"{R}/execution/{{name}}.report.json", name=EXEC_NAMES),
+        tables=[f"{R}/tasks/{t}/{s}.parquet" for t in PLAN.built_tasks() for s in SPLITS],
+        reports=[f"{R}/tasks/{t}/report.json" for t in PLAN.built_tasks()],
+        sources=expand(f"{R}/sources/{{source}}.report.json", source=PLAN.dataset_sources),
+        execution=expand(f"{R}/execution/{{name}}.report.json", name=PLAN.executions),
         inputs=INPUTS_JSON,
     output:
         card=f"{R}/dataset/README.md",
@@ -79,10 +90,20 @@ rule dataset_card:
     conda:
         env("core")
     params:
-        tasks=lambda w: as_arg({t: config["tasks"][t]["title"] for t in built_tasks()}),
-        sources=lambda w: as_arg(card_sources()),
+        tasks=lambda w: as_arg({t: PLAN.tasks[t].title for t in PLAN.built_tasks()}),
+        sources=lambda w: as_arg(
+            {
+                n: config_slice(config["sources"][n], ["hub", "revision", "name", "data_dir", "files"])
+                | (
+                    {"gathered_from": config["sources"][n]["gather"]["roots"]}
+                    if "gather" in config["sources"][n]
+                    else {}
+                )
+                for n in PLAN.dataset_sources
+            }
+        ),
         results=lambda w, input: parent(input.inputs),
     shell:
-        "python -m aicd.report.card --tasks {params.tasks} --sources {params.sources}"
+        "python -m aicd.report card --tasks {params.tasks} --sources {params.sources}"
         " --execution-reports {input.execution} --inputs {input.inputs}"
         " --results {params.results} --card {output.card} --counts {output.counts} > {log} 2>&1"

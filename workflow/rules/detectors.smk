@@ -1,71 +1,75 @@
-# One job per (task, detector): fit on train, predict test. Two rules, because the fitted
-# detector is stored two ways: a pickle file (dummy, classical) or a save_pretrained folder
-# (the fine-tuned encoders, `kind: encoder`, which also declare GPU resources).
+# One job per (task, detector): fit on train, predict test. Two rules because a fitted model
+# is stored one of two ways, as its kind declares (aicd.detectors.base.Detector.storage): a
+# pickle file, or a save_pretrained folder. Everything else (threads, environment, GPUs,
+# memory, files other jobs make for it) comes from the plan.
 
 
 rule detect:
     input:
-        unpack(detector_inputs),
+        unpack(detect_inputs),
     output:
         predictions=f"{R}/predictions/{{task}}/{{detector}}.parquet",
         model=f"{R}/models/{{task}}/{{detector}}.pkl",
+        report=f"{R}/models/{{task}}/{{detector}}.json",
     log:
         f"{R}/logs/detect/{{task}}/{{detector}}.log",
     benchmark:
         f"{R}/benchmarks/detect/{{task}}/{{detector}}.tsv"
     wildcard_constraints:
-        detector=none_of(not_file_detectors()),
+        detector=one_of(PLAN.stored("file")),
     conda:
-        env("core")
+        detector_env
     threads: detector_threads
     resources:
-        mem_mb=detector_mem_mb(4000),
-        runtime=120,
+        mem_mb=detector_mem_mb(1.5),
+        runtime=lambda w: detector(w).runtime or 120,
+        gpu=lambda w: detector(w).gpu,
     params:
-        spec=lambda w: as_arg(config_slice(config["detectors"][w.detector], ["kind", "features", "params"])),
-        features=lambda w, input: (
-            f"--features {input.features} --featurizer {input.featurizer}" if "features" in input.keys() else ""
-        ),
+        guard=guard("detect"),
+        spec=detector_spec,
+        args=detect_args,
         tasks_dir=lambda w, input: parent(input.tables[0]),
-        seed=seed(),
+        seed=SEED,
     shell:
-        GUARD + "python -m aicd.detectors --spec {params.spec} --task {wildcards.task} --tasks-dir {params.tasks_dir}"
-        " {params.features} --seed {params.seed} --threads {threads}"
-        " --out {output.predictions} --model {output.model} > {log} 2>&1"
+        "{params.guard}python -m aicd.detectors fit --spec {params.spec} --task {wildcards.task}"
+        " --tasks-dir {params.tasks_dir} {params.args} --seed {params.seed} --threads {threads}"
+        " --out {output.predictions} --model {output.model} --report {output.report} > {log} 2>&1"
 
 
-# Fine-tuned encoders. Checkpoints live in results/checkpoints/{task}/{detector}/, outside the
-# rule's outputs, so a killed or pre-empted job (snakemake deletes an incomplete job's outputs)
-# resumes from its last checkpoint when it runs again; they are removed after a successful fit.
-# Tokenised splits are cached in results/cache/tokens/{task}/, shared by encoders with the same
-# tokenizer. Resources come from the detector's `resources:` entry (gpu: 1 on the paper's six);
-# the SLURM profile turns `gpu` into --gpus and can send the rule to a GPU partition.
-rule detect_encoder:
+# Checkpoints live in results/checkpoints/{task}/{detector}/, outside the rule's outputs, so a
+# killed or pre-empted job (snakemake deletes an incomplete job's outputs) resumes from its last
+# checkpoint when it runs again; they are removed after a successful fit. Tokenised splits are
+# cached in results/cache/tokens/{task}/, shared by models with the same tokenizer.
+rule detect_folder:
     input:
-        tables=expand(f"{R}/tasks/{{{{task}}}}/{{split}}.parquet", split=SPLITS),
+        unpack(detect_inputs),
     output:
         predictions=f"{R}/predictions/{{task}}/{{detector}}.parquet",
         model=directory(f"{R}/models/{{task}}/{{detector}}"),
+        report=f"{R}/models/{{task}}/{{detector}}.json",
     log:
         f"{R}/logs/detect/{{task}}/{{detector}}.log",
     benchmark:
         f"{R}/benchmarks/detect/{{task}}/{{detector}}.tsv"
     wildcard_constraints:
-        detector=one_of(folder_detectors()),
+        detector=one_of(PLAN.stored("folder")),
     conda:
-        env("neural")
+        detector_env
     threads: detector_threads
     resources:
-        mem_mb=detector_mem_mb(8000),
-        runtime=detector_resource("runtime", 60),
-        gpu=detector_resource("gpu", 0),
+        mem_mb=detector_mem_mb(1.5),
+        runtime=lambda w: detector(w).runtime or 60,
+        gpu=lambda w: detector(w).gpu,
     params:
-        spec=lambda w: as_arg(config_slice(config["detectors"][w.detector], ["kind", "params"])),
-        seed=seed(),
+        guard=guard("detect_folder"),
+        spec=detector_spec,
+        args=detect_args,
         tasks_dir=lambda w, input: parent(input.tables[0]),
+        seed=SEED,
         work=f"{R}/checkpoints/{{task}}/{{detector}}",
         cache=f"{R}/cache/tokens/{{task}}",
     shell:
-        GUARD + "python -m aicd.detectors --spec {params.spec} --task {wildcards.task} --tasks-dir {params.tasks_dir}"
-        " --seed {params.seed} --threads {threads} --work-dir {params.work} --cache-dir {params.cache}"
-        " --out {output.predictions} --model {output.model} > {log} 2>&1"
+        "{params.guard}python -m aicd.detectors fit --spec {params.spec} --task {wildcards.task}"
+        " --tasks-dir {params.tasks_dir} {params.args} --seed {params.seed} --threads {threads}"
+        " --work-dir {params.work} --cache-dir {params.cache}"
+        " --out {output.predictions} --model {output.model} --report {output.report} > {log} 2>&1"

@@ -1,5 +1,5 @@
 # Sandboxed execution: every program of a source or a generator's table, compiled and run in
-# long-lived Docker containers. Which tables are executed is the config's (execution.enabled);
+# long-lived Docker containers. Which tables are executed is the plan's (execution.enabled);
 # a job on a node without a Docker daemon fails with one line saying to start dockerd.
 
 
@@ -22,11 +22,12 @@ rule sandbox_image:
         mem_mb=lambda w, attempt: 4000 * attempt,
         runtime=lambda w, attempt: 120 * attempt,
     params:
-        base=lambda w: EXEC["base"],
-        base_image=lambda w: EXEC["base_image"],
+        guard=guard("sandbox_image"),
+        base=lambda w: config["execution"]["base"],
+        base_image=lambda w: config["execution"]["base_image"],
         tag=lambda w: context_tag(CONTEXT, sandbox_base()),  # a changed Dockerfile or runner rebuilds
     shell:
-        GUARD + "python -m aicd.sandbox images --base {params.base} --base-image {params.base_image}"
+        "{params.guard}python -m aicd.sandbox images --base {params.base} --base-image {params.base_image}"
         " --out {output} > {log} 2>&1"
 
 
@@ -42,24 +43,25 @@ rule execute:
     benchmark:
         f"{R}/benchmarks/execute/{{name}}.tsv"
     wildcard_constraints:
-        name=one_of(EXEC_NAMES),
+        name=one_of(PLAN.executions),
     conda:
         env("sandbox")
-    threads: lambda w: EXEC["workers"]
+    threads: lambda w: config["execution"]["workers"]
     resources:
         docker=1,
         mem_mb=lambda w, threads, attempt: (2000 + 1000 * threads) * attempt,
         runtime=lambda w, attempt: 240 * attempt,
     params:
-        spec=lambda w: as_arg(config_slice(EXEC, ["workers", "recycle_after", "sample", "limits"])),
+        guard=guard("execute"),
+        spec=lambda w: as_arg(config_slice(config["execution"], ["workers", "recycle_after", "sample", "limits"])),
     shell:
-        GUARD + "python -m aicd.sandbox execute --input {input.table} --name {wildcards.name} --image {input.image}"
+        "{params.guard}python -m aicd.sandbox execute --input {input.table} --name {wildcards.name} --image {input.image}"
         " --spec {params.spec} --workers {threads} --out {output.table} --report {output.report} > {log} 2>&1"
 
 
 rule execution_report:
     input:
-        expand(f"{R}/execution/{{name}}.report.json", name=EXEC_NAMES),
+        expand(f"{R}/execution/{{name}}.report.json", name=PLAN.executions),
     output:
         f"{R}/execution/report.md",
     log:
@@ -69,4 +71,4 @@ rule execution_report:
     conda:
         env("core")
     shell:
-        "python -m aicd.report.execution --reports {input} --out {output} > {log} 2>&1"
+        "python -m aicd.report execution --reports {input} --out {output} > {log} 2>&1"

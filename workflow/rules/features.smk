@@ -19,9 +19,10 @@ rule features:
         mem_mb=mem_mb(2000, 8),
         runtime=lambda w, attempt: 120 * attempt,
     params:
+        guard=guard("features"),
         spec=lambda w: as_arg(config["features"][w.featureset]),
         args=feature_args,
-        seed=seed(),
+        seed=SEED,
     shell:
-        GUARD + "python -m aicd.features --spec {params.spec} {params.args} --seed {params.seed} --threads {threads}"
+        "{params.guard}python -m aicd.features --spec {params.spec} {params.args} --seed {params.seed} --threads {threads}"
         " --out {output.features} --model {output.model} --report {output.report} > {log} 2>&1"

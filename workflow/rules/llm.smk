@@ -1,6 +1,6 @@
 # The LLM stages: generation per registry model, zero-shot judges per (task, judge, mode),
 # and their aggregates (generation report, Table 8). Which models and judges get jobs is the
-# config's (generation.enabled, judging.enabled); a job whose model has no key or api_base
+# plan's (generation.enabled, judging.enabled); a job whose model has no key or api_base
 # where it runs fails with one line naming the variable to set.
 
 
@@ -11,7 +11,7 @@ localrules:
 
 rule instructions:
     input:
-        sources=lambda w: list(generation_sources(INSTRUCTION_PROTOCOLS).values()),
+        sources=lambda w: list(generation_sources(PLAN.instruction_protocols).values()),
     output:
         f"{R}/instructions/instructions.parquet",
     log:
@@ -25,21 +25,23 @@ rule instructions:
         mem_mb=lambda w, attempt: 2000 * attempt,
         runtime=lambda w, attempt: 240 * attempt,
     params:
-        model=lambda w: model_arg(GEN["instructor"]),
-        sources=lambda w: source_args(generation_sources(INSTRUCTION_PROTOCOLS)),
-        protocols=lambda w: as_arg(INSTRUCTION_PROTOCOLS),
-        prompts=lambda w: repo_path(GEN["prompts"]),
-        llm=lambda w: as_arg(LLM),
-        seed=seed(),
+        guard=guard("instructions"),
+        model=lambda w: model_arg(PLAN.instructor),
+        sources=lambda w: source_args(generation_sources(PLAN.instruction_protocols)),
+        protocols=lambda w: as_arg(PLAN.instruction_protocols),
+        prompts=lambda w: repo_path(config["generation"]["prompts"]),
+        llm=lambda w: as_arg(config["llm"]),
+        seed=SEED,
     shell:
-        GUARD + "python -m aicd.generate instructions --model {params.model} {params.sources}"
+        "{params.guard}python -m aicd.generate instructions --model {params.model} {params.sources}"
         " --prompts {params.prompts} --protocols {params.protocols} --llm {params.llm} --seed {params.seed}"
         " --out {output} > {log} 2>&1"
 
 
 rule generate:
     input:
-        unpack(generate_inputs),
+        sources=lambda w: list(generation_sources(PLAN.gen_protocols).values()),
+        instructions=lambda w: [f"{R}/instructions/instructions.parquet"] if PLAN.instruction_protocols else [],
     output:
         table=f"{R}/generations/{{model}}.parquet",
         report=f"{R}/generations/{{model}}.report.json",
@@ -48,7 +50,7 @@ rule generate:
     benchmark:
         f"{R}/benchmarks/generate/{{model}}.tsv"
     wildcard_constraints:
-        model=one_of(GENERATORS),
+        model=one_of(PLAN.generators),
     conda:
         env("llm")
     threads: 1
@@ -56,22 +58,23 @@ rule generate:
         mem_mb=lambda w, attempt: 2000 * attempt,
         runtime=lambda w, attempt: 240 * attempt,
     params:
+        guard=guard("generate"),
         model=lambda w: model_arg(w.model),
-        sources=lambda w: source_args(generation_sources(GEN_PROTOCOLS)),
-        protocols=lambda w: as_arg(GEN_PROTOCOLS),
-        prompts=lambda w: repo_path(GEN["prompts"]),
-        instructions=lambda w, input: (f"--instructions {input.instructions}" if "instructions" in input.keys() else ""),
-        llm=lambda w: as_arg(LLM),
-        seed=seed(),
+        sources=lambda w: source_args(generation_sources(PLAN.gen_protocols)),
+        protocols=lambda w: as_arg(PLAN.gen_protocols),
+        prompts=lambda w: repo_path(config["generation"]["prompts"]),
+        instructions=lambda w, input: f"--instructions {input.instructions[0]}" if input.instructions else "",
+        llm=lambda w: as_arg(config["llm"]),
+        seed=SEED,
     shell:
-        GUARD + "python -m aicd.generate generate --model {params.model} {params.sources}"
+        "{params.guard}python -m aicd.generate generate --model {params.model} {params.sources}"
         " --prompts {params.prompts} --protocols {params.protocols} {params.instructions}"
         " --llm {params.llm} --seed {params.seed} --out {output.table} --report {output.report} > {log} 2>&1"
 
 
 rule generation_report:
     input:
-        expand(f"{R}/generations/{{model}}.report.json", model=GENERATORS),
+        expand(f"{R}/generations/{{model}}.report.json", model=PLAN.generators),
     output:
         json=f"{R}/generations/report.json",
         md=f"{R}/generations/report.md",
@@ -83,10 +86,10 @@ rule generation_report:
         env("core")
     params:
         disabled=lambda w: as_arg(
-            {"models": [m for m in REGISTRY if m not in GENERATORS], "hint": endpoint_hint(REGISTRY)}
+            {"models": [m for m in MODELS if m not in PLAN.generators], "hint": endpoint_hint(MODELS)}
         ),
     shell:
-        "python -m aicd.report.llm_tables generation --reports {input} --disabled {params.disabled}"
+        "python -m aicd.report generation --reports {input} --disabled {params.disabled}"
         " --out-json {output.json} --out-md {output.md} > {log} 2>&1"
 
 
@@ -101,7 +104,7 @@ rule judge:
     benchmark:
         f"{R}/benchmarks/judge/{{task}}/{{judge}}_{{mode}}.tsv"
     wildcard_constraints:
-        judge=one_of(JUDGES),
+        judge=one_of(PLAN.judges),
     conda:
         env("llm")
     threads: 1
@@ -109,15 +112,16 @@ rule judge:
         mem_mb=mem_mb(2000, 4),
         runtime=lambda w, attempt: 240 * attempt,
     params:
-        model=lambda w: model_arg(JUDGING["judges"][w.judge]["model"]),
-        labels=lambda w: " ".join(shlex.quote(c) for c in config["tasks"][w.task]["labels"]),
+        guard=guard("judge"),
+        model=lambda w: model_arg(PLAN.judges[w.judge]["model"]),
+        labels=lambda w: labels_arg(task(w).labels),
         target=lambda w: (config["tasks"][w.task].get("derive") or config["tasks"][w.task]).get("target", "label"),
-        prompts=lambda w: repo_path(JUDGING["prompts"]),
-        fraction=JUDGING.get("fraction"),
-        llm=lambda w: as_arg(LLM),
-        seed=seed(),
+        prompts=lambda w: repo_path(config["judging"]["prompts"]),
+        fraction=lambda w: config["judging"]["fraction"],
+        llm=lambda w: as_arg(config["llm"]),
+        seed=SEED,
     shell:
-        GUARD + "python -m aicd.judge --model {params.model} --mode {wildcards.mode} --test {input.test}"
+        "{params.guard}python -m aicd.judge --model {params.model} --mode {wildcards.mode} --test {input.test}"
         " --labels {params.labels} --target {params.target} --prompts {params.prompts}"
         " --fraction {params.fraction} --seed {params.seed} --llm {params.llm}"
         " --out {output.predictions} --report {output.report} > {log} 2>&1"
@@ -125,7 +129,7 @@ rule judge:
 
 rule table8:
     input:
-        scores=[f"{R}/scores/{t}/judge_{j}_{m}.json" for t in JUDGE_TASKS for j in JUDGES for m in MODES],
+        scores=[f"{R}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes],
         inputs=INPUTS_JSON,
     output:
         tex=f"{R}/tables/table8.tex",
@@ -137,8 +141,8 @@ rule table8:
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(table8_layout()),
+        layout=lambda w: as_arg(PLAN.table8_layout(endpoint_hint(MODELS))),
         tables_dir=lambda w, output: parent(output.tex),
     shell:
-        "python -m aicd.report.llm_tables table8 --layout {params.layout} --scores {input.scores}"
+        "python -m aicd.report table8 --layout {params.layout} --scores {input.scores}"
         " --inputs {input.inputs} --tables-dir {params.tables_dir} > {log} 2>&1"

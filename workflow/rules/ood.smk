@@ -1,6 +1,6 @@
-# The out-of-distribution protocol (issue 15; config/ood.yaml): each split is a task of its
-# own (`ood:` in its config entry) cut from the trial source by aicd.splits.ood, scored like any
-# task; results/tables/ood.{md,tex} puts every detector on every split side by side.
+# The out-of-distribution protocol (config/ood.yaml): each split is a task of its own (`ood:`
+# in its config entry) cut from a source by aicd.splits.ood, scored like any task;
+# results/tables/ood.{md,tex} puts every detector on every split side by side.
 
 
 localrules:
@@ -9,7 +9,8 @@ localrules:
 
 rule ood_split:
     input:
-        unpack(ood_sources),
+        train=lambda w: f"{R}/sources/{task(w).ood['train']}.parquet",
+        test=lambda w: [f"{R}/sources/{task(w).ood['test']}.parquet"] if task(w).ood.get("test") else [],
     output:
         train=f"{R}/tasks/{{task}}/train.parquet",
         validation=f"{R}/tasks/{{task}}/validation.parquet",
@@ -20,7 +21,7 @@ rule ood_split:
     benchmark:
         f"{R}/benchmarks/ood_split/{{task}}.tsv"
     wildcard_constraints:
-        task=one_of(ood_tasks()),
+        task=one_of(PLAN.ood_tasks()),
     conda:
         env("core")
     threads: 1
@@ -28,19 +29,19 @@ rule ood_split:
         mem_mb=mem_mb(2000, 6),
         runtime=30,
     params:
-        spec=lambda w: as_arg(config["tasks"][w.task]["ood"]),
-        test=lambda w, input: f"--test-source {input.test}" if "test" in input.keys() else "",
-        seed=seed(),
+        guard=guard("ood_split"),
+        spec=lambda w: as_arg(task(w).ood),
+        test=lambda w, input: f"--test-source {input.test[0]}" if input.test else "",
+        seed=SEED,
     shell:
-        GUARD
-        + "python -m aicd.splits.ood_task --task {wildcards.task} --spec {params.spec} --train-source {input.train}"
+        "{params.guard}python -m aicd.splits ood --task {wildcards.task} --spec {params.spec} --train-source {input.train}"
         " {params.test} --seed {params.seed} --out-train {output.train} --out-validation {output.validation}"
         " --out-test {output.test} --report {output.report} > {log} 2>&1"
 
 
 rule ood_table:
     input:
-        scores=lambda w: [f"{R}/scores/{t}/{d}.json" for t, d in plan() if t in ood_tasks()],
+        scores=lambda w: [f"{R}/scores/{t}/{d}.json" for t, d in PLAN.pairs if t in PLAN.ood_tasks()],
     output:
         md=f"{R}/tables/ood.md",
         tex=f"{R}/tables/ood.tex",
@@ -51,13 +52,7 @@ rule ood_table:
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(
-            {
-                "splits": {t: ood_split_name(config["tasks"][t]["ood"]) for t in ood_tasks()},
-                "detectors": {d: config["detectors"][d]["title"] for d in detectors()},
-            }
-        ),
+        layout=lambda w: as_arg(PLAN.ood_layout()),
         stem=lambda w, output: output.md[: -len(".md")],
     shell:
-        "python -m aicd.report.ood_table --layout {params.layout} --scores {input.scores}"
-        " --out-stem {params.stem} > {log} 2>&1"
+        "python -m aicd.report ood --layout {params.layout} --scores {input.scores} --out-stem {params.stem} > {log} 2>&1"

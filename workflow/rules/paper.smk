@@ -1,5 +1,5 @@
-# Fast-DetectGPT (its own rule: binarised gold, a `criterion` column, and optionally a causal LM
-# trained here as its scoring model), the paper's Tables 5-7, its figures and analyses, and
+# The causal LM a detector scores with when it asks for one (its kind's prepared inputs; the
+# demo trains Fast-DetectGPT's), the paper's Tables 5-7, its figures and analyses, and
 # results/paper_results.md, which the report embeds.
 
 
@@ -11,8 +11,8 @@ localrules:
 
 rule train_causal_lm:
     input:
-        train=lambda w: f"{R}/tasks/{lm_spec(w.detector)['task']}/train.parquet",
-        validation=lambda w: f"{R}/tasks/{lm_spec(w.detector)['task']}/validation.parquet",
+        train=lambda w: f"{R}/tasks/{PLAN.lms[w.detector]['task']}/train.parquet",
+        validation=lambda w: f"{R}/tasks/{PLAN.lms[w.detector]['task']}/validation.parquet",
     output:
         directory(f"{R}/lm/{{detector}}"),
     log:
@@ -20,51 +20,21 @@ rule train_causal_lm:
     benchmark:
         f"{R}/benchmarks/train_causal_lm/{{detector}}.tsv"
     wildcard_constraints:
-        detector=one_of([d for d in fdg_detectors() if lm_spec(d)]),
+        detector=one_of(PLAN.lms),
     conda:
         env("neural")
     threads: detector_threads
     resources:
-        mem_mb=detector_mem_mb(4000),
-        runtime=detector_resource("runtime", 60),
-        gpu=detector_resource("gpu", 0),
+        mem_mb=detector_mem_mb(),
+        runtime=lambda w: detector(w).runtime or 60,
+        gpu=lambda w: detector(w).gpu,
     params:
-        settings=lambda w: as_arg({k: v for k, v in lm_spec(w.detector).items() if k != "task"}),
-        seed=seed(),
+        guard=guard("train_causal_lm"),
+        settings=lambda w: as_arg(lm_spec(w)),
+        seed=SEED,
     shell:
-        GUARD + "python -m aicd.lm --train {input.train} --validation {input.validation} --params {params.settings}"
+        "{params.guard}python -m aicd.lm --train {input.train} --validation {input.validation} --params {params.settings}"
         " --seed {params.seed} --threads {threads} --out {output} > {log} 2>&1"
-
-
-rule detect_fast_detectgpt:
-    input:
-        tables=expand(f"{R}/tasks/{{{{task}}}}/{{split}}.parquet", split=SPLITS),
-        lm=lambda w: [f"{R}/lm/{w.detector}"] if lm_spec(w.detector) else [],
-    output:
-        predictions=f"{R}/predictions/{{task}}/{{detector}}.parquet",
-        model=f"{R}/models/{{task}}/{{detector}}.json",
-    log:
-        f"{R}/logs/detect/{{task}}/{{detector}}.log",
-    benchmark:
-        f"{R}/benchmarks/detect/{{task}}/{{detector}}.tsv"
-    wildcard_constraints:
-        detector=one_of(fdg_detectors()),
-    conda:
-        env("neural")
-    threads: detector_threads
-    resources:
-        mem_mb=detector_mem_mb(8000),
-        runtime=detector_resource("runtime", 60),
-        gpu=detector_resource("gpu", 0),
-    params:
-        spec=lambda w: as_arg(config_slice(config["detectors"][w.detector], ["kind", "params"])),
-        lm=lambda w, input: f"--lm-dir {input.lm}" if input.lm else "",
-        tasks_dir=lambda w, input: parent(input.tables[0]),
-        seed=seed(),
-    shell:
-        GUARD + "python -m aicd.detectors.run_fast_detectgpt --spec {params.spec} --tasks-dir {params.tasks_dir}"
-        " {params.lm} --seed {params.seed} --threads {threads}"
-        " --out {output.predictions} --model {output.model} > {log} 2>&1"
 
 
 rule subset_tables:
@@ -81,17 +51,17 @@ rule subset_tables:
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(subset_tables_layout()),
+        layout=lambda w: as_arg(PLAN.subset_tables_layout()),
         tables_dir=lambda w, output: parent(output.summary),
     shell:
-        "python -m aicd.report.subset_tables --layout {params.layout} --scores {input.scores}"
+        "python -m aicd.report subsets --layout {params.layout} --scores {input.scores}"
         " --inputs {input.inputs} --tables-dir {params.tables_dir} > {log} 2>&1"
 
 
 rule paper_figures:
     input:
         scores=all_scores(),
-        measurements=lambda w: dataset_inputs() if built_tasks() else [],
+        measurements=lambda w: dataset_inputs(),
     output:
         index=PAPER_FIGURES_INDEX,
     log:
@@ -101,11 +71,11 @@ rule paper_figures:
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(figures_layout()),
+        layout=lambda w: as_arg(PLAN.figures_layout()),
         measurements=lambda w, input: (f"--measurements {' '.join(input.measurements)}" if input.measurements else ""),
         figures_dir=lambda w, output: parent(output.index),
     shell:
-        "python -m aicd.report.paper_figures --layout {params.layout} --scores {input.scores}"
+        "python -m aicd.report figures --layout {params.layout} --scores {input.scores}"
         " {params.measurements} --figures-dir {params.figures_dir} --out {output.index} > {log} 2>&1"
 
 
@@ -122,17 +92,18 @@ rule analyses:
         env("core")
     threads: 1
     resources:
-        mem_mb=mem_mb(2000, 8),
+        mem_mb=lambda w, attempt: 4000 * attempt,
         runtime=lambda w, attempt: 60 * attempt,
     params:
+        guard=guard("analyses"),
         args=analyses_args,
-        title=lambda w: shlex.quote(config["tasks"][w.task]["title"]),
-        titles=lambda w: as_arg({d: config["detectors"][d]["title"] for d in detectors()}),
+        title=lambda w: shlex.quote(task(w).title),
+        titles=lambda w: as_arg({d: det.title for d, det in PLAN.detectors.items()}),
         out_dir=lambda w, output: parent(output.summary),
         figures_dir=f"{R}/figures",
-        seed=seed(),
+        seed=SEED,
     shell:
-        GUARD + "python -m aicd.report.analyses --task {wildcards.task} --title {params.title} {params.args}"
+        "{params.guard}python -m aicd.report analyses --task {wildcards.task} --title {params.title} {params.args}"
         " --test {input.test} --titles {params.titles} --seed {params.seed}"
         " --out-dir {params.out_dir} --figures-dir {params.figures_dir} > {log} 2>&1"
 
@@ -142,8 +113,8 @@ rule paper_section:
         scores=all_scores(),
         tables=SUBSET_TABLE_FILES,
         figures=PAPER_FIGURES_INDEX,
-        analyses=expand(f"{R}/analyses/{{task}}/summary.json", task=tasks()),
-        fdg=fdg_models(),
+        analyses=expand(f"{R}/analyses/{{task}}/summary.json", task=PLAN.tasks),
+        zero_shot=zero_shot_reports(),
     output:
         f"{R}/paper_results.md",
     log:
@@ -153,10 +124,10 @@ rule paper_section:
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(paper_layout()),
-        fdg=lambda w, input: f"--fast-detectgpt {' '.join(input.fdg)}" if input.fdg else "",
+        layout=lambda w: as_arg(PLAN.paper_layout()),
+        zero_shot=lambda w, input: f"--zero-shot {' '.join(input.zero_shot)}" if input.zero_shot else "",
         tables_dir=lambda w, input: parent(input.tables[0]),
     shell:
-        "python -m aicd.report.paper_section --layout {params.layout} --scores {input.scores}"
+        "python -m aicd.report paper --layout {params.layout} --scores {input.scores}"
         " --tables-dir {params.tables_dir} --figures-index {input.figures} --analyses {input.analyses}"
-        " {params.fdg} --out {output} > {log} 2>&1"
+        " {params.zero_shot} --out {output} > {log} 2>&1"

@@ -9,7 +9,7 @@ localrules:
 
 rule inputs:
     input:
-        sources=expand(f"{R}/sources/{{source}}.report.json", source=report_sources()),
+        sources=expand(f"{R}/sources/{{source}}.report.json", source=PLAN.report_sources()),
         generations=generation_tables,
     output:
         INPUTS_JSON,
@@ -20,10 +20,12 @@ rule inputs:
     conda:
         env("core")
     params:
-        release=lambda w: as_arg({t: config["tasks"][t]["release"] for t in tasks() if mode_of(t) == "release"}),
+        release=lambda w: as_arg(
+            {t: config["tasks"][t]["release"] for t, s in PLAN.tasks.items() if s.mode == "release"}
+        ),
         code=shlex.quote(CODE_VERSION),
     shell:
-        "python -m aicd.fingerprint --sources {input.sources} --generations {input.generations}"
+        "python -m aicd.report inputs --sources {input.sources} --generations {input.generations}"
         " --release {params.release} --code {params.code} --out {output} > {log} 2>&1"
 
 
@@ -31,21 +33,19 @@ rule report:
     input:
         inputs=INPUTS_JSON,
         scores=all_scores(),
-        sources=expand(f"{R}/sources/{{source}}.report.json", source=report_sources()),
-        dataset=lambda w: (
-            [f"{R}/dataset/filter_report.json", f"{R}/dataset/dedup_report.json"] if built_tasks() else []
-        ),
-        tasks=expand(f"{R}/tasks/{{task}}/report.json", task=tasks()),
+        sources=expand(f"{R}/sources/{{source}}.report.json", source=PLAN.report_sources()),
+        dataset=lambda w: [f"{R}/dataset/filter_report.json", f"{R}/dataset/dedup_report.json"] if PLAN.dataset else [],
+        tasks=expand(f"{R}/tasks/{{task}}/report.json", task=PLAN.tasks),
         paper=f"{R}/paper_results.md",
-        test_set_scores=[f"{R}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in test_set_plan()],
-        test_set_reports=sorted({f"{R}/tasks/{t}/test_sets/{s}.report.json" for t, s, _ in test_set_plan()}),
+        test_set_scores=[f"{R}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in PLAN.test_set_plan()],
+        test_set_reports=sorted({f"{R}/tasks/{t}/test_sets/{s}.report.json" for t, s, _ in PLAN.test_set_plan()}),
     output:
         tex=f"{R}/tables/table4.tex",
         md=f"{R}/tables/table4.md",
         html=report(f"{R}/tables/table4.html", caption="../report/table4.rst", category="Tables"),
-        figures=expand(f"{R}/figures/confusion_{{task}}.pdf", task=tasks()),
+        figures=expand(f"{R}/figures/confusion_{{task}}.pdf", task=PLAN.tasks),
         figures_png=report(
-            expand(f"{R}/figures/confusion_{{task}}.png", task=tasks()),
+            expand(f"{R}/figures/confusion_{{task}}.png", task=PLAN.tasks),
             caption="../report/confusion.rst",
             category="Figures",
         ),
@@ -57,11 +57,11 @@ rule report:
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(report_layout()),
+        layout=lambda w: as_arg(PLAN.report_layout()),
         tables_dir=lambda w, output: parent(output.tex),
         figures_dir=lambda w, output: parent(output.figures[0]),
     shell:
-        "python -m aicd.report --layout {params.layout} --scores {input.scores} --inputs {input.inputs}"
+        "python -m aicd.report table4 --layout {params.layout} --scores {input.scores} --inputs {input.inputs}"
         " --data-reports {input.sources} {input.dataset} {input.tasks}"
         " --tables-dir {params.tables_dir} --figures-dir {params.figures_dir} --report {output.report}"
         " --paper-section {input.paper} --test-set-scores {input.test_set_scores}"

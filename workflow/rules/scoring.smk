@@ -15,12 +15,13 @@ rule score:
         env("core")
     threads: 1
     resources:
-        mem_mb=lambda w, attempt: 2000 * attempt,
+        mem_mb=lambda w, input, attempt: int((1000 + 4 * input.size_mb) * attempt),
         runtime=30,
     params:
-        labels=lambda w: " ".join(shlex.quote(c) for c in config["tasks"][w.task].get("labels", [])),
+        guard=guard("score"),
+        labels=lambda w: labels_arg(PLAN.score_labels(w.task, w.detector)),
         sample=score_sample_flag,
     shell:
-        GUARD + "python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
+        "{params.guard}python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
         " --predictions {input.predictions} --test {input.test} --labels {params.labels} {params.sample}"
         " --out {output} > {log} 2>&1"

@@ -17,8 +17,9 @@ rule source:
         mem_mb=lambda w, attempt: 4000 * attempt,
         runtime=lambda w, attempt: 120 * attempt,
     params:
+        guard=guard("source"),
         spec=lambda w: as_arg(source_spec(w.source)),
-        seed=seed(),
+        seed=SEED,
     shell:
-        GUARD + "python -m aicd.sources --name {wildcards.source} --spec {params.spec}"
+        "{params.guard}python -m aicd.sources --name {wildcards.source} --spec {params.spec}"
         " --seed {params.seed} --out {output.table} --report {output.report} > {log} 2>&1"

@@ -15,22 +15,26 @@ rule task_split:
     benchmark:
         f"{R}/benchmarks/task_split/{{task}}.tsv"
     wildcard_constraints:
-        task=none_of(ood_tasks()),  # those are cut by rule ood_split
+        task=none_of(PLAN.ood_tasks()),  # those are cut by rule ood_split
     conda:
         env("core")
-    threads: task_threads
+    # language identification of release rows runs in parallel (capped by --cores)
+    threads: lambda w: 16 if task(w).mode == "release" else 1
     resources:
-        mem_mb=task_mem_mb,
+        # a release task has no snakemake input (the release is read inside the job), so its
+        # memory follows the paper's sizes instead (BENCHMARKS.md, paper scale)
+        mem_mb=lambda w, input, attempt: (32000 if task(w).mode == "release" else 2000 + 6 * input.size_mb) * attempt,
         runtime=lambda w, attempt: 120 * attempt,
     params:
-        mode=task_mode,
+        guard=guard("task_split"),
+        mode=lambda w: task(w).mode,
         spec=task_spec,
-        seed=lambda w: 0 if task_mode(w) == "release" else seed(),
+        seed=lambda w: 0 if task(w).mode == "release" else SEED,
         # id -> language per split, kept outside the outputs so a rerun reuses it
-        langid=lambda w: (f"--langid-cache {R}/cache/langid/{w.task}" if task_mode(w) == "release" else ""),
+        langid=lambda w: (f"--langid-cache {R}/cache/langid/{w.task}" if task(w).mode == "release" else ""),
         source=task_source_arg,
     shell:
-        GUARD + "python -m aicd.splits {params.mode} --task {wildcards.task} --spec {params.spec}"
+        "{params.guard}python -m aicd.splits {params.mode} --task {wildcards.task} --spec {params.spec}"
         " {params.source} --seed {params.seed} {params.langid} --threads {threads}"
         " --out-train {output.train} --out-validation {output.validation} --out-test {output.test}"
         " --report {output.report} > {log} 2>&1"

@@ -5,7 +5,7 @@
 
 rule test_set:
     input:
-        source=lambda w: f"{R}/sources/{test_set_spec(w)['source']}.parquet",
+        source=lambda w: f"{R}/sources/{task(w).test_sets[w.test_set]['source']}.parquet",
         train=f"{R}/tasks/{{task}}/train.parquet",
     output:
         table=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
@@ -21,17 +21,18 @@ rule test_set:
         mem_mb=mem_mb(2000, 4),
         runtime=30,
     params:
+        guard=guard("test_set"),
         spec=lambda w: as_arg(
             {
                 "target": config["tasks"][w.task].get("target", "label"),
-                "labels": config["tasks"][w.task].get("labels", []),
-                "outside_labels": test_set_spec(w).get("outside_labels", "error"),
+                "labels": list(task(w).labels),
+                "outside_labels": task(w).test_sets[w.test_set].get("outside_labels", "error"),
             }
         ),
     shell:
-        GUARD
-        + "python -m aicd.splits.test_sets --task {wildcards.task} --name {wildcards.test_set} --spec {params.spec}"
-        " --source {input.source} --train {input.train} --out {output.table} --report {output.report} > {log} 2>&1"
+        "{params.guard}python -m aicd.splits test-set --task {wildcards.task} --name {wildcards.test_set}"
+        " --spec {params.spec} --source {input.source} --train {input.train} --out {output.table}"
+        " --report {output.report} > {log} 2>&1"
 
 
 rule predict_test_set:
@@ -45,20 +46,21 @@ rule predict_test_set:
     benchmark:
         f"{R}/benchmarks/predict_test_set/{{task}}/{{test_set}}/{{detector}}.tsv"
     wildcard_constraints:
-        detector=none_of(not_file_detectors()),
+        detector=one_of(PLAN.stored("file")),
     conda:
-        env("core")
+        detector_env
     threads: detector_threads
     resources:
-        mem_mb=detector_mem_mb(4000),
+        mem_mb=detector_mem_mb(4),
         runtime=60,
+    params:
+        guard=guard("predict_test_set"),
     shell:
-        GUARD + "python -m aicd.detectors.predict --model {input.model} --test {input.test} --threads {threads}"
+        "{params.guard}python -m aicd.detectors predict --model {input.model} --test {input.test} --threads {threads}"
         " --out {output} > {log} 2>&1"
 
 
-# The same for fine-tuned encoders (a folder model, the neural environment, a GPU if declared).
-rule predict_test_set_encoder:
+rule predict_test_set_folder:
     input:
         model=f"{R}/models/{{task}}/{{detector}}",
         test=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
@@ -69,16 +71,18 @@ rule predict_test_set_encoder:
     benchmark:
         f"{R}/benchmarks/predict_test_set/{{task}}/{{test_set}}/{{detector}}.tsv"
     wildcard_constraints:
-        detector=one_of(folder_detectors()),
+        detector=one_of(PLAN.stored("folder")),
     conda:
-        env("neural")
+        detector_env
     threads: detector_threads
     resources:
-        mem_mb=detector_mem_mb(8000),
-        runtime=detector_resource("runtime", 60),
-        gpu=detector_resource("gpu", 0),
+        mem_mb=detector_mem_mb(4),
+        runtime=lambda w: detector(w).runtime or 60,
+        gpu=lambda w: detector(w).gpu,
+    params:
+        guard=guard("predict_test_set_folder"),
     shell:
-        GUARD + "python -m aicd.detectors.predict --model {input.model} --test {input.test} --threads {threads}"
+        "{params.guard}python -m aicd.detectors predict --model {input.model} --test {input.test} --threads {threads}"
         " --out {output} > {log} 2>&1"
 
 
@@ -96,11 +100,12 @@ rule score_test_set:
         env("core")
     threads: 1
     resources:
-        mem_mb=lambda w, attempt: 2000 * attempt,
+        mem_mb=lambda w, input, attempt: int((1000 + 4 * input.size_mb) * attempt),
         runtime=30,
     params:
-        labels=lambda w: " ".join(shlex.quote(c) for c in config["tasks"][w.task].get("labels", [])),
+        guard=guard("score_test_set"),
+        labels=lambda w: labels_arg(PLAN.score_labels(w.task, w.detector)),
     shell:
-        GUARD + "python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
+        "{params.guard}python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
         " --predictions {input.predictions} --test {input.test} --labels {params.labels}"
         " --out {output} > {log} 2>&1"

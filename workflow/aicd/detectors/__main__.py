@@ -1,17 +1,26 @@
-"""python -m aicd.detectors: fit one detector on a task's train split and predict its test split.
+"""python -m aicd.detectors: the detectors stage.
 
-Rows come from --tasks-dir FOLDER or from --train/--validation/--test files; validation is
-optional (absent flag, absent file, empty file): a detector that needs one (encoders, CatBoost
-with early stopping) then gets one carved from train (10%, seeded, stratified), logged and
-recorded in the model and the --report.
+  fit      fit one detector on a task's train split and predict its test split
+  predict  apply a fitted model to new rows (an extra test set), refitting nothing
 
-Writes predictions (id, gold, pred, score_<class>...) and the fitted model (--model): a
-self-contained bundle (aicd.detectors.bundle) holding the detector, the fitted featurizer of its
-feature set (--featurizer), the labels and the spec; a pickle, or a folder for detectors stored
-with save_pretrained (the encoders). Apply it to new code with `aicd detect`.
+fit: rows come from --tasks-dir FOLDER or from --train/--validation/--test files; validation
+is optional (absent flag, absent file, empty file): a detector that needs one (encoders,
+CatBoost with early stopping) then gets one carved from train (10%, seeded, stratified), logged
+and recorded in the model and the --report. Writes predictions (id, gold, pred,
+score_<class>..., and a kind's own columns such as Fast-DetectGPT's criterion), the fitted
+model (--model): a self-contained bundle (aicd.detectors.bundle) holding the detector, the
+fitted featurizer of its feature set (--featurizer), the labels and the spec, as a pickle or,
+for a folder-stored kind, a folder; and --report: rows, validation, seconds and what the
+detector reports of itself (a threshold, an AUROC). Test features are taken from --features
+when its test ids match the test rows; otherwise computed with --featurizer.
 
-Test features: taken from --features when its test ids match the test rows; otherwise computed
-with --featurizer (so a new test set needs no new features job)."""
+predict: writes id, gold (the table's `target`, else `label`, when present), pred and
+score_<class>... for every row of --test.
+
+Examples:
+  python -m aicd.detectors fit --spec '{"kind": "majority"}' --tasks-dir results/tasks/T1 \\
+      --out preds.parquet --model model.pkl
+  python -m aicd.detectors predict --model results/models/T1/svm_tfidf.pkl --test extra.parquet --out p.parquet"""
 
 from __future__ import annotations
 
@@ -22,32 +31,26 @@ import time
 
 from ..errors import AicdError
 from ..features.registry import load_featurizer
-from ..features.tables import add_arguments, read_splits
+from ..features.tables import add_arguments, read_splits, read_table
 from ..io import write_json, write_parquet
 from ..stagecli import json_arg, run
-from .bundle import make_bundle, save_bundle
+from .bundle import load_bundle, make_bundle, save_bundle
 from .fitting import fit_predict
 
 log = logging.getLogger("aicd.detectors")
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.detectors", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--spec", required=True, type=json_arg, help="the detector's config entry, as JSON")
-    add_arguments(parser)
-    parser.add_argument("--features", help="features.npz, for detectors that use features")
-    parser.add_argument("--featurizer", help="the feature set's fitted featurizer.pkl: stored in the model so it "
-                        "applies to raw code, and used for test rows not in --features")
-    parser.add_argument("--task", help="the task name, recorded in the model")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--out", required=True, help="output predictions parquet")
-    parser.add_argument("--model", required=True, help="output fitted model (a pickle, or a folder for encoders)")
-    parser.add_argument("--report", help="output JSON: rows per split, how validation was had, seconds")
-    parser.add_argument("--work-dir", help="scratch folder kept across a killed job (encoder checkpoints)")
-    parser.add_argument("--cache-dir", help="shared cache folder (tokenised splits)")
-    args = parser.parse_args(argv)
+def _prepared(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        name, sep, path = pair.partition("=")
+        if not sep or not name or not path:
+            raise AicdError(f"--prepared {pair!r}: give NAME=PATH (e.g. lm=results/lm/fast_detectgpt)")
+        out[name] = path
+    return out
+
+
+def fit(args) -> None:
     tables = read_splits(args)
     where = args.tasks_dir or f"--train {args.train} / --test {args.test}"
     if tables["train"].empty or tables["test"].empty:
@@ -56,8 +59,9 @@ def main(argv=None) -> None:
     featurizer = load_featurizer(args.featurizer) if args.featurizer else None
     started = time.perf_counter()
     validation: dict = {}
-    detector, predictions = fit_predict(args.spec, tables, args.features, args.seed, args.threads,
-                                        args.work_dir, args.cache_dir, featurizer, validation)
+    detector, predictions = fit_predict(args.spec, tables, args.features, args.seed, args.threads, args.work_dir,
+                                        args.cache_dir, featurizer, validation, _prepared(args.prepared))
+    summary = validation.pop("summary", {})
     bundle = make_bundle(detector, featurizer if detector.needs_features else None, args.spec, args.task, validation)
     if detector.needs_features and featurizer is None:
         log.warning("no --featurizer: the saved model applies to feature matrices only, not to new code")
@@ -68,8 +72,56 @@ def main(argv=None) -> None:
         write_json({"kind": args.spec["kind"], "task": args.task, "rows": {s: int(len(t)) for s, t in tables.items()},
                     "validation": validation,
                     "self_contained": bundle.featurizer is not None or not detector.needs_features,
-                    "seconds": round(seconds, 3)}, args.report)
+                    "seconds": round(seconds, 3), **summary}, args.report)
     log.info("%s: %d test predictions in %.1fs", args.spec["kind"], len(predictions), seconds)
+
+
+def predict(args) -> None:
+    if args.threads is not None and args.threads < 1:
+        raise AicdError(f"--threads {args.threads}: give 1 or more")
+    started = time.perf_counter()
+    model = load_bundle(args.model, threads=args.threads or 1)
+    if args.threads and model.detector is not None:
+        model.detector.threads = args.threads  # a pickled detector carries its fit-time count
+    table = read_table(args.test, "test")
+    if table.empty:
+        raise AicdError(f"the test file {args.test} has no rows: nothing to predict")
+    predictions = model.predict_rows(table)
+    gold = "target" if "target" in table.columns else ("label" if "label" in table.columns else None)
+    if gold:
+        predictions.insert(1, "gold", table[gold].to_numpy(dtype=object))
+    write_parquet(predictions, args.out)
+    log.info("%d predictions in %.1fs", len(predictions), time.perf_counter() - started)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m aicd.detectors", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("fit", help="fit one detector and predict its task's test split")
+    f.add_argument("--spec", required=True, type=json_arg, help="the detector's config entry, as JSON")
+    add_arguments(f)
+    f.add_argument("--features", help="features.npz, for detectors that use features")
+    f.add_argument("--featurizer", help="the feature set's fitted featurizer.pkl: stored in the model so it "
+                   "applies to raw code, and used for test rows not in --features")
+    f.add_argument("--prepared", nargs="*", default=[], metavar="NAME=PATH",
+                   help="files another job made for this detector (its kind's prepared_inputs)")
+    f.add_argument("--task", help="the task name, recorded in the model")
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--threads", type=int, default=1)
+    f.add_argument("--out", required=True, help="output predictions parquet")
+    f.add_argument("--model", required=True, help="output fitted model (a pickle, or a folder)")
+    f.add_argument("--report", help="output JSON: rows per split, how validation was had, seconds, the summary")
+    f.add_argument("--work-dir", help="scratch folder kept across a killed job (encoder checkpoints)")
+    f.add_argument("--cache-dir", help="shared cache folder (tokenised splits)")
+    p = sub.add_parser("predict", help="apply a fitted model to new rows")
+    p.add_argument("--model", required=True, help="a fitted model (pickle or folder)")
+    p.add_argument("--test", required=True, help="the rows to predict (parquet: id, code, language, target)")
+    p.add_argument("--out", required=True, help="output predictions parquet")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads for prediction (the workflow passes the job's {threads}); default: as fitted")
+    args = parser.parse_args(argv)
+    (fit if args.cmd == "fit" else predict)(args)
 
 
 if __name__ == "__main__":

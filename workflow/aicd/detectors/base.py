@@ -2,9 +2,19 @@
 
 A detector: fit(X, y) -> self; predict(X) -> label names; optionally predict_scores(X) ->
 (n_rows, n_classes) with columns in `classes_` order. Adding one: a subclass decorated with
-@register("kind"), then a config entry {kind: ..., features: ..., params: {...}}. A detector that
-reads code text rather than features sets `needs_text`; one stored as a folder (the encoders,
-through save_pretrained) sets `model_suffix = ""` and overrides `save`."""
+@register("kind"), then a config entry {kind: ..., features: ..., params: {...}}.
+
+What the workflow needs to know about a kind is declared on its class, and the plan
+(aicd.plan) reads it from there; no rule names a kind:
+- `storage`: "file" (a pickle, the default) or "folder" (save_pretrained: override `save`);
+- `max_threads`, `environment` (its jobs' conda environment, envs/{environment}.yaml), `gpu`
+  and `mem_mb` (default resources; a config entry's `resources:` overrides them);
+- `zero_shot`: learns nothing from the train split's labels (not a trained row of Tables 5-7);
+- `binarise`: fitted and scored on human vs every other class (Fast-DetectGPT on Task 3);
+- `explains`: "coefficients" (n-gram weights through a back-projecting feature set) or "shap";
+- `applies_to_new_code`: its fitted model predicts new rows (extra test sets, `aicd detect`);
+- `PARAMS`: its parameter spec (aicd.params), the one home of its defaults;
+- `prepared_inputs(name, params)`: files another job makes for it (a causal LM it scores with)."""
 
 from __future__ import annotations
 
@@ -13,6 +23,11 @@ from typing import Callable
 import numpy as np
 
 from ..errors import AicdError
+from ..params import ParamSpec
+
+
+def pd_isna(values: np.ndarray) -> np.ndarray:
+    return np.array([v is None or (isinstance(v, float) and v != v) for v in values], dtype=bool)
 
 REGISTRY: dict[str, type["Detector"]] = {}
 
@@ -31,7 +46,16 @@ class Detector:
     kind: str = ""
     needs_features: bool = True
     needs_text: bool = False        # fit/predict take the code strings instead of a feature matrix
-    model_suffix: str = ".pkl"      # how the fitted detector is stored: a pickle file, or "" for a folder
+    storage: str = "file"           # how the fitted detector is stored: "file" (a pickle) or "folder"
+    max_threads: int = 1            # threads its jobs can use
+    environment: str = "core"       # the conda environment of its jobs (envs/{environment}.yaml)
+    gpu: int = 0                    # GPUs its jobs ask for by default
+    mem_mb: int = 4000              # memory its jobs ask for by default (times the attempt)
+    zero_shot: bool = False         # learns nothing from the training labels
+    binarise: bool = False          # fitted and scored on human vs every other class
+    explains: str | None = None     # "coefficients" | "shap": what the analyses read from it
+    applies_to_new_code: bool = True  # its fitted model predicts new rows
+    PARAMS = ParamSpec("a detector")  # its parameters (aicd.params); `open` ones pass to a library
     uses_validation: bool = False   # fit() reads a validation split (else one is not carved from train)
     wants_group_validation: bool = False  # what it tunes on validation must come from held-out groups
     work_dir: str | None = None     # scratch folder that outlives a killed job (checkpoints); set by the job
@@ -42,6 +66,41 @@ class Detector:
         self.threads = threads
         self.params = params
         self.classes_: np.ndarray | None = None
+        self.prepared: dict[str, str] = {}  # prepared_inputs' files, set by the job
+
+    @property
+    def model_suffix(self) -> str:
+        """The fitted model's file suffix: ".pkl", or "" for a folder."""
+        return "" if self.storage == "folder" else ".pkl"
+
+    @classmethod
+    def environment_for(cls, params: dict) -> str:
+        """The environment its jobs need with these params (an option may need torch)."""
+        return cls.environment
+
+    @classmethod
+    def prepared_inputs(cls, name: str, params: dict) -> dict[str, str]:
+        """{input name: path under results/} that another job makes for this detector."""
+        return {}
+
+    def label_of(self, y: np.ndarray) -> np.ndarray:
+        """The classes the detector is fitted and scored on: human vs the rest when `binarise`."""
+        y = np.asarray(y, dtype=object)
+        if not self.binarise:
+            return y
+        return np.where(y == "human", "human", np.where(pd_isna(y), None, "machine")).astype(object)
+
+    def summary(self, gold=None) -> dict:
+        """What the fitted detector reports beside its predictions (threshold, AUROC, ...)."""
+        return {}
+
+    def extra_columns(self) -> dict[str, np.ndarray]:
+        """Per-row values of the last prediction that go into the predictions table."""
+        return {}
+
+    def setting(self, name: str):
+        """A parameter: its configured value, else the spec's default."""
+        return self.params.get(name, self.PARAMS.by_name[name].default if name in self.PARAMS.by_name else None)
 
     def fit(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray | None = None, y_val: np.ndarray | None = None) -> "Detector":
         raise NotImplementedError
@@ -62,7 +121,9 @@ class Detector:
         write_pickle(self, path)
 
     def check_params(self) -> None:
-        """Raise TypeError/ValueError for parameters the detector cannot take (before fitting)."""
+        """Raise TypeError/ValueError for parameters the detector cannot take (before fitting);
+        the spec's check by default, which a kind extends with checks across parameters."""
+        self.PARAMS.check(self.params)
 
 
 def build(kind: str, params: dict, seed: int, threads: int = 1) -> Detector:

@@ -104,13 +104,11 @@ def save_bundle(bundle: FittedModel, path: str | Path) -> None:
     # the job's scratch and cache folders (results/checkpoints/..., results/cache/...) are not
     # part of the model: a bundle holds no path into results/
     detector.work_dir = detector.cache_dir = None
-    if detector.model_suffix == "":
+    if detector.storage == "folder":
         detector.save(path)
         write_pickle(replace(bundle, detector=None), Path(path) / BUNDLE_FILE)
-    elif detector.model_suffix == ".pkl":
+    else:
         write_pickle(bundle, path)
-    else:  # a record, not an applicable model (Fast-DetectGPT's JSON)
-        detector.save(path)
 
 
 def _read(path: Path):

@@ -11,6 +11,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
 from ..errors import AicdError
+from ..params import Param, ParamSpec
 from .base import Detector, register
 from .linear import BlockStandardScaler, SquaredHingeSVC
 
@@ -46,7 +47,11 @@ class _SklearnDetector(Detector):
     def check_params(self):
         # scikit-learn checks types only when fitting; its own check runs here instead, so
         # `C: "abc"` is named before any features are loaded.
+        super().check_params()
         self._estimator()[-1]._validate_params()
+
+    def _library_params(self) -> dict:
+        return {k: v for k, v in self.PARAMS.check(self.params).items() if v is not None}
 
     def fit(self, X, y, X_val=None, y_val=None):
         require_training_data(self.kind, X, y)
@@ -60,9 +65,14 @@ class _SklearnDetector(Detector):
 
 @register("logistic_regression")
 class LogisticRegressionDetector(_SklearnDetector):
+    max_threads = 4  # BLAS in L-BFGS
+    PARAMS = ParamSpec("logistic regression", (
+        Param("C", (float,), 1.0, "library", "inverse regularisation strength", minimum=0, exclusive_minimum=True),
+        Param("max_iter", (int,), 1000, "ours", "L-BFGS iterations (scikit-learn's 100 stop short here)", minimum=1),
+    ), open=True, note="any other LogisticRegression argument of scikit-learn")
+
     def _estimator(self):
-        params = {"max_iter": 1000, **self.params}
-        return make_pipeline(self._scaler(), LogisticRegression(random_state=self.seed, **params))
+        return make_pipeline(self._scaler(), LogisticRegression(random_state=self.seed, **self._library_params()))
 
     def predict_scores(self, X):
         return np.zeros((0, len(self.classes_))) if _empty_prediction(X) else self.model_.predict_proba(X)
@@ -70,6 +80,17 @@ class LogisticRegressionDetector(_SklearnDetector):
 
 @register("linear_svm")
 class LinearSvmDetector(_SklearnDetector):
+    max_threads = 4  # BLAS in the L-BFGS solver
+    explains = "coefficients"
+    PARAMS = ParamSpec("the linear SVM", (
+        Param("C", (float,), 1.0, "library", "inverse regularisation strength", minimum=0, exclusive_minimum=True),
+        Param("solver", (str,), "lbfgs", "ours", "lbfgs: LinearSVC's primal problem by L-BFGS; liblinear: LinearSVC",
+              choices=("lbfgs", "liblinear")),
+        Param("tol", (float,), None, "ours", "stopping tolerance (null: 1e-5 for lbfgs, LinearSVC's 1e-4 for liblinear)",
+              minimum=0, exclusive_minimum=True),
+        Param("max_iter", (int,), 1000, "ours", "iteration cap", minimum=1),
+    ), open=True, note="LinearSVC's other arguments, with solver: liblinear")
+
     """The linear SVM (C = 1.0, the paper's): L2-regularised squared hinge, one against the
     rest, as LinearSVC. `solver: lbfgs` (default) solves LinearSVC's primal problem with L-BFGS
     (aicd.detectors.linear.SquaredHingeSVC), converged in a few hundred iterations at any row
@@ -77,7 +98,7 @@ class LinearSvmDetector(_SklearnDetector):
     stops at its iteration cap on the multi-class tasks and grows linearly past it."""
 
     def _estimator(self):
-        params = dict(self.params)
+        params = self._library_params()
         solver = params.pop("solver", "lbfgs")
         if solver == "liblinear":
             params = {"dual": False, "max_iter": 1000, **params}
@@ -88,20 +109,13 @@ class LinearSvmDetector(_SklearnDetector):
         if unknown:
             raise ValueError(f"the linear SVM with solver lbfgs takes C, tol and max_iter; {unknown} are liblinear's "
                              "(set solver: liblinear to use them)")
-        return make_pipeline(self._scaler(), SquaredHingeSVC(**params))
+        return make_pipeline(self._scaler(), SquaredHingeSVC(**{"tol": 1e-5, **params}))
 
     def predict_scores(self, X):
         if _empty_prediction(X):
             return np.zeros((0, len(self.classes_)))
         scores = self.model_.decision_function(X)
         return np.column_stack([-scores, scores]) if scores.ndim == 1 else scores
-
-
-# The common numeric options, for a message that names the expected type (CatBoost's own
-# says only that it cannot parse the value); the rest are left to CatBoost's checks.
-_CATBOOST_NUMBERS = {"iterations": (int, 1), "depth": (int, 1), "border_count": (int, 1),
-                     "early_stopping_rounds": (int, 1), "learning_rate": ((int, float), 0),
-                     "l2_leaf_reg": ((int, float), 0)}
 
 
 @register("catboost")
@@ -116,8 +130,23 @@ class CatBoostDetector(Detector):
     scored at each split: 14x faster on 10,000 rows of 500 TF-IDF components, 0.4 points of
     macro-F1 lower."""
 
-    DEFAULTS = {"boosting_type": "Plain"}
+    max_threads = 8
+    explains = "shap"
     RSM, RSM_FROM_COLUMNS = 0.1, 200  # rsm's default on feature sets this wide (ours: 256-1,530 columns)
+    PARAMS = ParamSpec("CatBoost", (
+        Param("iterations", (int,), 1000, "library", "boosting iterations", minimum=1),
+        Param("depth", (int,), 6, "library", "tree depth", minimum=1),
+        Param("boosting_type", (str,), "Plain", "ours", "Plain (CatBoost's own choice from 50,000 rows up) or Ordered",
+              choices=("Plain", "Ordered")),
+        Param("rsm", (float,), None, "ours", "share of features scored per split (null: 0.1 on feature sets of "
+              "200 or more columns, else all)", minimum=0, exclusive_minimum=True),
+        Param("border_count", (int,), None, "library", "histogram borders per feature (null: CatBoost's 254)",
+              minimum=1),
+        Param("learning_rate", (float,), None, "library", "null: CatBoost picks it from the data", minimum=0,
+              exclusive_minimum=True),
+        Param("early_stopping_rounds", (int,), None, "ours", "stop when validation loss has not improved for this "
+              "many iterations (null: off)", minimum=1),
+    ), open=True, note="any other CatBoostClassifier argument")
 
     @property
     def uses_validation(self) -> bool:
@@ -126,7 +155,8 @@ class CatBoostDetector(Detector):
     def _estimator(self):
         from catboost import CatBoostClassifier
 
-        params = {**self.DEFAULTS, **{k: v for k, v in self.params.items() if k != "early_stopping_rounds"}}
+        params = {k: v for k, v in self.PARAMS.check(self.params).items()
+                  if v is not None and k != "early_stopping_rounds"}
         return CatBoostClassifier(random_seed=self.seed, thread_count=self.threads, verbose=False,
                                   allow_writing_files=False, **params)
 
@@ -135,11 +165,7 @@ class CatBoostDetector(Detector):
         from catboost import CatBoostError
         from catboost.core import _check_param_types, _check_train_params, _params_type_cast, _process_synonyms
 
-        for name, (kind, low) in _CATBOOST_NUMBERS.items():
-            value = self.params.get(name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, kind) or value < low):
-                what = "an integer" if kind is int else "a number"
-                raise ValueError(f"the {name!r} parameter of CatBoost must be {what} >= {low}, got {value!r}")
+        super().check_params()
         params = dict(self._estimator().get_params())
         try:
             _process_synonyms(params)
@@ -152,7 +178,7 @@ class CatBoostDetector(Detector):
         require_training_data(self.kind, X, y)
         early = self.params.get("early_stopping_rounds")
         self.model_ = self._estimator()
-        if "rsm" not in self.params and X.shape[1] >= self.RSM_FROM_COLUMNS:
+        if self.params.get("rsm") is None and X.shape[1] >= self.RSM_FROM_COLUMNS:
             self.model_.set_params(rsm=self.RSM)
         use_val = early is not None and X_val is not None and len(X_val) > 0 and set(np.unique(y_val)) <= set(np.unique(y))
         if use_val:

@@ -5,20 +5,19 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import AicdError
+from ..params import ParamSpec
 from .base import Detector, register
 
 
 class _NoParams(Detector):
     needs_features = False
 
-    def check_params(self):
-        if self.params:
-            raise TypeError(f"takes no params, got {sorted(self.params)}")
-
 
 @register("random")
 class RandomDetector(_NoParams):
     """Uniform over the classes seen in training, from a generator seeded by config."""
+
+    PARAMS = ParamSpec("the random baseline")
 
     def fit(self, X, y, X_val=None, y_val=None):
         if len(y) == 0:
@@ -34,6 +33,8 @@ class RandomDetector(_NoParams):
 @register("majority")
 class MajorityDetector(_NoParams):
     """The most frequent training class (ties: the first in sorted order)."""
+
+    PARAMS = ParamSpec("the majority baseline")
 
     def fit(self, X, y, X_val=None, y_val=None):
         if len(y) == 0:

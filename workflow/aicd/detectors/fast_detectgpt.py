@@ -25,28 +25,36 @@ predictions), so AUROC can be reported beside macro-F1."""
 
 from __future__ import annotations
 
+import json
 import logging
 import time
+from pathlib import Path
 
 import numpy as np
 
-from .base import Detector, register
+from ..params import Param, ParamSpec
+from .base import Detector, pd_isna, register
 
 log = logging.getLogger("aicd.detectors.fast_detectgpt")
 
 HUMAN, MACHINE = "human", "machine"
-DEFAULTS = {
-    "model": None,
-    "reference_model": None,
-    "window": 256,
-    "batch_size": 16,
-    "device": "auto",
-    "threshold": "validation",
-    "max_validation_rows": None,
-    "human_label": HUMAN,
-    "chunk_tokens": 128,     # LM-head chunk of the white-box path (0: plain forward + full logits)
-    "train_lm": None,        # read by the workflow (the demo's causal LM, aicd.lm), not here
-}
+PARAMS = ParamSpec("Fast-DetectGPT", (
+    Param("model", (str,), None, "ours", "the scoring causal LM: a Hub id or a local folder (replaced by the LM "
+          "the workflow trains when train_lm is set)"),
+    Param("reference_model", (str,), None, "ours", "the sampling model (null: the scoring model, white-box)"),
+    Param("window", (int,), 256, "ours", "tokens per sample (longer code is truncated)", minimum=2),
+    Param("batch_size", (int,), 16, "ours", "samples per forward pass", minimum=1),
+    Param("device", (str,), "auto", "ours", "auto (CUDA when present), cpu or cuda"),
+    Param("threshold", (str, float), "validation", "ours", "validation (the value maximising macro-F1 there) or a "
+          "number"),
+    Param("max_validation_rows", (int,), None, "ours", "a class-stratified sample of validation for the threshold",
+          minimum=1),
+    Param("human_label", (str,), HUMAN, "ours", "the class that stays human when labels are binarised"),
+    Param("chunk_tokens", (int,), 128, "ours", "LM-head chunk of the white-box path (0: full logits)", minimum=0),
+    Param("train_lm", (dict,), None, "ours", "aicd.lm settings (and `task`) of a causal LM the workflow trains on "
+          "the human code of a task's train split, used as the scoring model"),
+))
+DEFAULTS = PARAMS.defaults()
 
 
 def criterion_from_logits(logits_score, logits_ref, labels, mask):
@@ -108,25 +116,38 @@ def auroc(criteria: np.ndarray, is_machine: np.ndarray) -> float | None:
 class FastDetectGPTDetector(Detector):
     needs_features = False
     needs_text = True
-    model_suffix = ".json"
+    zero_shot = True
+    binarise = True
+    environment = "neural"
+    max_threads = 8
+    mem_mb = 8000
+    applies_to_new_code = False  # its scoring model is another job's output or a Hub download
+    PARAMS = PARAMS
 
     def check_params(self) -> None:
-        unknown = set(self.params) - set(DEFAULTS)
-        if unknown:
-            raise ValueError(f"unknown settings {sorted(unknown)}; known: {sorted(DEFAULTS)}")
-        s = self.settings
-        if not isinstance(s["window"], int) or s["window"] < 2:
-            raise ValueError("window must be an integer >= 2")
-        if not isinstance(s["batch_size"], int) or s["batch_size"] < 1:
-            raise ValueError("batch_size must be a positive integer")
-        if s["threshold"] != "validation" and not isinstance(s["threshold"], (int, float)):
-            raise ValueError("threshold must be 'validation' or a number")
+        super().check_params()
+        if isinstance(self.setting("threshold"), str) and self.setting("threshold") != "validation":
+            raise ValueError("the 'threshold' parameter of Fast-DetectGPT must be 'validation' or a number")
+
+    @classmethod
+    def prepared_inputs(cls, name: str, params: dict) -> dict[str, str]:
+        """The causal LM the workflow trains for it (rule train_causal_lm), when train_lm is set."""
+        return {"lm": f"lm/{name}"} if (params or {}).get("train_lm") else {}
 
     @property
     def settings(self) -> dict:
-        return {**DEFAULTS, **self.params}
+        out = {**DEFAULTS, **self.params}
+        if self.prepared.get("lm"):  # the LM trained for this detector replaces params.model
+            out["model"] = self.prepared["lm"]
+        return out
 
     # -- labels ---------------------------------------------------------------------------------
+
+    def label_of(self, y) -> np.ndarray:
+        y = np.asarray(y, dtype=object)
+        out = self.binarize(y)
+        out[pd_isna(y)] = None  # an unlabelled test row stays unlabelled
+        return out
 
     def binarize(self, y) -> np.ndarray:
         """human stays human; every other class becomes machine."""
@@ -299,12 +320,29 @@ class FastDetectGPTDetector(Detector):
     def predict(self, X):
         return self.predict_with_scores(X)[0]
 
-    def save(self, path) -> None:
-        """A JSON record (settings, threshold, timings); the models are the inputs, not copied."""
-        from ..io import write_json
-        write_json({"kind": self.kind, "settings": {k: v for k, v in self.settings.items()},
-                    "classes": list(map(str, self.classes_)), "threshold": self.threshold_,
-                    "fit": getattr(self, "fit_report_", {}), "report": getattr(self, "run_report_", {})}, path)
+    def extra_columns(self) -> dict:
+        return {"criterion": self.criterion_.astype(np.float32)} if getattr(self, "criterion_", None) is not None else {}
+
+    def summary(self, gold=None) -> dict:
+        """Settings, the threshold and how it was chosen, timings, the test AUROC, and the
+        trained scoring LM's record (lm.json) when there is one."""
+        report: dict = {}
+        crit = getattr(self, "criterion_", None)
+        if crit is not None:
+            ok = np.isfinite(crit)
+            report.update({"test_rows": int(len(crit)), "test_unscored_too_short": int((~ok).sum()),
+                           "predict_seconds": round(self.predict_seconds_, 2),
+                           "samples_per_second": round(len(crit) / self.predict_seconds_, 2)
+                           if self.predict_seconds_ else None})
+            if gold is not None:
+                gold = np.asarray(gold, dtype=object)
+                report["test_auroc"] = auroc(crit[ok], self.binarize(gold)[ok] == MACHINE)
+                report["binarized_from"] = sorted({str(g) for g in gold if g is not None})
+        lm = self.prepared.get("lm")
+        if lm and (Path(lm) / "lm.json").is_file():
+            report["scoring_lm"] = json.loads((Path(lm) / "lm.json").read_text())
+        return {"settings": dict(self.settings), "classes": list(map(str, self.classes_)), "threshold": self.threshold_,
+                "fit": getattr(self, "fit_report_", {}), "report": report}
 
     def __getstate__(self):  # never pickle the torch models
         state = dict(self.__dict__)

@@ -89,10 +89,17 @@ def targets(table: pd.DataFrame, split: str) -> np.ndarray:
 
 
 def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | None, seed: int, threads: int = 1,
-                work_dir: str | None = None, cache_dir: str | None = None, featurizer=None, record: dict | None = None):
-    """(fitted detector, test predictions). `record`, when given, receives how validation was had."""
+                work_dir: str | None = None, cache_dir: str | None = None, featurizer=None, record: dict | None = None,
+                prepared: dict[str, str] | None = None):
+    """(fitted detector, test predictions). `record`, when given, receives how validation was
+    had and the detector's summary; `prepared`: files other jobs made for it (prepared_inputs)."""
     detector = build(spec["kind"], spec.get("params") or {}, seed=seed, threads=threads)
     detector.work_dir, detector.cache_dir = work_dir, cache_dir
+    detector.prepared = dict(prepared or {})
+    missing = sorted(set(detector.prepared_inputs("", spec.get("params") or {})) - set(detector.prepared))
+    if missing:
+        raise AicdError(f"detector kind {spec['kind']} needs {', '.join(missing)} made by another job: pass "
+                        + " ".join(f"--prepared {m}=PATH" for m in missing))
     if detector.needs_text:
         X = {s: t["code"].to_numpy(dtype=object) for s, t in tables.items()}
     elif detector.needs_features:
@@ -104,7 +111,7 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
         X = feature_matrices(features, tables, featurizer, load=needed)
     else:
         X = {s: np.zeros((len(t), 0), dtype=np.float32) for s, t in tables.items()}
-    y = {s: targets(tables[s], s) for s in tables}
+    y = {s: detector.label_of(targets(tables[s], s)) for s in tables}  # human vs the rest where it binarises
     if len(np.unique(y["train"])) < 2 and detector.needs_features:
         raise AicdError("the train split has fewer than two classes: nothing to learn")
     validation = {"source": "given", "rows": int(len(y["validation"]))}
@@ -132,4 +139,8 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
     if scores is not None:
         for j, cls in enumerate(detector.classes_):
             out[f"score_{cls}"] = scores[:, j].astype(np.float32)
+    for name, values in detector.extra_columns().items():
+        out[name] = values
+    if record is not None:
+        record["summary"] = detector.summary(targets(tables["test"], "test"))
     return detector, out

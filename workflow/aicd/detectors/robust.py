@@ -25,11 +25,22 @@ from threadpoolctl import threadpool_limits
 
 from ..errors import AicdError
 from ..features.stylometry import stylometry_matrix
+from ..params import Param, ParamSpec
 from .base import Detector, register
+from .robust_lm import LM_DEFAULTS
 
 MODELS = ("hgb", "lr", "ensemble")
-_DEFAULTS = {"model": "hgb", "max_iter": 400, "learning_rate": 0.05, "max_leaf_nodes": 31,
-             "C": 1.0, "reweight": False, "calibrate": False, "lm": None}
+PARAMS = ParamSpec("robust", (
+    Param("model", (str,), "hgb", "ours", "hgb (gradient-boosted trees), lr or ensemble", choices=MODELS),
+    Param("max_iter", (int,), 400, "ours", "boosting iterations of hgb", minimum=1),
+    Param("learning_rate", (float,), 0.05, "ours", "of hgb", minimum=0, exclusive_minimum=True),
+    Param("max_leaf_nodes", (int,), 31, "library", "of hgb's trees", minimum=2),
+    Param("C", (float,), 1.0, "library", "of lr", minimum=0, exclusive_minimum=True),
+    Param("reweight", (bool,), False, "ours", "balance class x language cells in training"),
+    Param("calibrate", (bool,), False, "ours", "pick the binary threshold on validation (held-out groups)"),
+    Param("lm", (dict,), None, "ours", "aicd.lm settings of a small causal LM whose token statistics are added; "
+          f"{{}} gives {LM_DEFAULTS} over aicd.lm's defaults"),
+))
 
 
 def guess_languages(codes) -> np.ndarray:
@@ -64,26 +75,24 @@ def best_threshold(p_pos: np.ndarray, y_pos: np.ndarray) -> float:
 class RobustDetector(Detector):
     needs_features = False
     needs_text = True
+    max_threads = 8  # stylometry per row over processes; the trees use OpenMP
+    PARAMS = PARAMS
+    ENVIRONMENT_PARAMS = [{"lm": {}}]  # params that change the environment (for the static env check)
 
-    def check_params(self):
-        unknown = set(self.params) - set(_DEFAULTS)
-        if unknown:
-            raise TypeError(f"unknown params {sorted(unknown)}; takes {sorted(_DEFAULTS)}")
-        if self._p("model") not in MODELS:
-            raise ValueError(f"model must be one of {MODELS}, got {self._p('model')!r}")
-        if self._p("lm") is not None and not isinstance(self._p("lm"), dict):
-            raise ValueError(f"lm must be a dict of aicd.lm settings (e.g. {{}}), got {self._p('lm')!r}")
+    @classmethod
+    def environment_for(cls, params: dict) -> str:
+        return "neural" if (params or {}).get("lm") is not None else "core"  # the lm option trains a torch LM
 
     @property
     def uses_validation(self) -> bool:
         # Only the calibrated threshold reads validation rows (carved from train when none given).
         return bool(self._p("calibrate"))
 
-    # a threshold calibrated on random train rows does not transfer (BENCHMARKS.md, issue 15)
+    # a threshold calibrated on random train rows does not transfer (BENCHMARKS.md, robust detector)
     wants_group_validation = uses_validation
 
     def _p(self, name):
-        return self.params.get(name, _DEFAULTS[name])
+        return self.setting(name)
 
     def _features(self, X) -> np.ndarray:
         F = stylometry_matrix(list(X), self.threads)

@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.feature_extraction import DictVectorizer
 
 from ..errors import AicdError
+from ..params import ParamSpec
 from ..parallel import chunked, map_chunks
 from ..treesitter import GRAMMARS, parse
 from .rows import codes_of, languages_of
@@ -169,6 +170,10 @@ class AstFeaturizer:
 
     kind = "ast"
     CHUNK = 2_000
+    max_threads = 8
+    back_projects = False
+    named_columns = True  # each column is a named attribute (what SHAP values are read against)
+    PARAMS = ParamSpec("the AST features")
 
     def __init__(self) -> None:
         self.vectorizer = DictVectorizer(sparse=False, dtype=np.float32, sort=True)

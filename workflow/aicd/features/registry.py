@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import AicdError
+from ..params import ParamSpec
 from .ast_features import AstFeaturizer
 from .tfidf import TfidfSvdFeaturizer
 
@@ -20,6 +21,14 @@ class ConcatFeaturizer:
     themselves, so it can transform new code."""
 
     kind = "concat"
+    max_threads = 1
+    back_projects = False
+    PARAMS = ParamSpec("a concatenation")
+
+    @staticmethod
+    def named(part_kinds) -> bool:
+        """Whether a concatenation of these kinds has named columns (any part does)."""
+        return any(getattr(FEATURIZERS[k], "named_columns", False) for k in part_kinds)
 
     def __init__(self, parts: list) -> None:
         if len(parts) < 2:
@@ -51,19 +60,16 @@ KINDS = tuple(FEATURIZERS)
 def build(kind: str, params: dict | None = None, seed: int = 0):
     """A new, unfitted featurizer of a table-based kind (tfidf, ast). concat is built from
     fitted parts: ConcatFeaturizer(parts)."""
-    params = dict(params or {})
-    if kind == "tfidf":
-        try:
-            return TfidfSvdFeaturizer(seed=seed, **params)
-        except TypeError as err:
-            raise AicdError(f"feature kind tfidf: bad params {params}: {err}") from None
-    if kind == "ast":
-        if params:
-            raise AicdError(f"feature kind ast takes no params, got {sorted(params)}")
-        return AstFeaturizer()
     if kind == "concat":
         raise AicdError("a concat feature set is built from its fitted parts (--parts)")
-    raise AicdError(f"unknown feature kind {kind!r}; use one of {', '.join(KINDS)}")
+    if kind not in FEATURIZERS:
+        raise AicdError(f"unknown feature kind {kind!r}; use one of {', '.join(KINDS)}")
+    cls = FEATURIZERS[kind]
+    try:
+        params = cls.PARAMS.check(dict(params or {}))
+    except (TypeError, ValueError) as err:
+        raise AicdError(f"feature kind {kind}: {err}") from None
+    return cls(seed=seed, **params) if params else cls()
 
 
 def load_featurizer(path) -> object:

@@ -28,6 +28,7 @@ from scipy.linalg import eigh
 from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfTransformer
 from sklearn.utils import murmurhash3_32
 
+from ..params import Param, ParamSpec
 from ..parallel import chunked, map_chunks
 from .rows import codes_of
 
@@ -105,6 +106,14 @@ class TfidfSvdFeaturizer:
     `threads` (set by the features stage) spreads the passes over processes."""
 
     kind = "tfidf"
+    max_threads = 8
+    back_projects = True  # components_ map its columns back onto named n-grams (the SVM analysis)
+    named_columns = False
+    PARAMS = ParamSpec("the TF-IDF features", (
+        Param("max_features", (int,), 5000, "paper", "n-grams kept, the most frequent in train", minimum=1),
+        Param("ngram_max", (int,), 3, "paper", "longest n-gram, in whitespace tokens", minimum=1),
+        Param("svd_components", (int,), 500, "paper", "truncated SVD dimensions", minimum=1),
+    ))
 
     def __init__(self, max_features: int = 5000, ngram_max: int = 3, svd_components: int = 500, seed: int = 0):
         self.max_features = max_features

@@ -19,31 +19,37 @@ from pathlib import Path
 
 import numpy as np
 
+from ..params import Param, ParamSpec
+
 log = logging.getLogger("aicd.lm")
 
 EOS = "<|endoftext|>"
-DEFAULTS = {
-    "vocab_size": 4096,
-    "layers": 4,
-    "hidden": 128,
-    "heads": 4,
-    "window": 256,
-    "batch_size": 16,
-    "learning_rate": 2.0e-3,
-    "warmup_ratio": 0.05,
-    "weight_decay": 0.01,
-    "epochs": 1,
-    "max_train_tokens": 400_000,   # cap on training tokens per epoch (the demo's time budget)
-    "max_eval_rows": 200,          # validation rows per class for the held-out loss
-    "human_label": "human",
-}
+PARAMS = ParamSpec("the causal LM", (
+    Param("vocab_size", (int,), 4096, "ours", "byte-level BPE vocabulary", minimum=256),
+    Param("layers", (int,), 4, "ours", "GPT-2 blocks", minimum=1),
+    Param("hidden", (int,), 128, "ours", "hidden size", minimum=8),
+    Param("heads", (int,), 4, "ours", "attention heads", minimum=1),
+    Param("window", (int,), 256, "ours", "context length, tokens", minimum=8),
+    Param("batch_size", (int,), 16, "ours", "blocks per step", minimum=1),
+    Param("learning_rate", (float,), 2.0e-3, "ours", "AdamW peak rate", minimum=0, exclusive_minimum=True),
+    Param("warmup_ratio", (float,), 0.05, "ours", "linear warm-up share of the steps", minimum=0),
+    Param("weight_decay", (float,), 0.01, "ours", "AdamW weight decay", minimum=0),
+    Param("epochs", (int,), 1, "ours", "passes over the training tokens", minimum=1),
+    Param("max_train_tokens", (int,), 400_000, "ours", "cap on training tokens per epoch (the demo's budget)",
+          minimum=1),
+    Param("max_eval_rows", (int,), 200, "ours", "validation rows per class for the held-out loss", minimum=1),
+    Param("human_label", (str,), "human", "ours", "the class whose code it is trained on"),
+    Param("task", (str,), None, "ours", "the task whose train split it is trained on (read by the workflow)"),
+))
+DEFAULTS = {k: v for k, v in PARAMS.defaults().items() if k != "task"}
 
 
 def settings(params: dict | None) -> dict:
-    params = dict(params or {})
-    unknown = set(params) - set(DEFAULTS)
-    if unknown:
-        raise ValueError(f"unknown causal-LM settings {sorted(unknown)}; known: {sorted(DEFAULTS)}")
+    params = {k: v for k, v in (params or {}).items() if k != "task"}
+    try:
+        PARAMS.check(params)
+    except TypeError as err:
+        raise ValueError(f"unknown causal-LM settings: {err}") from None
     return {**DEFAULTS, **params}
 
 

@@ -1,35 +1,46 @@
-"""python -m aicd.report: Table 4 (.tex, .md), a confusion-matrix figure per task for its
-best detector, and report.md linking them with the data summaries."""
+"""python -m aicd.report: the report stage, one subcommand per output.
+
+  table4      Table 4 (.tex, .md, .html), confusion-matrix figures, results/report.md
+  subsets     Tables 5-7 (macro-F1 per test subset, averaged over trained detectors)
+  table8      Table 8 (the LLM judges)
+  generation  token and cost totals per generator (results/generations/report.md)
+  ood         the out-of-distribution table (results/tables/ood.md, .tex)
+  figures     the paper's figures (per language, per generator, filter distributions, ...)
+  analyses    SVM n-gram back-projection, CatBoost SHAP, rows every detector gets wrong
+  paper       results/paper_results.md (the later tables and figures, linked)
+  execution   results/execution/report.md (sandbox outcomes)
+  card        results/dataset/README.md (the dataset card) and counts.csv
+  inputs      results/inputs.json (the input fingerprint)
+
+Each takes its own options: python -m aicd.report SUBCOMMAND --help."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from ..stagecli import json_arg, run
-from .build import write_report
+from ..stagecli import run
+
+COMMANDS = {
+    "table4": ("build", "main"), "subsets": ("subset_tables", "main"), "table8": ("llm_tables", "table8_main"),
+    "generation": ("llm_tables", "generation_main"), "ood": ("ood", "main"), "figures": ("paper_figures", "main"),
+    "analyses": ("analyses", "main"), "paper": ("paper_section", "main"), "execution": ("execution", "main"),
+    "card": ("card", "main"), "inputs": (None, "main"),
+}
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.report", description=__doc__)
-    parser.add_argument("--layout", required=True, type=json_arg,
-                        help='JSON {"tasks": [[name, title]], "detectors": [[name, title, is_dummy]], '
-                             '"provisional": {task: evidence of an unpublished label map}}')
-    parser.add_argument("--scores", nargs="+", required=True, help="results/scores/{task}/{detector}.json files")
-    parser.add_argument("--data-reports", nargs="*", default=[], help="source and split reports (JSON)")
-    parser.add_argument("--tables-dir", required=True)
-    parser.add_argument("--figures-dir", required=True)
-    parser.add_argument("--report", required=True, help="output report.md")
-    parser.add_argument("--paper-section", help="results/paper_results.md (Tables 5-7, figures, analyses), appended")
-    parser.add_argument("--inputs", default=None, help="results/inputs.json: the input fingerprint the tables carry")
-    parser.add_argument("--test-set-scores", nargs="*", default=[],
-                        help="results/scores/{task}/test_sets/{set}/{detector}.json: extra test sets, one column each")
-    parser.add_argument("--test-set-reports", nargs="*", default=[],
-                        help="results/tasks/{task}/test_sets/{set}.report.json: rows removed, class balance")
-    args = parser.parse_args(argv)
-    write_report(args.layout, args.scores, args.tables_dir, args.figures_dir, args.report,
-                 data_report_files=args.data_reports, paper_section=args.paper_section, inputs_file=args.inputs,
-                 test_set_score_files=args.test_set_scores, test_set_report_files=args.test_set_reports)
+    import importlib
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        usage = f"usage: python -m aicd.report {{{','.join(COMMANDS)}}} [options]\n\n{__doc__}"
+        print(usage, file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
+        if argv and argv[0] not in ("-h", "--help"):
+            raise SystemExit(f"error: unknown subcommand {argv[0]!r}; use one of {', '.join(COMMANDS)}")
+        raise SystemExit(0 if argv else 2)
+    module, function = COMMANDS[argv[0]]
+    mod = importlib.import_module("aicd.fingerprint" if module is None else f"aicd.report.{module}")
+    getattr(mod, function)(argv[1:])
 
 
 if __name__ == "__main__":

@@ -160,7 +160,7 @@ def all_fail_markdown(result: dict, title: str) -> str:
 # -- command line --------------------------------------------------------------------------------
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.report.analyses", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m aicd.report analyses", description=__doc__)
     parser.add_argument("--task", required=True)
     parser.add_argument("--title", default=None)
     parser.add_argument("--svm", nargs=2, metavar=("MODEL_PKL", "TFIDF_FEATURIZER_PKL"))
@@ -216,6 +216,3 @@ def main(argv=None) -> None:
         summary["all_fail"] = {"file": "all_fail.md", "all_wrong": result["all_wrong"], "of": result["test_rows"]}
     write_json(summary, out / "summary.json")
 
-
-if __name__ == "__main__":
-    sys.exit(run(main))

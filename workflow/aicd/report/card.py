@@ -1,4 +1,4 @@
-"""python -m aicd.report.card: the dataset card, results/dataset/README.md.
+"""python -m aicd.report card: the dataset card, results/dataset/README.md.
 
 Counts per task × split × label × language × family × subset (all of them in counts.csv,
 the main cuts as tables), the filter and deduplication summaries, and the sources with the
@@ -123,7 +123,7 @@ def execution_section(paths: list[str]) -> str:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.report.card", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m aicd.report card", description=__doc__)
     parser.add_argument("--tasks", type=json_arg, required=True, help="JSON {task: title} of tasks built from the pool")
     parser.add_argument("--sources", type=json_arg, required=True, help="JSON {source: {hub, revision, ...}}")
     parser.add_argument("--execution-reports", nargs="*", default=[], help="results/execution/{name}.report.json")
@@ -140,6 +140,3 @@ def main(argv=None) -> None:
     card = render(results, args.tasks, args.sources, counts, inputs) + execution_section(args.execution_reports)
     write_text(card, args.card)
 
-
-if __name__ == "__main__":
-    sys.exit(run(main))

@@ -1,4 +1,4 @@
-"""python -m aicd.report.execution: execution status counts and pass rates per language ×
+"""python -m aicd.report execution: execution status counts and pass rates per language ×
 generator, from the per-table execution reports."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def rate_table(rep: dict) -> list[str]:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.report.execution", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m aicd.report execution", description=__doc__)
     parser.add_argument("--reports", nargs="*", default=[])
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
@@ -38,6 +38,3 @@ def main(argv=None) -> None:
         lines += rate_table(rep) + [""]
     write_text("\n".join(lines), args.out)
 
-
-if __name__ == "__main__":
-    sys.exit(run(main))

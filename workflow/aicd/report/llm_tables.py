@@ -1,4 +1,4 @@
-"""python -m aicd.report.llm_tables: Table 8 (zero-shot LLM judges) and the generation
+"""python -m aicd.report table8 | generation: Table 8 (zero-shot LLM judges) and the generation
 report (tokens, cost and statuses per generator model).
 
 Table 8 lists every configured judge × mode; a cell whose judge did not run (no endpoint)
@@ -53,27 +53,24 @@ def generation_report(reports: list[str], disabled: list[str], hint: str, out_js
     write_text("\n".join(lines) + "\n", out_md)
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.report.llm_tables", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="what", required=True)
-    t8 = sub.add_parser("table8", help="Table 8 from judge scores")
+def table8_main(argv=None) -> None:
+    t8 = argparse.ArgumentParser(prog="python -m aicd.report table8", description="Table 8 from judge scores")
     t8.add_argument("--layout", required=True, type=json_arg,
                     help='{"tasks": [[name, title]], "judges": [[name, title]], "modes": [...], "hint": str}')
     t8.add_argument("--scores", nargs="*", default=[])
     t8.add_argument("--tables-dir", required=True)
     t8.add_argument("--inputs", default=None, help="results/inputs.json (the input fingerprint)")
-    gen = sub.add_parser("generation", help="token and cost totals per generator")
+    args = t8.parse_args(argv)
+    table8(args.layout, args.scores, args.tables_dir, read_json(args.inputs) if args.inputs else None)
+
+
+def generation_main(argv=None) -> None:
+    gen = argparse.ArgumentParser(prog="python -m aicd.report generation",
+                                  description="token and cost totals per generator")
     gen.add_argument("--reports", nargs="*", default=[])
     gen.add_argument("--disabled", type=json_arg, default={"models": [], "hint": ""})
     gen.add_argument("--out-json", required=True)
     gen.add_argument("--out-md", required=True)
-    args = parser.parse_args(argv)
-    if args.what == "table8":
-        table8(args.layout, args.scores, args.tables_dir, read_json(args.inputs) if args.inputs else None)
-    else:
-        generation_report(args.reports, args.disabled["models"], args.disabled["hint"], args.out_json, args.out_md)
+    args = gen.parse_args(argv)
+    generation_report(args.reports, args.disabled["models"], args.disabled["hint"], args.out_json, args.out_md)
 
-
-if __name__ == "__main__":
-    sys.exit(run(main))

@@ -1,6 +1,6 @@
 """The out-of-distribution table (results/tables/ood.md and .tex): macro-F1 with bootstrap 95%
 intervals for every detector on every split of aicd.splits.ood, in distribution beside out of
-distribution, plus the group means/minima the issue's bars read.
+distribution, plus the group means and minima over each kind of shift.
 
 Input: records (detector, split, macro_f1, (lo, hi) or None) with scores in [0, 1], e.g. from
 benchmarks/robust_ood.py --json (see `records_from_results`). A cell without an interval shows
@@ -9,12 +9,15 @@ group (a mean over fewer splits would read as comparable)."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 
-from ..io import write_text
+from ..io import read_json, write_text
+from ..stagecli import json_arg
+from .table4 import plain_title
 
 SPLIT_ORDER_PREFIX = ("in_distribution", "codeaid", "lolo:", "lofo:")
 
@@ -106,3 +109,19 @@ def write_tables(records: Iterable, out_stem: str | Path) -> tuple[Path, Path]:
     write_text(markdown_table(records), md)  # atomic: never a half-written table
     write_text(latex_table(records), tex)
     return md, tex
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m aicd.report ood", description=__doc__)
+    parser.add_argument("--layout", required=True, type=json_arg)
+    parser.add_argument("--scores", nargs="+", required=True, help="results/scores/{task}/{detector}.json")
+    parser.add_argument("--out-stem", required=True, help="results/tables/ood (writes .md and .tex)")
+    args = parser.parse_args(argv)
+    titles, splits = args.layout["detectors"], args.layout["splits"]
+    records = []
+    for path in args.scores:
+        score = read_json(path)
+        if score["task"] in splits and score.get("macro_f1") is not None:
+            records.append((plain_title(titles.get(score["detector"], score["detector"])), splits[score["task"]],
+                            score["macro_f1"], tuple(score["macro_f1_ci"]) if score.get("macro_f1_ci") else None))
+    write_tables(records, args.out_stem)

@@ -183,7 +183,7 @@ def distribution_figures(tables: list[pd.DataFrame], stem_label, stem_language) 
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.report.paper_figures", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m aicd.report figures", description=__doc__)
     parser.add_argument("--layout", required=True, type=json_arg,
                         help='JSON {"tasks": [[name, title, [labels]]], "detectors": [[name, title, is_dummy]]}')
     parser.add_argument("--scores", nargs="*", default=[])
@@ -222,6 +222,3 @@ def main(argv=None) -> None:
         index["data"] = distribution_figures(tables, figs / "data_distribution", figs / "data_distribution_language")
     write_json(index, args.out)
 
-
-if __name__ == "__main__":
-    sys.exit(run(main))

@@ -69,14 +69,15 @@ def _num(value) -> str:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.report.paper_section", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m aicd.report paper", description=__doc__)
     parser.add_argument("--layout", required=True, type=json_arg,
                         help='JSON {"detectors": {name: config entry}, "tasks": {name: title}}')
     parser.add_argument("--scores", nargs="*", default=[])
     parser.add_argument("--tables-dir", required=True)
     parser.add_argument("--figures-index", required=True)
     parser.add_argument("--analyses", nargs="*", default=[], help="results/analyses/{task}/summary.json")
-    parser.add_argument("--fast-detectgpt", nargs="*", default=[], help="results/models/{task}/{detector}.json records")
+    parser.add_argument("--zero-shot", nargs="*", default=[],
+                        help="results/models/{task}/{detector}.json: the fit reports of zero-shot detectors")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     base = Path(args.out).parent
@@ -93,8 +94,10 @@ def main(argv=None) -> None:
         named = ", ".join(f"`{n}` ({dets[n].get('title', n)})" for n in extra)
         lines += [f"Rows here that are not the paper's: {named}.", ""]
 
-    for path in args.fast_detectgpt:
+    for path in args.zero_shot:
         rec = read_json(path)
+        if rec.get("kind") != "fast_detectgpt":
+            continue
         task = Path(path).parent.name
         fit, rep = rec.get("fit", {}), rec.get("report", {})
         lm = rep.get("scoring_lm")
@@ -159,6 +162,3 @@ def main(argv=None) -> None:
     lines.append("")
     write_text("\n".join(lines), args.out)
 
-
-if __name__ == "__main__":
-    sys.exit(run(main))

@@ -148,7 +148,7 @@ def render(result: dict, titles: dict[str, str] | None = None) -> tuple[str, str
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.report.subset_tables", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m aicd.report subsets", description=__doc__)
     parser.add_argument("--layout", required=True, type=json_arg,
                         help='JSON {"tables": {"5": {"task": name or null, "labels": [...], "detectors": [...]}}, '
                              '"titles": {detector: title}}')
@@ -174,6 +174,3 @@ def main(argv=None) -> None:
         summary[str(number)] = result
     write_json(summary, tables / "subset_tables.json")
 
-
-if __name__ == "__main__":
-    sys.exit(run(main))

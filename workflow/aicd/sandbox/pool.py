@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import AicdError
+from ..params import Param, ParamSpec
 from .languages import TOOLCHAINS, job_for
 
 log = logging.getLogger(__name__)
@@ -65,16 +66,31 @@ INODE_KB = 2
 RUNNER_RESERVE_MB = 32
 
 
+LIMITS = ParamSpec("execution.limits", (
+    Param("wall_s", (float,), 5.0, "ours", "seconds per test run", minimum=0, exclusive_minimum=True),
+    Param("compile_s", (float,), 30.0, "ours", "seconds to compile", minimum=0, exclusive_minimum=True),
+    Param("output_bytes", (int,), 1 << 20, "ours", "stdout and stderr cap, each", minimum=1),
+    Param("memory_mb", (int,), 640, "ours", "container memory, swap capped the same; must cover every tmpfs and "
+          "SysV cap at once plus the runner", minimum=16),
+    Param("pids", (int,), 128, "ours", "processes and threads", minimum=8),
+    Param("cpus", (float,), 1.0, "ours", "CPU quota", minimum=0, exclusive_minimum=True),
+    Param("work_mb", (int,), 256, "ours", "the exec-enabled tmpfs work folder (inode cap 64 per MB)", minimum=1),
+    Param("tmp_mb", (int,), 64, "ours", "/tmp, /dev/shm and SysV shared memory, each (inode caps 64 per MB)",
+          minimum=1),
+))
+_LIMIT = LIMITS.defaults()
+
+
 @dataclass(frozen=True)
 class Limits:
-    wall_s: float = 5.0           # per test run
-    compile_s: float = 30.0
-    output_bytes: int = 1 << 20   # per stream
-    memory_mb: int = 640          # container memory, swap capped at the same value
-    pids: int = 128
-    cpus: float = 1.0
-    work_mb: int = 256            # the exec-enabled tmpfs work folder
-    tmp_mb: int = 64              # /tmp, /dev/shm and SysV shared memory, each
+    wall_s: float = _LIMIT["wall_s"]
+    compile_s: float = _LIMIT["compile_s"]
+    output_bytes: int = _LIMIT["output_bytes"]
+    memory_mb: int = _LIMIT["memory_mb"]
+    pids: int = _LIMIT["pids"]
+    cpus: float = _LIMIT["cpus"]
+    work_mb: int = _LIMIT["work_mb"]
+    tmp_mb: int = _LIMIT["tmp_mb"]
 
     def __post_init__(self):
         if min(self.wall_s, self.compile_s, self.output_bytes, self.pids, self.cpus, self.work_mb, self.tmp_mb) <= 0:

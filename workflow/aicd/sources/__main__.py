@@ -5,7 +5,10 @@ A source is read from the Hub or local files, over every config / data_dir / spl
 with per-problem tests joined on problem_id where it names them (`tests:`), or gathered from code installed on this
 machine (`gather:`). Writes results/sources/{source}.parquet and a JSON report of every
 row read and every row removed, and of every input read (`inputs`: file sha256, Hub id and
-revision, pinned package name, version and sha256; see aicd.fingerprint)."""
+revision, pinned package name, version and sha256; see aicd.fingerprint).
+
+  python -m aicd.sources --name NAME --spec JSON --out T.parquet --report R.json
+  python -m aicd.sources pinned fetch|check    the demo's pinned inputs (aicd.sources.pinned)"""
 
 from __future__ import annotations
 
@@ -18,7 +21,13 @@ from .build import build_source
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.sources", description=__doc__)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["pinned"]:
+        from .pinned import main as pinned_main
+
+        return pinned_main(argv[1:])
+    parser = argparse.ArgumentParser(prog="python -m aicd.sources", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--name", required=True, help="source name (the config key)")
     parser.add_argument("--spec", required=True, type=json_arg, help="the source's config entry, as JSON")
     parser.add_argument("--out", required=True, help="output parquet (sample schema)")

@@ -2,8 +2,8 @@
 their sha256 in config/pinned_inputs.yaml, fetched once into a cache and verified on every
 read, so gathered code is the same on every machine.
 
-    python -m aicd.sources.pinned fetch      # what `make pinned-inputs` runs
-    python -m aicd.sources.pinned check      # verify the cache, fetch nothing
+    python -m aicd.sources pinned fetch      # what `make pinned-inputs` runs
+    python -m aicd.sources pinned check      # verify the cache, fetch nothing
 
 The cache is $AICD_CACHE/pinned (default ~/.cache/aicd/pinned)."""
 
@@ -107,8 +107,16 @@ def fetch(manifest: dict[str, dict], only_check: bool = False) -> list[str]:
     return fetched
 
 
+def with_pins(spec: dict) -> dict:
+    """A source's config entry with the pinned entries its `pinned:NAME` roots name (what the
+    source job reads, so changing a pin reruns it)."""
+    if "gather" not in spec:
+        return spec
+    return {**spec, "gather": {**spec["gather"], "pinned": pins_for(spec["gather"].get("roots") or {})}}
+
+
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.sources.pinned", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m aicd.sources pinned", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("action", choices=["fetch", "check"])
     parser.add_argument("--manifest", default=None, help=f"default: {MANIFEST}")
@@ -117,9 +125,3 @@ def main(argv=None) -> None:
     fetched = fetch(manifest, only_check=args.action == "check")
     print(f"pinned inputs: {len(manifest)} verified in {cache_dir()}"
           + (f" ({len(fetched)} fetched: {', '.join(fetched)})" if fetched else ""), file=sys.stderr)
-
-
-if __name__ == "__main__":
-    from ..stagecli import run
-
-    sys.exit(run(main))

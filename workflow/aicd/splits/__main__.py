@@ -1,10 +1,12 @@
 """python -m aicd.splits: write one task's train/validation/test tables.
 
-  build    from the deduplicated pool (results/dataset/pool.parquet): the paper's T1/T2/T3
-           with their test subsets, checked by the leakage guards
-  derive   from a source table (results/sources/{source}.parquet), seeded and stratified
-  release  from the published task splits (Hub or local files); rows without a language get
-           one from aicd.normalize.langid, cached per split in --langid-cache"""
+  build     from the deduplicated pool (results/dataset/pool.parquet): the paper's T1/T2/T3
+            with their test subsets, checked by the leakage guards
+  derive    from a source table (results/sources/{source}.parquet), seeded and stratified
+  release   from the published task splits (Hub or local files); rows without a language get
+            one from aicd.normalize.langid, cached per split in --langid-cache
+  ood       one split of the out-of-distribution protocol (aicd.splits.ood)
+  test-set  an extra test set of a task from a labelled source (python -m aicd.splits test-set --help)"""
 
 from __future__ import annotations
 
@@ -23,6 +25,11 @@ SPLITS = ("train", "validation", "test")
 
 
 def main(argv=None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("ood", "test-set"):
+        from . import ood_task, test_sets
+
+        return (ood_task if argv[0] == "ood" else test_sets).main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m aicd.splits", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["build", "derive", "release"])

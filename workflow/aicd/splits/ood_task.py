@@ -1,6 +1,6 @@
 """One split of the out-of-distribution protocol (aicd.splits.ood) as a workflow task.
 
-python -m aicd.splits.ood_task --task T --spec '{"protocol": "leave_one_language_out", "hold_out": "Python"}'
+python -m aicd.splits ood --task T --spec '{"protocol": "leave_one_language_out", "hold_out": "Python"}'
     --train-source results/sources/trial.parquet [--test-source results/sources/codeaid.parquet]
     --out-train ... --out-validation ... --out-test ... --report R.json
 
@@ -47,7 +47,7 @@ def ood_tables(spec: dict, train_source: pd.DataFrame, test_source: pd.DataFrame
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.splits.ood_task", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m aicd.splits ood", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", required=True)
     parser.add_argument("--spec", required=True, type=json_arg, help="the task's ood entry, as JSON")
@@ -68,6 +68,3 @@ def main(argv=None) -> None:
         write_parquet(table, getattr(args, f"out_{split}"))
     write_json(report, args.report)
 
-
-if __name__ == "__main__":
-    sys.exit(run(main))

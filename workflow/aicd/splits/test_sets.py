@@ -1,7 +1,7 @@
 """Extra evaluation sets for a task: any labelled source, scored by detectors fitted once on
 the task's train split (config: `tasks.<task>.test_sets: {name: {source: <source>}}`).
 
-python -m aicd.splits.test_sets --task T --spec JSON --source results/sources/X.parquet
+python -m aicd.splits test-set --task T --spec JSON --source results/sources/X.parquet
     --train results/tasks/T/train.parquet --out results/tasks/T/test_sets/NAME.parquet --report R.json
 
 The set keeps the source's rows with the task's class column as `target`. A class outside the
@@ -83,7 +83,7 @@ def build_test_set(samples: pd.DataFrame, spec: dict, train: pd.DataFrame, task:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.splits.test_sets", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m aicd.splits test-set", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", required=True)
     parser.add_argument("--name", required=True, help="the test set's name (its key under test_sets)")
@@ -99,6 +99,3 @@ def main(argv=None) -> None:
     write_json(report, args.report)
     log.info("test set %s of task %s: %d rows (%s)", args.name, args.task, len(table), report["balance_after"])
 
-
-if __name__ == "__main__":
-    sys.exit(run(main))

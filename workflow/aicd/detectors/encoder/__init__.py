@@ -13,16 +13,18 @@ tokens, no fp16 for T5-family models, and a chunked, length-sorted `torch.no_gra
 loop (memory bounded by the chunk, not by the test split).
 
 Training settings (params of a `kind: encoder` config entry) and which are the paper's:
-window 512, epochs 3, batch_size 64 are §5.1; every other default is ours (DEFAULTS)."""
+window 512, epochs 3, batch_size 64 are §5.1; every other default is ours (PARAMS).
+
+The package holds EncoderDetector and DEFAULTS; its helpers live in model (reading the model,
+escaping special tokens), tokens (row sampling and the token cache), runtime (device and
+precision) and checkpoints (resuming from a complete checkpoint), re-exported here."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
 import os
-import re
 import shutil
 import sys
 import time
@@ -30,53 +32,53 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import AicdError
-from .base import Detector, register
+from ...errors import AicdError
+from ...params import Param, ParamSpec
+from ..base import Detector, register
+from .checkpoints import checkpoint_step, last_complete_checkpoint
+from .model import TEXT_PREP_VERSION, offline, resolve_model, special_token_escaper
+from .runtime import choose_device, choose_precision, no_fp16
+from .tokens import TokenCache, _stable_hash, _text_key, stratified_cap
+
+__all__ = ["DEFAULTS", "EncoderDetector", "TEXT_PREP_VERSION", "TokenCache", "checkpoint_step",
+           "choose_device", "choose_precision", "last_complete_checkpoint", "no_fp16", "offline",
+           "resolve_model", "special_token_escaper", "stratified_cap"]
 
 log = logging.getLogger("aicd.detectors.encoder")
 
-DEFAULTS = {
-    "model": None,             # a Hub id, a local folder, or package:NAME (a pip package shipping weights)
-    "window": 512,             # paper: input window 512 tokens (special tokens included)
-    "epochs": 3,               # paper
-    "batch_size": 64,          # paper: the effective batch (micro batch x accumulation)
-    "micro_batch_size": 16,    # ours: per forward/backward; accumulation makes up batch_size
-    "eval_batch_size": 64,     # ours
-    "learning_rate": 2e-5,     # ours (the paper gives none)
-    "weight_decay": 0.01,      # ours
-    "warmup_ratio": 0.06,      # ours: linear warm-up over 6% of the steps, then linear decay
-    "scheduler": "linear",     # ours: any transformers lr_scheduler_type
-    "optimizer": "adamw_torch",  # ours: any transformers `optim`
-    "max_grad_norm": 1.0,      # ours
-    "save_steps": None,        # also checkpoint every N optimizer steps (always every epoch)
-    "save_total_limit": 2,     # checkpoints kept (the best one is always kept)
-    "logging_steps": 10,
-    "max_steps": None,         # stop after N optimizer steps (tests, smoke runs)
-    "max_train_rows": None,    # seeded, class-stratified sample of train (the CPU demo)
-    "max_validation_rows": None,
-    "padding": "dynamic",      # dynamic (pad to the batch's longest) | window (pad to `window`)
-    "group_by_length": True,   # length-grouped training batches
-    "device": "auto",          # auto (CUDA when present) | cpu | cuda
-    "precision": "auto",       # auto (bf16 on GPUs that have it, else fp16; fp32 on CPU) | fp32 | bf16 | fp16;
-                               # T5-family models never fp16 (auto -> fp32 where bf16 is missing)
-    "data_seed": None,         # data order; default: the workflow seed
-    "keep_checkpoints": False,  # keep the checkpoint folder after a successful fit
-}
-
-
-def _stable_hash(*parts) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p if isinstance(p, bytes) else str(p).encode())
-        h.update(b"\0")
-    return h.hexdigest()[:16]
-
-
-def _text_key(texts, labels) -> str:
-    h = hashlib.sha256()
-    for t, lab in zip(texts, labels):
-        h.update(f"{lab}\0{t}\0".encode("utf-8", "surrogatepass"))
-    return h.hexdigest()[:16]
+PARAMS = ParamSpec("the encoder", (
+    Param("model", (str,), None, "ours", "a Hub id, a local folder, or package:NAME (a pip package shipping weights)"),
+    Param("window", (int,), 512, "paper", "input window, tokens (special tokens included)", minimum=1),
+    Param("epochs", (int,), 3, "paper", "training epochs", minimum=1),
+    Param("batch_size", (int,), 64, "paper", "the effective batch (micro batch x accumulation)", minimum=1),
+    Param("micro_batch_size", (int,), 16, "ours", "rows per forward/backward; accumulation makes up batch_size",
+          minimum=1),
+    Param("eval_batch_size", (int,), 64, "ours", "rows per prediction batch", minimum=1),
+    Param("learning_rate", (float,), 2e-5, "ours", "AdamW peak rate (the paper gives none)", minimum=0),
+    Param("weight_decay", (float,), 0.01, "ours", "AdamW weight decay", minimum=0),
+    Param("warmup_ratio", (float,), 0.06, "ours", "linear warm-up share of the steps, then linear decay", minimum=0),
+    Param("scheduler", (str,), "linear", "ours", "any transformers lr_scheduler_type"),
+    Param("optimizer", (str,), "adamw_torch", "ours", "any transformers `optim`"),
+    Param("max_grad_norm", (float,), 1.0, "ours", "gradient clipping", minimum=0),
+    Param("save_steps", (int,), None, "ours", "also checkpoint every N optimizer steps (always every epoch)",
+          minimum=0),
+    Param("save_total_limit", (int,), 2, "ours", "checkpoints kept (the best one always is)", minimum=1),
+    Param("logging_steps", (int,), 10, "ours", "optimizer steps between log lines", minimum=1),
+    Param("max_steps", (int,), None, "ours", "stop after N optimizer steps (tests, smoke runs)", minimum=0),
+    Param("max_train_rows", (int,), None, "ours", "a seeded, class-stratified sample of train (the CPU demo)",
+          minimum=0),
+    Param("max_validation_rows", (int,), None, "ours", "a sample of validation for choosing the checkpoint",
+          minimum=0),
+    Param("padding", (str,), "dynamic", "ours", "dynamic (to the batch's longest) or window",
+          choices=("dynamic", "window")),
+    Param("group_by_length", (bool,), True, "ours", "length-grouped training batches"),
+    Param("device", (str,), "auto", "ours", "auto (CUDA when present), cpu or cuda[:N]"),
+    Param("precision", (str,), "auto", "ours", "auto (bf16 on GPUs that have it, else fp16; fp32 on CPU; T5-family "
+          "models never fp16)", choices=("auto", "fp32", "bf16", "fp16")),
+    Param("data_seed", (int,), None, "ours", "data order (null: the workflow seed)", minimum=0),
+    Param("keep_checkpoints", (bool,), False, "ours", "keep the checkpoint folder after a successful fit"),
+))
+DEFAULTS = PARAMS.defaults()
 
 
 def _json_label(label):
@@ -87,237 +89,15 @@ def _json_label(label):
     return label if isinstance(label, (str, int, float, bool)) else str(label)
 
 
-def _is_local(model: str) -> bool:
-    return model.startswith(("/", ".", "~")) or os.path.isdir(os.path.expanduser(model))
-
-
-def offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}
-
-
-def resolve_model(model: str) -> str:
-    """A local folder or a Hub id -> what `from_pretrained` should read; one-line AicdError when
-    it cannot be had (missing folder, id not cached while offline, id unknown to the Hub)."""
-    if model.startswith("package:"):  # a Python package that ships weights (get_model_path())
-        import importlib
-        name = model.split(":", 1)[1]
-        try:
-            return str(importlib.import_module(name).get_model_path())
-        except ImportError:
-            raise AicdError(f"encoder model {model}: the package {name} is not installed "
-                            f"(pip install {name.replace('_', '-')}, or pip install -e '.[encoders]')") from None
-    if _is_local(model):
-        path = Path(os.path.expanduser(model))
-        if not (path / "config.json").is_file():
-            raise AicdError(f"encoder model folder {model} has no config.json: point params.model at a folder "
-                            "written by save_pretrained (or a Hub id)")
-        return str(path)
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HFValidationError
-    try:
-        return snapshot_download(model, local_files_only=offline())
-    except HFValidationError:
-        raise AicdError(f"encoder model {model!r} is neither a local folder nor a valid Hub id") from None
-    except Exception as err:  # LocalEntryNotFoundError, RepositoryNotFoundError, network errors
-        how = (f"run `hf download {model}` (huggingface-cli download {model} with older huggingface_hub) on a "
-               "machine with Hub access and copy the cache (~/.cache/huggingface) here, or set params.model "
-               "to a local folder")
-        if offline():
-            raise AicdError(f"encoder model {model} is not in the local Hugging Face cache and HF_HUB_OFFLINE=1: "
-                            f"{how}") from None
-        raise AicdError(f"encoder model {model} could not be fetched ({type(err).__name__}): {how}") from None
-
-
-def choose_device(device: str) -> str:
-    import torch
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise AicdError(f"device {device!r} asked for, but torch sees no CUDA device (set device: auto or cpu)")
-    return device
-
-
-def no_fp16(model_type: str | None) -> bool:
-    """T5-family models (T5, mT5, UMT5, LongT5, CodeT5/CodeT5+) overflow in fp16: their
-    activations exceed 65504 and the loss turns NaN. bf16 or fp32 only."""
-    return bool(model_type) and "t5" in model_type.lower()
-
-
-def choose_precision(precision: str, device: str, model_type: str | None = None,
-                     bf16_supported: bool | None = None) -> str:
-    """auto: fp32 on CPU; on a GPU bf16 when it has it, else fp16 (fp32 for T5-family models).
-    An explicit fp16 for a T5-family model is a one-line error."""
-    if precision == "fp16" and no_fp16(model_type):
-        raise AicdError(f"precision fp16 is not supported for {model_type} models (T5-family activations overflow "
-                        "fp16 and the loss turns NaN): set precision to auto, bf16 or fp32")
-    if precision != "auto":
-        return precision
-    if device == "cpu":
-        return "fp32"
-    if bf16_supported is None:
-        import torch
-        bf16_supported = torch.cuda.is_bf16_supported()
-    if bf16_supported:
-        return "bf16"
-    return "fp32" if no_fp16(model_type) else "fp16"
-
-
-# Bumped when what is tokenised for a text changes (the token cache key includes it).
-TEXT_PREP_VERSION = "escape-special-v1"
-
-
-def special_token_escaper(tokenizer):
-    """-> f(texts) -> list[str]: each text with every literal occurrence of one of the tokenizer's
-    special tokens (`</s>`, `[CLS]`, `<mask>`, ...) broken up by a space after its first
-    character (`</s>` -> `< /s>`), so code that contains such a string is tokenised as text and
-    never as the special token. A literal `</s>` would otherwise give a T5 row a second EOS, which
-    T5ForSequenceClassification rejects ("All examples must have the same number of <eos>
-    tokens"), and would put stray [SEP]/[CLS]/<s> tokens into other encoders' inputs."""
-    specials = set(getattr(tokenizer, "all_special_tokens", []) or [])
-    for tok in (getattr(tokenizer, "added_tokens_decoder", None) or {}).values():
-        if getattr(tok, "special", False):
-            specials.add(str(tok))
-    specials = sorted((t for t in specials if isinstance(t, str) and len(t) > 1), key=len, reverse=True)
-    if not specials:
-        return lambda texts: [str(t) for t in texts]
-    pattern = re.compile("|".join(map(re.escape, specials)))
-
-    def escape(texts):
-        return [pattern.sub(lambda m: m.group(0)[0] + " " + m.group(0)[1:], str(t)) for t in texts]
-    return escape
-
-
-def stratified_cap(y: np.ndarray, n: int | None, seed: int) -> np.ndarray:
-    """Indices of a seeded, class-stratified sample of at most n rows (all rows when n is None)."""
-    idx = np.arange(len(y))
-    if n is None or n >= len(y):
-        return idx
-    rng = np.random.default_rng(seed)
-    classes, counts = np.unique(y, return_counts=True)
-    quota = np.maximum(1, np.floor(counts / counts.sum() * n)).astype(int)
-    picked = [rng.permutation(idx[y == c])[:q] for c, q in zip(classes, quota)]
-    return np.sort(np.concatenate(picked))
-
-
-class TokenCache:
-    """Tokenised splits on disk, keyed by tokenizer content, window and the texts: tokenised
-    once per task and tokenizer (encoders that share a vocabulary share it), reused by every
-    epoch and by a resumed job."""
-
-    chunk_rows = 8192  # texts tokenised per call; the tokens go to Arrow chunk by chunk
-
-    def __init__(self, root: str | os.PathLike | None, chunk_rows: int | None = None):
-        self.root = Path(root) if root else None
-        if chunk_rows:
-            self.chunk_rows = chunk_rows
-
-    @staticmethod
-    def tokenizer_key(tokenizer) -> str:
-        backend = getattr(tokenizer, "backend_tokenizer", None)
-        if backend is not None:  # the runtime truncation/padding state is not part of the vocabulary
-            spec = json.loads(backend.to_str())
-            spec.pop("truncation", None), spec.pop("padding", None)
-            body = json.dumps(spec, sort_keys=True)
-        else:
-            body = json.dumps(tokenizer.get_vocab(), sort_keys=True)
-        return _stable_hash(type(tokenizer).__name__, body, tokenizer.truncation_side)
-
-    @staticmethod
-    def texts_hash(texts) -> str:
-        """sha256 of the texts, fed one row at a time (no joined copy of the split); each row
-        length-prefixed, so no two lists of rows hash alike."""
-        h = hashlib.sha256()
-        for t in texts:
-            b = str(t).encode("utf-8", "surrogatepass")
-            h.update(len(b).to_bytes(8, "little"))
-            h.update(b)
-        return h.hexdigest()
-
-    def tokenize(self, tokenizer, texts: np.ndarray, window: int):
-        """-> datasets.Dataset with input_ids (int32) and length (no padding). Tokenised
-        `chunk_rows` texts at a time, each chunk written to an Arrow stream (memory-mapped from
-        the cache folder; in memory as compact Arrow when there is no cache folder)."""
-        import datasets
-        import pyarrow as pa
-        texts = np.asarray(texts, dtype=object)
-        key = _stable_hash(self.tokenizer_key(tokenizer), window, len(texts), self.texts_hash(texts),
-                           TEXT_PREP_VERSION)
-        path = self.root / key if self.root else None
-        if path is not None and (path / "dataset_info.json").is_file():
-            log.info("tokens from cache %s", path)
-            return datasets.load_from_disk(str(path))
-        started = time.perf_counter()
-        escape = special_token_escaper(tokenizer)
-        schema = pa.schema([("input_ids", pa.list_(pa.int32())), ("length", pa.int32())])
-        total = [0]
-
-        def chunks():
-            for start in range(0, len(texts), self.chunk_rows):
-                ids = tokenizer(escape(texts[start:start + self.chunk_rows]), truncation=True,
-                                max_length=window)["input_ids"]
-                lengths = [len(x) for x in ids]
-                total[0] += sum(lengths)
-                yield pa.record_batch([pa.array(ids, type=pa.list_(pa.int32())), pa.array(lengths, type=pa.int32())],
-                                      schema=schema)
-
-        if path is None:
-            ds = datasets.Dataset(datasets.table.InMemoryTable(pa.Table.from_batches(list(chunks()), schema=schema)))
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.parent / f".{key}.{os.getpid()}.tmp"
-            shutil.rmtree(tmp, ignore_errors=True)
-            tmp.mkdir()
-            try:
-                stream = tmp / "tokens.arrow"
-                with pa.OSFile(str(stream), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
-                    for batch in chunks():
-                        writer.write_batch(batch)
-                ds = datasets.Dataset.from_file(str(stream))
-                ds.save_to_disk(str(tmp / "dataset"))
-                del ds
-                try:
-                    os.replace(tmp / "dataset", path)
-                except OSError:  # another job wrote the same key first
-                    pass
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
-            ds = datasets.load_from_disk(str(path))
-        log.info("tokenised %d texts in %.1fs (mean %.0f tokens)", len(texts), time.perf_counter() - started,
-                 total[0] / len(texts) if len(texts) else 0)
-        return ds
-
-
-def checkpoint_step(ckpt: Path) -> int | None:
-    """The global step a checkpoint's trainer_state.json records; None when the file is missing,
-    cut short or not a trainer state (a save that did not finish)."""
-    try:
-        state = json.loads((ckpt / "trainer_state.json").read_text())
-        step = state["global_step"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return step if isinstance(step, int) and not isinstance(step, bool) else None
-
-
-def last_complete_checkpoint(folder: Path) -> Path | None:
-    """The newest checkpoint whose save finished (trainer_state.json is written last and parses);
-    a checkpoint cut short by a kill (no state, or a truncated one) is deleted."""
-    if not folder.is_dir():
-        return None
-    found = sorted((p for p in folder.glob("checkpoint-*") if p.is_dir() and p.name.split("-")[-1].isdigit()),
-                   key=lambda p: int(p.name.split("-")[-1]), reverse=True)
-    for ckpt in found:
-        if checkpoint_step(ckpt) is not None:
-            return ckpt
-        log.warning("removing incomplete checkpoint %s", ckpt)
-        shutil.rmtree(ckpt, ignore_errors=True)
-    return None
-
-
 @register("encoder")
 class EncoderDetector(Detector):
     needs_features = False
     needs_text = True
-    model_suffix = ""  # a save_pretrained folder
+    storage = "folder"  # a save_pretrained folder
+    environment = "neural"
+    max_threads = 8
+    mem_mb = 8000
+    PARAMS = PARAMS
     uses_validation = True  # chooses its checkpoint on validation (carved from train when none is given)
 
     def __init__(self, seed: int = 0, threads: int = 1, **params):
@@ -329,26 +109,10 @@ class EncoderDetector(Detector):
         self.fit_report_: dict = {}
 
     def check_params(self) -> None:
-        unknown = sorted(set(self.params) - set(DEFAULTS))
-        if unknown:
-            raise ValueError(f"unknown encoder setting(s) {unknown}; known: {sorted(DEFAULTS)}")
+        super().check_params()
         s = self.settings
         if not isinstance(s["model"], str) or not s["model"]:
             raise ValueError("params.model must name the encoder: a Hub id or a local folder")
-        for key in ("window", "epochs", "batch_size", "micro_batch_size", "eval_batch_size", "logging_steps",
-                    "save_total_limit"):
-            if not isinstance(s[key], int) or isinstance(s[key], bool) or s[key] < 1:
-                raise ValueError(f"{key} must be a positive integer, not {s[key]!r}")
-        for key in ("save_steps", "max_steps", "max_train_rows", "max_validation_rows", "data_seed"):
-            if s[key] is not None and (not isinstance(s[key], int) or isinstance(s[key], bool) or s[key] < 0):
-                raise ValueError(f"{key} must be a non-negative integer or null, not {s[key]!r}")
-        for key in ("learning_rate", "weight_decay", "warmup_ratio", "max_grad_norm"):
-            if not isinstance(s[key], (int, float)) or isinstance(s[key], bool) or s[key] < 0:
-                raise ValueError(f"{key} must be a non-negative number, not {s[key]!r}")
-        if s["padding"] not in ("dynamic", "window"):
-            raise ValueError(f"padding must be dynamic or window, not {s['padding']!r}")
-        if s["precision"] not in ("auto", "fp32", "bf16", "fp16"):
-            raise ValueError(f"precision must be auto, fp32, bf16 or fp16, not {s['precision']!r}")
         if not isinstance(s["device"], str) or not (s["device"] in ("auto", "cpu") or s["device"].startswith("cuda")):
             raise ValueError(f"device must be auto, cpu or cuda[:N], not {s['device']!r}")
         if s["batch_size"] % min(s["micro_batch_size"], s["batch_size"]):

@@ -1,0 +1,135 @@
+"""The plan (aicd.plan.Plan.from_config): a pure function of the validated config, the model
+registry and the recorded resolution of the machine. Checked directly, without snakemake."""
+
+import builtins
+import copy
+import os
+import socket
+
+import pytest
+import yaml
+
+from aicd.config import validate_config
+from aicd.detectors import REGISTRY
+from aicd.detectors.base import Detector
+from aicd.generate.registry import load_registry
+from aicd.plan import Plan
+
+
+@pytest.fixture(scope="module")
+def demo(repo):
+    config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
+    validate_config(config)
+    return config
+
+
+@pytest.fixture(scope="module")
+def models(repo, demo):
+    return load_registry(repo / demo["registry"])
+
+
+def plan_of(config, models, resolved=None, **kw):
+    config = copy.deepcopy(config)
+    validate_config(config)
+    return Plan.from_config(config, models, resolved or {}, **kw)
+
+
+def test_planning_does_no_io(demo, models, monkeypatch):
+    """No file, socket or process is touched: a node plans from the config and the record only."""
+    def refuse(*a, **k):
+        raise AssertionError(f"the plan did I/O: {a[:1]}")
+
+    monkeypatch.setattr(builtins, "open", refuse)
+    monkeypatch.setattr(socket, "socket", refuse)
+    monkeypatch.setattr(os, "stat", refuse)
+    monkeypatch.setattr(os, "listdir", refuse)
+    plan = Plan.from_config(demo, models, {"execution": True})
+    assert plan.pairs
+
+
+def test_same_record_gives_the_same_plan_whatever_the_machine(demo, models, monkeypatch):
+    """The plan reads the machine only through the record: with Docker's and the endpoints'
+    environment changed, the same record plans the same jobs."""
+    record = {"execution": False, "generators": [], "judges": []}
+    first = plan_of(demo, models, record)
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent.sock")
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.setenv(key, "sk-test")
+    assert plan_of(demo, models, record) == first
+
+
+def test_auto_stages_follow_the_record_and_say_why(demo, models):
+    config = copy.deepcopy(demo)
+    config["execution"]["enabled"] = "auto"
+    with_docker = plan_of(config, models, {"execution": True})
+    without = plan_of(config, models, {"execution": False})
+    assert with_docker.executions and not without.executions
+    assert any(n.startswith("Sandbox: no Docker daemon answers") for n in without.notes)
+    assert not any(n.startswith("Sandbox:") for n in with_docker.notes)
+
+
+def test_disabled_stages_plan_nothing(demo, models):
+    config = copy.deepcopy(demo)
+    for stage in ("generation", "judging", "execution"):
+        config[stage] = {"enabled": False}
+    plan = plan_of(config, models, {"execution": True, "generators": list(models), "judges": ["x"]})
+    assert plan.generators == () and plan.judges == {} and plan.executions == () and plan.modes == ()
+    assert plan.judge_detectors == () and not plan.generation
+    assert plan.pairs == plan_of(demo, models, {"execution": True}).pairs  # detectors are untouched
+
+
+def test_adding_a_generator_adds_only_its_jobs(demo, models):
+    config = copy.deepcopy(demo)
+    config["generation"]["enabled"] = True
+    config["generation"]["models"] = "all"
+    config["execution"]["enabled"] = True
+    config["execution"]["generations"] = True
+    before = plan_of(config, models)
+    name, spec = next(iter(models.items()))
+    grown = dict(models, **{"new-model-7b": dict(spec, family=spec.get("family", "Qwen"))})
+    after = plan_of(config, grown)
+    assert set(after.generators) - set(before.generators) == {"new-model-7b"}
+    assert set(after.executions) - set(before.executions) == {"new-model-7b"}
+    assert after.pairs == before.pairs and after.detectors == before.detectors
+    assert after.judges == before.judges and after.tasks == before.tasks
+
+
+def test_a_new_folder_stored_kind_is_planned_from_its_declaration(demo, models, monkeypatch):
+    """A kind that stores a folder (save_pretrained) and needs two threads and its own memory is
+    planned as such from the class alone: the rules read PLAN.stored("folder"), no kind names."""
+
+    class Toy(Detector):
+        storage = "folder"
+        needs_features = False
+        max_threads = 2
+        mem_mb = 1234
+
+    monkeypatch.setitem(REGISTRY, "toy_folder", Toy)
+    config = copy.deepcopy(demo)
+    config["detectors"] = {"toy": {"kind": "toy_folder", "title": "Toy"}, **config["detectors"]}
+    plan = plan_of(config, models)
+    toy = plan.detectors["toy"]
+    assert (toy.storage, toy.threads, toy.mem_mb, toy.environment) == ("folder", 2, 1234, "core")
+    assert "toy" in plan.stored("folder") and "toy" not in plan.stored("file")
+    assert set(plan.trained(next(iter(plan.tasks)))) >= {"toy"}
+
+
+def test_zero_shot_and_binarised_kinds_are_scored_as_declared(demo, models):
+    plan = plan_of(demo, models)
+    fdg = [d for d, det in plan.detectors.items() if det.kind == "fast_detectgpt"]
+    assert fdg, "the demo runs Fast-DetectGPT"
+    for task in plan.tasks:
+        assert not set(fdg) & set(plan.trained(task))
+        if (task, fdg[0]) in plan.pairs:
+            assert plan.score_labels(task, fdg[0]) == ("human", "machine")
+
+
+def test_a_minimal_config_plans_only_its_detectors(models):
+    """tasks and detectors only: no generation, judging, execution or dataset is planned."""
+    config = {"tasks": {"T1": {"title": "Binary", "labels": ["human", "machine"], "label_map": {0: "human", 1: "machine"},
+                               "release": {"files": {s: f"/data/{s}.parquet" for s in ("train", "validation", "test")}}}},
+              "detectors": {"majority": {"kind": "majority", "title": "Majority", "dummy": True}}}
+    plan = plan_of(config, models)
+    assert plan.pairs == (("T1", "majority"),)
+    assert plan.summary() == {"pairs": 1, "generators": 0, "judges": 0, "executions": 0, "test_sets": 0, "lms": 0}
+    assert plan.dataset is None and plan.notes == ()

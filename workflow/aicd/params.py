@@ -1,0 +1,106 @@
+"""Parameter specs: the one home of a detector's, a feature kind's or the sandbox's settings
+(ground floor). Each Param names its type, default and where the default comes from ("paper"
+for the paper's settings, "library" for the underlying library's own default, "ours" for a
+choice of this project). From a spec come the checks (ParamSpec.check), the config schema
+fragment the workflow validates against and fills defaults from (ParamSpec.schema), and the
+rows of the parameter tables in docs/ (ParamSpec.markdown)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", dict: "object", list: "array",
+               type(None): "null"}
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    types: tuple = (str,)       # Python types accepted (int is accepted where float is)
+    default: Any = None
+    source: str = "ours"        # paper | library | ours
+    help: str = ""
+    choices: tuple | None = None
+    minimum: float | None = None
+    exclusive_minimum: bool = False
+
+    def check(self, value, owner: str) -> None:
+        if value is None and (self.default is None or type(None) in self.types):
+            return
+        accepted = self.types + ((int,) if float in self.types else ())
+        if isinstance(value, bool) and bool not in self.types:
+            accepted = ()
+        if not isinstance(value, accepted):
+            names = " or ".join(_JSON_TYPES.get(t, t.__name__) for t in self.types if t is not type(None))
+            raise ValueError(f"the {self.name!r} parameter of {owner} must be {_article(names)}, got {value!r}")
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(f"the {self.name!r} parameter of {owner} must be one of {list(self.choices)}, got {value!r}")
+        if self.minimum is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value < self.minimum or (self.exclusive_minimum and value == self.minimum):
+                bound = ">" if self.exclusive_minimum else ">="
+                raise ValueError(f"the {self.name!r} parameter of {owner} must be {bound} {self.minimum}, got {value!r}")
+
+    def schema(self) -> dict:
+        types = [_JSON_TYPES[t] for t in self.types]
+        if float in self.types and "integer" not in types:
+            types.append("integer")
+        if self.default is None and "null" not in types:
+            types.append("null")
+        out: dict = {"type": types[0] if len(types) == 1 else types, "default": self.default}
+        if self.choices is not None:
+            out["enum"] = list(self.choices) + ([None] if self.default is None and None not in self.choices else [])
+        if self.minimum is not None:
+            out["exclusiveMinimum" if self.exclusive_minimum else "minimum"] = self.minimum
+        if self.help:
+            out["description"] = f"{self.help} (default {self.default!r}: {self.source})"
+        return out
+
+
+def _article(names: str) -> str:
+    return ("an " if names[:1] in "aeiou" else "a ") + names
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """The parameters of one owner (a detector kind, a feature kind, the sandbox limits).
+    open=True: names outside the spec pass on to the underlying library (CatBoost, scikit-learn),
+    whose own check runs on them."""
+
+    owner: str
+    params: tuple[Param, ...] = ()
+    open: bool = False
+    note: str = ""
+    by_name: dict = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "by_name", {p.name: p for p in self.params})
+
+    def defaults(self) -> dict:
+        return {p.name: p.default for p in self.params}
+
+    def check(self, params: dict) -> dict:
+        """The params with defaults filled in; ValueError/TypeError naming the first bad one."""
+        unknown = sorted(set(params) - set(self.by_name))
+        if unknown and not self.open:
+            verb = "have" if self.owner.endswith("features") else "has"
+            raise TypeError(f"{self.owner} {verb} no parameter {', '.join(map(repr, unknown))}; "
+                            f"it takes {', '.join(sorted(self.by_name)) or 'none'}")
+        for name, value in params.items():
+            if name in self.by_name:
+                self.by_name[name].check(value, self.owner)
+        return {**self.defaults(), **params}
+
+    def schema(self) -> dict:
+        return {"type": "object", "additionalProperties": self.open, "default": {},
+                "properties": {p.name: p.schema() for p in self.params}}
+
+    def markdown(self) -> str:
+        rows = ["| parameter | type | default | from | meaning |", "|---|---|---|---|---|"]
+        for p in self.params:
+            kinds = " or ".join(_JSON_TYPES.get(t, t.__name__) for t in p.types)
+            choices = f" (one of {', '.join(map(str, p.choices))})" if p.choices else ""
+            rows.append(f"| `{p.name}` | {kinds} | `{p.default!r}` | {p.source} | {p.help}{choices} |")
+        if self.open:
+            rows.append(f"| (any other) | | | library | passed to the library ({self.note or 'its own check runs'}) |")
+        return "\n".join(rows)

@@ -1,0 +1,353 @@
+"""The plan: every job family the workflow runs, as a pure function of the validated config,
+the model registry and the one recorded resolution of the machine (aicd.resolve). It does no
+I/O, so the same inputs give the same plan on every node, and tests check it directly.
+
+Detector kinds and feature kinds declare what the plan needs (aicd.detectors.base,
+aicd.features.registry): how a fitted model is stored, its threads, environment, GPUs and
+memory, whether it is zero-shot, whether it is scored on binarised labels, what the analyses
+read from it, and files other jobs make for it. workflow/rules/common.smk turns the plan into
+paths; no rule names a kind or a feature set.
+
+Names: a "pair" is one Table 4 cell (task, detector); "judge detectors" are the LLM judges'
+prediction names, judge_{judge}_{mode}."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import stage_on
+from .generate.protocols import NEEDS_INSTRUCTION
+
+SPLITS = ("train", "validation", "test")
+
+
+@dataclass(frozen=True)
+class DetectorPlan:
+    name: str
+    kind: str
+    title: str
+    dummy: bool
+    features: str | None
+    params: dict
+    storage: str            # file | folder
+    threads: int
+    environment: str
+    gpu: int
+    mem_mb: int
+    runtime: int | None     # minutes, from the config entry's resources
+    zero_shot: bool
+    binarise: bool
+    explains: str | None
+    applies_to_new_code: bool
+    prepared: dict          # input name -> path under results/ (another job makes it)
+    tasks: tuple            # the tasks it runs on
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    name: str
+    title: str
+    mode: str               # build | derive | release | ood
+    labels: tuple
+    kind: str | None        # the paper's task kind (binary | family | fine_grained), where known
+    source: str | None      # derive: the source it is cut from
+    ood: dict | None
+    test_sets: dict
+
+
+@dataclass(frozen=True)
+class Plan:
+    tasks: dict
+    detectors: dict
+    features: dict
+    pairs: tuple
+    sources: tuple                 # every configured source
+    dataset_sources: tuple         # sources entering the pool (absent optional ones left out)
+    generators: tuple
+    gen_protocols: dict
+    instruction_protocols: dict
+    instructor: str | None
+    judges: dict
+    judge_tasks: tuple
+    modes: tuple
+    executions: tuple
+    dataset: dict | None
+    lms: dict                      # detector -> the causal LM it needs trained (aicd.lm settings + task)
+    generation: bool               # the generation stage is planned (its report, if no model has an endpoint)
+    notes: tuple                   # one line per stage left out, for the submitting machine to print
+    config: dict = field(repr=False, compare=False)
+
+    # ---------------------------------------------------------------- construction
+
+    @classmethod
+    def from_config(cls, config: dict, models: dict | None = None, resolved: dict | None = None,
+                    kinds: dict | None = None, featurizers: dict | None = None) -> "Plan":
+        """config: validated, defaults filled (aicd.config); models: the generator registry;
+        resolved: what aicd.resolve recorded of the machine (only read where the config says
+        `auto` or `optional`); kinds/featurizers: the registries (default: the built-ins)."""
+        if kinds is None:
+            from .detectors import REGISTRY as kinds
+        if featurizers is None:
+            from .features.registry import FEATURIZERS as featurizers
+        models, resolved = models or {}, resolved or {}
+        notes: list[str] = []
+        tasks = {name: _task(name, spec, config) for name, spec in config["tasks"].items()}
+        detectors = {name: _detector(name, spec, kinds[spec["kind"]], tasks)
+                     for name, spec in config["detectors"].items()}
+        pairs = tuple((t, d) for t in tasks for d, det in detectors.items() if t in det.tasks)
+        absent = dict(resolved.get("absent_sources") or {})
+        dataset = config.get("dataset")
+        dataset_sources = tuple(s for s in (dataset or {}).get("sources", []) if s not in absent)
+        for name, path in sorted(absent.items()):
+            if name in (dataset or {}).get("sources", []):
+                notes.append(f"Optional source {name}: {path} is not there, so it is left out of the dataset; "
+                             f"set sources.{name}.files to its path to include it.")
+        built = any(t.mode == "build" for t in tasks.values())
+        needs_generation = built or not any(t.mode == "release" for t in tasks.values())
+        llm_off: list[str] = []
+        generators, instructor_ok = _generators(config, models, resolved, llm_off)
+        protocols = _protocols(config) if generators else {}
+        if generators and not instructor_ok and any(p in NEEDS_INSTRUCTION for p in protocols):
+            llm_off.append("the instruction-based protocols (the instructor has no endpoint)")
+        protocols = {p: s for p, s in protocols.items() if p not in NEEDS_INSTRUCTION or instructor_ok}
+        judges = _judges(config, models, resolved, llm_off)
+        if llm_off:
+            from .generate.registry import endpoint_hint
+
+            notes.append(f"LLM stages: no endpoint, so {' and '.join(llm_off)} left out; to enable, "
+                         f"{endpoint_hint(models)}.")
+        judging = config.get("judging") or {}
+        judge_tasks = tuple(tasks) if judging.get("tasks", "all") == "all" else tuple(judging["tasks"])
+        modes = tuple(judging.get("modes", ())) if judges else ()
+        executions = _executions(config, generators if needs_generation else [], resolved, notes)
+        lms = {d.name: d.params["train_lm"] for d in detectors.values()
+               if "lm" in d.prepared and isinstance(d.params.get("train_lm"), dict)}
+        return cls(
+            tasks=tasks, detectors=detectors, features=dict(config.get("features") or {}), pairs=pairs,
+            sources=tuple(config.get("sources") or {}), dataset_sources=dataset_sources,
+            generators=tuple(generators) if needs_generation else (),
+            gen_protocols=protocols if needs_generation else {},
+            instruction_protocols={p: s for p, s in protocols.items() if p in NEEDS_INSTRUCTION} if needs_generation
+            else {},
+            instructor=(config.get("generation") or {}).get("instructor") if instructor_ok else None,
+            judges=judges, judge_tasks=judge_tasks if judges else (), modes=modes, executions=tuple(executions),
+            dataset=dict(dataset, sources=list(dataset_sources)) if dataset and built else None,
+            lms=lms, generation=stage_on(config, "generation") and needs_generation, notes=tuple(notes),
+            config=config)
+
+    # ---------------------------------------------------------------- queries
+
+    @property
+    def judge_detectors(self) -> tuple:
+        return tuple(f"judge_{j}_{m}" for j in self.judges for m in self.modes)
+
+    def stored(self, storage: str) -> list[str]:
+        """Detectors whose fitted model is stored this way (file | folder)."""
+        return [d for d, det in self.detectors.items() if det.storage == storage]
+
+    def built_tasks(self) -> list[str]:
+        return [t for t, task in self.tasks.items() if task.mode == "build"]
+
+    def ood_tasks(self) -> list[str]:
+        return [t for t, task in self.tasks.items() if task.mode == "ood"]
+
+    def trained(self, task: str) -> list[str]:
+        """Detectors of `task` that learn from its train split (no dummies, no zero-shot)."""
+        return [d for t, d in self.pairs if t == task and not self.detectors[d].dummy and not self.detectors[d].zero_shot]
+
+    def score_labels(self, task: str, detector: str) -> tuple:
+        """The classes a detector is scored on: the task's, or human vs machine where it binarises."""
+        det = self.detectors.get(detector)
+        return ("human", "machine") if det is not None and det.binarise else self.tasks[task].labels
+
+    def test_set_plan(self) -> list[tuple[str, str, str]]:
+        """(task, test set, detector) for every extra test set and detector whose model applies
+        to new rows."""
+        return [(t, s, d) for t, task in self.tasks.items() for s in task.test_sets
+                for d in self.detectors if (t, d) in set(self.pairs) and self.detectors[d].applies_to_new_code]
+
+    def split_spec(self, task: str) -> dict:
+        """What `python -m aicd.splits {mode}` reads of a task's config entry."""
+        spec, mode = self.config["tasks"][task], self.tasks[task].mode
+        if mode == "build":
+            dataset, keys = self.config["dataset"], ("threshold", "num_perm", "false_negative_weight")
+            dedup = {k: v for k, v in {**dataset["minhash"], **dataset["dedup"]}.items() if k in keys}
+            return {**spec["build"], "dedup": dedup}
+        if mode == "derive":
+            return spec["derive"]
+        keys = ("release", "columns", "label_map", "target", "label_audit", "defaults", "unmapped")
+        release = {k: spec[k] for k in keys if k in spec}
+        if "build" in spec:  # the paper's task: which test subsets the release can be given
+            release["paper"] = {k: spec["build"][k] for k in ("kind", "seen_languages", "seen_domains")
+                                if k in spec["build"]}
+        return release
+
+    def report_sources(self) -> list[str]:
+        names = {task.source for task in self.tasks.values() if task.mode == "derive"}
+        if self.dataset:
+            names |= set(self.dataset_sources)
+        return sorted(names)
+
+    def analyses(self, task: str) -> dict:
+        """What the paper's analyses read on `task`: the n-gram back-projection of the first
+        trained detector that explains by coefficients on a back-projecting feature set, and
+        SHAP for each that explains by SHAP on a feature set with named columns."""
+        from .features.registry import FEATURIZERS
+
+        def kind_of(featureset):
+            return self.features.get(featureset, {}).get("kind")
+
+        def named(featureset):
+            spec = self.features.get(featureset, {})
+            if spec.get("kind") == "concat":
+                return any(getattr(FEATURIZERS.get(kind_of(p)), "named_columns", False) for p in spec["parts"])
+            return getattr(FEATURIZERS.get(spec.get("kind")), "named_columns", False)
+
+        trained = self.trained(task)
+        coefficients = [d for d in trained if self.detectors[d].explains == "coefficients"
+                        and getattr(FEATURIZERS.get(kind_of(self.detectors[d].features)), "back_projects", False)]
+        shap = [d for d in trained if self.detectors[d].explains == "shap" and named(self.detectors[d].features)]
+        return {"coefficients": coefficients[:1], "shap": shap, "trained": trained}
+
+    # ---------------------------------------------------------------- layouts for the report stage
+
+    def report_layout(self) -> dict:
+        return {
+            "tasks": [[t, task.title] for t, task in self.tasks.items()],
+            "detectors": [[d, det.title, det.dummy] for d, det in self.detectors.items()],
+            "provisional": {t: self.config["tasks"][t]["label_map_provisional"] for t in self.tasks
+                            if "label_map_provisional" in self.config["tasks"][t]},
+            "test_sets": [[t, s, spec.get("title", s)] for t, task in self.tasks.items()
+                          for s, spec in task.test_sets.items()],
+        }
+
+    def subset_tables_layout(self) -> dict:
+        tables = {}
+        for number, kind in ((5, "binary"), (6, "family"), (7, "fine_grained")):
+            task = next((t for t, spec in self.tasks.items() if spec.kind == kind), None)
+            detectors = []
+            if task:
+                two_class = len(self.tasks[task].labels) == 2
+                detectors = [d for t, d in self.pairs if t == task and not self.detectors[d].dummy
+                             and (not self.detectors[d].binarise or two_class)]
+            tables[str(number)] = {"task": task, "labels": list(self.tasks[task].labels) if task else [],
+                                   "detectors": detectors}
+        return {"tables": tables, "titles": {d: det.title for d, det in self.detectors.items()}}
+
+    def figures_layout(self) -> dict:
+        return {"tasks": [[t, task.title, list(task.labels)] for t, task in self.tasks.items()],
+                "detectors": [[d, det.title, det.dummy] for d, det in self.detectors.items()]}
+
+    def paper_layout(self) -> dict:
+        keys = ("kind", "title", "features", "params")
+        return {"detectors": {d: {k: self.config["detectors"][d][k] for k in keys if k in self.config["detectors"][d]}
+                              for d in self.detectors},
+                "tasks": {t: task.title for t, task in self.tasks.items()}}
+
+    def table8_layout(self, hint: str = "") -> dict:
+        judging = self.config.get("judging") or {}
+        return {"tasks": [[t, self.tasks[t].title] for t in (self.judge_tasks or self._all_judge_tasks())],
+                "judges": [[j, s["title"]] for j, s in (judging.get("judges") or {}).items()],
+                "modes": list(self.modes or judging.get("modes", [])), "hint": hint}
+
+    def _all_judge_tasks(self) -> tuple:
+        judging = self.config.get("judging") or {}
+        return tuple(self.tasks) if judging.get("tasks", "all") == "all" else tuple(judging["tasks"])
+
+    def ood_layout(self) -> dict:
+        return {"splits": {t: ood_split_name(self.tasks[t].ood) for t in self.ood_tasks()},
+                "detectors": {d: det.title for d, det in self.detectors.items()}}
+
+    def summary(self) -> dict[str, Any]:
+        """Counts of each job family (what `snakemake -n` would plan), for tests and logs."""
+        return {"pairs": len(self.pairs), "generators": len(self.generators), "judges": len(self.judges),
+                "executions": len(self.executions), "test_sets": len(self.test_set_plan()), "lms": len(self.lms)}
+
+
+def ood_split_name(spec: dict) -> str:
+    """in_distribution | codeaid | lolo:<language> | lofo:<family> (the OOD table's columns)."""
+    short = {"leave_one_language_out": "lolo", "leave_one_family_out": "lofo"}
+    protocol = spec["protocol"]
+    return f"{short[protocol]}:{spec['hold_out']}" if protocol in short else protocol
+
+
+# -------------------------------------------------------------------- builders
+
+
+def mode_of(spec: dict, tasks_from: str) -> str:
+    """How a task's tables are made. A task may name both a release and a build recipe;
+    `tasks_from` (release by default) picks one: release evaluation or the full build."""
+    if "ood" in spec:
+        return "ood"
+    if "derive" in spec:
+        return "derive"
+    if "build" in spec and ("release" not in spec or tasks_from == "pool"):
+        return "build"
+    return "release"
+
+
+def _task(name: str, spec: dict, config: dict) -> TaskPlan:
+    return TaskPlan(name=name, title=spec["title"], mode=mode_of(spec, config.get("tasks_from", "release")),
+                    labels=tuple(spec.get("labels") or ()), kind=(spec.get("build") or {}).get("kind"),
+                    source=(spec.get("derive") or {}).get("source"), ood=spec.get("ood"),
+                    test_sets=dict(spec.get("test_sets") or {}))
+
+
+def _detector(name: str, spec: dict, cls, tasks: dict) -> DetectorPlan:
+    resources = spec.get("resources") or {}
+    only = spec.get("tasks")
+    params = spec.get("params") or {}
+    return DetectorPlan(
+        name=name, kind=spec["kind"], title=spec["title"], dummy=bool(spec.get("dummy", False)),
+        features=spec.get("features"), params=params, storage=cls.storage, threads=cls.max_threads,
+        environment=cls.environment_for(params), gpu=int(resources.get("gpu", cls.gpu)), mem_mb=int(resources.get("mem_mb", cls.mem_mb)),
+        runtime=resources.get("runtime"), zero_shot=cls.zero_shot, binarise=cls.binarise, explains=cls.explains,
+        applies_to_new_code=cls.applies_to_new_code, prepared=cls.prepared_inputs(name, params),
+        tasks=tuple(t for t in tasks if not only or t in only))
+
+
+def _generators(config: dict, models: dict, resolved: dict, off: list) -> tuple[list[str], bool]:
+    if not stage_on(config, "generation"):
+        return [], False
+    gen = config["generation"]
+    if gen["enabled"] == "auto":
+        names = list(resolved.get("generators") or [])
+        if not names:
+            off.append("generation")
+        return names, bool(resolved.get("instructor"))
+    names = list(models) if gen.get("models", "all") == "all" else list(gen["models"])
+    return names, bool(gen.get("instructor"))
+
+
+def _protocols(config: dict) -> dict:
+    """Every protocol with its sources spelled out, so a job's params say exactly what it reads."""
+    gen = config["generation"]
+    return {p: {**spec, "sources": list(spec.get("sources") or [gen["source"]])}
+            for p, spec in gen.get("protocols", {}).items()}
+
+
+def _judges(config: dict, models: dict, resolved: dict, off: list) -> dict:
+    if not stage_on(config, "judging"):
+        return {}
+    judging = config["judging"]
+    judges = dict(judging.get("judges") or {})
+    if judging["enabled"] == "auto":
+        judges = {j: s for j, s in judges.items() if j in (resolved.get("judges") or [])}
+        if judging.get("judges") and not judges:
+            off.append("judging (Table 8 will say 'not run')")
+    return judges
+
+
+def _executions(config: dict, generators: list, resolved: dict, notes: list) -> list[str]:
+    if not stage_on(config, "execution"):
+        return []
+    ex = config["execution"]
+    names = list(ex.get("sources", [])) + (list(generators) if ex.get("generations") else [])
+    if not names:
+        return []
+    if ex["enabled"] == "auto" and not resolved.get("execution"):
+        notes.append("Sandbox: no Docker daemon answers, so execution is left out (execution.enabled: auto); "
+                     "to enable, install docker.io and start dockerd (see docs/sandbox.md).")
+        return []
+    return names
