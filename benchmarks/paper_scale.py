@@ -295,6 +295,7 @@ def report(args) -> None:
         if len(series) < 2:
             continue
         job = dict(template[key])
+        job["threads"] = args.threads.get(job["rule"], job["threads"])  # what-if: the rule on more threads
         cores_here = records[-1]["cores"]
         wall, k_wall = project([(f, m["wall_s"]) for f, m, _ in series], SMALL_S)
         cpu, k_cpu = project([(f, max(m["cpu_s"], 0.01)) for f, m, _ in series], SMALL_S)
@@ -391,7 +392,15 @@ def main(argv=None) -> None:
     p.add_argument("--stage", choices=["release", "dataset"], default="release")
     p.add_argument("--root", type=Path, default=ROOT)
     p.add_argument("--markdown", help="also write the tables to this file")
+    p.add_argument("--threads", action="append", default=[], metavar="RULE=N",
+                   help="project RULE's jobs on N threads instead of the threads they were planned with "
+                        "(its measured per-thread efficiency kept)")
     args = parser.parse_args(argv)
+    if args.cmd == "report":
+        try:
+            args.threads = {rule: int(n) for rule, n in (item.split("=", 1) for item in args.threads)}
+        except ValueError:
+            parser.error("--threads takes RULE=N, e.g. --threads normalize=8")
     if args.cmd == "run":
         if not 0 < args.fraction <= 1:
             parser.error("--fraction must be in (0, 1]")

@@ -3,7 +3,7 @@ split of aicd.splits.ood (in distribution, CodeAid, leave-one-language-out, leav
 trained on the SemEval trial data only.
 
 Prints (and writes as markdown with --out) macro-F1 x 100 with bootstrap 95% intervals over the
-test rows, the summary the bars of issue #15 read (ID, CodeAid, LOLO mean/min, LOFO mean/min),
+test rows, the summary the robust detector's bars read (ID, CodeAid, LOLO mean/min, LOFO mean/min),
 CodeAid per language, and fit/predict rows/s (featurization included: the rate a user sees).
 Validation rows (group-held-out: the trial's long-tail families) reach the detectors' fit() as
 X_val/y_val; the classical rows ignore them, `robust` with calibrate=True uses them.

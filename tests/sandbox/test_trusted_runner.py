@@ -1,4 +1,4 @@
-"""The program under test against what measures it, and against the next program: issue #9's
+"""The program under test against what measures it, and against the next program: the
 hostile cases, each reproduced through the real pool and daemon. The result must come from
 the trusted runner, and nothing a program does may reach a later one."""
 

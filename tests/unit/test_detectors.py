@@ -114,3 +114,12 @@ def test_shipped_parameters_pass_the_check(repo):
     for name in ("config.yaml", "demo.yaml"):
         for det in yaml.safe_load((repo / "config" / name).read_text())["detectors"].values():
             build(det["kind"], det.get("params") or {}, seed=0)
+
+
+def test_catboost_takes_a_synonym_of_its_iterations():
+    """iterations and depth default to CatBoost's own (null), so n_estimators / max_depth pass."""
+    from aicd.detectors import build
+
+    det = build("catboost", {"n_estimators": 5, "max_depth": 3}, seed=0)
+    params = det._estimator().get_params()
+    assert params["n_estimators"] == 5 and "iterations" not in params and "depth" not in params

@@ -133,3 +133,32 @@ def test_a_minimal_config_plans_only_its_detectors(models):
     assert plan.pairs == (("T1", "majority"),)
     assert plan.summary() == {"pairs": 1, "generators": 0, "judges": 0, "executions": 0, "test_sets": 0, "lms": 0}
     assert plan.dataset is None and plan.notes == ()
+
+
+def test_unknown_registry_names_are_named_before_planning(demo, models):
+    from aicd.errors import AicdError
+    from aicd.generate.registry import check_config_models
+
+    config = copy.deepcopy(demo)
+    config["generation"].update(enabled=True, models=["no-such-model"], instructor="nor-this-one")
+    config["judging"]["enabled"] = True
+    config["judging"]["judges"] = {"j": {"model": "nor-that", "title": "J"}}
+    with pytest.raises(AicdError) as err:
+        check_config_models(config, models)
+    message = str(err.value)
+    for key in ("config.generation.models", "config.generation.instructor", "config.judging.judges.j.model"):
+        assert key in message
+    check_config_models(demo, models)  # the shipped demo names only registry models
+
+
+def test_a_config_that_leaves_nothing_to_the_machine_needs_no_record(tmp_path, demo, models):
+    from aicd.resolve import asks, resolve
+
+    config = copy.deepcopy(demo)
+    for stage in ("generation", "judging", "execution"):
+        config[stage] = {"enabled": False}
+    config["dataset"]["sources"] = [s for s in config["dataset"]["sources"]
+                                    if not config["sources"][s].get("optional")]
+    assert asks(demo) and not asks(config)
+    assert resolve(config, models, tmp_path, remote=True) == {}  # a node without the record plans
+    assert not (tmp_path / "resolved.json").exists()

@@ -1,6 +1,6 @@
 """The real snakemake on a small slice of the demo, in a temporary directory.
 
-Checks the issue's "done when": Table 4 has a number for every detector on every demo task,
+Checks what the demo promises: Table 4 has a number for every detector on every demo task,
 a second run does nothing, and changing one detector's setting reruns only that detector
 (per task) and what depends on it."""
 

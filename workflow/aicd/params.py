@@ -24,6 +24,7 @@ class Param:
     choices: tuple | None = None
     minimum: float | None = None
     exclusive_minimum: bool = False
+    maximum: float | None = None
 
     def check(self, value, owner: str) -> None:
         if value is None and (self.default is None or type(None) in self.types):
@@ -40,6 +41,9 @@ class Param:
             if value < self.minimum or (self.exclusive_minimum and value == self.minimum):
                 bound = ">" if self.exclusive_minimum else ">="
                 raise ValueError(f"the {self.name!r} parameter of {owner} must be {bound} {self.minimum}, got {value!r}")
+        if self.maximum is not None and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and value > self.maximum:
+            raise ValueError(f"the {self.name!r} parameter of {owner} must be <= {self.maximum}, got {value!r}")
 
     def schema(self) -> dict:
         types = [_JSON_TYPES[t] for t in self.types]
@@ -52,6 +56,8 @@ class Param:
             out["enum"] = list(self.choices) + ([None] if self.default is None and None not in self.choices else [])
         if self.minimum is not None:
             out["exclusiveMinimum" if self.exclusive_minimum else "minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
         if self.help:
             out["description"] = f"{self.help} (default {self.default!r}: {self.source})"
         return out

@@ -164,8 +164,9 @@ class Plan:
     def test_set_plan(self) -> list[tuple[str, str, str]]:
         """(task, test set, detector) for every extra test set and detector whose model applies
         to new rows."""
+        pairs = set(self.pairs)
         return [(t, s, d) for t, task in self.tasks.items() for s in task.test_sets
-                for d in self.detectors if (t, d) in set(self.pairs) and self.detectors[d].applies_to_new_code]
+                for d in self.detectors if (t, d) in pairs and self.detectors[d].applies_to_new_code]
 
     def split_spec(self, task: str) -> dict:
         """What `python -m aicd.splits {mode}` reads of a task's config entry."""

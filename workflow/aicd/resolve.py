@@ -73,9 +73,19 @@ def check_pinned_inputs(config: dict, pins_for) -> None:
                                 f"{pinned.cache_dir()}: run `{pinned.FETCH_COMMAND}` (it downloads {entry['url']})")
 
 
+def asks(config: dict) -> bool:
+    """Whether the config leaves anything to the machine (`enabled: auto`, optional sources)."""
+    auto = any(stage_on(config, s) and config[s]["enabled"] == "auto" for s in ("execution", "generation", "judging"))
+    sources = config.get("sources") or {}
+    return auto or any((sources.get(n) or {}).get("optional") for n in (config.get("dataset") or {}).get("sources", []))
+
+
 def resolve(config: dict, models: dict, results: str | Path = "results", remote: bool = False) -> dict:
-    """The recorded answers: probed and recorded here, or, in a job on a compute node, read."""
+    """The recorded answers: probed and recorded here, or, in a job on a compute node, read.
+    A config that leaves nothing to the machine needs no record."""
     path = Path(results) / RECORD
+    if not asks(config):
+        return {}
     if remote:
         try:
             return json.loads(path.read_text())

@@ -9,7 +9,7 @@ from snakemake.utils import min_version
 from aicd.config import stage_on, validate_config
 from aicd.errors import AicdError
 from aicd.fingerprint import code_version
-from aicd.generate.registry import endpoint_hint, load_registry
+from aicd.generate.registry import check_config_models, endpoint_hint, load_registry
 from aicd.plan import SPLITS, Plan
 from aicd.resolve import check_pinned_inputs, resolve
 from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag
@@ -23,6 +23,7 @@ R = "results"
 try:
     validate_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
     MODELS = load_registry(repo_path(config["registry"]))
+    check_config_models(config, MODELS)
     check_pinned_inputs(config, pinned.pins_for)
     PLAN = Plan.from_config(config, MODELS, resolve(config, MODELS, R, remote=workflow.remote_exec))
 except AicdError as err:
@@ -81,10 +82,11 @@ def detector_threads(w):
     return detector(w).threads
 
 
-def detector_mem_mb(per_input_mb=0):
-    """The kind's (or the config entry's) mem_mb plus a share of the input (feature matrices
-    held in memory), times the attempt."""
-    return lambda w, input, attempt: int((detector(w).mem_mb + per_input_mb * input.size_mb) * attempt)
+def detector_mem_mb():
+    """The kind's (or the config entry's) mem_mb, times the attempt. Not scaled by the input:
+    reading input.size_mb costs milliseconds per job at planning (BENCHMARKS.md, planning);
+    at the paper's scale the config's resources.mem_mb states it (BENCHMARKS.md, paper scale)."""
+    return lambda w, attempt: int(detector(w).mem_mb * attempt)
 
 
 def detector_env(w):

@@ -25,7 +25,9 @@ rule normalize:
         f"{R}/benchmarks/normalize/{{kind}}/{{name}}.tsv"
     conda:
         env("core")
-    threads: 4
+    # 8: the largest source (DroidCollection, ~1 CPU-hour per 4 threads at the paper's scale)
+    # is the dataset stage's critical path (BENCHMARKS.md, paper scale)
+    threads: 8
     resources:
         mem_mb=mem_mb(2000, 6),
         runtime=lambda w, attempt: 240 * attempt,

@@ -16,12 +16,12 @@ rule detect:
     benchmark:
         f"{R}/benchmarks/detect/{{task}}/{{detector}}.tsv"
     wildcard_constraints:
-        detector=one_of(PLAN.stored("file")),
+        detector=none_of(PLAN.stored("folder") + list(PLAN.judge_detectors)),
     conda:
         detector_env
     threads: detector_threads
     resources:
-        mem_mb=detector_mem_mb(1.5),
+        mem_mb=detector_mem_mb(),
         runtime=lambda w: detector(w).runtime or 120,
         gpu=lambda w: detector(w).gpu,
     params:
@@ -57,7 +57,7 @@ rule detect_folder:
         detector_env
     threads: detector_threads
     resources:
-        mem_mb=detector_mem_mb(1.5),
+        mem_mb=detector_mem_mb(),
         runtime=lambda w: detector(w).runtime or 60,
         gpu=lambda w: detector(w).gpu,
     params:

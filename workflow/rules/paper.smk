@@ -92,7 +92,7 @@ rule analyses:
         env("core")
     threads: 1
     resources:
-        mem_mb=lambda w, attempt: 4000 * attempt,
+        mem_mb=mem_mb(2000, 8),
         runtime=lambda w, attempt: 60 * attempt,
     params:
         guard=guard("analyses"),

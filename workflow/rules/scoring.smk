@@ -15,7 +15,7 @@ rule score:
         env("core")
     threads: 1
     resources:
-        mem_mb=lambda w, input, attempt: int((1000 + 4 * input.size_mb) * attempt),
+        mem_mb=lambda w, attempt: 2000 * attempt,
         runtime=30,
     params:
         guard=guard("score"),

@@ -46,12 +46,12 @@ rule predict_test_set:
     benchmark:
         f"{R}/benchmarks/predict_test_set/{{task}}/{{test_set}}/{{detector}}.tsv"
     wildcard_constraints:
-        detector=one_of(PLAN.stored("file")),
+        detector=none_of(PLAN.stored("folder")),
     conda:
         detector_env
     threads: detector_threads
     resources:
-        mem_mb=detector_mem_mb(4),
+        mem_mb=detector_mem_mb(),
         runtime=60,
     params:
         guard=guard("predict_test_set"),
@@ -76,7 +76,7 @@ rule predict_test_set_folder:
         detector_env
     threads: detector_threads
     resources:
-        mem_mb=detector_mem_mb(4),
+        mem_mb=detector_mem_mb(),
         runtime=lambda w: detector(w).runtime or 60,
         gpu=lambda w: detector(w).gpu,
     params:
@@ -100,7 +100,7 @@ rule score_test_set:
         env("core")
     threads: 1
     resources:
-        mem_mb=lambda w, input, attempt: int((1000 + 4 * input.size_mb) * attempt),
+        mem_mb=lambda w, attempt: 2000 * attempt,
         runtime=30,
     params:
         guard=guard("score_test_set"),

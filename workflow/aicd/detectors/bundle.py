@@ -69,7 +69,7 @@ class FittedModel:
         if det.needs_features:
             if self.featurizer is None:
                 raise AicdError("this model was saved without its featurizer, so it cannot read new code: "
-                                "refit it with python -m aicd.detectors ... --featurizer FEATURIZER.pkl")
+                                "refit it with python -m aicd.detectors fit ... --featurizer FEATURIZER.pkl")
             return self.featurizer.transform(rows)
         return np.zeros((len(rows), 0), dtype=np.float32)
 
@@ -119,7 +119,7 @@ def _read(path: Path):
 
 
 def load_bundle(path: str | Path, device: str = "auto", threads: int = 1) -> FittedModel:
-    """A fitted model from what `python -m aicd.detectors --model` wrote (a pickle or a folder).
+    """A fitted model from what `python -m aicd.detectors fit --model` wrote (a pickle or a folder).
     An older bare detector pickle loads too, without a featurizer."""
     path = Path(path)
     if not path.exists():
@@ -141,11 +141,15 @@ def load_bundle(path: str | Path, device: str = "auto", threads: int = 1) -> Fit
         bundle.labels = bundle.labels or [str(c) for c in bundle.detector.classes_]
         return bundle
     if path.suffix == ".json":
-        raise AicdError(f"{path} is a record of a zero-shot run (Fast-DetectGPT), not an applicable model")
+        raise AicdError(f"{path} is the job report of a fit, not a model: pass the .pkl or the folder beside it")
     obj = _read(path)
     if isinstance(obj, FittedModel):
         if obj.format > FORMAT:
             raise AicdError(f"{path} was written by a newer version (format {obj.format}); update aicd")
+        cls = REGISTRY.get(obj.detector_kind)
+        if cls is not None and not cls.applies_to_new_code:
+            raise AicdError(f"{path}: a {obj.detector_kind} model scores only its task's own splits (it needs files "
+                            "other jobs made under results/), so it does not apply to new code")
         return obj
     if isinstance(obj, Detector):
         log.warning("%s holds a bare detector (an older version): it applies to feature matrices only", path)

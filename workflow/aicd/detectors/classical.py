@@ -80,6 +80,11 @@ class LogisticRegressionDetector(_SklearnDetector):
 
 @register("linear_svm")
 class LinearSvmDetector(_SklearnDetector):
+    """The linear SVM (C = 1.0, the paper's): L2-regularised squared hinge, one against the
+    rest, as LinearSVC. `solver: lbfgs` (default) solves LinearSVC's primal problem with L-BFGS
+    (aicd.detectors.linear.SquaredHingeSVC), converged in a few hundred iterations at any row
+    count; `solver: liblinear` is LinearSVC itself (primal, `dual: true` for the dual), which
+    stops at its iteration cap on the multi-class tasks and grows linearly past it."""
     max_threads = 4  # BLAS in the L-BFGS solver
     explains = "coefficients"
     PARAMS = ParamSpec("the linear SVM", (
@@ -91,11 +96,6 @@ class LinearSvmDetector(_SklearnDetector):
         Param("max_iter", (int,), 1000, "ours", "iteration cap", minimum=1),
     ), open=True, note="LinearSVC's other arguments, with solver: liblinear")
 
-    """The linear SVM (C = 1.0, the paper's): L2-regularised squared hinge, one against the
-    rest, as LinearSVC. `solver: lbfgs` (default) solves LinearSVC's primal problem with L-BFGS
-    (aicd.detectors.linear.SquaredHingeSVC), converged in a few hundred iterations at any row
-    count; `solver: liblinear` is LinearSVC itself (primal, `dual: true` for the dual), which
-    stops at its iteration cap on the multi-class tasks and grows linearly past it."""
 
     def _estimator(self):
         params = self._library_params()
@@ -134,8 +134,9 @@ class CatBoostDetector(Detector):
     explains = "shap"
     RSM, RSM_FROM_COLUMNS = 0.1, 200  # rsm's default on feature sets this wide (ours: 256-1,530 columns)
     PARAMS = ParamSpec("CatBoost", (
-        Param("iterations", (int,), 1000, "library", "boosting iterations", minimum=1),
-        Param("depth", (int,), 6, "library", "tree depth", minimum=1),
+        # null, not CatBoost's values: a synonym (n_estimators, max_depth, ...) may be given instead
+        Param("iterations", (int,), None, "library", "boosting iterations (null: CatBoost's 1,000)", minimum=1),
+        Param("depth", (int,), None, "library", "tree depth (null: CatBoost's 6)", minimum=1),
         Param("boosting_type", (str,), "Plain", "ours", "Plain (CatBoost's own choice from 50,000 rows up) or Ordered",
               choices=("Plain", "Ordered")),
         Param("rsm", (float,), None, "ours", "share of features scored per split (null: 0.1 on feature sets of "

@@ -111,7 +111,7 @@ class TfidfSvdFeaturizer:
     named_columns = False
     PARAMS = ParamSpec("the TF-IDF features", (
         Param("max_features", (int,), 5000, "paper", "n-grams kept, the most frequent in train", minimum=1),
-        Param("ngram_max", (int,), 3, "paper", "longest n-gram, in whitespace tokens", minimum=1),
+        Param("ngram_max", (int,), 3, "paper", "longest n-gram, in whitespace tokens", minimum=1, maximum=5),
         Param("svd_components", (int,), 500, "paper", "truncated SVD dimensions", minimum=1),
     ))
 

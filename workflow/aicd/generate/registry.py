@@ -52,6 +52,29 @@ def enabled_models(models: dict[str, dict], wanted="all", environ=os.environ) ->
     return [n for n in names if has_endpoint(models[n], environ)]
 
 
+def check_config_models(config: dict, models: dict[str, dict]) -> None:
+    """Every registry name the enabled LLM stages give exists (generation.models and
+    instructor, judging.judges.*.model), else one error naming the key."""
+    def on(stage):
+        return (config.get(stage) or {}).get("enabled", False) is not False
+
+    problems = []
+    if on("generation"):
+        gen = config["generation"]
+        try:
+            enabled_models(models, gen.get("models", "all"), environ={})
+        except AicdError as err:
+            problems.append(f"config.generation.models: {err}")
+        if gen.get("instructor") and gen["instructor"] not in models:
+            problems.append(f"config.generation.instructor: '{gen['instructor']}' is not in the model registry")
+    if on("judging"):
+        for judge, spec in (config["judging"].get("judges") or {}).items():
+            if spec["model"] not in models:
+                problems.append(f"config.judging.judges.{judge}.model: '{spec['model']}' is not in the model registry")
+    if problems:
+        raise AicdError("; ".join(problems))
+
+
 def endpoint_hint(models: dict[str, dict]) -> str:
     keys = sorted({m["api_key_env"] for m in models.values() if m.get("api_key_env")})
     return (f"set {' or '.join(keys)} in the environment, or give open-weight models an api_base "

@@ -10,7 +10,7 @@ Our choices where the paper is silent, written beside the tables too:
 - detectors averaged: every trained detector run on the task; the dummy baselines (Random,
   Majority) and the LLM judges are excluded, and so is Fast-DetectGPT on a multi-class task (it
   is scored there on binarised labels, another task);
-- the macro-F1 of a subset averages F1 over the task's whole label set, as the issue asks (not
+- the macro-F1 of a subset averages F1 over the task's whole label set, as the paper's tables do (not
   over whichever classes happen to be present): a label neither in the subset's gold labels nor
   predicted there counts as F1 0, as scikit-learn's `f1_score(labels=..., zero_division=0)` does;
 - a subset whose gold labels hold one class gets that class's recall (= accuracy there) instead
