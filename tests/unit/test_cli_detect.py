@@ -118,3 +118,30 @@ def test_unlistable_and_symlinked_folders_are_counted_and_a_bad_out_refused_firs
     assert "skipped 2 files: " in err and "1 unreadable_folder" in err and "1 symlinked_folder" in err
     assert aicd(["detect", str(folder), "--model", str(tmp_path / "nope.pkl"), "--out", str(tmp_path / "x.txt")]) == 2
     assert "use a .csv or .jsonl file" in capsys.readouterr().err   # named before the model is even read
+
+
+def test_links_out_of_the_folder_are_skipped_and_untrusted_predictions_flagged(fitted, tmp_path, capsys):
+    """A link to a file outside the folder is not read; a minified one-line file and a
+    language without training rows are still labelled, flagged in their own columns and
+    counted in the summary line."""
+    model, workflow, tables, files = fitted
+    outside = tmp_path / "secret.py"
+    outside.write_text("password = 'hunter2'\n" * 10)
+    folder = tmp_path / "tree"
+    folder.mkdir()
+    (folder / "link.py").symlink_to(outside)
+    inner = folder / "real.py"
+    inner.write_bytes(tables["test"].query("language == 'Python'")["code"].iloc[0].encode())
+    (folder / "inner_link.py").symlink_to(inner)  # inside the folder: read
+    (folder / "min.js").write_text("var a=1;" * 5000)  # one 40,000-character line, JavaScript
+    out = tmp_path / "labels.csv"
+    assert aicd(["detect", str(folder), "--model", str(model), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    got = pd.read_csv(out, keep_default_na=False).set_index("path")
+    assert str(folder / "link.py") not in got.index and "1 symlink_outside_roots" in err
+    assert {str(inner), str(folder / "inner_link.py"), str(folder / "min.js")} == set(got.index)
+    minified = got.loc[str(folder / "min.js")]
+    assert minified["outside_benchmark"] == "lines_of_code" and bool(minified["language_unseen"])
+    assert got.loc[str(inner), "outside_benchmark"] == "" and not bool(got.loc[str(inner), "language_unseen"])
+    assert "3 files labelled, 1 flagged" in err
+    assert "lines_of_code: 1" in err and "JavaScript: 1" in err

@@ -153,7 +153,7 @@ def _print_table(table, floats: str = "{:.3f}") -> None:
 def detect_command(args) -> None:
     import time
 
-    from .detectors.apply import detect, read_files
+    from .detectors.apply import detect, flag_summary, read_files
     from .detectors.bundle import load_bundle
 
     if args.out:
@@ -167,6 +167,7 @@ def detect_command(args) -> None:
         raise AicdError(f"no code file to label in {' '.join(args.paths)}"
                         + (f" ({files.skip_summary()})" if files.skipped else ""))
     result = detect(model, files)
+    print(f"aicd detect: {flag_summary(result, model)}", file=sys.stderr)
     seconds = time.perf_counter() - started
     log.info("%d files labelled in %.2fs (%.0f files/s), %d skipped", len(result), seconds,
              len(result) / max(seconds, 1e-9), sum(files.skipped.values()))

@@ -62,7 +62,9 @@ def fit(args) -> None:
     detector, predictions = fit_predict(args.spec, tables, args.features, args.seed, args.threads, args.work_dir,
                                         args.cache_dir, featurizer, validation, _prepared(args.prepared))
     summary = validation.pop("summary", {})
-    bundle = make_bundle(detector, featurizer if detector.needs_features else None, args.spec, args.task, validation)
+    languages = tables["train"]["language"].dropna() if "language" in tables["train"] else ()
+    bundle = make_bundle(detector, featurizer if detector.needs_features else None, args.spec, args.task, validation,
+                         train_languages=languages)
     if detector.needs_features and featurizer is None:
         log.warning("no --featurizer: the saved model applies to feature matrices only, not to new code")
     save_bundle(bundle, args.model)

@@ -3,12 +3,18 @@ their language, predict, and count what was skipped.
 
 A folder contributes the files with a code extension of the nine languages (others are counted
 as `not_code_extension`; folders that cannot be listed as `unreadable_folder`; symbolic links to
-folders are not followed, counted as `symlinked_folder`; hidden folders are not searched); a
-file named on the command line is always read. Language: --language,
+folders are not followed, counted as `symlinked_folder`; a symbolic link to a file outside the
+folders given is not read, counted as `symlink_outside_roots`; hidden folders are not
+searched); a file named on the command line is always read. Language: --language,
 else the extension, else aicd.normalize.langid. Files that cannot be read, hold binary content
 (NUL bytes), are over 10 MiB, are not UTF-8 or only whitespace are skipped, counted per reason
 (read by aicd.sources.gather, as the sources stage reads files). The text is decoded byte for
-byte (no newline translation), so a file holds exactly the code a task row held."""
+byte (no newline translation), so a file holds exactly the code a task row held.
+
+Every prediction is still made, but flagged where it is not to be trusted as the benchmark's
+numbers are: `outside_benchmark` names the first of Table 3's line bounds the file fails
+(lines of code, line lengths, alphanumeric fraction: the rows a task holds passed them all),
+and `language_unseen` marks a language the model saw no training row of."""
 
 from __future__ import annotations
 
@@ -47,9 +53,14 @@ class FileTable:
         return f"skipped {sum(self.skipped.values())} files: {parts}"
 
 
+def _inside(path: Path, roots: list[Path]) -> bool:
+    return any(path == root or root in path.parents for root in roots)
+
+
 def collect_paths(paths: list[str], table: FileTable) -> list[Path]:
     extensions = _extension_map()
     found: list[Path] = []
+    roots = [Path(p).resolve() for p in paths if Path(p).is_dir()]
     for given in paths:
         p = Path(given)
         if p.is_dir():
@@ -61,7 +72,9 @@ def collect_paths(paths: list[str], table: FileTable) -> list[Path]:
                         table.skip("symlinked_folder", Path(root) / d)   # os.walk does not follow it (loops)
                 for name in sorted(files):
                     f = Path(root) / name
-                    if f.suffix.lower() in extensions:
+                    if f.is_symlink() and not _inside(f.resolve(), roots):
+                        table.skip("symlink_outside_roots", f)   # e.g. a link to /etc/shadow
+                    elif f.suffix.lower() in extensions:
                         found.append(f)
                     else:
                         table.skip("not_code_extension", f)
@@ -108,9 +121,39 @@ def read_files(paths: list[str], language: str | None = None) -> FileTable:
     return table
 
 
+def outside_table3(code: str) -> str:
+    """The first of Table 3's line filters the code fails ("" when it passes them all)."""
+    from ..normalize.filters import TABLE3, check_lines
+
+    failed, _ = check_lines(code, TABLE3)
+    return failed or ""
+
+
 def detect(model, table: FileTable) -> pd.DataFrame:
-    """path, language, language_from, pred, score_<class>... for the rows read."""
+    """path, language, language_from, pred, score_<class>..., outside_benchmark,
+    language_unseen for the rows read."""
     rows = table.rows
     predictions = model.predict_rows(rows[["code", "language"]])
-    return pd.concat([rows[["path", "language", "language_from"]].reset_index(drop=True),
-                      predictions.reset_index(drop=True)], axis=1)
+    out = pd.concat([rows[["path", "language", "language_from"]].reset_index(drop=True),
+                     predictions.reset_index(drop=True)], axis=1)
+    out["outside_benchmark"] = [outside_table3(c) for c in rows["code"]]
+    seen = set(getattr(model, "train_languages", None) or ())
+    out["language_unseen"] = [bool(seen) and lang not in seen for lang in rows["language"]]
+    return out
+
+
+def flag_summary(result: pd.DataFrame, model) -> str:
+    """One line: how many predictions are flagged, and why."""
+    outside = result["outside_benchmark"][result["outside_benchmark"] != ""]
+    unseen = result["language"][result["language_unseen"]]
+    flagged = int(((result["outside_benchmark"] != "") | result["language_unseen"]).sum())
+    parts = []
+    if len(outside):
+        why = ", ".join(f"{k}: {n}" for k, n in outside.value_counts().items())
+        parts.append(f"{len(outside)} outside the benchmark's Table 3 bounds ({why})")
+    if len(unseen):
+        why = ", ".join(f"{k}: {n}" for k, n in unseen.value_counts().items())
+        parts.append(f"{len(unseen)} in a language the model saw no training row of ({why})")
+    if not getattr(model, "train_languages", None):
+        parts.append("the model records no training languages (fitted by an older version): languages not checked")
+    return f"{len(result)} files labelled, {flagged} flagged" + (f": {'; '.join(parts)}" if parts else "")

@@ -50,6 +50,7 @@ class FittedModel:
     validation: dict = field(default_factory=dict)   # how the validation rows were had (given, carved, none)
     detector_kind: str = ""
     format: int = FORMAT
+    train_languages: list = field(default_factory=list)  # what `aicd detect` flags as seen in training
 
     def __getattr__(self, name):
         # The detector's own attributes read through (report.analyses reads `.model_` of the
@@ -91,11 +92,11 @@ class FittedModel:
 
 
 def make_bundle(detector: Detector, featurizer, spec: dict, task: str | None = None,
-                validation: dict | None = None) -> FittedModel:
+                validation: dict | None = None, train_languages=()) -> FittedModel:
     return FittedModel(detector=detector, featurizer=featurizer,
                        labels=[str(c) for c in (detector.classes_ if detector.classes_ is not None else [])],
                        spec=dict(spec), task=task, code_version=code_version(), validation=dict(validation or {}),
-                       detector_kind=detector.kind)
+                       detector_kind=detector.kind, train_languages=sorted({str(x) for x in train_languages}))
 
 
 def save_bundle(bundle: FittedModel, path: str | Path) -> None:
