@@ -4,11 +4,15 @@ folder and loaded by path, like any local model), and the MiniLM that gt-all-min
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
+from components import require
 
-pytest.importorskip("torch", reason="the encoder tests need the encoders extra: pip install -e '.[encoders]'")
-pytest.importorskip("transformers", reason="the encoder tests need the encoders extra: pip install -e '.[encoders]'")
+for _module in ("torch", "transformers"):
+    require(importlib.util.find_spec(_module) is not None, f"the {_module} package",
+            "pip install -e '.[encoders]' (the encoders extra)")
 
 
 @pytest.fixture(scope="session")

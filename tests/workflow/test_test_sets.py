@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from aicd.detectors import REGISTRY
+from components import require
 from workflow.browser import Page, chromium, evaluate, screenshot
 from workflow.test_demo_workflow import CODEAID, planned_jobs, run
 
@@ -96,8 +97,7 @@ def test_table4_gains_a_column_and_the_report_lists_removed_rows(with_test_set):
 
 def test_snakemake_html_report_renders_table4_and_figures(with_test_set, repo):
     binary = chromium()
-    if binary is None:
-        pytest.fail("no headless Chromium: .ci/run installs Debian's chromium-headless-shell")
+    require(binary is not None, "headless Chromium", "apt-get install chromium-headless-shell (Debian)")
     workdir, _, _ = with_test_set
     html = workdir / "report.html"
     run(repo, workdir, "--report", str(html))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from components import require
 
 from workflow.test_reproducible_inputs import CODEAID, slice_config
 
@@ -32,12 +33,9 @@ def image(repo):
 
     if os.environ.get("AICD_WORKFLOW_IMAGE_TEST") != "1":
         pytest.skip("workflow image test: opt-in (AICD_WORKFLOW_IMAGE_TEST=1; a build takes 3.5-20 min here)")
-    if not docker_available():
-        if os.environ.get("CI") == "true":
-            pytest.fail("workflow image: no Docker daemon answers, and .ci/run starts one")
-        pytest.skip("workflow image: no Docker daemon answers (CI starts one)")
-    if docker("image", "inspect", LOCAL_BASE).returncode != 0:
-        pytest.skip(f"workflow image: no {LOCAL_BASE} (python -m aicd.sandbox images makes it; make test does)")
+    require(docker_available(), "a Docker daemon", "apt-get install docker.io and start dockerd")
+    require(docker("image", "inspect", LOCAL_BASE).returncode == 0, f"the base image {LOCAL_BASE}",
+            "python -m aicd.sandbox images (make test does)")
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=repo, capture_output=True,
                             check=True).stdout.split(b"\0")
     files = b"\0".join(f for f in listed if f and (repo / f.decode()).exists())  # not files deleted but not committed
