@@ -1,4 +1,4 @@
-"""The demo slice that several workflow test modules read: run once per session."""
+"""The demo slices that several workflow test modules read: each run once per session."""
 
 import pytest
 
@@ -14,3 +14,19 @@ def demo_run(tmp_path_factory, repo, trial_path):
     workdir = tmp_path_factory.mktemp("demo")
     write_override(workdir, trial_path)
     return workdir, run(repo, workdir)
+
+
+@pytest.fixture(scope="session")
+def slice_run(tmp_path_factory, repo, trial_path):
+    """The classical-detector slice (slice_config) run locally once: the reproducibility test's
+    first machine and the SLURM test's local reference. Returns (workdir, the run, config)."""
+    from aicd.sources import pinned
+    from workflow.test_reproducible_inputs import slice_config, snakemake
+
+    manifest = pinned.load_manifest()
+    missing = [e["file"] for e in manifest.values() if not (pinned.cache_dir() / e["file"]).is_file()]
+    if missing:
+        pytest.fail(f"pinned inputs missing from {pinned.cache_dir()}: {missing}; run `make pinned-inputs`")
+    config = slice_config(repo, trial_path)
+    workdir = tmp_path_factory.mktemp("slice")
+    return workdir, snakemake(repo, workdir, config, {}), config

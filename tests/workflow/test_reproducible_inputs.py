@@ -53,16 +53,11 @@ def aicd(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, repo, trial_path):
+def runs(slice_run, tmp_path_factory, repo):
     from aicd.sources import pinned
 
+    a, proc_a, config = slice_run  # machine A
     manifest = pinned.load_manifest()
-    missing = [e["file"] for e in manifest.values() if not (pinned.cache_dir() / e["file"]).is_file()]
-    if missing:
-        pytest.fail(f"pinned inputs missing from {pinned.cache_dir()}: {missing}; run `make pinned-inputs`")
-    config = slice_config(repo, trial_path)
-    a = tmp_path_factory.mktemp("run_a")
-    proc_a = snakemake(repo, a, config, {})
     # Machine B: its own cache (the pinned files plus extra archives), and installed-looking
     # source trees where the old config looked (a Go standard library, PEAR, sdists).
     b = tmp_path_factory.mktemp("run_b")

@@ -20,7 +20,6 @@ import yaml
 
 from components import require
 from workflow.slurm_cluster import PARTITION, Cluster, missing
-from workflow.test_reproducible_inputs import slice_config
 
 pytestmark = pytest.mark.workflow
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
@@ -61,13 +60,10 @@ def cluster(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def runs(cluster, tmp_path_factory, repo, trial_path):
-    config = slice_config(repo, trial_path)
-    local, remote = tmp_path_factory.mktemp("local"), tmp_path_factory.mktemp("on_slurm")
-    for d in (local, remote):
-        (d / "config.yaml").write_text(yaml.safe_dump(config))
-    proc_local = snakemake(repo, local, "--cores", "2")
-    assert proc_local.returncode == 0, proc_local.stderr[-3000:]
+def runs(cluster, slice_run, tmp_path_factory, repo):
+    local, _, config = slice_run  # the same slice run locally: the reference for Table 4
+    remote = tmp_path_factory.mktemp("on_slurm")
+    (remote / "config.yaml").write_text(yaml.safe_dump(config))
     slurm_args = ("--profile", str(repo / "workflow" / "profiles" / "slurm"), "--jobs", "2", "--max-threads", "2",
                   "--default-resources", f"slurm_partition={PARTITION}", "mem_mb=2000", "runtime=60",
                   "--slurm-init-seconds-before-status-checks", "3", "--set-resources", MEM_TEST)
