@@ -41,11 +41,11 @@ pinned-inputs: setup
 	$(PY) -m aicd.sources pinned fetch
 
 # pytest exits 5 when it collects nothing: that is a failure here, not a pass. Two pytest-xdist
-# workers by default (TEST_WORKERS=0 runs in one process); tests/conftest.py keeps the tests that
-# share a fixture on one worker, and the 30 slowest tests are listed at the end.
+# workers by default (TEST_WORKERS=0 runs in one process); tests/conftest.py's scheduler keeps the
+# tests that share a fixture on one worker, and the 30 slowest tests are listed at the end.
 TEST_WORKERS ?= 2
 test: setup images pinned-inputs
-	$(PY) -m pytest -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=30 $(PYTEST_ARGS); rc=$$?; \
+	$(PY) -m pytest -ra -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=30 $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 demo: setup pinned-inputs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -44,32 +45,47 @@ def trial_raw(trial_path):
     return pd.read_parquet(trial_path)
 
 
-# `make test` runs the suite on two pytest-xdist workers (--dist loadgroup). Tests that share a
-# session or module fixture stay on one worker (one demo run, one classical slice, one sandbox
-# pool, one SLURM cluster); the rest spread. The slowest groups are collected first so the two
-# workers finish together (longest first); the figures are in DEVELOPERS.md, "The test suite's time".
-SHARED_FIXTURE_GROUPS = {"demo_run": "demo", "slice_run": "slice"}
+# `make test` runs the suite on two pytest-xdist workers. Tests that share a session or module
+# fixture must stay on one worker (one demo run, one classical slice, one sandbox pool, one SLURM
+# cluster): the scheduler below hands out whole groups, a group being a test file, a folder of
+# DIRECTORY_GROUPS, or the files of SHARED_FIXTURE_FILES. (xdist's own --dist loadgroup marks
+# are ignored by pytest 9.2: pytest-dev/pytest-xdist#1386.) The slowest groups go first so the
+# two workers finish together (longest first); DEVELOPERS.md, "The test suite's time", has figures.
+SHARED_FIXTURE_FILES = {
+    "demo_run": ("demo", ("test_demo_workflow.py", "test_test_sets.py", "test_paper_results.py")),
+    "slice_run": ("slice", ("test_reproducible_inputs.py", "test_slurm.py")),
+}
 DIRECTORY_GROUPS = ("sandbox", "encoders", "llm")
 SLOWEST_FIRST = ("test_workflow_image.py", "slice", "demo", "sandbox", "test_full_build.py",
-                 "test_llm_workflow.py", "encoders", "test_minimal_config.py",
+                 "test_llm_workflow.py", "test_own_detector.py", "encoders", "test_minimal_config.py",
                  "test_ood_plan.py", "test_empty_inputs.py", "llm")
 
 
-def xdist_groups(items) -> dict[str, str]:
-    """Test file -> its group: a file that uses a shared fixture joins that fixture's group."""
-    groups = {}
-    for item in items:
-        path = Path(str(item.fspath))
-        own = path.parent.name if path.parent.name in DIRECTORY_GROUPS else path.name
-        shared = [g for fixture, g in SHARED_FIXTURE_GROUPS.items() if fixture in item.fixturenames]
-        groups[str(path)] = shared[0] if shared else groups.get(str(path), own)
-    return groups
+def group_of(path: str) -> str:
+    """The group of a test file (a path or a node id)."""
+    path = Path(path.split("::", 1)[0])
+    for group, files in SHARED_FIXTURE_FILES.values():
+        if path.name in files:
+            return group
+    return path.parent.name if path.parent.name in DIRECTORY_GROUPS else path.name
 
 
 def pytest_collection_modifyitems(config, items):
-    groups = xdist_groups(items)
-    for item in items:
-        if not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(groups[str(item.fspath)]))
+    for item in items:  # a new user of a shared fixture must join its group, or it would run twice
+        for fixture, (group, _) in SHARED_FIXTURE_FILES.items():
+            if fixture in item.fixturenames and group_of(str(item.fspath)) != group:
+                raise pytest.UsageError(f"{item.nodeid} uses {fixture}: add its file to SHARED_FIXTURE_FILES"
+                                        f"[{fixture!r}] in tests/conftest.py")
     rank = {group: i for i, group in enumerate(SLOWEST_FIRST)}
-    items.sort(key=lambda item: rank.get(groups[str(item.fspath)], len(rank)))  # stable: file order within a group
+    items.sort(key=lambda item: rank.get(group_of(str(item.fspath)), len(rank)))  # stable within a group
+
+
+if importlib.util.find_spec("xdist") is not None:
+    def pytest_xdist_make_scheduler(config, log):
+        from xdist.scheduler import LoadScopeScheduling
+
+        class GroupScheduling(LoadScopeScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                return group_of(nodeid)
+
+        return GroupScheduling(config, log)

@@ -139,3 +139,62 @@ def test_resamples_are_checked_and_zero_leaves_the_intervals_out(files, capsys):
         assert aicd([*command, str(tmp / "gold.parquet"), "--label-map", lm, "--resamples", resamples]) == 2
         err = capsys.readouterr().err
         assert f"--resamples {resamples}: give" in err and "Traceback" not in err
+
+
+def _scored(n: int, seed: int, ids: str = "r"):
+    rng = np.random.default_rng(seed)
+    label = rng.integers(0, 2, n)  # 1 = machine
+    p_machine = 1 / (1 + np.exp(-(rng.normal(0, 1, n) + 2.0 * label)))
+    return pd.DataFrame({"id": [f"{ids}{i}" for i in range(n)], "label": label,
+                         "score_0": 1 - p_machine, "score_1": p_machine})
+
+
+def test_fpr_with_a_users_validation_file_and_a_label_map(tmp_path, capsys):
+    test, validation = _scored(2000, 1), _scored(2000, 2, ids="v")
+    test[["id", "label"]].to_csv(tmp_path / "gold.csv", index=False)
+    test.assign(label=(test["score_1"] > 0.5).astype(int)).to_csv(tmp_path / "pred.csv", index=False)
+    validation.to_csv(tmp_path / "val.csv", index=False)  # predictions on validation rows, gold in `label`
+    assert aicd(["score", str(tmp_path / "pred.csv"), str(tmp_path / "gold.csv"), "--label-map", "0=human,1=machine",
+                 "--validation", str(tmp_path / "val.csv"), "--fpr", "0.05", "--resamples", "200",
+                 "--json", str(tmp_path / "s.json")]) == 0
+    m = json.loads((tmp_path / "s.json").read_text())["threshold_metrics"]
+    assert m["validation_human_rows"] == int((validation["label"] == 0).sum())
+    at = m["at_fpr"]["0.05"]
+    assert abs(at["fpr"] - 0.05) < 0.025 and at["tpr"] > 0.3  # threshold from validation holds on test
+    out = capsys.readouterr().out
+    assert "AUROC (human vs the rest)" in out and "at 5.0% FPR" in out and "humans wrongly flagged" in out
+
+
+def test_the_workflows_validation_scores_are_found_beside_its_predictions(tmp_path, capsys):
+    results = tmp_path / "results"
+    (results / "predictions" / "T1").mkdir(parents=True)
+    (results / "validation_scores" / "T1").mkdir(parents=True)
+    test = _scored(500, 3)
+    gold = np.where(test["label"] == 1, "machine", "human")
+    pd.DataFrame({"id": test["id"], "label": gold}).to_parquet(tmp_path / "test.parquet")
+    pd.DataFrame({"id": test["id"], "gold": gold, "pred": np.where(test["score_1"] > 0.5, "machine", "human"),
+                  "score_human": test["score_0"], "score_machine": test["score_1"]}).to_parquet(
+        results / "predictions" / "T1" / "lr.parquet")
+    val = _scored(400, 4, ids="v")
+    human = val[val["label"] == 0]
+    pd.DataFrame({"id": human["id"], "domain": "general", "machine_score": human["score_1"]}).to_parquet(
+        results / "validation_scores" / "T1" / "lr.parquet")
+    assert aicd(["score", str(results / "predictions" / "T1" / "lr.parquet"), str(tmp_path / "test.parquet"),
+                 "--fpr", "0.01"]) == 0
+    out = capsys.readouterr().out
+    assert f"thresholds set on {len(human)} validation human rows" in out and "at 1.0% FPR" in out
+
+
+def test_fpr_says_why_without_scores_or_validation(files, tmp_path, capsys):
+    tmp, _ = files
+    assert aicd(["score", str(tmp / "a.csv"), str(tmp / "gold.parquet"), "--label-map", "0=human,1=machine",
+                 "--fpr", "0.01"]) == 0
+    assert "no threshold metrics: the detector gives no score for the 'human' class" in capsys.readouterr().out
+    test = _scored(100, 5)
+    test[["id", "label"]].to_csv(tmp_path / "g.csv", index=False)
+    test.to_csv(tmp_path / "p.csv", index=False)
+    assert aicd(["score", str(tmp_path / "p.csv"), str(tmp_path / "g.csv"), "--label-map", "0=human,1=machine",
+                 "--fpr", "0.01"]) == 0
+    assert "not given: no validation scores of human rows" in capsys.readouterr().out
+    assert aicd(["score", str(tmp_path / "p.csv"), str(tmp_path / "g.csv"), "--fpr", "1.5"]) == 2
+    assert "between 0 and 1" in capsys.readouterr().err

@@ -90,3 +90,31 @@ def test_the_command_line_passes_inputs_data_reports_and_test_sets(tmp_path):
     assert "**codeaid**: 10 of 12 rows kept (removed: unknown_language 2)" in report
     assert "`trial.parquet`: 12 bytes, sha256 `abababababababab`" in report
     assert "Task 1 · CodeAid" in (out / "tables" / "table4.md").read_text()
+
+
+def test_the_threshold_table_beside_table4(tmp_path):
+    gold = ["human", "machine"] * 100
+    test = pd.DataFrame({"id": [f"r{i}" for i in range(len(gold))], "gold": gold, "language": "Python"})
+    machine = [0.1 + 0.8 * (g == "machine") + 0.001 * i for i, g in enumerate(gold)]  # separable
+    scored = pd.DataFrame({"id": test["id"], "pred": gold, "score_human": [1 - m for m in machine],
+                           "score_machine": machine})
+    validation = pd.DataFrame({"id": [f"v{i}" for i in range(200)], "domain": "general",
+                               "machine_score": [0.1 + 0.001 * i for i in range(200)]})
+    files = []
+    for name, preds, val in (("scored", scored, validation), ("labels", scored[["id", "pred"]], None)):
+        result = score(preds, test, ["human", "machine"], resamples=50, validation=val)
+        path = tmp_path / "scores" / "T1" / f"{name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"task": "T1", "detector": name, **result}))
+        files.append(str(path))
+    layout = {"tasks": [["T1", "Task 1"]], "detectors": [["scored", "Scored", False], ["labels", "Labels", False]]}
+    out = tmp_path / "results"
+    write_report(layout, files, str(out / "tables"), str(out / "figures"), str(out / "report.md"))
+    table = (out / "tables" / "thresholds.md").read_text()
+    scored_line = next(line for line in table.splitlines() if line.startswith("| Scored"))
+    assert "100.00" in scored_line  # AUROC of a separable detector
+    assert "TPR @ 1% FPR" in table and "TPR @ 5% FPR" in table
+    assert "no scores" in next(line for line in table.splitlines() if line.startswith("| Labels"))
+    assert "<table>" in (out / "tables" / "thresholds.html").read_text()
+    assert "TPR @ 1\\% FPR" in (out / "tables" / "thresholds.tex").read_text()
+    assert "## Threshold metrics" in (out / "report.md").read_text()

@@ -3,9 +3,12 @@
 The AICD Bench command:
 
     aicd detect PATH... --model MODEL    apply a fitted detector to code files or folders
-    aicd score PRED GOLD                 macro-F1 (95% bootstrap CI), per class, per subset
+    aicd score PRED GOLD                 macro-F1 (95% bootstrap CI), per class, per subset; AUROC
+                                         and TPR at a fixed FPR (--fpr) where PRED has scores
     aicd compare PRED_A PRED_B GOLD      paired bootstrap test of the macro-F1 difference
     aicd verify RESULTS_A RESULTS_B      same inputs: are all tables and scores byte-identical?
+    aicd submission check|score PRED     a hidden-label submission: check it, score it into results
+    aicd leaderboard DIR --out SITE      a static leaderboard site from submission results
     aicd fetch-inputs                    download and verify the pinned inputs (make pinned-inputs)"""
 
 from __future__ import annotations
@@ -71,12 +74,22 @@ def build_parser():
                                    "and pred or label. GOLD: parquet/CSV/JSONL with id and target, label or gold (the first present).",
                        epilog="examples:\n  aicd score submission.csv gold.csv --label-map 0=human,1=machine\n"
                               "  aicd score results/predictions/T1/svm_tfidf.parquet results/tasks/T1/test.parquet "
-                              "--json score.json")
+                              "--json score.json\n"
+                              "  # how many humans are wrongly accused at a threshold set for 1% FPR on validation\n"
+                              "  aicd score results/predictions/T1/lr_tfidf.parquet results/tasks/T1/test.parquet "
+                              "--fpr 0.01\n"
+                              "  aicd score mine.csv gold.csv --validation mine_on_validation.csv --fpr 0.01 0.05")
     s.add_argument("pred", metavar="PRED")
     s.add_argument("gold", metavar="GOLD")
     _scoring_options(s)
     s.add_argument("--allow-missing", action="store_true", help="score only the gold ids that have a prediction "
                    "(the coverage is reported); by default a missing id is an error")
+    s.add_argument("--fpr", type=float, nargs="+", default=None, metavar="RATE",
+                   help="false-positive rates on human code to give the TPR at (default 0.01 0.05); needs "
+                        "score_<class> columns in PRED and validation scores of human rows (--validation)")
+    s.add_argument("--validation", metavar="FILE", help="validation scores the thresholds are set on: a "
+                   "validation_scores parquet (id, domain, machine_score) or predictions on validation rows with "
+                   "gold and score_human; found on its own for results/predictions/TASK/DETECTOR.parquet")
     s.add_argument("--json", dest="json_out", metavar="OUT", help="also write the full result as JSON")
 
     c = sub.add_parser("compare", help="paired bootstrap test of two predictions files", formatter_class=raw,
@@ -102,6 +115,9 @@ def build_parser():
                                "sha256) into ~/.cache/aicd/pinned (or $AICD_CACHE/pinned) and checks each hash; a "
                                "file already there and intact is kept. The demo's human code is gathered from them.",
                    epilog="example:\n  aicd fetch-inputs        # what `make pinned-inputs` runs")
+    from .submission_cli import add_parsers
+
+    add_parsers(sub, raw)
     return parser
 
 
@@ -195,14 +211,39 @@ def _print_score(result: dict) -> None:
         _print_table(pd.DataFrame(rows), "{:.4f}")
 
 
+def _print_thresholds(m: dict, asked: bool) -> None:
+    def pm(value, ci):
+        return "n/a" if value is None else f"{value:.4f}" + (f" (95% CI {ci[0]:.4f} to {ci[1]:.4f})" if ci else "")
+
+    if not m["available"]:
+        if asked:
+            print(f"\nno threshold metrics: {m['why']}")
+        return
+    print(f"\nAUROC (human vs the rest): {pm(m['auroc'], m['auroc_ci'])}")
+    if m["at_fpr"] is None:
+        print(f"TPR at a fixed FPR: not given: {m['why_no_fpr']} (pass --validation FILE)")
+        return
+    print(f"thresholds set on {m['validation_human_rows']} validation human rows"
+          + (f" ({m['validation']})" if m.get("validation") else ""))
+    for key, at in m["at_fpr"].items():
+        print(f"at {float(key):.1%} FPR (threshold {at['threshold']:.4f}): TPR {pm(at['tpr'], at['tpr_ci'])}; "
+              f"humans wrongly flagged on test: {pm(at['fpr'], at['fpr_ci'])} of {at['humans']}")
+
+
 def score_command(args) -> None:
     from .io import write_json
     from .scoring.external import parse_label_map, score_file
 
+    from .scoring.thresholds import FPRS
+
     _check_resamples(args.resamples, 0)
+    bad = [f for f in args.fpr or () if not 0 < f < 1]
+    if bad:
+        raise AicdError(f"--fpr {bad[0]}: a false-positive rate is between 0 and 1 (e.g. 0.01)")
     result = score_file(args.pred, args.gold, args.labels, parse_label_map(args.label_map), args.allow_missing,
-                        args.resamples, args.seed)
+                        args.resamples, args.seed, args.validation, args.fpr or FPRS)
     _print_score(result)
+    _print_thresholds(result["threshold_metrics"], asked=bool(args.fpr))
     if args.json_out:
         write_json(result, args.json_out)
 
@@ -233,6 +274,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             outcome["ok"], lines = verify(args.a, args.b)
             print("\n".join(lines))
+        elif args.command in ("submission", "leaderboard"):
+            from .submission_cli import leaderboard_command, submission_command
+
+            outcome["ok"] = (submission_command if args.command == "submission" else leaderboard_command)(args)
         elif args.command == "fetch-inputs":
             from .sources.pinned import main as pinned_main
 

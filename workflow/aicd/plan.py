@@ -303,7 +303,7 @@ def _detector(name: str, spec: dict, cls, tasks: dict) -> DetectorPlan:
         name=name, kind=spec["kind"], title=spec["title"], dummy=bool(spec.get("dummy", False)),
         features=spec.get("features"), params=params, storage=cls.storage, threads=cls.max_threads,
         environment=cls.environment_for(params), gpu=int(resources.get("gpu", cls.gpu)), mem_mb=int(resources.get("mem_mb", cls.mem_mb)),
-        runtime=resources.get("runtime"), zero_shot=cls.zero_shot, binarise=cls.binarise, explains=cls.explains,
+        runtime=resources.get("runtime"), zero_shot=cls.is_zero_shot(params), binarise=cls.binarises(params), explains=cls.explains,
         applies_to_new_code=cls.applies_to_new_code, prepared=cls.prepared_inputs(name, params),
         tasks=tuple(t for t in tasks if not only or t in only))
 

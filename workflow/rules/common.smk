@@ -218,6 +218,11 @@ def score_sample_flag(w):
     return "--sample" if w.detector in PLAN.judge_detectors else ""
 
 
+def validation_scores(w):
+    # what thresholds at a fixed FPR are set on; LLM judges give labels only
+    return [] if w.detector in PLAN.judge_detectors else [f"{R}/validation_scores/{w.task}/{w.detector}.parquet"]
+
+
 def zero_shot_reports():
     return [f"{R}/models/{t}/{d}.json" for t, d in PLAN.pairs if PLAN.detectors[d].zero_shot]
 

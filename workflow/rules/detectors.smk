@@ -11,6 +11,7 @@ rule detect:
         predictions=f"{R}/predictions/{{task}}/{{detector}}.parquet",
         model=f"{R}/models/{{task}}/{{detector}}.pkl",
         report=f"{R}/models/{{task}}/{{detector}}.json",
+        validation_scores=f"{R}/validation_scores/{{task}}/{{detector}}.parquet",
     log:
         f"{R}/logs/detect/{{task}}/{{detector}}.log",
     benchmark:
@@ -33,7 +34,8 @@ rule detect:
     shell:
         "{params.guard}python -m aicd.detectors fit --spec {params.spec} --task {wildcards.task}"
         " --tasks-dir {params.tasks_dir} {params.args} --seed {params.seed} --threads {threads}"
-        " --out {output.predictions} --model {output.model} --report {output.report} > {log} 2>&1"
+        " --out {output.predictions} --model {output.model} --report {output.report}"
+        " --validation-scores {output.validation_scores} > {log} 2>&1"
 
 
 # Checkpoints live in results/checkpoints/{task}/{detector}/, outside the rule's outputs, so a
@@ -47,6 +49,7 @@ rule detect_folder:
         predictions=f"{R}/predictions/{{task}}/{{detector}}.parquet",
         model=directory(f"{R}/models/{{task}}/{{detector}}"),
         report=f"{R}/models/{{task}}/{{detector}}.json",
+        validation_scores=f"{R}/validation_scores/{{task}}/{{detector}}.parquet",
     log:
         f"{R}/logs/detect/{{task}}/{{detector}}.log",
     benchmark:
@@ -72,4 +75,5 @@ rule detect_folder:
         "{params.guard}python -m aicd.detectors fit --spec {params.spec} --task {wildcards.task}"
         " --tasks-dir {params.tasks_dir} {params.args} --seed {params.seed} --threads {threads}"
         " --work-dir {params.work} --cache-dir {params.cache}"
-        " --out {output.predictions} --model {output.model} --report {output.report} > {log} 2>&1"
+        " --out {output.predictions} --model {output.model} --report {output.report}"
+        " --validation-scores {output.validation_scores} > {log} 2>&1"

@@ -43,6 +43,9 @@ rule report:
         tex=f"{R}/tables/table4.tex",
         md=f"{R}/tables/table4.md",
         html=report(f"{R}/tables/table4.html", caption="../report/table4.rst", category="Tables"),
+        thresholds_md=f"{R}/tables/thresholds.md",
+        thresholds_tex=f"{R}/tables/thresholds.tex",
+        thresholds_html=report(f"{R}/tables/thresholds.html", caption="../report/thresholds.rst", category="Tables"),
         figures=expand(f"{R}/figures/confusion_{{task}}.pdf", task=PLAN.tasks),
         figures_png=report(
             expand(f"{R}/figures/confusion_{{task}}.png", task=PLAN.tasks),

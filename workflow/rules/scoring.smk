@@ -5,6 +5,7 @@ rule score:
     input:
         predictions=f"{R}/predictions/{{task}}/{{detector}}.parquet",
         test=f"{R}/tasks/{{task}}/test.parquet",
+        validation_scores=validation_scores,
     output:
         f"{R}/scores/{{task}}/{{detector}}.json",
     log:
@@ -24,4 +25,5 @@ rule score:
     shell:
         "{params.guard}python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
         " --predictions {input.predictions} --test {input.test} --labels {params.labels} {params.sample}"
+        " --validation-scores {input.validation_scores}"
         " --out {output} > {log} 2>&1"

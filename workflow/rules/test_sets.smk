@@ -90,6 +90,7 @@ rule score_test_set:
     input:
         predictions=f"{R}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
         test=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
+        validation_scores=validation_scores,
     output:
         f"{R}/scores/{{task}}/test_sets/{{test_set}}/{{detector}}.json",
     log:
@@ -108,4 +109,4 @@ rule score_test_set:
     shell:
         "{params.guard}python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
         " --predictions {input.predictions} --test {input.test} --labels {params.labels}"
-        " --out {output} > {log} 2>&1"
+        " --validation-scores {input.validation_scores} --out {output} > {log} 2>&1"

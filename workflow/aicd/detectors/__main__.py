@@ -62,6 +62,7 @@ def fit(args) -> None:
     detector, predictions = fit_predict(args.spec, tables, args.features, args.seed, args.threads, args.work_dir,
                                         args.cache_dir, featurizer, validation, _prepared(args.prepared))
     summary = validation.pop("summary", {})
+    human_scores = validation.pop("validation_human_scores")
     languages = tables["train"]["language"].dropna() if "language" in tables["train"] else ()
     bundle = make_bundle(detector, featurizer if detector.needs_features else None, args.spec, args.task, validation,
                          train_languages=languages)
@@ -69,6 +70,8 @@ def fit(args) -> None:
         log.warning("no --featurizer: the saved model applies to feature matrices only, not to new code")
     save_bundle(bundle, args.model)
     write_parquet(predictions, args.out)
+    if args.validation_scores:
+        write_parquet(human_scores, args.validation_scores)
     seconds = time.perf_counter() - started
     if args.report:
         write_json({"kind": args.spec["kind"], "task": args.task, "rows": {s: int(len(t)) for s, t in tables.items()},
@@ -114,6 +117,8 @@ def main(argv=None) -> None:
     f.add_argument("--out", required=True, help="output predictions parquet")
     f.add_argument("--model", required=True, help="output fitted model (a pickle, or a folder)")
     f.add_argument("--report", help="output JSON: rows per split, how validation was had, seconds, the summary")
+    f.add_argument("--validation-scores", help="output parquet: id, domain, machine_score of the validation "
+                   "split's human rows (what the scoring stage sets thresholds at a fixed FPR on)")
     f.add_argument("--work-dir", help="scratch folder kept across a killed job (encoder checkpoints)")
     f.add_argument("--cache-dir", help="shared cache folder (tokenised splits)")
     p = sub.add_parser("predict", help="apply a fitted model to new rows")

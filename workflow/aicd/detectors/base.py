@@ -46,6 +46,7 @@ class Detector:
     kind: str = ""
     needs_features: bool = True
     needs_text: bool = False        # fit/predict take the code strings instead of a feature matrix
+    needs_ids: bool = False         # fit/predict take the rows' ids (row_ids: every split's, set by the job)
     storage: str = "file"           # how the fitted detector is stored: "file" (a pickle) or "folder"
     max_threads: int = 1            # threads its jobs can use
     environment: str = "core"       # the conda environment of its jobs (envs/{environment}.yaml)
@@ -77,6 +78,16 @@ class Detector:
     def environment_for(cls, params: dict) -> str:
         """The environment its jobs need with these params (an option may need torch)."""
         return cls.environment
+
+    @classmethod
+    def is_zero_shot(cls, params: dict) -> bool:
+        """zero_shot with these params (a user's plug-in decides by the params it is given)."""
+        return cls.zero_shot
+
+    @classmethod
+    def binarises(cls, params: dict) -> bool:
+        """binarise with these params."""
+        return cls.binarise
 
     @classmethod
     def prepared_inputs(cls, name: str, params: dict) -> dict[str, str]:

@@ -1,6 +1,8 @@
 """Fitting one detector on a task's splits and predicting its test split: the rows or feature
 matrices each split gives the detector, validation carved from train where a detector needs one
-and none is given, and the predictions table (id, gold, pred, score_<class>...)."""
+and none is given, the predictions table (id, gold, pred, score_<class>...), and the scores of
+the validation split's human rows, on which the scoring stage sets thresholds at a fixed
+false-positive rate (aicd.scoring.thresholds)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from threadpoolctl import threadpool_limits
 from ..errors import AicdError
 from ..features import store
 from ..schema import SPLITS
+from ..families import HUMAN
 from . import build
 from .validation import carve
 
@@ -100,7 +103,10 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
     if missing:
         raise AicdError(f"detector kind {spec['kind']} needs {', '.join(missing)} made by another job: pass "
                         + " ".join(f"--prepared {m}=PATH" for m in missing))
-    if detector.needs_text:
+    if detector.needs_ids:
+        X = {s: t["id"].astype(str).to_numpy(dtype=object) for s, t in tables.items()}
+        detector.row_ids = dict(X)
+    elif detector.needs_text:
         X = {s: t["code"].to_numpy(dtype=object) for s, t in tables.items()}
     elif detector.needs_features:
         if not features:
@@ -115,8 +121,10 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
     if len(np.unique(y["train"])) < 2 and detector.needs_features:
         raise AicdError("the train split has fewer than two classes: nothing to learn")
     validation = {"source": "given", "rows": int(len(y["validation"]))}
+    validation_rows = tables["validation"]
     if detector.uses_validation and len(y["validation"]) == 0:
         train_idx, val_idx, validation = carve(y["train"], seed)
+        validation_rows = tables["train"].iloc[val_idx]
         if detector.wants_group_validation and len(val_idx):
             log.warning("%s tunes on validation rows, but the task has none: %d rows were carved at random from "
                         "train, so they share its generators and languages; give the task a validation split of "
@@ -134,13 +142,38 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
         detector.fit(X["train"], y["train"], X["validation"], y["validation"])
         del X["train"]
         pred, scores = predict_in_blocks(detector, X["test"])
+        # what the detector says of the test rows, before the validation rows are predicted
+        extra, summary = detector.extra_columns(), detector.summary(targets(tables["test"], "test"))
+        human_scores = validation_human_scores(detector, X["validation"], y["validation"], validation_rows)
     out = pd.DataFrame({"id": tables["test"]["id"].to_numpy(), "gold": y["test"],
                         "pred": np.asarray(pred, dtype=object)})
     if scores is not None:
         for j, cls in enumerate(detector.classes_):
             out[f"score_{cls}"] = scores[:, j].astype(np.float32)
-    for name, values in detector.extra_columns().items():
+    for name, values in extra.items():
         out[name] = values
     if record is not None:
-        record["summary"] = detector.summary(targets(tables["test"], "test"))
+        record["summary"] = summary
+        record["validation_human_scores"] = human_scores
     return detector, out
+
+
+def validation_human_scores(detector, X, y: np.ndarray, rows: pd.DataFrame) -> pd.DataFrame:
+    """id, domain and machine_score (1 - score_human) of the validation rows whose class is
+    human: what a threshold at a fixed false-positive rate is set on. Empty when the detector
+    gives no scores, has no human class, or there are no such rows."""
+    empty = pd.DataFrame({"id": pd.Series(dtype=str), "domain": pd.Series(dtype=object),
+                          "machine_score": pd.Series(dtype=np.float32)})
+    classes = [str(c) for c in (detector.classes_ if detector.classes_ is not None else [])]
+    human = np.flatnonzero(np.asarray(y, dtype=object) == HUMAN)
+    if HUMAN not in classes or len(human) == 0 or len(rows) != len(y):
+        return empty
+    if detector.needs_ids and not detector.scores_rows(X[human]):
+        return empty  # predictions made elsewhere: scores of validation rows only where a file gives them
+    _, scores = predict_in_blocks(detector, X[human])
+    if scores is None:
+        return empty
+    picked = rows.iloc[human]
+    domain = picked["domain"].to_numpy(dtype=object) if "domain" in picked.columns else None
+    return pd.DataFrame({"id": picked["id"].astype(str).to_numpy(), "domain": domain,
+                         "machine_score": (1.0 - scores[:, classes.index(HUMAN)]).astype(np.float32)})

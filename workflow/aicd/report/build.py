@@ -1,4 +1,5 @@
-"""report.md with Table 4 (LaTeX, Markdown, HTML), a confusion-matrix figure per task for its best
+"""report.md with Table 4 (LaTeX, Markdown, HTML), the threshold metrics beside it (AUROC, TPR at
+a fixed FPR on human code: thresholds.{md,tex,html}), a confusion-matrix figure per task for its best
 detector, the extra test sets, the subsets, the data summaries and the input fingerprint.
 `python -m aicd.report` is the command line."""
 
@@ -15,6 +16,7 @@ from ..io import read_json, write_text
 from .figures import confusion_figure
 from .subsets import subset_section
 from .test_sets import test_set_section
+from . import threshold_table
 from .table4 import Column, Row, markdown_title, plain_title, render, render_html, with_inputs
 
 
@@ -52,6 +54,10 @@ def write_report(layout: dict, score_files: list[str], tables_dir: str, figures_
     write_text(latex, tables / "table4.tex")
     write_text(markdown, tables / "table4.md")
     write_text(render_html(rows, columns, f1, ci, stamp=stamp(inputs) if inputs else ""), tables / "table4.html")
+    thresholds_md, thresholds_tex, thresholds_html = threshold_table.render(rows, columns, all_scores)
+    write_text(thresholds_md, tables / "thresholds.md")
+    write_text(thresholds_tex, tables / "thresholds.tex")
+    write_text(thresholds_html, tables / "thresholds.html")
 
     report_dir = Path(report).parent
     rel = lambda p: os.path.relpath(p, report_dir)  # noqa: E731
@@ -59,7 +65,11 @@ def write_report(layout: dict, score_files: list[str], tables_dir: str, figures_
              "## Table 4: macro-F1 × 100", "",
              *(["± is the half-width of the 95% bootstrap interval over test rows (1,000 resamples).", ""] if ci else []),
              markdown_ci,
-             f"LaTeX: [{rel(tables / 'table4.tex')}]({rel(tables / 'table4.tex')})", "", "## Confusion matrices", ""]
+             f"LaTeX: [{rel(tables / 'table4.tex')}]({rel(tables / 'table4.tex')})", "",
+             "## Threshold metrics: AUROC and TPR at a fixed FPR on human code (× 100)", "",
+             threshold_table.CAPTION, "", thresholds_md,
+             f"LaTeX: [{rel(tables / 'thresholds.tex')}]({rel(tables / 'thresholds.tex')})", "",
+             "## Confusion matrices", ""]
     titles = {r.name: r.title for r in rows}
     dummies = {r.name for r in rows if r.dummy}
     best = {}  # task -> its best trained detector (a dummy only where nothing else has scores)

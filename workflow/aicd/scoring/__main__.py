@@ -2,7 +2,9 @@
 
 --labels is the task's label set: a gold or predicted label outside it is an error naming the
 label and its row count (a binary task never averages over a third class). Every macro-F1 carries
-a bootstrap 95% interval (`macro_f1_ci`; --resamples, --seed)."""
+a bootstrap 95% interval (`macro_f1_ci`; --resamples, --seed). Where the predictions carry
+score_<class> columns: AUROC (human against the rest) and the TPR at each --fpr, its threshold
+set on --validation-scores (the validation split's human rows), under `threshold_metrics`."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from ..io import write_json
 from ..stagecli import run
 from .bootstrap import RESAMPLES
 from .score import read_test, score
+from .thresholds import FPRS
 
 
 def main(argv=None) -> None:
@@ -28,12 +31,20 @@ def main(argv=None) -> None:
     parser.add_argument("--sample", action="store_true", help="predictions cover a sample of the test split")
     parser.add_argument("--resamples", type=int, default=RESAMPLES, help="bootstrap resamples for the intervals")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--validation-scores", nargs="?", default=None,
+                        help="parquet of the validation split's human rows: id, domain, machine_score")
+    parser.add_argument("--fpr", type=float, nargs="+", default=list(FPRS),
+                        help="false-positive rates on human code to report the TPR at (default: 0.01 0.05)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     if args.resamples < 0:
         raise AicdError(f"--resamples {args.resamples}: give 0 (no intervals) or more")
+    bad = [f for f in args.fpr if not 0 < f < 1]
+    if bad:
+        raise AicdError(f"--fpr {bad[0]}: a false-positive rate is between 0 and 1 (e.g. 0.01)")
+    validation = pd.read_parquet(args.validation_scores) if args.validation_scores else None
     result = score(pd.read_parquet(args.predictions), read_test(args.test), args.labels, args.sample,
-                   args.resamples, args.seed)
+                   args.resamples, args.seed, validation, args.fpr)
     write_json({"task": args.task, "detector": args.detector, **result}, args.out)
 
 

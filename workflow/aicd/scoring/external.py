@@ -6,7 +6,14 @@ parquet (`id, gold, pred`), or CSV/JSONL/parquet with `id` and one of `pred`, `l
 present: a task table's `target` is its class, e.g. the family in T2), plus
 optional breakdown columns (subset, language, domain, generator). Labels may be integers mapped
 to names with a label map (`0=human,1=machine`), applied to both sides. Ids are compared as text;
-ids missing on either side are an error that counts them (or, with allow_missing, a coverage)."""
+ids missing on either side are an error that counts them (or, with allow_missing, a coverage).
+
+Predictions with score_<class> columns (the workflow's own, or a user's file) also get threshold
+metrics: AUROC of human against the rest, and the TPR at each FPR with the threshold set on
+validation scores of human rows (a validation_scores parquet: id, domain, machine_score; or
+predictions on validation rows with gold and score_human, whose human rows are taken). For the
+workflow's results/predictions/{task}/{detector}.parquet, its results/validation_scores/ file is
+found on its own."""
 
 from __future__ import annotations
 
@@ -22,6 +29,7 @@ from ..sources.ingest import _label_key
 from .score import BREAKDOWN_COLUMNS, check_label_set
 from .bootstrap import RESAMPLES, describe, paired_test
 from .metrics import breakdown, class_order, classification_scores
+from .thresholds import FPRS, HUMAN, threshold_metrics
 
 PRED_COLUMNS = ("pred", "label", "prediction")
 GOLD_COLUMNS = ("target", "label", "gold")   # a task table's class is `target` (T2: the family)
@@ -87,10 +95,25 @@ def labels_column(table: pd.DataFrame, candidates, path, what: str, label_map: d
     return values
 
 
+def score_columns(table: pd.DataFrame, path, label_map: dict) -> dict[str, pd.Series]:
+    """score_<class> columns as numbers, each class named through the label map (score_0 ->
+    score_human with 0=human)."""
+    out = {}
+    for column in (c for c in table.columns if str(c).startswith("score_")):
+        cls = str(column)[len("score_"):]
+        values = pd.to_numeric(table[column], errors="coerce")
+        if values.isna().any() and not table[column].isna().all():
+            bad = int(values.isna().sum())
+            raise AicdError(f"{path}: column {column}: {bad} values are not numbers (a score per class is a number)")
+        out[f"score_{label_map.get(cls, cls)}"] = values
+    return out
+
+
 def read_predictions(path, label_map: dict) -> pd.DataFrame:
     table = read_any(path)
     out = pd.DataFrame({"id": table["id"].astype(str) if "id" in table.columns else None,
-                        "pred": labels_column(table, PRED_COLUMNS, path, "predicted", label_map)})
+                        "pred": labels_column(table, PRED_COLUMNS, path, "predicted", label_map),
+                        **score_columns(table, path, label_map)})
     duplicated = out["id"].duplicated()
     if duplicated.any():
         example = out["id"][duplicated].iloc[0]
@@ -126,8 +149,39 @@ def align(predictions: pd.DataFrame, gold: pd.DataFrame, pred_path, allow_missin
     return merged
 
 
+def workflow_validation_scores(pred_path) -> Path | None:
+    """results/validation_scores/{task}/{detector}.parquet beside the workflow's predictions file."""
+    path = Path(pred_path).resolve()
+    if len(path.parts) >= 3 and path.parent.parent.name == "predictions":
+        candidate = path.parent.parent.parent / "validation_scores" / path.parent.name / path.name
+        return candidate if candidate.is_file() else None
+    return None
+
+
+def read_validation_scores(path, label_map: dict) -> pd.DataFrame:
+    """The validation human rows' machine-scores from either file shape (module docstring)."""
+    table = read_any(path)
+    if "machine_score" in table.columns:
+        return pd.DataFrame({"id": table["id"].astype(str) if "id" in table.columns else range(len(table)),
+                             "domain": table["domain"] if "domain" in table.columns else None,
+                             "machine_score": pd.to_numeric(table["machine_score"], errors="coerce")}).dropna(
+            subset=["machine_score"])
+    gold = labels_column(table, GOLD_COLUMNS, path, "gold", label_map)
+    scores = score_columns(table, path, label_map)
+    if f"score_{HUMAN}" not in scores:
+        raise AicdError(f"{path}: validation scores need a machine_score column, or gold labels with a "
+                        f"score_{HUMAN} column; its columns are {list(table.columns)}")
+    human = (gold == HUMAN).to_numpy()
+    if not human.any():
+        raise AicdError(f"{path}: no validation row has the gold label {HUMAN!r}: no threshold can be set")
+    return pd.DataFrame({"id": table["id"].astype(str)[human],
+                         "domain": table["domain"][human] if "domain" in table.columns else None,
+                         "machine_score": 1.0 - scores[f"score_{HUMAN}"][human]})
+
+
 def score_file(pred_path, gold_path, labels: list | None = None, label_map: dict | None = None,
-               allow_missing: bool = False, resamples: int = RESAMPLES, seed: int = 0) -> dict:
+               allow_missing: bool = False, resamples: int = RESAMPLES, seed: int = 0,
+               validation_path=None, fprs=FPRS) -> dict:
     label_map = label_map or {}
     gold = read_gold(gold_path, label_map)
     merged = align(read_predictions(pred_path, label_map), gold, pred_path, allow_missing)
@@ -139,6 +193,11 @@ def score_file(pred_path, gold_path, labels: list | None = None, label_map: dict
                    "coverage": len(merged) / len(gold),
                    "by": {col: breakdown(merged["gold"], merged["pred"], merged[col], label_set, resamples, seed)
                           for col in BREAKDOWN_COLUMNS if col in merged.columns and merged[col].notna().any()}})
+    validation_path = validation_path or workflow_validation_scores(pred_path)
+    validation = read_validation_scores(validation_path, label_map) if validation_path else None
+    result["threshold_metrics"] = threshold_metrics(merged, validation, fprs, BREAKDOWN_COLUMNS, resamples, seed)
+    if validation_path:
+        result["threshold_metrics"]["validation"] = str(validation_path)
     return result
 
 

@@ -1,5 +1,7 @@
 """Scoring one detector's predictions against a task's test split: macro-F1 with a bootstrap
-interval, per-class scores, and the same per subset, language, domain and generator."""
+interval, per-class scores, and the same per subset, language, domain and generator; for a
+detector that gives scores, AUROC and the TPR at fixed FPRs on human code (thresholds set on
+the validation split's human rows: aicd.scoring.thresholds)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from ..errors import AicdError
 from ..schema import ABSTAIN
 from .bootstrap import RESAMPLES, describe
 from .metrics import breakdown, classification_scores
+from .thresholds import FPRS, threshold_metrics
 
 BREAKDOWN_COLUMNS = ("subset", "language", "domain", "generator")
 TEST_COLUMNS = ("id", *BREAKDOWN_COLUMNS, "language_origin")  # what scoring reads of a test split
@@ -37,9 +40,11 @@ def check_label_set(values, labels: list, what: str, allow_abstain: bool = False
 
 
 def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = None, sample: bool = False,
-          resamples: int = RESAMPLES, seed: int = 0) -> dict:
+          resamples: int = RESAMPLES, seed: int = 0, validation: pd.DataFrame | None = None,
+          fprs=FPRS) -> dict:
     """sample=True: predictions cover a sample of the test split (LLM judges). labels: the
-    task's label set (checked when given)."""
+    task's label set (checked when given). validation: machine-scores of the validation
+    split's human rows (the detect job's validation_scores), for the TPR at each FPR."""
     if predictions.empty or test.empty:
         raise AicdError(f"nothing to score: {len(predictions)} predictions for {len(test)} test rows; "
                         "rebuild the task with rows in test, then rerun the detector")
@@ -61,6 +66,7 @@ def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = N
         for col in BREAKDOWN_COLUMNS
         if col in merged.columns and merged[col].notna().any()
     }
+    result["threshold_metrics"] = threshold_metrics(merged, validation, fprs, BREAKDOWN_COLUMNS, resamples, seed)
     if "language_origin" in merged.columns:  # release tables: languages identified, not given
         identified = int(merged["language_origin"].eq("identified").sum())
         if identified:

@@ -1,0 +1,149 @@
+"""Detectors a user brings without editing the package (kind python: a class or a score
+function; kind predictions: a file made elsewhere), fitted through the detectors stage's own
+CLI on real trial rows, and their errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aicd.detectors.__main__ import main as detectors_main
+from aicd.detectors.plugins import best_threshold
+from aicd.errors import AicdError
+from aicd.plan import Plan
+from fitted_task_helpers import task_tables, write_task
+
+PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
+
+
+@pytest.fixture(autouse=True)
+def importable(monkeypatch):
+    monkeypatch.syspath_prepend(str(PLUGINS))
+
+
+@pytest.fixture
+def task(trial_raw, tmp_path):
+    tables = task_tables(trial_raw, n_train=300, n_test=120)
+    train = tables["train"]
+    tables = {"train": train.iloc[:220], "validation": train.iloc[220:].reset_index(drop=True), "test": tables["test"]}
+    write_task(tmp_path / "task", tables)
+    return tmp_path / "task", tables
+
+
+def fit(task_dir: Path, out: Path, kind: str, params: dict) -> pd.DataFrame:
+    out.mkdir(parents=True, exist_ok=True)
+    detectors_main(["fit", "--spec", json.dumps({"kind": kind, "params": params}), "--tasks-dir", str(task_dir),
+                    "--task", "T1", "--out", str(out / "p.parquet"), "--model", str(out / "m.pkl"),
+                    "--report", str(out / "r.json"), "--validation-scores", str(out / "v.parquet")])
+    return pd.read_parquet(out / "p.parquet")
+
+
+def test_a_users_class_is_fitted_and_gives_scores(task, tmp_path):
+    task_dir, tables = task
+    p = fit(task_dir, tmp_path / "cls", "python", {"object": "own_detectors:NearestMeanDetector",
+                                                    "options": {"scale": 2.0}})
+    assert list(p["id"]) == list(tables["test"]["id"]) and set(p["pred"]) <= {"human", "machine"}
+    assert {"score_human", "score_machine"} <= set(p.columns)
+    assert (p["pred"] == p["gold"]).mean() > 0.5  # it learned something from layout
+    humans = (tables["validation"]["target"] == "human").sum()
+    assert len(pd.read_parquet(tmp_path / "cls" / "v.parquet")) == humans
+
+
+def test_a_score_function_gets_its_threshold_on_validation(task, tmp_path):
+    task_dir, tables = task
+    p = fit(task_dir, tmp_path / "fn", "python", {"score_function": "own_detectors:comment_density"})
+    report = json.loads((tmp_path / "fn" / "r.json").read_text())
+    assert "threshold" in report
+    machine = p["score_machine"].to_numpy()
+    assert ((machine > report["threshold"]) == (p["pred"] == "machine")).all()
+
+
+def test_best_threshold_maximises_macro_f1():
+    scores = np.array([0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9])
+    human = np.array([1, 1, 1, 0, 1, 0, 0, 0], bool)
+    t = best_threshold(scores, human)
+    assert t in (0.3, 0.6)  # either cut misplaces one row; nothing does better
+    assert best_threshold(np.array([0.5, 0.5, 0.9]), np.array([1, 0, 0], bool)) == 0.5  # never between equal scores
+
+
+def test_the_plan_reads_zero_shot_and_binarising_from_the_params():
+    from aicd.detectors import REGISTRY
+
+    cls = REGISTRY["python"]
+    assert cls.is_zero_shot({"score_function": "m:f"}) and cls.binarises({"score_function": "m:f"})
+    assert not cls.is_zero_shot({"object": "m:C"}) and not cls.binarises({"object": "m:C"})
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"object": "no_such_module_here:X"}, "module 'no_such_module_here' does not import"),
+    ({"object": "own_detectors:Missing"}, "has no 'Missing'"),
+    ({"object": "own_detectors:NoPredict"}, "has no predict method"),
+    ({"object": "own_detectors"}, "write it as package.module:Name"),
+    ({"object": "own_detectors:NearestMeanDetector", "options": {"bogus": 1}}, "does not take options"),
+    ({}, "give exactly one of object"),
+])
+def test_a_plugin_that_cannot_be_used_says_what_to_fix(task, tmp_path, params, message):
+    task_dir, _ = task
+    with pytest.raises(AicdError, match=message):
+        fit(task_dir, tmp_path / "bad", "python", params)
+
+
+def write_predictions(path: Path, ids, rng, labels=("human", "machine")) -> None:
+    machine = rng.random(len(ids))
+    pd.DataFrame({"id": ids, "pred": np.where(machine > 0.5, labels[1], labels[0]), "score_human": 1 - machine,
+                  "score_machine": machine}).to_csv(path, index=False)
+
+
+def test_a_predictions_file_made_elsewhere_is_a_detector(task, tmp_path):
+    task_dir, tables = task
+    rng = np.random.default_rng(0)
+    write_predictions(tmp_path / "test.csv", tables["test"]["id"], rng)
+    write_predictions(tmp_path / "val.csv", tables["validation"]["id"], rng)
+    p = fit(task_dir, tmp_path / "pred", "predictions", {"file": str(tmp_path / "test.csv"),
+                                                         "validation_file": str(tmp_path / "val.csv")})
+    given = pd.read_csv(tmp_path / "test.csv", dtype={"id": str})
+    assert list(p["pred"]) == list(given["pred"]) and np.allclose(p["score_machine"], given["score_machine"])
+    val = pd.read_parquet(tmp_path / "pred" / "v.parquet")
+    assert len(val) == (tables["validation"]["target"] == "human").sum()
+    # without a validation file: predictions still, no validation scores
+    fit(task_dir, tmp_path / "noval", "predictions", {"file": str(tmp_path / "test.csv")})
+    assert pd.read_parquet(tmp_path / "noval" / "v.parquet").empty
+
+
+def test_a_predictions_file_that_does_not_match_the_test_split_is_counted(task, tmp_path):
+    task_dir, tables = task
+    rng = np.random.default_rng(1)
+    ids = list(tables["test"]["id"])
+    write_predictions(tmp_path / "bad.csv", ids[3:] + ["nope1", "nope2"] + ids[3:5], rng)
+    with pytest.raises(AicdError, match=r"3 test ids missing, 2 ids not in the test split, 2 ids more than once"):
+        fit(task_dir, tmp_path / "b1", "predictions", {"file": str(tmp_path / "bad.csv")})
+    write_predictions(tmp_path / "labels.csv", ids, rng, labels=("human", "robot"))
+    with pytest.raises(AicdError, match=r"predicted labels outside the task's classes .*'robot'"):
+        fit(task_dir, tmp_path / "b2", "predictions", {"file": str(tmp_path / "labels.csv")})
+    with pytest.raises(AicdError, match="no such file"):
+        fit(task_dir, tmp_path / "b3", "predictions", {"file": str(tmp_path / "absent.csv")})
+
+
+def test_plugins_plan_without_any_edit(repo):
+    import yaml
+
+    from aicd.config import validate_config
+    from aicd.generate.registry import load_registry
+
+    config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
+    config["detectors"] = {
+        "mine": {"kind": "python", "title": "Mine", "params": {"object": "own_detectors:NearestMeanDetector"}},
+        "zero": {"kind": "python", "title": "Zero", "params": {"score_function": "own_detectors:comment_density"}},
+        "file": {"kind": "predictions", "title": "File", "params": {"file": "x.csv"}}}
+    validate_config(config)
+    sys.modules.pop("own_detectors", None)
+    plan = Plan.from_config(config, load_registry(repo / config["registry"]), {})
+    assert plan.detectors["zero"].zero_shot and plan.detectors["zero"].binarise
+    assert not plan.detectors["mine"].zero_shot and plan.detectors["file"].zero_shot
+    assert not plan.detectors["file"].applies_to_new_code
+    assert "own_detectors" not in sys.modules  # planning imports nothing of the user's

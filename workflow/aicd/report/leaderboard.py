@@ -1,0 +1,132 @@
+"""A static leaderboard site from submission results files (aicd.scoring.submission): per task,
+the submissions ranked by macro-F1 with its interval, AUROC, TPR at 1% FPR on human code, the
+macro-F1 per subset, and a paired bootstrap test of each against the leader on the same gold
+rows. Writes SITE/index.html and SITE/leaderboard.json (the same numbers, for scripts)."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from ..errors import AicdError
+from ..fingerprint import sha256_file
+from ..io import write_json, write_text
+from ..scoring.external import compare_files
+
+STYLE = ("body{font-family:sans-serif;margin:2em} table{border-collapse:collapse;margin-bottom:2em} "
+         "td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right} td.name,th.name{text-align:left} "
+         "tr.leader{font-weight:bold}")
+
+
+def read_results(folder) -> list[dict]:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise AicdError(f"{folder}: no such folder of submission results")
+    found, skipped = [], []
+    for path in sorted(folder.rglob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            skipped.append(path.name)
+            continue
+        if isinstance(data, dict) and {"task", "metadata", "macro_f1"} <= set(data):
+            data["_file"] = str(path)
+            found.append(data)
+        else:
+            skipped.append(path.name)
+    if not found:
+        raise AicdError(f"{folder}: no submission results files (aicd submission score --out FILE.json) in it"
+                        + (f"; {len(skipped)} other JSON files skipped" if skipped else ""))
+    return found
+
+
+def _fpr_1(result: dict):
+    at = ((result.get("threshold_metrics") or {}).get("at_fpr") or {}).get("0.01")
+    return (at or {}).get("tpr"), (at or {}).get("tpr_ci")
+
+
+def paired_against(leader: dict, other: dict, resamples: int, seed: int) -> dict | None:
+    """Leader minus other on the same gold (None, with a reason, when the files are gone)."""
+    files = [leader["predictions"]["path"], other["predictions"]["path"], leader["gold"]["path"]]
+    if leader["gold"]["sha256"] != other["gold"]["sha256"]:
+        return {"why": "scored against other gold files"}
+    if not all(Path(f).is_file() for f in files):
+        return {"why": "a predictions or gold file is no longer where it was scored"}
+    if sha256_file(files[2]) != leader["gold"]["sha256"]:
+        return {"why": "the gold file changed since scoring"}
+    test = compare_files(files[0], files[1], files[2], leader.get("labels"), leader.get("label_map"),
+                         resamples, seed)
+    return {k: test[k] for k in ("difference", "difference_ci", "p_value")}
+
+
+def build(results: list[dict], resamples: int = 1000, seed: int = 0) -> dict:
+    """task -> ranked entries (what the page shows)."""
+    boards = {}
+    for task in sorted({r["task"] for r in results}):
+        entries = sorted((r for r in results if r["task"] == task),
+                         key=lambda r: (-r["macro_f1"], r["metadata"]["detector"]))
+        subsets = sorted({s for r in entries for s in (r.get("by") or {}).get("subset", {})})
+        rows = []
+        for rank, r in enumerate(entries, 1):
+            tm = r.get("threshold_metrics") or {}
+            tpr, tpr_ci = _fpr_1(r)
+            rows.append({"rank": rank, "detector": r["metadata"]["detector"], "date": r["metadata"]["date"],
+                         "links": r["metadata"].get("links") or [], "macro_f1": r["macro_f1"],
+                         "macro_f1_ci": r.get("macro_f1_ci"), "auroc": tm.get("auroc"), "auroc_ci": tm.get("auroc_ci"),
+                         "tpr_at_1pct_fpr": tpr, "tpr_at_1pct_fpr_ci": tpr_ci,
+                         "subsets": {s: ((r.get("by") or {}).get("subset", {}).get(s) or {}).get("macro_f1")
+                                     for s in subsets},
+                         "vs_leader": None if rank == 1 else paired_against(entries[0], r, resamples, seed)})
+        boards[task] = {"subsets": subsets, "entries": rows}
+    return boards
+
+
+def _pct(value, ci=None) -> str:
+    if value is None:
+        return "–"
+    return f"{value * 100:.2f}" + (f" ± {(ci[1] - ci[0]) * 50:.2f}" if ci else "")
+
+
+def _vs(test) -> str:
+    if test is None:
+        return "leader"
+    if "why" in test:
+        return f"n/a ({html.escape(test['why'])})"
+    lo, hi = test["difference_ci"]
+    return f"{test['difference'] * 100:.2f} [{lo * 100:.2f}, {hi * 100:.2f}], p = {test['p_value']:.3f}"
+
+
+def render(boards: dict) -> str:
+    parts = ["<!DOCTYPE html>", '<html><head><meta charset="utf-8"><title>AICD Bench leaderboard</title>',
+             f"<style>{STYLE}</style></head><body>", "<h1>AICD Bench leaderboard</h1>",
+             "<p>Ranked by macro-F1 × 100 (± half-width of the 95% bootstrap interval). TPR at 1% FPR on human "
+             "X on the same gold rows, its 95% paired bootstrap interval and p-value.</p>"]
+    for task, board in boards.items():
+        subsets = board["subsets"]
+        head = ["Rank", "Detector", "Date", "Macro-F1", "AUROC", "TPR @ 1% FPR", *subsets, "leader − this"]
+        parts += [f'<h2 id="task-{html.escape(task)}">{html.escape(task)}</h2>',
+                  f'<table class="board" data-task="{html.escape(task)}"><thead><tr>'
+                  + "".join(f'<th class="{"name" if h == "Detector" else ""}">{html.escape(h)}</th>' for h in head)
+                  + "</tr></thead><tbody>"]
+        for e in board["entries"]:
+            name = html.escape(e["detector"])
+            if e["links"]:
+                name = f'<a href="{html.escape(e["links"][0])}">{name}</a>'
+            cells = [str(e["rank"]), name, html.escape(e["date"]), _pct(e["macro_f1"], e["macro_f1_ci"]),
+                     _pct(e["auroc"], e["auroc_ci"]), _pct(e["tpr_at_1pct_fpr"], e["tpr_at_1pct_fpr_ci"]),
+                     *[_pct(e["subsets"].get(s)) for s in subsets], _vs(e["vs_leader"])]
+            parts.append(f'<tr class="{"leader" if e["rank"] == 1 else ""}" data-detector="{html.escape(e["detector"])}">'
+                         + "".join(f'<td class="{"name" if i == 1 else ""}">{c}</td>' for i, c in enumerate(cells))
+                         + "</tr>")
+        parts.append("</tbody></table>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_site(folder, out, resamples: int = 1000, seed: int = 0) -> dict:
+    boards = build(read_results(folder), resamples, seed)
+    out = Path(out)
+    write_text(render(boards), out / "index.html")
+    write_json(boards, out / "leaderboard.json")
+    return boards
