@@ -1,6 +1,6 @@
 """Detectors a user brings without editing the package (kind python: a class or a score
-function; kind predictions: a file made elsewhere), fitted through the detectors stage's own
-CLI on real trial rows, and their errors."""
+function, here the guide's docs/examples/my_detector.py; kind predictions: a file made
+elsewhere), fitted through the detectors stage's own CLI on real trial rows, and their errors."""
 
 from __future__ import annotations
 
@@ -18,7 +18,14 @@ from aicd.errors import AicdError
 from aicd.plan import Plan
 from fitted_task_helpers import task_tables, write_task
 
-PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
+PLUGINS = Path(__file__).resolve().parents[2] / "docs" / "examples"  # the guide's example plug-ins
+
+
+class NoPredict:
+    """A class that forgot predict."""
+
+    def fit(self, codes, labels):
+        return self
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +52,7 @@ def fit(task_dir: Path, out: Path, kind: str, params: dict) -> pd.DataFrame:
 
 def test_a_users_class_is_fitted_and_gives_scores(task, tmp_path):
     task_dir, tables = task
-    p = fit(task_dir, tmp_path / "cls", "python", {"object": "own_detectors:NearestMeanDetector",
+    p = fit(task_dir, tmp_path / "cls", "python", {"object": "my_detector:NearestMeanDetector",
                                                     "options": {"scale": 2.0}})
     assert list(p["id"]) == list(tables["test"]["id"]) and set(p["pred"]) <= {"human", "machine"}
     assert {"score_human", "score_machine"} <= set(p.columns)
@@ -56,7 +63,7 @@ def test_a_users_class_is_fitted_and_gives_scores(task, tmp_path):
 
 def test_a_score_function_gets_its_threshold_on_validation(task, tmp_path):
     task_dir, tables = task
-    p = fit(task_dir, tmp_path / "fn", "python", {"score_function": "own_detectors:comment_density"})
+    p = fit(task_dir, tmp_path / "fn", "python", {"score_function": "my_detector:comment_density"})
     report = json.loads((tmp_path / "fn" / "r.json").read_text())
     assert "threshold" in report
     machine = p["score_machine"].to_numpy()
@@ -81,10 +88,10 @@ def test_the_plan_reads_zero_shot_and_binarising_from_the_params():
 
 @pytest.mark.parametrize("params, message", [
     ({"object": "no_such_module_here:X"}, "module 'no_such_module_here' does not import"),
-    ({"object": "own_detectors:Missing"}, "has no 'Missing'"),
-    ({"object": "own_detectors:NoPredict"}, "has no predict method"),
-    ({"object": "own_detectors"}, "write it as package.module:Name"),
-    ({"object": "own_detectors:NearestMeanDetector", "options": {"bogus": 1}}, "does not take options"),
+    ({"object": "my_detector:Missing"}, "has no 'Missing'"),
+    ({"object": "test_plugins:NoPredict"}, "has no predict method"),
+    ({"object": "my_detector"}, "write it as package.module:Name"),
+    ({"object": "my_detector:NearestMeanDetector", "options": {"bogus": 1}}, "does not take options"),
     ({}, "give exactly one of object"),
 ])
 def test_a_plugin_that_cannot_be_used_says_what_to_fix(task, tmp_path, params, message):
@@ -137,13 +144,28 @@ def test_plugins_plan_without_any_edit(repo):
 
     config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
     config["detectors"] = {
-        "mine": {"kind": "python", "title": "Mine", "params": {"object": "own_detectors:NearestMeanDetector"}},
-        "zero": {"kind": "python", "title": "Zero", "params": {"score_function": "own_detectors:comment_density"}},
+        "mine": {"kind": "python", "title": "Mine", "params": {"object": "my_detector:NearestMeanDetector"}},
+        "zero": {"kind": "python", "title": "Zero", "params": {"score_function": "my_detector:comment_density"}},
         "file": {"kind": "predictions", "title": "File", "params": {"file": "x.csv"}}}
     validate_config(config)
-    sys.modules.pop("own_detectors", None)
+    sys.modules.pop("my_detector", None)
     plan = Plan.from_config(config, load_registry(repo / config["registry"]), {})
     assert plan.detectors["zero"].zero_shot and plan.detectors["zero"].binarise
     assert not plan.detectors["mine"].zero_shot and plan.detectors["file"].zero_shot
     assert not plan.detectors["file"].applies_to_new_code
-    assert "own_detectors" not in sys.modules  # planning imports nothing of the user's
+    assert "my_detector" not in sys.modules  # planning imports nothing of the user's
+
+
+def test_a_fitted_plugin_labels_files_with_aicd_detect_and_names_its_module(task, tmp_path, monkeypatch, capsys):
+    from aicd.cli import main as aicd
+
+    task_dir, tables = task
+    fit(task_dir, tmp_path / "cls", "python", {"object": "my_detector:NearestMeanDetector"})
+    (tmp_path / "a.py").write_text(tables["test"]["code"].iloc[0])
+    assert aicd(["detect", str(tmp_path / "a.py"), "--model", str(tmp_path / "cls" / "m.pkl"),
+                 "--out", str(tmp_path / "d.csv")]) == 0
+    assert pd.read_csv(tmp_path / "d.csv")["pred"].iloc[0] in ("human", "machine")
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(PLUGINS)])
+    sys.modules.pop("my_detector", None)
+    assert aicd(["detect", str(tmp_path / "a.py"), "--model", str(tmp_path / "cls" / "m.pkl")]) == 2
+    assert "from the module 'my_detector', which does not import here" in capsys.readouterr().err

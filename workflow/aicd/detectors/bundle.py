@@ -115,7 +115,12 @@ def save_bundle(bundle: FittedModel, path: str | Path) -> None:
 def _read(path: Path):
     try:
         return read_pickle(path)
-    except (pickle.UnpicklingError, EOFError, AttributeError, ModuleNotFoundError, ImportError) as err:
+    except ModuleNotFoundError as err:
+        if err.name and not err.name.startswith("aicd"):  # a plug-in's own module (kind: python)
+            raise AicdError(f"{path} holds a detector from the module {err.name!r}, which does not import here: "
+                            "install it, or put its folder on PYTHONPATH") from None
+        raise AicdError(f"{path} is not a fitted model this version can read ({type(err).__name__}: {err})") from None
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as err:
         raise AicdError(f"{path} is not a fitted model this version can read ({type(err).__name__}: {err})") from None
 
 

@@ -1,5 +1,10 @@
-"""Detectors a user brings, importable by `kind: python` (tests put this folder on PYTHONPATH):
-a class with the detector API on code strings and a zero-shot score function."""
+"""An example of a detector you bring (docs/own_detector.md): a class with the detector API on
+code strings, and a zero-shot score function. config/own_detector.yaml uses both; run it with
+this folder on PYTHONPATH:
+
+    PYTHONPATH=docs/examples snakemake --cores 2 --configfile config/own_detector.yaml
+
+The tests use the same module (tests/unit/test_plugins.py, tests/workflow/test_own_detector.py)."""
 
 from __future__ import annotations
 
@@ -41,8 +46,3 @@ class NearestMeanDetector:
 def comment_density(codes):
     """Zero-shot: a machine-score from the share of comment lines (LLM code comments more)."""
     return [float(f[1]) for f in _features(codes)]
-
-
-class NoPredict:
-    def fit(self, codes, labels):
-        return self
