@@ -1,5 +1,6 @@
 """A config of three sections (sources, tasks, detectors) validates and runs: no generation,
-judging, execution, dataset or features section, and no resolved.json needed."""
+judging, execution, dataset or features section, and no resolved.json needed; its task's test
+rows perturbed (two test sets) give flip rates in the OOD table."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -20,7 +22,10 @@ def test_sources_tasks_detectors_is_a_whole_config(repo, trial_path, tmp_path):
                               "label_map": {0: "human", 1: "machine"}, "label_audit": "correct",
                               "defaults": {"domain": "algorithmic"}}},
         "tasks": {"mine": {"title": "Mine", "labels": ["human", "machine"],
-                           "ood": {"protocol": "in_distribution", "train": "trial"}}},
+                           "ood": {"protocol": "in_distribution", "train": "trial"},
+                           # the test rows rewritten: flip rates in the OOD table, no Table 4 column
+                           "test_sets": {"p_rename": {"perturbation": "rename"},
+                                         "p_tabs": {"perturbation": "reindent_tabs"}}}},
         "detectors": {"majority": {"kind": "majority", "title": "Majority", "dummy": True},
                       "robust": {"kind": "robust", "title": "Robust", "params": {"max_iter": 20}}},
     }
@@ -36,6 +41,12 @@ def test_sources_tasks_detectors_is_a_whole_config(repo, trial_path, tmp_path):
         score = json.loads((results / "scores" / "mine" / f"{detector}.json").read_text())
         assert 0 <= score["macro_f1"] <= 1 and score["coverage"] == 1.0
     table = (results / "tables" / "table4.md").read_text()
-    assert "Majority" in table and "Robust" in table
+    assert "Majority" in table and "Robust" in table and "p_rename" not in table
+    flips = json.loads((results / "scores" / "mine" / "test_sets" / "p_rename" / "robust.json").read_text())["flip_rate"]
+    assert flips["rows"] == score["n"] and 0 <= flips["rate"] <= 1
+    perturbed = pd.read_parquet(results / "tasks" / "mine" / "test_sets" / "p_tabs.parquet")
+    assert perturbed["code"].str.contains("\t").any()
+    ood = (results / "tables" / "ood.md").read_text()
+    assert "Under semantics-preserving perturbations" in ood and "reindent_tabs" in ood and "rename" in ood
     assert not (results / "resolved.json").exists()  # nothing was left to the machine
     assert not any((results / d).exists() for d in ("generations", "execution", "dataset"))

@@ -106,7 +106,7 @@ def check_references(config: dict) -> None:
             if src is not None and src not in sources:
                 problems.append(f"tasks.{name}.ood.{key}: no source named '{src}' (sources: {names})")
         for set_name, spec in (task.get("test_sets") or {}).items():
-            if spec["source"] not in sources:
+            if "source" in spec and spec["source"] not in sources:
                 problems.append(f"tasks.{name}.test_sets.{set_name}.source: no source named '{spec['source']}'")
     dataset = config.get("dataset")
     for src in (dataset or {}).get("sources", []):

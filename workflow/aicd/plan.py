@@ -168,6 +168,10 @@ class Plan:
         return [(t, s, d) for t, task in self.tasks.items() for s in task.test_sets
                 for d in self.detectors if (t, d) in pairs and self.detectors[d].applies_to_new_code]
 
+    def perturbed_sets(self) -> list[str]:
+        """Names of test sets that are a task's own test rows perturbed (not a source)."""
+        return sorted({s for task in self.tasks.values() for s, spec in task.test_sets.items() if "perturbation" in spec})
+
     def split_spec(self, task: str) -> dict:
         """What `python -m aicd.splits {mode}` reads of a task's config entry."""
         spec, mode = self.config["tasks"][task], self.tasks[task].mode
@@ -219,8 +223,9 @@ class Plan:
             "detectors": [[d, det.title, det.dummy] for d, det in self.detectors.items()],
             "provisional": {t: self.config["tasks"][t]["label_map_provisional"] for t in self.tasks
                             if "label_map_provisional" in self.config["tasks"][t]},
+            # perturbed sets are not Table 4 columns: the OOD table and report.md give their flip rates
             "test_sets": [[t, s, spec.get("title", s)] for t, task in self.tasks.items()
-                          for s, spec in task.test_sets.items()],
+                          for s, spec in task.test_sets.items() if "perturbation" not in spec],
         }
 
     def subset_tables_layout(self) -> dict:
@@ -258,7 +263,14 @@ class Plan:
 
     def ood_layout(self) -> dict:
         return {"splits": {t: ood_split_name(self.tasks[t].ood) for t in self.ood_tasks()},
-                "detectors": {d: det.title for d, det in self.detectors.items()}}
+                "detectors": {d: det.title for d, det in self.detectors.items()},
+                "perturbations": {t: {s: spec["perturbation"] for s, spec in self.tasks[t].test_sets.items()
+                                      if "perturbation" in spec} for t in self.ood_tasks()}}
+
+    def ood_perturbed_scores(self) -> list[tuple[str, str, str]]:
+        """(task, perturbed test set, detector) of the OOD splits: the OOD table's flip rates."""
+        return [(t, s, d) for t, s, d in self.test_set_plan()
+                if t in self.ood_tasks() and "perturbation" in self.tasks[t].test_sets[s]]
 
     def summary(self) -> dict[str, Any]:
         """Counts of each job family (what `snakemake -n` would plan), for tests and logs."""

@@ -218,6 +218,12 @@ def score_sample_flag(w):
     return "--sample" if w.detector in PLAN.judge_detectors else ""
 
 
+def reference_predictions(w):
+    # a perturbed test set is scored against the unperturbed predictions too: the labels that flip
+    perturbed = "perturbation" in task(w).test_sets[w.test_set]
+    return [f"{R}/predictions/{w.task}/{w.detector}.parquet"] if perturbed else []
+
+
 def validation_scores(w):
     # what thresholds at a fixed FPR are set on; LLM judges give labels only
     return [] if w.detector in PLAN.judge_detectors else [f"{R}/validation_scores/{w.task}/{w.detector}.parquet"]

@@ -42,6 +42,7 @@ rule ood_split:
 rule ood_table:
     input:
         scores=lambda w: [f"{R}/scores/{t}/{d}.json" for t, d in PLAN.pairs if t in PLAN.ood_tasks()],
+        perturbed=[f"{R}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in PLAN.ood_perturbed_scores()],
     output:
         md=f"{R}/tables/ood.md",
         tex=f"{R}/tables/ood.tex",
@@ -55,4 +56,5 @@ rule ood_table:
         layout=lambda w: as_arg(PLAN.ood_layout()),
         stem=lambda w, output: output.md[: -len(".md")],
     shell:
-        "python -m aicd.report ood --layout {params.layout} --scores {input.scores} --out-stem {params.stem} > {log} 2>&1"
+        "python -m aicd.report ood --layout {params.layout} --scores {input.scores} --perturbed {input.perturbed}"
+        " --out-stem {params.stem} > {log} 2>&1"

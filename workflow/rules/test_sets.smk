@@ -1,6 +1,7 @@
-# Extra test sets (tasks.<task>.test_sets: {name: {source: ...}}): the detectors fitted once on
-# the task's train split predict and score each set; adding a set adds only its own
-# prediction and scoring jobs (no features or fits).
+# Extra test sets (tasks.<task>.test_sets: {name: {source: ...}} or {name: {perturbation: ...}}):
+# the detectors fitted once on the task's train split predict and score each set; adding a set
+# adds only its own prediction and scoring jobs (no features or fits). A perturbed set is the
+# task's own test rows rewritten; its score also counts the labels that flip.
 
 
 rule test_set:
@@ -12,6 +13,8 @@ rule test_set:
         report=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.report.json",
     log:
         f"{R}/logs/test_set/{{task}}/{{test_set}}.log",
+    wildcard_constraints:
+        test_set=none_of(PLAN.perturbed_sets()),
     benchmark:
         f"{R}/benchmarks/test_set/{{task}}/{{test_set}}.tsv"
     conda:
@@ -32,6 +35,34 @@ rule test_set:
     shell:
         "{params.guard}python -m aicd.splits test-set --task {wildcards.task} --name {wildcards.test_set}"
         " --spec {params.spec} --source {input.source} --train {input.train} --out {output.table}"
+        " --report {output.report} > {log} 2>&1"
+
+
+rule perturbed_test_set:
+    input:
+        test=f"{R}/tasks/{{task}}/test.parquet",
+    output:
+        table=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
+        report=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.report.json",
+    log:
+        f"{R}/logs/perturbed_test_set/{{task}}/{{test_set}}.log",
+    benchmark:
+        f"{R}/benchmarks/perturbed_test_set/{{task}}/{{test_set}}.tsv"
+    wildcard_constraints:
+        test_set=one_of(PLAN.perturbed_sets()),
+    conda:
+        env("core")
+    threads: 1
+    resources:
+        mem_mb=mem_mb(2000, 4),
+        runtime=30,
+    params:
+        guard=guard("perturbed_test_set"),
+        kind=lambda w: task(w).test_sets[w.test_set]["perturbation"],
+        seed=SEED,
+    shell:
+        "{params.guard}python -m aicd.splits perturb --task {wildcards.task} --name {wildcards.test_set}"
+        " --kind {params.kind} --test {input.test} --seed {params.seed} --out {output.table}"
         " --report {output.report} > {log} 2>&1"
 
 
@@ -91,6 +122,7 @@ rule score_test_set:
         predictions=f"{R}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
         test=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
         validation_scores=validation_scores,
+        reference=reference_predictions,
     output:
         f"{R}/scores/{{task}}/test_sets/{{test_set}}/{{detector}}.json",
     log:
@@ -109,4 +141,4 @@ rule score_test_set:
     shell:
         "{params.guard}python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
         " --predictions {input.predictions} --test {input.test} --labels {params.labels}"
-        " --validation-scores {input.validation_scores} --out {output} > {log} 2>&1"
+        " --validation-scores {input.validation_scores} --reference {input.reference} --out {output} > {log} 2>&1"

@@ -100,13 +100,41 @@ def latex_table(records: Iterable) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_tables(records: Iterable, out_stem: str | Path) -> tuple[Path, Path]:
+def perturbation_table(records: Iterable, perturbed: Iterable) -> str:
+    """Per detector and perturbation: the worst flip rate over the OOD splits and the largest
+    macro-F1 drop (unperturbed minus perturbed). perturbed: (detector, split, kind, macro_f1,
+    flip rate) records of the perturbed test sets."""
+    base = {(d, s): f for d, s, f, _ in records}
+    perturbed = list(perturbed)
+    if not perturbed:
+        return ""
+    kinds = sorted({k for _, _, k, _, _ in perturbed})
+    detectors = list(dict.fromkeys(d for d, *_ in perturbed))
+    lines = ["", "### Under semantics-preserving perturbations (aicd.splits.perturb)", "",
+             "Worst flip rate % over the splits (labels that change) / largest macro-F1 drop x 100.", "",
+             "| detector | " + " | ".join(kinds) + " | worst flip rate |", "|" + "---|" * (len(kinds) + 2)]
+    for d in detectors:
+        cells, worst = [], 0.0
+        for k in kinds:
+            rows = [(s, f, flip) for dd, s, kk, f, flip in perturbed if dd == d and kk == k]
+            if not rows:
+                cells.append("")
+                continue
+            flips = max(flip for _, _, flip in rows)
+            drops = [base[(d, s)] - f for s, f, _ in rows if (d, s) in base]
+            worst = max(worst, flips)
+            cells.append(f"{100 * flips:.1f} / {100 * max(drops):+.1f}" if drops else f"{100 * flips:.1f}")
+        lines.append(f"| {d} | " + " | ".join(cells) + f" | {100 * worst:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_tables(records: Iterable, out_stem: str | Path, perturbed: Iterable = ()) -> tuple[Path, Path]:
     """Write <out_stem>.md and <out_stem>.tex; returns both paths."""
     records = list(records)
     stem = Path(out_stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     md, tex = stem.with_suffix(".md"), stem.with_suffix(".tex")
-    write_text(markdown_table(records), md)  # atomic: never a half-written table
+    write_text(markdown_table(records) + perturbation_table(records, perturbed), md)  # atomic: never half-written
     write_text(latex_table(records), tex)
     return md, tex
 
@@ -115,13 +143,23 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m aicd.report ood", description=__doc__)
     parser.add_argument("--layout", required=True, type=json_arg)
     parser.add_argument("--scores", nargs="+", required=True, help="results/scores/{task}/{detector}.json")
+    parser.add_argument("--perturbed", nargs="*", default=[],
+                        help="results/scores/{task}/test_sets/{set}/{detector}.json of perturbed test sets")
     parser.add_argument("--out-stem", required=True, help="results/tables/ood (writes .md and .tex)")
     args = parser.parse_args(argv)
     titles, splits = args.layout["detectors"], args.layout["splits"]
+    kinds = args.layout.get("perturbations") or {}
     records = []
     for path in args.scores:
         score = read_json(path)
         if score["task"] in splits and score.get("macro_f1") is not None:
             records.append((plain_title(titles.get(score["detector"], score["detector"])), splits[score["task"]],
                             score["macro_f1"], tuple(score["macro_f1_ci"]) if score.get("macro_f1_ci") else None))
-    write_tables(records, args.out_stem)
+    perturbed = []
+    for path in args.perturbed:
+        score, name = read_json(path), Path(path).parent.name
+        kind = kinds.get(score["task"], {}).get(name)
+        if kind and score.get("flip_rate") and score.get("macro_f1") is not None:
+            perturbed.append((plain_title(titles.get(score["detector"], score["detector"])), splits[score["task"]],
+                              kind, score["macro_f1"], score["flip_rate"]["rate"]))
+    write_tables(records, args.out_stem, perturbed)

@@ -17,7 +17,7 @@ from ..errors import AicdError
 from ..io import write_json
 from ..stagecli import run
 from .bootstrap import RESAMPLES
-from .score import read_test, score
+from .score import flip_rate, read_test, score
 from .thresholds import FPRS
 
 
@@ -35,6 +35,8 @@ def main(argv=None) -> None:
                         help="parquet of the validation split's human rows: id, domain, machine_score")
     parser.add_argument("--fpr", type=float, nargs="+", default=list(FPRS),
                         help="false-positive rates on human code to report the TPR at (default: 0.01 0.05)")
+    parser.add_argument("--reference", nargs="?", default=None,
+                        help="predictions of the same rows unperturbed: the share of labels that flip (flip_rate)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     if args.resamples < 0:
@@ -45,6 +47,9 @@ def main(argv=None) -> None:
     validation = pd.read_parquet(args.validation_scores) if args.validation_scores else None
     result = score(pd.read_parquet(args.predictions), read_test(args.test), args.labels, args.sample,
                    args.resamples, args.seed, validation, args.fpr)
+    if args.reference:
+        result["flip_rate"] = flip_rate(pd.read_parquet(args.predictions, columns=["id", "pred"]),
+                                        pd.read_parquet(args.reference, columns=["id", "pred"]))
     write_json({"task": args.task, "detector": args.detector, **result}, args.out)
 
 

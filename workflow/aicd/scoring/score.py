@@ -73,3 +73,14 @@ def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = N
             result["inferred"] = {"language": {"rows": identified, "of": int(len(merged)),
                                                "by": "aicd.normalize.langid"}}
     return result
+
+
+def flip_rate(predictions: pd.DataFrame, reference: pd.DataFrame) -> dict:
+    """Share of rows whose label differs from the reference predictions of the same ids (a
+    perturbed test set against the unperturbed one)."""
+    merged = predictions.merge(reference, on="id", suffixes=("", "_reference"), validate="one_to_one")
+    if len(merged) != len(predictions):
+        raise AicdError(f"{len(predictions) - len(merged)} perturbed rows have no unperturbed prediction: "
+                        "rerun the detector on the task")
+    flipped = merged["pred"].astype(str) != merged["pred_reference"].astype(str)
+    return {"rate": float(flipped.mean()) if len(merged) else None, "flipped": int(flipped.sum()), "rows": int(len(merged))}

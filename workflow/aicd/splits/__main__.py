@@ -6,7 +6,8 @@
   release   from the published task splits (Hub or local files); rows without a language get
             one from aicd.normalize.langid, cached per split in --langid-cache
   ood       one split of the out-of-distribution protocol (aicd.splits.ood)
-  test-set  an extra test set of a task from a labelled source (python -m aicd.splits test-set --help)"""
+  test-set  an extra test set of a task from a labelled source (python -m aicd.splits test-set --help)
+  perturb   a test set of the task's own test rows rewritten (python -m aicd.splits perturb --help)"""
 
 from __future__ import annotations
 
@@ -26,10 +27,10 @@ SPLITS = ("train", "validation", "test")
 
 def main(argv=None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("ood", "test-set"):
-        from . import ood_task, test_sets
+    if argv and argv[0] in ("ood", "test-set", "perturb"):
+        from . import ood_task, perturb, test_sets
 
-        return (ood_task if argv[0] == "ood" else test_sets).main(argv[1:])
+        return {"ood": ood_task, "test-set": test_sets, "perturb": perturb}[argv[0]].main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m aicd.splits", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["build", "derive", "release"])

@@ -1,0 +1,145 @@
+"""Formatting invariance: each detector of benchmarks/robust_ood.py fitted once per OOD split
+(aicd.splits.ood, trained on the SemEval trial data only), then asked about the same test rows
+rewritten by every semantics-preserving perturbation of aicd.splits.perturb.
+
+Prints (and writes as markdown with --out), per detector and split: macro-F1 x 100 unperturbed
+and under each perturbation, and the flip rate (share of test rows whose label changes); then
+per detector the worst flip rate and the largest macro-F1 drop over all splits. Rows a
+perturbation leaves unchanged (it does not apply, or the code does not parse) count as not
+flipped; their share is printed too.
+
+  python benchmarks/perturbation_flips.py [--detectors a,b] [--splits in_distribution,codeaid,...]
+                                          [--perturbations rename,no_comments] [--out flips.md]
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from robust_ood import CODEAID, DETECTORS, TRIAL, AstCache, bootstrap_macro_f1  # noqa: E402
+
+from aicd.detectors import build  # noqa: E402
+from aicd.splits import ood  # noqa: E402
+from aicd.splits.perturb import PERTURBATIONS, perturb  # noqa: E402
+
+DEFAULT_DETECTORS = ("tfidf_lr", "tfidf_svm", "ast_lr", "ast_catboost", "robust")
+DEFAULT_SPLITS = ("in_distribution", "codeaid", "lolo:Python", "lolo:Java", "lolo:C++")
+
+
+def fitted(name: str, tables: dict, seed: int, ast_cache: AstCache):
+    """The detector fitted on the split's train rows, and a function from a test table to labels."""
+    featureset, kind, params = DETECTORS[name]
+    train, val = tables["train"], tables["validation"]
+    detector = build(kind, params, seed=seed, threads=1)
+    if featureset == "tfidf":
+        from aicd.features.tfidf import TfidfSvdFeaturizer
+        feat = TfidfSvdFeaturizer(seed=seed)
+        X_train, X_val = feat.fit_transform(train["code"].tolist()), feat.transform(val["code"].tolist())
+        to_x = lambda t: feat.transform(t["code"].tolist())  # noqa: E731
+    elif featureset == "ast":
+        from aicd.features.ast_features import AstFeaturizer
+        feat = AstFeaturizer()
+        X_train, X_val = ast_cache.matrix(feat, train, fit=True), ast_cache.matrix(feat, val, fit=False)
+        to_x = lambda t: ast_cache.matrix(feat, t, fit=False)  # noqa: E731
+    else:
+        X_train, X_val = train["code"].to_numpy(object), val["code"].to_numpy(object)
+        to_x = lambda t: t["code"].to_numpy(object)  # noqa: E731
+    detector.fit(X_train, train["label"].to_numpy(object), X_val, val["label"].to_numpy(object))
+    return lambda t: np.asarray(detector.predict(to_x(t)), dtype=object)
+
+
+def perturbed_tests(test: pd.DataFrame, kinds, seed: int) -> dict[str, tuple[pd.DataFrame, float]]:
+    """kind -> (the test rows rewritten, with ids of their own; share of rows left unchanged)."""
+    out = {}
+    for kind in kinds:
+        codes = [perturb(c, lang, kind, seed) for c, lang in zip(test["code"], test["language"])]
+        unchanged = float(np.mean([a == b for a, b in zip(codes, test["code"])]))
+        out[kind] = (test.assign(code=codes, id=test["id"].astype(str) + f"~{kind}"), unchanged)
+    return out
+
+
+def run(detectors, splits: dict, kinds, seed: int) -> tuple[dict, dict]:
+    ast_cache = AstCache()
+    results, unchanged = {}, {}
+    for split, tables in splits.items():
+        started = time.perf_counter()
+        variants = perturbed_tests(tables["test"], kinds, seed)
+        unchanged[split] = {k: v[1] for k, v in variants.items()}
+        gold = tables["test"]["label"].to_numpy(object)
+        for name in detectors:
+            predict = fitted(name, tables, seed, ast_cache)
+            base = predict(tables["test"])
+            row = {"none": (bootstrap_macro_f1(gold, base, seed=seed)[0], 0.0)}
+            for kind, (table, _) in variants.items():
+                pred = predict(table)
+                row[kind] = (bootstrap_macro_f1(gold, pred, seed=seed)[0], float(np.mean(pred != base)))
+            results.setdefault(name, {})[split] = row
+        print(f"{split}: {len(tables['test'])} test rows, {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return results, unchanged
+
+
+def markdown(results: dict, unchanged: dict, kinds) -> str:
+    out = ["### Worst over the splits (flip rate %: share of labels that change; drop: unperturbed minus "
+           "perturbed macro-F1 x 100)", "", "| detector | " + " | ".join(f"{k} flips / drop" for k in kinds)
+           + " | worst flips |", "|" + "---|" * (len(kinds) + 2)]
+    for name, by_split in results.items():
+        cells, worst = [], 0.0
+        for k in kinds:
+            flips = max(r[k][1] for r in by_split.values())
+            drop = max(r["none"][0] - r[k][0] for r in by_split.values())
+            worst = max(worst, flips)
+            cells.append(f"{100 * flips:.1f} / {100 * drop:+.1f}")
+        out.append(f"| {name} | " + " | ".join(cells) + f" | {100 * worst:.1f} |")
+    for split in next(iter(results.values())):
+        out += ["", f"### {split} (macro-F1 x 100, flip rate %)", "",
+                "| detector | none | " + " | ".join(kinds) + " |", "|" + "---|" * (len(kinds) + 2)]
+        for name, by_split in results.items():
+            r = by_split[split]
+            out.append(f"| {name} | {100 * r['none'][0]:.1f} | "
+                       + " | ".join(f"{100 * r[k][0]:.1f} ({100 * r[k][1]:.1f}%)" for k in kinds) + " |")
+        out.append("| rows left unchanged | | " + " | ".join(f"{100 * unchanged[split][k]:.0f}%" for k in kinds) + " |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--trial", default=str(TRIAL))
+    ap.add_argument("--codeaid", default=str(CODEAID))
+    ap.add_argument("--detectors", default=",".join(DEFAULT_DETECTORS), help=f"any of {', '.join(DETECTORS)}")
+    ap.add_argument("--splits", default=",".join(DEFAULT_SPLITS), help="OOD split names ('all' for every one)")
+    ap.add_argument("--perturbations", default=",".join(PERTURBATIONS))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", help="write the markdown tables here")
+    args = ap.parse_args(argv)
+    trial = ood.trial_samples(pd.read_parquet(args.trial))
+    codeaid = ood.codeaid_samples(pd.read_parquet(args.codeaid)) if Path(args.codeaid).is_file() else None
+    splits = ood.all_splits(trial, codeaid, seed=args.seed)
+    if args.splits != "all":
+        wanted = args.splits.split(",")
+        missing = [s for s in wanted if s not in splits]
+        if missing:
+            raise SystemExit(f"unknown splits {missing}; known: {', '.join(splits)}")
+        splits = {k: splits[k] for k in wanted}
+    kinds = [k for k in args.perturbations.split(",") if k]
+    results, unchanged = run([d for d in args.detectors.split(",") if d], splits, kinds, args.seed)
+    text = markdown(results, unchanged, kinds)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
+
+
+if __name__ == "__main__":
+    main()

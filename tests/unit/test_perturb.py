@@ -1,0 +1,156 @@
+"""The semantics-preserving rewrites (aicd.splits.perturb): on real trial code and on a program
+in each of the nine languages, every rewrite still parses, Python's syntax tree is unchanged
+(names aside for `rename`), strings are never touched, and the seeded ones are seeded."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from aicd.splits.perturb import PERTURBATIONS, perturb
+from aicd.treesitter import parse
+
+PROGRAMS = {
+    "Python": 'import os\n\n\ndef total(values, scale=2):\n    """Sum.\n    # not a comment\n"""\n    acc = 0  # running\n'
+              '    for v in values:\n        if v > 0:\n            acc += v * scale\n    text = f"{acc}"\n'
+              '    return os.path.join(text, sep="/")\n',
+    "Java": "public class Main {\n  // entry\n  static int count = 0;\n  public static void main(String[] args) {\n"
+            "    int total = 0; /* sum */\n    for (int i = 0; i < args.length; i++) {\n      total += i;\n    }\n"
+            "    String s = \"  { kept }\";\n    System.out.println(total + s);\n  }\n}\n",
+    "C++": "#include <vector>\n// helper\nint add(int a, int b) {\n    int c = a + b;\n    return c;\n}\n"
+           "int main() {\n    std::vector<int> xs = {1, 2};\n    for (int x : xs) { add(x, x); }\n    return 0;\n}\n",
+    "C": "#include <stdio.h>\n/* entry\n   point */\nint main(void) {\n  int n = 3;\n  for (int i = 0; i < n; i++) {\n"
+         "    printf(\"%d\\n\", i);\n  }\n  return 0;\n}\n",
+    "Go": "package main\n\nimport \"fmt\"\n\n// main prints\nfunc main() {\n\ttotal := 0\n\tfor i := 0; i < 3; i++ {\n"
+          "\t\ttotal += i\n\t}\n\tfmt.Println(total)\n}\n",
+    "PHP": "<?php\n// sum\nfunction total($values) {\n    $acc = 0;\n    foreach ($values as $v) {\n        $acc += $v;\n"
+           "    }\n    return $acc;\n}\necho total([1, 2]);\n",
+    "C#": "using System;\nclass Program {\n    // entry\n    static void Main(string[] args) {\n        int total = 0;\n"
+          "        foreach (var a in args) { total += a.Length; }\n        Console.WriteLine(total);\n    }\n}\n",
+    "JavaScript": "// sum\nfunction total(values) {\n  let acc = 0;\n  for (const v of values) {\n    acc += v;\n  }\n"
+                  "  return { acc };\n}\nconsole.log(total([1, 2]));\n",
+    "Rust": "// entry\nfn main() {\n    let values = vec![1, 2, 3];\n    let mut total = 0;\n    for v in values.iter() {\n"
+            "        total += v;\n    }\n    println!(\"{}\", total);\n}\n",
+}
+
+
+def names_blanked(code: str) -> str:
+    tree = ast.parse(code)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            node.id = "_"
+        elif isinstance(node, ast.arg):
+            node.arg = "_"
+    return ast.dump(tree)
+
+
+@pytest.mark.parametrize("language", sorted(PROGRAMS))
+@pytest.mark.parametrize("kind", PERTURBATIONS)
+def test_every_rewrite_of_every_language_still_parses(language, kind):
+    code = PROGRAMS[language]
+    assert not parse(code, language).root_node.has_error
+    out = perturb(code, language, kind, seed=1)
+    assert not parse(out, language).root_node.has_error, out
+    if kind == "no_comments" and language != "Python":
+        assert "//" not in out.replace('"//"', "") and "/*" not in out
+    if kind == "rename" and language in ("Python", "Java", "C++", "Go", "Rust", "PHP"):
+        assert out != code and "v1" in out
+
+
+def test_python_trees_are_unchanged(trial_raw):
+    rows = trial_raw[trial_raw["language"] == "Python"]["code"].head(80)
+    checked = 0
+    for code in rows:
+        try:
+            original = ast.dump(ast.parse(code))
+        except SyntaxError:
+            continue
+        for kind in PERTURBATIONS:
+            out = perturb(code, "Python", kind, seed=3)
+            if kind == "rename":
+                assert names_blanked(out) == names_blanked(code), kind
+            else:
+                assert ast.dump(ast.parse(out)) == original, (kind, code[:200])
+        checked += 1
+    assert checked > 50
+
+
+def test_real_java_and_cpp_still_parse(trial_raw):
+    for language in ("Java", "C++"):
+        rows = [c for c in trial_raw[trial_raw["language"] == language]["code"].head(60)
+                if not parse(c, language).root_node.has_error]
+        assert len(rows) > 20
+        for code in rows:
+            for kind in PERTURBATIONS:
+                out = perturb(code, language, kind, seed=0)
+                assert not parse(out, language).root_node.has_error, (language, kind, out[:300])
+
+
+def test_strings_are_left_alone_and_rewrites_change_the_layout():
+    code = PROGRAMS["Python"]
+    for kind in PERTURBATIONS:
+        out = perturb(code, "Python", kind, seed=2)
+        assert '"""Sum.\n    # not a comment\n"""' in out, kind
+    assert "\t" in perturb(code, "Python", "reindent_tabs") and "  acc" in perturb(code, "Python", "reindent_2")
+    assert "# running" not in perturb(code, "Python", "no_comments")
+    renamed = perturb(code, "Python", "rename")
+    assert "def total(" in renamed and "os.path.join" in renamed and "sep=" in renamed  # calls, attributes, keywords
+    assert "acc" not in renamed.replace("acc +=", "")  or "v3" in renamed
+    assert "{\n" in perturb(PROGRAMS["Java"], "Java", "braces").split("class Main")[1][:4]
+    assert perturb(PROGRAMS["Go"], "Go", "braces") == PROGRAMS["Go"]  # a `{` on its own line breaks Go
+
+
+def test_seeded_and_unparsable_code_is_returned_as_is():
+    code = PROGRAMS["Java"]
+    assert perturb(code, "Java", "blank_lines", seed=5) == perturb(code, "Java", "blank_lines", seed=5)
+    assert perturb(code, "Java", "blank_lines", seed=5) != perturb(code, "Java", "blank_lines", seed=6)
+    broken = "def f(:\n    return"
+    assert perturb(broken, "Python", "rename") == broken
+    with pytest.raises(ValueError, match="unknown perturbation"):
+        perturb(code, "Java", "shuffle")
+
+
+def test_a_perturbed_test_set_keeps_ids_and_a_flip_is_counted(tmp_path):
+    import pandas as pd
+
+    from aicd.report.ood import perturbation_table
+    from aicd.scoring.score import flip_rate
+    from aicd.splits.perturb import perturbed_test_set
+
+    test = pd.DataFrame({"id": ["a", "b", "c"], "code": [PROGRAMS["Python"], PROGRAMS["Go"], "x = 1\n"],
+                         "language": ["Python", "Go", "Python"], "target": ["human", "machine", "human"]})
+    table, report = perturbed_test_set(test, "rename", 0, "T", "p_rename")
+    assert list(table["id"]) == ["a", "b", "c"] and table["code"].iloc[0] != test["code"].iloc[0]
+    assert report["perturbation"] == "rename" and report["rows"] == 3 and 0 <= report["unchanged_rows"] < 3
+    flips = flip_rate(pd.DataFrame({"id": ["a", "b", "c"], "pred": ["human", "human", "machine"]}),
+                      pd.DataFrame({"id": ["c", "b", "a"], "pred": ["machine", "machine", "human"]}))
+    assert flips == {"rate": 1 / 3, "flipped": 1, "rows": 3}
+    records = [("LR", "in_distribution", 0.90, None), ("LR", "codeaid", 0.70, None)]
+    perturbed = [("LR", "in_distribution", "rename", 0.85, 0.04), ("LR", "codeaid", "rename", 0.69, 0.10)]
+    table_md = perturbation_table(records, perturbed)
+    assert "| LR | 10.0 / +5.0 | 10.0 |" in table_md  # worst flip rate over splits / largest drop
+
+
+def test_perturbed_sets_in_the_config_and_the_plan(repo):
+    import copy
+
+    import yaml
+
+    from aicd.config import validate_config
+    from aicd.errors import AicdError
+    from aicd.generate.registry import load_registry
+    from aicd.plan import Plan
+
+    config = yaml.safe_load((repo / "config" / "ood.yaml").read_text())
+    validated = copy.deepcopy(config)
+    validate_config(validated)
+    plan = Plan.from_config(validated, load_registry(repo / validated["registry"]), {})
+    assert "p_rename" in plan.perturbed_sets() and len(plan.perturbed_sets()) == 7
+    assert not [s for _, s, _ in plan.report_layout()["test_sets"] if s.startswith("p_")]  # not Table 4 columns
+    assert plan.ood_layout()["perturbations"]["ood_codeaid"]["p_tabs"] == "reindent_tabs"
+    assert len(plan.ood_perturbed_scores()) == 11 * 7 * 8
+    bad = copy.deepcopy(config)
+    bad["tasks"]["ood_codeaid"]["test_sets"] = {"x": {"perturbation": "rename", "source": "trial"}}
+    with pytest.raises(AicdError, match="is valid under each of"):  # a source or a perturbation, not both
+        validate_config(bad)

@@ -1,0 +1,295 @@
+"""Semantics-preserving rewrites of code, done with tree-sitter for the nine languages and
+seeded: what a detector's label should not depend on.
+
+- reindent_{tabs,2,4}: every line's indentation level kept, its unit changed (a tab, 2 or 4
+  spaces); the level is the line's leading width over the file's indentation unit.
+- blank_lines: blank lines removed, a seeded blank line inserted after some lines and trailing
+  spaces added to others.
+- no_comments: every comment node removed (a line left empty goes).
+- rename: identifiers the code binds (variables and parameters, never functions, types, fields
+  or keyword names) renamed consistently to v1, v2, ... in order of first appearance.
+- braces (brace-delimited languages but Go): a block's `{` moved to its own line (Allman
+  style) where it ends a line.
+
+No rewrite touches the inside of a string: lines that start inside a multi-line string keep their
+whitespace, and nothing is inserted there. Code that does not parse cleanly is returned as is
+(counted by the caller as unperturbed)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import re
+
+from ..treesitter import parse
+
+PERTURBATIONS = ("reindent_tabs", "reindent_2", "reindent_4", "blank_lines", "no_comments", "rename", "braces")
+# Go is left out: its semicolon insertion makes a `{` on its own line a syntax error.
+BRACE_LANGUAGES = {"Java", "C++", "C", "PHP", "C#", "JavaScript", "Rust"}
+# A `{` that opens a block or a body (never an object literal, where JavaScript's `return {`
+# would change meaning).
+BRACE_BLOCKS = {"block", "compound_statement", "class_body", "declaration_list", "statement_block",
+                "field_declaration_list", "enum_body", "interface_body", "switch_block", "constructor_body",
+                "enum_variant_list", "enumerator_list", "switch_body", "match_block"}
+
+# Where a name is bound, per grammar: (parent node type, field holding the binding, or None
+# for any child). Identifiers below the binding are collected through PATTERN_PARTS only.
+BINDINGS = {
+    ("parameters", None), ("default_parameter", "name"), ("typed_parameter", None),
+    ("typed_default_parameter", "name"), ("assignment", "left"), ("for_statement", "left"),
+    ("for_in_clause", "left"),                                                  # Python
+    ("init_declarator", "declarator"), ("parameter_declaration", "declarator"),
+    ("declaration", "declarator"), ("for_range_loop", "declarator"),              # C, C++
+    ("variable_declarator", "name"), ("formal_parameter", "name"), ("catch_formal_parameter", "name"),
+    ("enhanced_for_statement", "name"),                                           # Java, JavaScript
+    ("parameter", "name"), ("foreach_statement", "left"),                         # C#
+    ("short_var_declaration", "left"), ("var_spec", "name"), ("parameter_declaration", "name"),
+    ("range_clause", "left"),                                                     # Go
+    ("let_declaration", "pattern"), ("parameter", "pattern"), ("for_expression", "pattern"),  # Rust
+    ("formal_parameters", None), ("assignment_pattern", "left"), ("for_in_statement", "left"),  # JavaScript
+}
+PATTERN_PARTS = ("pattern", "declarator", "expression_list", "tuple", "list", "parenthesized", "typed_parameter",
+                 "identifier")
+# Name positions that must keep their text: a field or attribute, a keyword argument's name.
+KEEP = {("attribute", "attribute"), ("keyword_argument", "name"), ("field_access", "field"),
+        ("member_access_expression", "name"), ("named_argument", "name"), ("call", "function"),
+        ("call_expression", "function"), ("method_invocation", "name"), ("invocation_expression", "function")}
+PHP_KEEP = {"this", "GLOBALS", "_GET", "_POST", "_SERVER", "_COOKIE", "_FILES", "_ENV", "_REQUEST", "_SESSION"}
+
+
+def _walk(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+def _tree(code: str, language: str):
+    tree = parse(code, language)
+    return None if tree.root_node.has_error else tree
+
+
+def _string_lines(tree) -> set[int]:
+    """Rows (0-based) that start inside a string or comment spanning lines: their leading text is content."""
+    rows = set()
+    for n in _walk(tree.root_node):
+        if n.end_point[0] > n.start_point[0] and ("string" in n.type or "comment" in n.type
+                                                  or n.type in ("heredoc_body", "raw_string_literal")):
+            rows.update(range(n.start_point[0] + 1, n.end_point[0] + 1))
+    return rows
+
+
+def _is(node, parent_type: str, field: str | None) -> bool:
+    p = node.parent
+    if p is None or p.type != parent_type:
+        return False
+    if field is None:
+        return True
+    child = p.child_by_field_name(field)
+    return child is not None and child.start_byte == node.start_byte and child.end_byte == node.end_byte
+
+
+def reindent(code: str, language: str, unit: str) -> str:
+    tree = _tree(code, language)
+    if tree is None:
+        return code
+    inside = _string_lines(tree)
+    lines = code.split("\n")
+    widths = {}
+    for i, line in enumerate(lines):
+        if i in inside or not line.strip():
+            continue
+        widths[i] = len(line[: len(line) - len(line.lstrip(" \t"))].replace("\t", "    "))
+    step = min((w for w in widths.values() if w), default=0)  # the first level's width: the file's unit
+    if not step:
+        return code
+    out = []
+    for i, line in enumerate(lines):
+        if i in widths:  # a continuation line's alignment past whole levels stays as spaces
+            level, rest = divmod(widths[i], step)
+            out.append(unit * level + " " * rest + line.lstrip(" \t"))
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def blank_lines(code: str, language: str, seed: int) -> str:
+    tree = _tree(code, language)
+    if tree is None:
+        return code
+    inside = _string_lines(tree)
+    rng = random.Random(seed)
+    out = []
+    lines = code.split("\n")
+    for i, line in enumerate(lines):
+        # a trailing space or a new line there is string content, or would end a `\` continuation
+        protected = (i in inside or (i + 1) in inside or line.endswith("\\")
+                     or (language in ("C", "C++", "C#") and line.lstrip().startswith("#")))  # a directive
+        if not line.strip() and not protected and i < len(lines) - 1:  # the final newline stays
+            continue
+        out.append(line + (" " * rng.randint(1, 3) if not protected and rng.random() < 0.3 else ""))
+        if not protected and rng.random() < 0.2 and i < len(lines) - 1:
+            out.append("")
+    return "\n".join(out)
+
+
+def no_comments(code: str, language: str) -> str:
+    tree = _tree(code, language)
+    if tree is None:
+        return code
+    comments = [n for n in _walk(tree.root_node) if "comment" in n.type]
+    if not comments:
+        return code
+    raw = code.encode("utf-8")
+    out, last = [], 0
+    for n in sorted(comments, key=lambda c: c.start_byte):  # a comment's newlines stay: rows keep their numbers
+        if n.start_byte < last:
+            continue
+        out += [raw[last:n.start_byte], b"\n" * raw[n.start_byte:n.end_byte].count(b"\n")]
+        last = n.end_byte
+    out.append(raw[last:])
+    before = code.split("\n")
+    after = b"".join(out).decode("utf-8", errors="replace").split("\n")
+    touched = {r for n in comments for r in range(n.start_point[0], n.end_point[0] + 1)}
+    return "\n".join(line.rstrip() if i in touched else line for i, line in enumerate(after)
+                     if i not in touched or line.strip() or not before[i].strip())
+
+
+def _bound_names(tree, language: str) -> list[str]:
+    names, kept = [], set()
+    for n in _walk(tree.root_node):
+        if n.type not in ("identifier", "name"):
+            continue
+        text = n.text.decode("utf-8", errors="replace")
+        if language == "PHP":
+            if n.parent is not None and n.parent.type == "variable_name" and text not in PHP_KEEP:
+                names.append(text)
+            continue
+        if any(_is(n, t, f) for t, f in KEEP):
+            kept.add(text)
+            continue
+        node, bound = n, False
+        while node.parent is not None and (node is n or any(part in node.type for part in PATTERN_PARTS)):
+            if any(_is(node, t, f) for t, f in BINDINGS):
+                bound = True
+                break
+            node = node.parent
+        if bound:
+            names.append(text)
+    seen, ordered = set(), []
+    for name in names:
+        if name not in seen and name not in kept:
+            seen.add(name)
+            ordered.append(name)
+    return ordered
+
+
+def rename(code: str, language: str) -> str:
+    tree = _tree(code, language)
+    if tree is None:
+        return code
+    order = _bound_names(tree, language)
+    taken = set(re.findall(r"\bv\d+\b", code))
+    mapping, k = {}, 0
+    for name in order:
+        k += 1
+        while f"v{k}" in taken:
+            k += 1
+        mapping[name] = f"v{k}"
+    if not mapping:
+        return code
+    raw = code.encode("utf-8")
+    edits = []
+    for n in _walk(tree.root_node):
+        if n.type in ("identifier", "name") and n.text.decode("utf-8", errors="replace") in mapping:
+            if language == "PHP" and (n.parent is None or n.parent.type != "variable_name"):
+                continue
+            if any(_is(n, t, f) for t, f in KEEP):
+                continue
+            edits.append((n.start_byte, n.end_byte, mapping[n.text.decode("utf-8", errors="replace")]))
+    out, last = [], 0
+    for start, end, new in sorted(edits):
+        out.append(raw[last:start])
+        out.append(new.encode())
+        last = end
+    out.append(raw[last:])
+    return b"".join(out).decode("utf-8", errors="replace")
+
+
+def braces(code: str, language: str) -> str:
+    """Allman style: a `{` that ends a line (outside strings and comments) goes to its own line."""
+    if language not in BRACE_LANGUAGES:
+        return code
+    tree = _tree(code, language)
+    if tree is None:
+        return code
+    lines = code.split("\n")
+    moves = set()
+    for n in _walk(tree.root_node):
+        if n.type == "{" and n.parent is not None and n.parent.type in BRACE_BLOCKS:
+            row, col = n.start_point
+            before = lines[row][:col]
+            if before.strip() and not lines[row][col + 1:].strip():
+                moves.add(row)
+    out = []
+    for i, line in enumerate(lines):
+        if i in moves:
+            body = line.rstrip()[:-1].rstrip()
+            indent = line[: len(line) - len(line.lstrip(" \t"))]
+            out += [body, indent + "{"]
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def perturb(code: str, language: str, kind: str, seed: int = 0) -> str:
+    """One rewrite of PERTURBATIONS; the code unchanged where it does not parse or does not apply."""
+    if kind == "reindent_tabs":
+        return reindent(code, language, "\t")
+    if kind in ("reindent_2", "reindent_4"):
+        return reindent(code, language, " " * int(kind[-1]))
+    if kind == "blank_lines":
+        return blank_lines(code, language, seed)
+    if kind == "no_comments":
+        return no_comments(code, language)
+    if kind == "rename":
+        return rename(code, language)
+    if kind == "braces":
+        return braces(code, language)
+    raise ValueError(f"unknown perturbation {kind!r}; known: {', '.join(PERTURBATIONS)}")
+
+
+def perturbed_test_set(test, kind: str, seed: int, task: str, name: str):
+    """The task's test rows rewritten by one perturbation (same ids: a prediction that changes
+    is a flip), and a test-set report (rows, how many the rewrite left unchanged)."""
+    from .test_sets import balance
+
+    codes = [perturb(c, lang, kind, seed) for c, lang in zip(test["code"], test["language"])]
+    table = test.assign(code=codes).reset_index(drop=True)
+    unchanged = int(sum(a == b for a, b in zip(codes, test["code"])))
+    report = {"task": task, "test_set": name, "perturbation": kind, "rows_in": int(len(test)), "rows": int(len(table)),
+              "removed": {}, "unchanged_rows": unchanged, "balance_before": balance(test, "target"),
+              "balance_after": balance(table, "target")}
+    return table, report
+
+
+def main(argv=None) -> None:
+    import pandas as pd
+
+    from ..io import write_json, write_parquet
+
+    parser = argparse.ArgumentParser(prog="python -m aicd.splits perturb", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", required=True)
+    parser.add_argument("--name", required=True, help="the test set's name (its key under test_sets)")
+    parser.add_argument("--kind", required=True, choices=PERTURBATIONS)
+    parser.add_argument("--test", required=True, help="the task's test split (results/tasks/T/test.parquet)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--report", required=True)
+    args = parser.parse_args(argv)
+    table, report = perturbed_test_set(pd.read_parquet(args.test), args.kind, args.seed, args.task, args.name)
+    write_parquet(table, args.out)
+    write_json(report, args.report)
