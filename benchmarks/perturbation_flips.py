@@ -54,6 +54,11 @@ def fitted(name: str, tables: dict, seed: int, ast_cache: AstCache):
         feat = AstFeaturizer()
         X_train, X_val = ast_cache.matrix(feat, train, fit=True), ast_cache.matrix(feat, val, fit=False)
         to_x = lambda t: ast_cache.matrix(feat, t, fit=False)  # noqa: E731
+    elif featureset == "canon_tfidf":
+        from aicd.features.canonical import CanonicalTfidfFeaturizer
+        feat = CanonicalTfidfFeaturizer(seed=seed)
+        X_train, X_val = feat.fit_transform(train), feat.transform(val)
+        to_x = feat.transform
     else:
         X_train, X_val = train["code"].to_numpy(object), val["code"].to_numpy(object)
         to_x = lambda t: t["code"].to_numpy(object)  # noqa: E731

@@ -48,6 +48,9 @@ DETECTORS = {
     "ast_svm": ("ast", "linear_svm", {}),
     "ast_catboost": ("ast", "catboost", {"iterations": 200, "depth": 6, "border_count": 32}),  # as config/demo.yaml
     "robust": ("text", "robust", {}),
+    # the canonical view (aicd.features.canonical): tree-sitter tokens, identifiers as naming classes
+    "canon_lr": ("canon_tfidf", "logistic_regression", {}),
+    "canon_svm": ("canon_tfidf", "linear_svm", {}),
     # ablations of the robust detector (which idea moved which number)
     "robust_lm": ("text", "robust", {"lm": {}}),  # + token statistics of a small LM trained per split (slow: ~1 min fit + ~50 rows/s)
     "robust_lr": ("text", "robust", {"model": "lr"}),
@@ -111,6 +114,11 @@ def run_one(name: str, tables: dict, seed: int, ast_cache: AstCache) -> dict:
         feat = AstFeaturizer()
         X_train = ast_cache.matrix(feat, train, fit=True)
         X_val, to_test = ast_cache.matrix(feat, val, fit=False), lambda: ast_cache.matrix(feat, test, fit=False)
+    elif featureset == "canon_tfidf":
+        from aicd.features.canonical import CanonicalTfidfFeaturizer
+        feat = CanonicalTfidfFeaturizer(seed=seed)
+        X_train = feat.fit_transform(train)
+        X_val, to_test = feat.transform(val), lambda: feat.transform(test)
     elif featureset == "text":
         X_train, X_val = train["code"].to_numpy(object), val["code"].to_numpy(object)
         to_test = lambda: test["code"].to_numpy(object)  # noqa: E731

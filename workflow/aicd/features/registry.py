@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import AicdError
 from ..params import ParamSpec
 from .ast_features import AstFeaturizer
+from .canonical import CanonicalTfidfFeaturizer
 from .tfidf import TfidfSvdFeaturizer
 
 
@@ -53,7 +54,8 @@ class ConcatFeaturizer:
         return {"parts": [p.kind for p in self.parts]}
 
 
-FEATURIZERS = {"tfidf": TfidfSvdFeaturizer, "ast": AstFeaturizer, "concat": ConcatFeaturizer}
+FEATURIZERS = {"tfidf": TfidfSvdFeaturizer, "ast": AstFeaturizer, "canon_tfidf": CanonicalTfidfFeaturizer,
+               "concat": ConcatFeaturizer}
 KINDS = tuple(FEATURIZERS)
 
 

@@ -1,0 +1,72 @@
+"""The canonical view (`canon_tfidf`): layout and comments never reach it, identifiers become
+naming classes, and the featurizer runs through the features stage like the paper's TF-IDF."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aicd.features.canonical import STAT_NAMES, CanonicalTfidfFeaturizer, canonical_tokens, identifier_class
+from aicd.features.__main__ import main as features_main
+from aicd.splits.perturb import perturb
+from aicd.treesitter import parse
+
+
+@pytest.mark.parametrize("name, cls", [("i", "single_letter"), ("MAX_N", "upper_mid"), ("row_count", "snake_long"),
+                                       ("getValue", "camel_mid"), ("Solution", "pascal_mid"), ("arr", "lower_short"),
+                                       ("numberofelements", "lower_long")])
+def test_identifier_classes(name, cls):
+    assert identifier_class(name) == cls
+
+
+def test_layout_and_comments_never_reach_the_tokens(trial_raw):
+    checked = 0
+    for language in ("Python", "Java", "C++"):
+        rows = trial_raw[trial_raw["language"] == language]["code"].head(40)
+        for code in rows:
+            if parse(code, language).root_node.has_error:
+                continue
+            base = canonical_tokens(code, language)[0]
+            for kind in ("reindent_tabs", "reindent_2", "blank_lines", "no_comments", "braces"):
+                assert canonical_tokens(perturb(code, language, kind, seed=1), language)[0] == base, (language, kind)
+            checked += 1
+    assert checked > 80
+
+
+def test_comments_can_be_kept_as_one_token_each():
+    code = "int f() { // a\n  return 0; /* b */ }\n"
+    assert canonical_tokens(code, "C")[0].count("COMMENT") == 0
+    assert canonical_tokens(code, "C", comments=True)[0].count("COMMENT") == 2
+    assert canonical_tokens("x y", None)[0] == ["x", "y"]  # no grammar: whitespace tokens
+
+
+def test_the_featurizer_through_the_features_stage(trial_raw, tmp_path):
+    rows = trial_raw.sort_values("row_id").head(160)
+    table = pd.DataFrame({"id": [f"r{i}" for i in rows["row_id"]], "code": rows["code"], "language": rows["language"],
+                          "target": np.where(rows["generator"] == "Human", "human", "machine")})
+    table.iloc[:120].to_parquet(tmp_path / "train.parquet")
+    table.iloc[120:].to_parquet(tmp_path / "test.parquet")
+    features_main(["--spec", json.dumps({"kind": "canon_tfidf", "params": {"svd_components": 16}}),
+                   "--train", str(tmp_path / "train.parquet"), "--test", str(tmp_path / "test.parquet"),
+                   "--out", str(tmp_path / "features.npz"), "--model", str(tmp_path / "featurizer.pkl"),
+                   "--report", str(tmp_path / "report.json")])
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["canonical_features"] > 100 and report["identifier_statistics"] == len(STAT_NAMES)
+    featurizer = pickle.loads((tmp_path / "featurizer.pkl").read_bytes())
+    X = featurizer.transform(table.iloc[120:])
+    assert X.shape == (40, 16 + len(STAT_NAMES)) and len(featurizer.feature_names) == X.shape[1]
+    assert np.isfinite(X).all()
+    retabbed = table.iloc[120:].assign(code=[perturb(c, lang, "reindent_tabs") for c, lang in
+                                             zip(table["code"].iloc[120:], table["language"].iloc[120:])])
+    assert np.allclose(featurizer.transform(retabbed), X)  # the same features, whatever the indentation
+
+
+def test_a_fresh_featurizer_is_deterministic(trial_raw):
+    rows = trial_raw.sort_values("row_id").head(80)[["code", "language"]]
+    a = CanonicalTfidfFeaturizer(svd_components=8).fit_transform(rows)
+    b = CanonicalTfidfFeaturizer(svd_components=8).fit_transform(rows)
+    assert np.array_equal(a, b)
