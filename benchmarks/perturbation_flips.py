@@ -36,13 +36,33 @@ from aicd.splits import ood  # noqa: E402
 from aicd.splits.perturb import PERTURBATIONS, perturb  # noqa: E402
 
 DEFAULT_DETECTORS = ("tfidf_lr", "tfidf_svm", "ast_lr", "ast_catboost", "robust")
+# a detector of robust_ood.DETECTORS with the workflow's `training:` options (aicd.detectors.training)
+ALL_SEVEN = list(PERTURBATIONS)
+VARIANTS = {
+    "tfidf_lr_aug": ("tfidf_lr", {"augment": ALL_SEVEN}),
+    "canon_lr_aug": ("canon_lr", {"augment": ALL_SEVEN}),
+    "robust_aug": ("robust", {"augment": ALL_SEVEN}),
+    "canon_lr_balanced": ("canon_lr", {"balance_languages": True}),
+}
 DEFAULT_SPLITS = ("in_distribution", "codeaid", "lolo:Python", "lolo:Java", "lolo:C++")
 
 
 def fitted(name: str, tables: dict, seed: int, ast_cache: AstCache):
     """The detector fitted on the split's train rows, and a function from a test table to labels."""
-    featureset, kind, params = DETECTORS[name]
+    base, options = VARIANTS.get(name, (name, {}))
+    featureset, kind, params = DETECTORS[base]
     train, val = tables["train"], tables["validation"]
+    if options:  # the same steps as the workflow's fit: copies featurized by the featurizer fitted on train
+        from aicd.detectors.training import augmented_rows, balanced_indices
+
+        extra = augmented_rows(train.assign(id=train["id"].astype(str)), options.get("augment", []), seed)
+        predict, fit_on = fitted_on(featureset, kind, params, train, extra, val, seed, ast_cache)
+        y = np.concatenate([train["label"].to_numpy(object), extra["label"].to_numpy(object)])
+        languages = np.concatenate([train["language"].to_numpy(object), extra["language"].to_numpy(object)])
+        idx = balanced_indices(languages, seed) if options.get("balance_languages") else np.arange(len(y))
+        fit_on(idx, y[idx])
+        return predict
+    detector = build(kind, params, seed=seed, threads=1)
     detector = build(kind, params, seed=seed, threads=1)
     if featureset == "tfidf":
         from aicd.features.tfidf import TfidfSvdFeaturizer
@@ -64,6 +84,25 @@ def fitted(name: str, tables: dict, seed: int, ast_cache: AstCache):
         to_x = lambda t: t["code"].to_numpy(object)  # noqa: E731
     detector.fit(X_train, train["label"].to_numpy(object), X_val, val["label"].to_numpy(object))
     return lambda t: np.asarray(detector.predict(to_x(t)), dtype=object)
+
+
+def fitted_on(featureset, kind, params, train, extra, val, seed, ast_cache):
+    """(predict, fit(idx, y)) for a detector trained on train + extra rows, featurizer fitted on train."""
+    detector = build(kind, params, seed=seed, threads=1)
+    if featureset in ("tfidf", "canon_tfidf"):
+        from aicd.features.canonical import CanonicalTfidfFeaturizer
+        from aicd.features.tfidf import TfidfSvdFeaturizer
+        feat = TfidfSvdFeaturizer(seed=seed) if featureset == "tfidf" else CanonicalTfidfFeaturizer(seed=seed)
+        X = np.vstack([feat.fit_transform(train), feat.transform(extra)]) if len(extra) else feat.fit_transform(train)
+        X_val, to_x = feat.transform(val), feat.transform
+    else:
+        X = np.concatenate([train["code"].to_numpy(object), extra["code"].to_numpy(object)])
+        X_val, to_x = val["code"].to_numpy(object), lambda t: t["code"].to_numpy(object)
+
+    def fit(idx, y):
+        detector.fit(X[idx], y, X_val, val["label"].to_numpy(object))
+
+    return (lambda t: np.asarray(detector.predict(to_x(t)), dtype=object)), fit
 
 
 def perturbed_tests(test: pd.DataFrame, kinds, seed: int) -> dict[str, tuple[pd.DataFrame, float]]:
@@ -123,7 +162,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--trial", default=str(TRIAL))
     ap.add_argument("--codeaid", default=str(CODEAID))
-    ap.add_argument("--detectors", default=",".join(DEFAULT_DETECTORS), help=f"any of {', '.join(DETECTORS)}")
+    ap.add_argument("--detectors", default=",".join(DEFAULT_DETECTORS),
+                    help=f"any of {', '.join([*DETECTORS, *VARIANTS])}")
     ap.add_argument("--splits", default=",".join(DEFAULT_SPLITS), help="OOD split names ('all' for every one)")
     ap.add_argument("--perturbations", default=",".join(PERTURBATIONS))
     ap.add_argument("--seed", type=int, default=0)

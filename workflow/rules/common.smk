@@ -172,7 +172,7 @@ def detect_args(w, input):
 
 
 def detector_spec(w):
-    return as_arg(config_slice(config["detectors"][w.detector], ["kind", "features", "params"]))
+    return as_arg(config_slice(config["detectors"][w.detector], ["kind", "features", "params", "training"]))
 
 
 def lm_spec(w):

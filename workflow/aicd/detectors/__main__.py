@@ -63,6 +63,7 @@ def fit(args) -> None:
                                         args.cache_dir, featurizer, validation, _prepared(args.prepared))
     summary = validation.pop("summary", {})
     human_scores = validation.pop("validation_human_scores")
+    training = validation.pop("training", None)
     languages = tables["train"]["language"].dropna() if "language" in tables["train"] else ()
     bundle = make_bundle(detector, featurizer if detector.needs_features else None, args.spec, args.task, validation,
                          train_languages=languages)
@@ -75,7 +76,7 @@ def fit(args) -> None:
     seconds = time.perf_counter() - started
     if args.report:
         write_json({"kind": args.spec["kind"], "task": args.task, "rows": {s: int(len(t)) for s, t in tables.items()},
-                    "validation": validation,
+                    "validation": validation, **({"training": training} if training else {}),
                     "self_contained": bundle.featurizer is not None or not detector.needs_features,
                     "seconds": round(seconds, 3), **summary}, args.report)
     log.info("%s: %d test predictions in %.1fs", args.spec["kind"], len(predictions), seconds)

@@ -121,10 +121,10 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
     if len(np.unique(y["train"])) < 2 and detector.needs_features:
         raise AicdError("the train split has fewer than two classes: nothing to learn")
     validation = {"source": "given", "rows": int(len(y["validation"]))}
-    validation_rows = tables["validation"]
+    validation_rows, train_rows = tables["validation"], tables["train"]
     if detector.uses_validation and len(y["validation"]) == 0:
         train_idx, val_idx, validation = carve(y["train"], seed)
-        validation_rows = tables["train"].iloc[val_idx]
+        validation_rows, train_rows = tables["train"].iloc[val_idx], tables["train"].iloc[train_idx]
         if detector.wants_group_validation and len(val_idx):
             log.warning("%s tunes on validation rows, but the task has none: %d rows were carved at random from "
                         "train, so they share its generators and languages; give the task a validation split of "
@@ -136,6 +136,10 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
         validation["used"] = False
     if record is not None:
         record.update(validation)
+    X["train"], y["train"], trained_on = with_training_options(spec.get("training") or {}, detector, train_rows,
+                                                               X["train"], y["train"], featurizer, seed)
+    if record is not None and trained_on:
+        record["training"] = trained_on
     if detector.needs_features:
         detector.scale_in_place = True  # X["train"] is this job's own copy, read by nothing after the fit
     with threadpool_limits(threads):
@@ -156,6 +160,45 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
         record["summary"] = summary
         record["validation_human_scores"] = human_scores
     return detector, out
+
+
+def with_training_options(options: dict, detector, train: pd.DataFrame, X, y, featurizer, seed: int):
+    """(X, y, what was done) after the config entry's `training:` options (aicd.detectors.training).
+    `train`: the rows of X (validation rows carved from train are already out)."""
+    if not options.get("augment") and not options.get("balance_languages"):
+        return X, y, {}
+    from .training import augmented_rows, balanced_indices
+
+    rows = train.reset_index(drop=True)
+    done = {"rows_before": int(len(y))}
+    if options.get("augment"):
+        extra = augmented_rows(rows, options["augment"], seed)
+        if detector.needs_ids:
+            raise AicdError(f"detector kind {detector.kind}: training.augment does not apply (it trains on nothing)")
+        if detector.needs_text:
+            X_extra = extra["code"].to_numpy(dtype=object)
+        elif detector.needs_features:
+            if featurizer is None:
+                raise AicdError("training.augment on a feature-based detector needs --featurizer (the workflow "
+                                "passes it): the copies are featurized with it")
+            X_extra = featurizer.transform(extra)
+        else:
+            X_extra = np.zeros((len(extra), 0), dtype=np.float32)
+        X = np.concatenate([np.asarray(X), X_extra]) if len(extra) else X
+        y = np.concatenate([y, detector.label_of(targets(extra, "train"))]) if len(extra) else y
+        rows = pd.concat([rows, extra], ignore_index=True)
+        done["augmented_rows"] = int(len(extra))
+        done["augment"] = list(options["augment"])
+    if options.get("balance_languages"):
+        if "language" not in rows.columns:
+            raise AicdError("training.balance_languages needs the train rows' language column")
+        idx = balanced_indices(rows["language"].to_numpy(dtype=object), seed)
+        X, y = X[idx], y[idx]
+        done["balanced_languages"] = {str(k): int(v) for k, v in
+                                      pd.Series(rows["language"].to_numpy(dtype=object)[idx]).value_counts().items()}
+    done["rows_after"] = int(len(y))
+    log.info("training options: %s", done)
+    return X, y, done
 
 
 def validation_human_scores(detector, X, y: np.ndarray, rows: pd.DataFrame) -> pd.DataFrame:
