@@ -133,3 +133,29 @@ def test_a_fitted_detectors_validation_scores_reach_the_score_file(trial_raw, tm
     with pytest.raises(AicdError, match="between 0 and 1"):
         scoring_main(["--task", "T1", "--detector", "lr", "--predictions", str(out / "p.parquet"),
                       "--test", str(paths["test"]), "--fpr", "5", "--out", str(tmp_path / "bad.json")])
+
+
+def test_confidence_metrics_ece_and_coverage():
+    from aicd.scoring.confidence import confidence_metrics, expected_calibration_error
+
+    # calibrated by construction: a row with top probability p is right with probability p
+    rng = np.random.default_rng(7)
+    n = 20_000
+    p = rng.uniform(0.5, 1.0, n)
+    right = rng.random(n) < p
+    gold = np.where(rng.random(n) < 0.5, "human", "machine")
+    pred = np.where(right, gold, np.where(gold == "human", "machine", "human"))
+    p_machine = np.where(pred == "machine", p, 1 - p)
+    table = pd.DataFrame({"gold": gold, "pred": pred, "score_human": 1 - p_machine, "score_machine": p_machine})
+    m = confidence_metrics(table, ["human", "machine"])
+    assert m["ece"] < 0.02
+    assert m["macro_f1_at_coverage"]["0.5"] > m["macro_f1_at_coverage"]["0.8"]  # the confident half is better
+    overconfident = table.assign(score_human=np.where(pred == "human", 0.999, 0.001),
+                                 score_machine=np.where(pred == "machine", 0.999, 0.001))
+    assert confidence_metrics(overconfident)["ece"] > 0.2
+    margins = table.assign(score_human=-(p_machine - 0.5) * 4, score_machine=(p_machine - 0.5) * 4)
+    svm = confidence_metrics(margins)
+    assert svm["ece"] is None and "not probabilities" in svm["why_no_ece"]
+    assert svm["macro_f1_at_coverage"] == m["macro_f1_at_coverage"]  # the same ranking by margin
+    assert confidence_metrics(table[["gold", "pred"]])["available"] is False
+    assert expected_calibration_error(np.array([0.95, 0.95]), np.array([1.0, 0.0])) == pytest.approx(0.45)

@@ -54,3 +54,58 @@ def test_training_options_through_the_cli(trial_raw, tmp_path):
                      "--model", str(tmp_path / "n.pkl")]
     with pytest.raises(AicdError, match="needs --featurizer"):
         detectors_main(no_featurizer)
+
+
+def test_calibrated_scores_are_probabilities_that_the_labels_follow(trial_raw, tmp_path):
+    tables = task_tables(trial_raw, n_train=300, n_test=80)
+    train = tables["train"]
+    split = {"train": train.iloc[:220], "validation": train.iloc[220:], "test": tables["test"]}
+    paths = write_task(tmp_path / "task", split)
+    features = fit_features(paths, tmp_path / "features")
+    spec = {"kind": "linear_svm", "training": {"calibrate": True}}
+    detectors_main(["fit", "--spec", json.dumps(spec), "--tasks-dir", str(tmp_path / "task"),
+                    "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.pkl"),
+                    "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl"),
+                    "--report", str(tmp_path / "r.json")])
+    p = pd.read_parquet(tmp_path / "p.parquet")
+    scores = p[["score_human", "score_machine"]].to_numpy()
+    assert np.allclose(scores.sum(axis=1), 1, atol=1e-5) and (scores >= 0).all()  # an SVM's margins, now probabilities
+    assert ((scores[:, 1] > scores[:, 0]) == (p["pred"] == "machine")).all()
+    assert json.loads((tmp_path / "r.json").read_text())["validation"]["calibrated_on"] == 80
+    from aicd.cli import main as aicd
+
+    (tmp_path / "a.py").write_text(split["test"]["code"].iloc[0])
+    assert aicd(["detect", str(tmp_path / "a.py"), "--model", str(tmp_path / "m.pkl"), "--out", str(tmp_path / "d.csv")]) == 0
+    d = pd.read_csv(tmp_path / "d.csv")
+    assert d["score_machine"].iloc[0] == pytest.approx(p["score_machine"].iloc[0], abs=1e-4)  # the saved model is calibrated
+
+
+def test_ood_score_is_about_one_in_distribution_and_grows_away_from_it(trial_raw, tmp_path):
+    from aicd.detectors.novelty import Novelty
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(0, 1, (3000, 40))
+    novelty = Novelty(X, seed=0)
+    near = novelty.score(rng.normal(0, 1, (500, 40)))
+    far = novelty.score(rng.normal(0, 1, (500, 40)) + 4.0)
+    assert 0.8 < np.median(near) < 1.3 and np.median(far) > 2.0
+    # through the stage: predictions carry it, and `aicd detect` flags code unlike the training rows
+    tables = task_tables(trial_raw, n_train=300, n_test=80)
+    paths = write_task(tmp_path / "task", {"train": tables["train"], "test": tables["test"]})
+    features = fit_features(paths, tmp_path / "features")
+    detectors_main(["fit", "--spec", json.dumps({"kind": "logistic_regression"}), "--tasks-dir", str(tmp_path / "task"),
+                    "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.pkl"),
+                    "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")])
+    p = pd.read_parquet(tmp_path / "p.parquet")
+    assert p["ood_score"].notna().all() and 0.5 < p["ood_score"].median() < 2.0
+    from aicd.cli import main as aicd
+
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "usual.py").write_text(tables["test"]["code"].iloc[0])
+    (tmp_path / "code" / "odd.py").write_text("\n".join(f"zz{i} = {i} ** {i} ^ ~{i} @ 0x{i}" for i in range(40)))
+    assert aicd(["detect", str(tmp_path / "code"), "--model", str(tmp_path / "m.pkl"),
+                 "--out", str(tmp_path / "d.csv")]) == 0
+    d = pd.read_csv(tmp_path / "d.csv").set_index("path")
+    odd = next(k for k in d.index if k.endswith("odd.py"))
+    usual = next(k for k in d.index if k.endswith("usual.py"))
+    assert d.loc[odd, "ood_score"] > d.loc[usual, "ood_score"]

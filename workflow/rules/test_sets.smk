@@ -13,10 +13,10 @@ rule test_set:
         report=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.report.json",
     log:
         f"{R}/logs/test_set/{{task}}/{{test_set}}.log",
-    wildcard_constraints:
-        test_set=none_of(PLAN.perturbed_sets()),
     benchmark:
         f"{R}/benchmarks/test_set/{{task}}/{{test_set}}.tsv"
+    wildcard_constraints:
+        test_set=none_of(PLAN.perturbed_sets()),
     conda:
         env("core")
     threads: 1

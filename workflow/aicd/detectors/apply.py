@@ -14,7 +14,9 @@ byte (no newline translation), so a file holds exactly the code a task row held.
 Every prediction is still made, but flagged where it is not to be trusted as the benchmark's
 numbers are: `outside_benchmark` names the first of Table 3's line bounds the file fails
 (lines of code, line lengths, alphanumeric fraction: the rows a task holds passed them all),
-and `language_unseen` marks a language the model saw no training row of."""
+and `language_unseen` marks a language the model saw no training row of; `ood_score` (models
+on a feature set) is the distance to the training rows, about 1 in distribution
+(aicd.detectors.novelty), and from 2 on it flags the file too."""
 
 from __future__ import annotations
 
@@ -142,12 +144,19 @@ def detect(model, table: FileTable) -> pd.DataFrame:
     return out
 
 
+UNLIKE_TRAINING = 2.0  # ood_score (aicd.detectors.novelty) from which a file is unlike the training rows
+
+
 def flag_summary(result: pd.DataFrame, model) -> str:
     """One line: how many predictions are flagged, and why."""
     outside = result["outside_benchmark"][result["outside_benchmark"] != ""]
     unseen = result["language"][result["language_unseen"]]
-    flagged = int(((result["outside_benchmark"] != "") | result["language_unseen"]).sum())
+    unlike = result["ood_score"] >= UNLIKE_TRAINING if "ood_score" in result.columns else \
+        pd.Series(False, index=result.index)
+    flagged = int(((result["outside_benchmark"] != "") | result["language_unseen"] | unlike).sum())
     parts = []
+    if unlike.any():
+        parts.append(f"{int(unlike.sum())} unlike the training rows (ood_score >= {UNLIKE_TRAINING:g})")
     if len(outside):
         why = ", ".join(f"{k}: {n}" for k, n in outside.value_counts().items())
         parts.append(f"{len(outside)} outside the benchmark's Table 3 bounds ({why})")

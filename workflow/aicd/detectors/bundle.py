@@ -83,11 +83,15 @@ class FittedModel:
         if rows.empty:
             out["pred"] = pd.Series([], dtype=object)
             return out
-        pred, scores = self.detector.predict_with_scores(self.inputs_for(rows))
+        X = self.inputs_for(rows)
+        pred, scores = self.detector.predict_with_scores(X)
         out["pred"] = np.asarray(pred, dtype=object)
         if scores is not None:
             for j, cls in enumerate(self.detector.classes_):
                 out[f"score_{cls}"] = np.asarray(scores)[:, j].astype(np.float32)
+        novelty = getattr(self.detector, "novelty_", None)
+        if novelty is not None:  # distance to the training rows (aicd.detectors.novelty)
+            out["ood_score"] = novelty.score(X)
         return out
 
 

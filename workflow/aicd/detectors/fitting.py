@@ -113,7 +113,7 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
             raise AicdError(f"detector kind {spec['kind']} needs a feature set: set features: in its config entry")
         # train in memory (fitting reads it many times); validation only when it is used; the
         # test rows stay on disk and are predicted a block at a time
-        needed = ("train", "validation") if detector.uses_validation else ("train",)
+        needed = ("train", "validation") if wants_validation(detector, spec) else ("train",)
         X = feature_matrices(features, tables, featurizer, load=needed)
     else:
         X = {s: np.zeros((len(t), 0), dtype=np.float32) for s, t in tables.items()}
@@ -122,7 +122,7 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
         raise AicdError("the train split has fewer than two classes: nothing to learn")
     validation = {"source": "given", "rows": int(len(y["validation"]))}
     validation_rows, train_rows = tables["validation"], tables["train"]
-    if detector.uses_validation and len(y["validation"]) == 0:
+    if wants_validation(detector, spec) and len(y["validation"]) == 0:
         train_idx, val_idx, validation = carve(y["train"], seed)
         validation_rows, train_rows = tables["train"].iloc[val_idx], tables["train"].iloc[train_idx]
         if detector.wants_group_validation and len(val_idx):
@@ -132,7 +132,7 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
                         spec["kind"], len(val_idx))
         X["validation"], y["validation"] = X["train"][val_idx], y["train"][val_idx]
         X["train"], y["train"] = X["train"][train_idx], y["train"][train_idx]
-    elif not detector.uses_validation:
+    elif not wants_validation(detector, spec):
         validation["used"] = False
     if record is not None:
         record.update(validation)
@@ -144,7 +144,18 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
         detector.scale_in_place = True  # X["train"] is this job's own copy, read by nothing after the fit
     with threadpool_limits(threads):
         detector.fit(X["train"], y["train"], X["validation"], y["validation"])
+        novelty = None
+        if detector.needs_features and len(X["train"]) > 1 and np.asarray(X["train"][:1]).shape[1] > 0:
+            from .novelty import Novelty
+
+            novelty = Novelty(X["train"], seed)
         del X["train"]
+        if (spec.get("training") or {}).get("calibrate"):
+            from .training import calibrate
+
+            detector = calibrate(detector, predict_in_blocks(detector, X["validation"])[1], y["validation"], seed)
+            if record is not None:
+                record["calibrated_on"] = int(len(y["validation"]))
         pred, scores = predict_in_blocks(detector, X["test"])
         # what the detector says of the test rows, before the validation rows are predicted
         extra, summary = detector.extra_columns(), detector.summary(targets(tables["test"], "test"))
@@ -156,10 +167,18 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
             out[f"score_{cls}"] = scores[:, j].astype(np.float32)
     for name, values in extra.items():
         out[name] = values
+    if novelty is not None:
+        out["ood_score"] = novelty.score(X["test"]) if len(out) else np.zeros(0, dtype=np.float32)
+        detector.novelty_ = novelty  # the saved model scores new rows the same way
     if record is not None:
         record["summary"] = summary
         record["validation_human_scores"] = human_scores
     return detector, out
+
+
+def wants_validation(detector, spec: dict) -> bool:
+    """The detector tunes on validation rows, or its scores are to be calibrated on them."""
+    return detector.uses_validation or bool((spec.get("training") or {}).get("calibrate"))
 
 
 def with_training_options(options: dict, detector, train: pd.DataFrame, X, y, featurizer, seed: int):

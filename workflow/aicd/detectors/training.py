@@ -4,7 +4,9 @@
   aicd.splits.perturb, with the row's label, appended to the train split (a feature-based
   detector featurizes the copies with its feature set's fitted featurizer);
 - balance_languages: true -- train rows resampled (seeded, with replacement) so that every
-  language has as many rows as the largest one.
+  language has as many rows as the largest one;
+- calibrate: true -- its scores recalibrated on the validation rows (group-held-out in the OOD
+  tasks; carved from train where the task has none), labels following them (Calibrated).
 
 Validation and test rows are never touched."""
 
@@ -40,3 +42,55 @@ def balanced_indices(languages, seed: int) -> np.ndarray:
     largest = max(len(g) for g in groups.values())
     picked = [np.concatenate([g, rng.choice(g, largest - len(g), replace=True)]) for g in groups.values()]
     return np.sort(np.concatenate(picked))
+
+
+class Calibrated:
+    """A fitted detector whose scores are recalibrated on validation rows (training.calibrate):
+    a multinomial logistic regression from its scores (log-probabilities where they are
+    probabilities) to the validation labels; labels follow the calibrated probabilities. Every
+    other attribute is the detector's own."""
+
+    def __init__(self, base, calibrator, logs: bool):
+        self.base, self.calibrator, self.logs = base, calibrator, logs
+
+    def __getattr__(self, name):
+        if name in ("base", "calibrator", "logs") or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.base, name)
+
+    def _features(self, scores: np.ndarray) -> np.ndarray:
+        return np.log(np.clip(scores, 1e-6, 1.0)) if self.logs else scores
+
+    def predict_with_scores(self, X):
+        _, raw = self.base.predict_with_scores(X)
+        if raw is None or len(raw) == 0:
+            return self.base.predict_with_scores(X)
+        probs = self.calibrator.predict_proba(self._features(np.asarray(raw, dtype=float)))
+        ordered = probs[:, [list(self.calibrator.classes_).index(c) for c in self.base.classes_]]
+        return np.asarray(self.base.classes_, dtype=object)[ordered.argmax(axis=1)], ordered
+
+    def predict(self, X):
+        return self.predict_with_scores(X)[0]
+
+    def predict_scores(self, X):
+        return self.predict_with_scores(X)[1]
+
+
+def calibrate(detector, scores: np.ndarray, y: np.ndarray, seed: int) -> Calibrated:
+    """Calibrated(detector) from its scores of validation rows and their labels."""
+    from sklearn.linear_model import LogisticRegression
+
+    if scores is None:
+        raise AicdError(f"training.calibrate: detector kind {detector.kind} gives no scores to calibrate")
+    if detector.storage != "file":
+        raise AicdError(f"training.calibrate: detector kind {detector.kind} is stored as a folder; calibration "
+                        "applies to kinds stored as one file")
+    y = np.asarray(y, dtype=object)
+    missing = sorted(set(map(str, detector.classes_)) - set(map(str, y)))
+    if missing:
+        raise AicdError(f"training.calibrate: the validation rows have no {missing} rows to calibrate on")
+    scores = np.asarray(scores, dtype=float)
+    logs = bool((scores >= 0).all() and (scores <= 1 + 1e-6).all())
+    model = LogisticRegression(C=100.0, max_iter=1000, random_state=seed)
+    model.fit(np.log(np.clip(scores, 1e-6, 1.0)) if logs else scores, y)
+    return Calibrated(detector, model, logs)

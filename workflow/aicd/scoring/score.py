@@ -13,6 +13,7 @@ from ..errors import AicdError
 from ..schema import ABSTAIN
 from .bootstrap import RESAMPLES, describe
 from .metrics import breakdown, classification_scores
+from .confidence import confidence_metrics
 from .thresholds import FPRS, threshold_metrics
 
 BREAKDOWN_COLUMNS = ("subset", "language", "domain", "generator")
@@ -67,6 +68,7 @@ def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = N
         if col in merged.columns and merged[col].notna().any()
     }
     result["threshold_metrics"] = threshold_metrics(merged, validation, fprs, BREAKDOWN_COLUMNS, resamples, seed)
+    result["confidence"] = confidence_metrics(merged, labels)
     if "language_origin" in merged.columns:  # release tables: languages identified, not given
         identified = int(merged["language_origin"].eq("identified").sum())
         if identified:
