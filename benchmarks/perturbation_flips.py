@@ -63,7 +63,6 @@ def fitted(name: str, tables: dict, seed: int, ast_cache: AstCache):
         fit_on(idx, y[idx])
         return predict
     detector = build(kind, params, seed=seed, threads=1)
-    detector = build(kind, params, seed=seed, threads=1)
     if featureset == "tfidf":
         from aicd.features.tfidf import TfidfSvdFeaturizer
         feat = TfidfSvdFeaturizer(seed=seed)

@@ -51,23 +51,26 @@ def trial_raw(trial_path):
 # DIRECTORY_GROUPS, or the files of SHARED_FIXTURE_FILES. (xdist's own --dist loadgroup marks
 # are ignored by pytest 9.2: pytest-dev/pytest-xdist#1386.) The slowest groups go first so the
 # two workers finish together (longest first); DEVELOPERS.md, "The test suite's time", has figures.
-SHARED_FIXTURE_FILES = {
-    "demo_run": ("demo", ("test_demo_workflow.py", "test_test_sets.py", "test_paper_results.py")),
-    "slice_run": ("slice", ("test_reproducible_inputs.py", "test_slurm.py")),
+SHARED_FIXTURE_FILES = {  # paths under tests/
+    "demo_run": ("demo", ("workflow/test_demo_workflow.py", "workflow/test_test_sets.py", "workflow/test_paper_results.py")),
+    "slice_run": ("slice", ("workflow/test_reproducible_inputs.py", "workflow/test_slurm.py")),
 }
 DIRECTORY_GROUPS = ("sandbox", "encoders", "llm")
-SLOWEST_FIRST = ("test_workflow_image.py", "slice", "demo", "sandbox", "test_full_build.py",
-                 "test_llm_workflow.py", "test_own_detector.py", "encoders", "test_minimal_config.py",
-                 "test_ood_plan.py", "test_empty_inputs.py", "llm")
+SLOWEST_FIRST = ("workflow/test_workflow_image.py", "slice", "demo", "sandbox", "workflow/test_full_build.py",
+                 "workflow/test_llm_workflow.py", "workflow/test_own_detector.py", "encoders",
+                 "workflow/test_minimal_config.py", "workflow/test_ood_plan.py", "workflow/test_empty_inputs.py", "llm")
 
 
 def group_of(path: str) -> str:
-    """The group of a test file (a path or a node id)."""
+    """The group of a test file (a path or a node id, absolute or from the repository root)."""
     path = Path(path.split("::", 1)[0])
+    if path.is_absolute():
+        path = path.relative_to(REPO)
+    relative = path.relative_to("tests").as_posix() if path.parts[:1] == ("tests",) else path.as_posix()
     for group, files in SHARED_FIXTURE_FILES.values():
-        if path.name in files:
+        if relative in files:
             return group
-    return path.parent.name if path.parent.name in DIRECTORY_GROUPS else path.name
+    return path.parent.name if path.parent.name in DIRECTORY_GROUPS else relative
 
 
 def pytest_collection_modifyitems(config, items):

@@ -96,7 +96,7 @@ def test_strings_are_left_alone_and_rewrites_change_the_layout():
     assert "# running" not in perturb(code, "Python", "no_comments")
     renamed = perturb(code, "Python", "rename")
     assert "def total(" in renamed and "os.path.join" in renamed and "sep=" in renamed  # calls, attributes, keywords
-    assert "acc" not in renamed.replace("acc +=", "")  or "v3" in renamed
+    assert "acc" not in renamed and "v3 = 0" in renamed  # values, scale, acc: v1, v2, v3
     assert "{\n" in perturb(PROGRAMS["Java"], "Java", "braces").split("class Main")[1][:4]
     assert perturb(PROGRAMS["Go"], "Go", "braces") == PROGRAMS["Go"]  # a `{` on its own line breaks Go
 
@@ -124,8 +124,8 @@ def test_a_perturbed_test_set_keeps_ids_and_a_flip_is_counted(tmp_path):
     assert list(table["id"]) == ["a", "b", "c"] and table["code"].iloc[0] != test["code"].iloc[0]
     assert report["perturbation"] == "rename" and report["rows"] == 3 and 0 <= report["unchanged_rows"] < 3
     flips = flip_rate(pd.DataFrame({"id": ["a", "b", "c"], "pred": ["human", "human", "machine"]}),
-                      pd.DataFrame({"id": ["c", "b", "a"], "pred": ["machine", "machine", "human"]}))
-    assert flips == {"rate": 1 / 3, "flipped": 1, "rows": 3}
+                      pd.DataFrame({"id": ["c", "b", "a"], "pred": ["machine", "machine", "human"]}), ["a", "b"])
+    assert flips == {"rate": 1 / 3, "flipped": 1, "rows": 3, "changed_rows": 2, "rate_changed": 0.5}
     records = [("LR", "in_distribution", 0.90, None), ("LR", "codeaid", 0.70, None)]
     perturbed = [("LR", "in_distribution", "rename", 0.85, 0.04), ("LR", "codeaid", "rename", 0.69, 0.10)]
     table_md = perturbation_table(records, perturbed)
@@ -153,4 +153,47 @@ def test_perturbed_sets_in_the_config_and_the_plan(repo):
     bad = copy.deepcopy(config)
     bad["tasks"]["ood_codeaid"]["test_sets"] = {"x": {"perturbation": "rename", "source": "trial"}}
     with pytest.raises(AicdError, match="is valid under each of"):  # a source or a perturbation, not both
+        validate_config(bad)
+
+
+@pytest.mark.parametrize("language, code, kind, expected", [
+    # a shorthand is also a key: renaming it would change the object (JavaScript) or the field (Rust)
+    ("JavaScript", "function f(a){ let acc = a; let z = 2; return { acc, z: z }; }", "rename",
+     "function f(v1){ let acc = v1; let v2 = 2; return { acc, z: v2 }; }"),
+    ("Rust", 'fn main(){ let x = 1; let y = 2; let p = P { x }; println!("{y}"); }', "rename",
+     'fn main(){ let x = 1; let y = 2; let v1 = P { x }; println!("{y}"); }'),
+    ("Go", "package main\nfunc f() { x := 1; y := 2; _ = P{x: x}; _ = y }\n", "rename",
+     "package main\nfunc f() { x := 1; v1 := 2; _ = P{x: x}; _ = v1 }\n"),
+    # a macro body is raw text: a name it mentions keeps its text
+    ("C", "#define SQ(x) ((x)*(x))\nint main(){ int x = 2; int y = 3; return SQ(x) + y; }\n", "rename",
+     "#define SQ(x) ((x)*(x))\nint main(){ int x = 2; int v1 = 3; return SQ(x) + v1; }\n"),
+    # a class-level name is a field
+    ("Python", "class A:\n    total = 0\n    def f(self, n):\n        return n\n", "rename",
+     "class A:\n    total = 0\n    def f(v1, v2):\n        return v2\n"),
+    # a heredoc's body and closing marker keep their indentation
+    ("PHP", "<?php\nfunction f() {\n    $a = <<<EOT\n      hi\n      EOT;\n    return $a;\n}\n", "reindent_tabs",
+     "<?php\nfunction f() {\n\t$a = <<<EOT\n      hi\n      EOT;\n\treturn $a;\n}\n"),
+    # a comment inside a line leaves a space: `return 0`, not `return0`
+    ("C", "int main(){ return/**/0; }\n", "no_comments", "int main(){ return 0; }\n"),
+    # Go directives are code
+    ("Go", "package main\n\n//go:generate echo hi\n// doc\nfunc main() {}\n", "no_comments",
+     "package main\n\n//go:generate echo hi\nfunc main() {}\n"),
+])
+def test_what_a_rewrite_must_leave_alone(language, code, kind, expected):
+    assert perturb(code, language, kind) == expected
+
+
+def test_one_set_name_cannot_be_a_perturbation_and_a_source(repo):
+    import copy
+
+    import yaml
+
+    from aicd.config import validate_config
+    from aicd.errors import AicdError
+
+    config = yaml.safe_load((repo / "config" / "ood.yaml").read_text())
+    bad = copy.deepcopy(config)
+    bad["tasks"]["ood_in_distribution"]["test_sets"] = {"extra": {"source": "codeaid"}}
+    bad["tasks"]["ood_codeaid"]["test_sets"] = {"extra": {"perturbation": "rename"}}
+    with pytest.raises(AicdError, match="'extra' is a perturbation in one task and a source in another"):
         validate_config(bad)

@@ -159,3 +159,16 @@ def test_confidence_metrics_ece_and_coverage():
     assert svm["macro_f1_at_coverage"] == m["macro_f1_at_coverage"]  # the same ranking by margin
     assert confidence_metrics(table[["gold", "pred"]])["available"] is False
     assert expected_calibration_error(np.array([0.95, 0.95]), np.array([1.0, 0.0])) == pytest.approx(0.45)
+
+
+def test_validation_rows_without_a_score_are_counted_and_left_out():
+    test = synthetic(2000, 8)
+    human = synthetic(2000, 9)
+    human = human[human["gold"] == "human"]
+    val = pd.DataFrame({"id": human["id"], "domain": "general", "machine_score": 1 - human["score_human"]})
+    val.loc[val.index[:25], "machine_score"] = np.nan
+    m = threshold_metrics(test, val, (0.05,), resamples=50)
+    assert m["validation_rows_without_score"] == 25 and m["validation_human_rows"] == len(val) - 25
+    assert np.isfinite(m["at_fpr"]["0.05"]["threshold"])
+    none = threshold_metrics(test, val.assign(machine_score=np.nan), (0.05,), resamples=50)
+    assert none["at_fpr"] is None

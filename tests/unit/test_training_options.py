@@ -109,3 +109,17 @@ def test_ood_score_is_about_one_in_distribution_and_grows_away_from_it(trial_raw
     odd = next(k for k in d.index if k.endswith("odd.py"))
     usual = next(k for k in d.index if k.endswith("usual.py"))
     assert d.loc[odd, "ood_score"] > d.loc[usual, "ood_score"]
+
+
+def test_ood_score_on_uncentred_features_is_about_one(trial_raw, tmp_path):
+    """AST counts are far from zero mean, and the linear detectors standardise their train
+    matrix in place while fitting: the score must be taken on the rows as they were."""
+    tables = task_tables(trial_raw, n_train=300, n_test=80)
+    paths = write_task(tmp_path / "task", {"train": tables["train"], "test": tables["test"]})
+    features = fit_features(paths, tmp_path / "features", spec={"kind": "ast"})
+    for kind in ("logistic_regression", "linear_svm"):
+        detectors_main(["fit", "--spec", json.dumps({"kind": kind}), "--tasks-dir", str(tmp_path / "task"),
+                        "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.pkl"),
+                        "--out", str(tmp_path / f"{kind}.parquet"), "--model", str(tmp_path / f"{kind}.pkl")])
+        score = pd.read_parquet(tmp_path / f"{kind}.parquet")["ood_score"]
+        assert 0.5 < score.median() < 2.0, (kind, score.median())

@@ -42,8 +42,11 @@ def test_sources_tasks_detectors_is_a_whole_config(repo, trial_path, tmp_path):
         assert 0 <= score["macro_f1"] <= 1 and score["coverage"] == 1.0
     table = (results / "tables" / "table4.md").read_text()
     assert "Majority" in table and "Robust" in table and "p_rename" not in table
+    robust = json.loads((results / "scores" / "mine" / "robust.json").read_text())
     flips = json.loads((results / "scores" / "mine" / "test_sets" / "p_rename" / "robust.json").read_text())["flip_rate"]
-    assert flips["rows"] == score["n"] and 0 <= flips["rate"] <= 1
+    renamed = pd.read_parquet(results / "tasks" / "mine" / "test_sets" / "p_rename.parquet")
+    assert flips["rows"] == robust["n"] and flips["changed_rows"] == int(renamed["perturbed"].sum()) > 0
+    assert flips["flipped"] == round(flips["rate"] * flips["rows"])
     perturbed = pd.read_parquet(results / "tasks" / "mine" / "test_sets" / "p_tabs.parquet")
     assert perturbed["code"].str.contains("\t").any()
     ood = (results / "tables" / "ood.md").read_text()

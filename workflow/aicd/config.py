@@ -108,6 +108,15 @@ def check_references(config: dict) -> None:
         for set_name, spec in (task.get("test_sets") or {}).items():
             if "source" in spec and spec["source"] not in sources:
                 problems.append(f"tasks.{name}.test_sets.{set_name}.source: no source named '{spec['source']}'")
+    # a set's name picks its rule (from a source, or the task's rows perturbed) in every task
+    kinds: dict[str, set] = {}
+    for name, task in (config.get("tasks") or {}).items():
+        for set_name, spec in (task.get("test_sets") or {}).items():
+            kinds.setdefault(set_name, set()).add("perturbation" if "perturbation" in spec else "source")
+    for set_name, found in sorted(kinds.items()):
+        if len(found) > 1:
+            problems.append(f"test set name {set_name!r} is a perturbation in one task and a source in another: "
+                            "give them different names")
     dataset = config.get("dataset")
     for src in (dataset or {}).get("sources", []):
         if src not in sources:

@@ -223,7 +223,7 @@ class Plan:
             "detectors": [[d, det.title, det.dummy] for d, det in self.detectors.items()],
             "provisional": {t: self.config["tasks"][t]["label_map_provisional"] for t in self.tasks
                             if "label_map_provisional" in self.config["tasks"][t]},
-            # perturbed sets are not Table 4 columns: the OOD table and report.md give their flip rates
+            # perturbed sets are not Table 4 columns: the OOD table gives their flip rates
             "test_sets": [[t, s, spec.get("title", s)] for t, task in self.tasks.items()
                           for s, spec in task.test_sets.items() if "perturbation" not in spec],
         }

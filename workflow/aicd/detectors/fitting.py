@@ -136,6 +136,15 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
         validation["used"] = False
     if record is not None:
         record.update(validation)
+    if (spec.get("training") or {}).get("calibrate"):
+        from .training import check_calibratable
+
+        check_calibratable(detector)  # before a fit that may take hours
+    novelty = None  # distance to the train rows as they are, before any option copies or resamples them
+    if detector.needs_features and len(X["train"]) > 1 and np.asarray(X["train"][:1]).shape[1] > 0:
+        from .novelty import Novelty
+
+        novelty = Novelty(X["train"], seed)
     X["train"], y["train"], trained_on = with_training_options(spec.get("training") or {}, detector, train_rows,
                                                                X["train"], y["train"], featurizer, seed)
     if record is not None and trained_on:
@@ -143,12 +152,8 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
     if detector.needs_features:
         detector.scale_in_place = True  # X["train"] is this job's own copy, read by nothing after the fit
     with threadpool_limits(threads):
+        # (fit may standardise X["train"] in place: the novelty reference was taken before)
         detector.fit(X["train"], y["train"], X["validation"], y["validation"])
-        novelty = None
-        if detector.needs_features and len(X["train"]) > 1 and np.asarray(X["train"][:1]).shape[1] > 0:
-            from .novelty import Novelty
-
-            novelty = Novelty(X["train"], seed)
         del X["train"]
         if (spec.get("training") or {}).get("calibrate"):
             from .training import calibrate

@@ -62,7 +62,8 @@ class HFClassifierDetector(Detector):
         self.model_.to(self.device_)
         torch.set_num_threads(max(1, int(self.threads)))
         names = [str(self.model_.config.id2label[i]) for i in range(self.model_.config.num_labels)]
-        unmapped = [n for n in names if n not in self.params["label_map"]]
+        self.label_map_ = {str(k): str(v) for k, v in self.params["label_map"].items()}  # YAML {0: human} too
+        unmapped = [n for n in names if n not in self.label_map_]
         if unmapped:
             raise AicdError(f"hf_classifier {self.params['model']}: label_map has no entry for the model's labels "
                             f"{unmapped} (its labels: {names})")
@@ -71,7 +72,7 @@ class HFClassifierDetector(Detector):
     def fit(self, X, y, X_val=None, y_val=None):
         self._load()
         task = {str(c) for c in y if c is not None}
-        mapped = [str(self.params["label_map"][n]) for n in self.model_labels_]
+        mapped = [self.label_map_[n] for n in self.model_labels_]
         outside = sorted(set(mapped) - task)
         if outside:
             raise AicdError(f"hf_classifier {self.params['model']}: label_map names {outside}, not among the task's "

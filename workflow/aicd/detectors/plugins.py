@@ -99,6 +99,13 @@ class PythonDetector(Detector):
         super().__init__(seed=seed, threads=threads, **params)
         self.binarise = self.binarises(params)  # label_of: human vs the rest for a score function
         self.zero_shot = self.is_zero_shot(params)
+        if params.get("object"):  # rows are carved from train for validation only if fit takes them
+            try:
+                fit = getattr(import_object(params["object"], "object"), "fit", None)
+                accepts = inspect.signature(fit).parameters if callable(fit) else {}
+                self.uses_validation = len(accepts) >= 4 or any(p.kind == p.VAR_POSITIONAL for p in accepts.values())
+            except (AicdError, TypeError, ValueError):
+                pass  # fit() says what is wrong
 
     def check_params(self) -> None:
         super().check_params()
@@ -217,15 +224,17 @@ class PredictionsDetector(Detector):
     def fit(self, X, y, X_val=None, y_val=None):
         known = {str(c) for c in y if c is not None}
         self.classes_ = np.array(sorted(known), dtype=object)
-        self.rows_ = {}
-        test_ids = self.row_ids["test"]
-        self.rows_.update(self._read(self.params["file"], test_ids, "test", known).to_dict("index"))
-        if self.params.get("validation_file"):
-            val_ids = self.row_ids["validation"]
-            self.rows_.update(self._read(self.params["validation_file"], val_ids, "validation", known).to_dict("index"))
+        self.rows_, self.scored_ = {}, set()  # scored_: ids whose file gives every score_<class>
         self.score_columns_ = [f"score_{c}" for c in self.classes_]
-        first = next(iter(self.rows_.values()))
-        self.has_scores_ = all(c in first for c in self.score_columns_)
+        files = [(self.params["file"], "test")]
+        if self.params.get("validation_file"):
+            files.append((self.params["validation_file"], "validation"))
+        for path, split in files:
+            table = self._read(path, self.row_ids[split], split, known)
+            self.rows_.update(table.to_dict("index"))
+            if all(c in table.columns for c in self.score_columns_):
+                self.scored_ |= set(table.index[table[self.score_columns_].notna().all(axis=1)])
+        self.has_scores_ = set(self.row_ids["test"]) <= self.scored_
         return self
 
     def _rows(self, ids):
@@ -244,7 +253,7 @@ class PredictionsDetector(Detector):
 
     def scores_rows(self, ids) -> bool:
         """Whether it holds scores for these ids (validation rows only with a validation_file)."""
-        return self.has_scores_ and all(i in self.rows_ for i in ids)
+        return self.has_scores_ and all(i in self.scored_ for i in ids)
 
 
 def load_predictions_table(path: str) -> pd.DataFrame:

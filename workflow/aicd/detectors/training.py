@@ -76,15 +76,24 @@ class Calibrated:
         return self.predict_with_scores(X)[1]
 
 
+def check_calibratable(detector) -> None:
+    """training.calibrate needs a kind stored as one file that gives scores."""
+    from .base import Detector
+
+    if detector.storage != "file":
+        raise AicdError(f"training.calibrate: detector kind {detector.kind} is stored as a folder; calibration "
+                        "applies to kinds stored as one file")
+    if type(detector).predict_scores is Detector.predict_scores and \
+            type(detector).predict_with_scores is Detector.predict_with_scores:
+        raise AicdError(f"training.calibrate: detector kind {detector.kind} gives no scores to calibrate")
+
+
 def calibrate(detector, scores: np.ndarray, y: np.ndarray, seed: int) -> Calibrated:
     """Calibrated(detector) from its scores of validation rows and their labels."""
     from sklearn.linear_model import LogisticRegression
 
     if scores is None:
-        raise AicdError(f"training.calibrate: detector kind {detector.kind} gives no scores to calibrate")
-    if detector.storage != "file":
-        raise AicdError(f"training.calibrate: detector kind {detector.kind} is stored as a folder; calibration "
-                        "applies to kinds stored as one file")
+        raise AicdError(f"training.calibrate: detector kind {detector.kind} gave no scores to calibrate")
     y = np.asarray(y, dtype=object)
     missing = sorted(set(map(str, detector.classes_)) - set(map(str, y)))
     if missing:

@@ -51,6 +51,8 @@ def paired_against(leader: dict, other: dict, resamples: int, seed: int) -> dict
     files = [leader["predictions"]["path"], other["predictions"]["path"], leader["gold"]["path"]]
     if leader["gold"]["sha256"] != other["gold"]["sha256"]:
         return {"why": "scored against other gold files"}
+    if (leader.get("label_map") or {}) != (other.get("label_map") or {}):
+        return {"why": "the two submissions were scored with different label maps"}
     if not all(Path(f).is_file() for f in files):
         return {"why": "a predictions or gold file is no longer where it was scored"}
     if sha256_file(files[2]) != leader["gold"]["sha256"]:
@@ -101,7 +103,8 @@ def render(boards: dict) -> str:
     parts = ["<!DOCTYPE html>", '<html><head><meta charset="utf-8"><title>AICD Bench leaderboard</title>',
              f"<style>{STYLE}</style></head><body>", "<h1>AICD Bench leaderboard</h1>",
              "<p>Ranked by macro-F1 × 100 (± half-width of the 95% bootstrap interval). TPR at 1% FPR on human "
-             "X on the same gold rows, its 95% paired bootstrap interval and p-value.</p>"]
+             "code, the threshold set on validation human rows. “leader − this”: the leader's macro-F1 minus this "
+             "one's on the same gold rows, with its 95% paired bootstrap interval and p-value.</p>"]
     for task, board in boards.items():
         subsets = board["subsets"]
         head = ["Rank", "Detector", "Date", "Macro-F1", "AUROC", "TPR @ 1% FPR", *subsets, "leader − this"]

@@ -48,8 +48,14 @@ def main(argv=None) -> None:
     result = score(pd.read_parquet(args.predictions), read_test(args.test), args.labels, args.sample,
                    args.resamples, args.seed, validation, args.fpr)
     if args.reference:
+        import pyarrow.parquet as pq
+
+        changed = None
+        if "perturbed" in pq.read_schema(args.test).names:
+            test = pd.read_parquet(args.test, columns=["id", "perturbed"])
+            changed = test.loc[test["perturbed"].astype(bool), "id"]
         result["flip_rate"] = flip_rate(pd.read_parquet(args.predictions, columns=["id", "pred"]),
-                                        pd.read_parquet(args.reference, columns=["id", "pred"]))
+                                        pd.read_parquet(args.reference, columns=["id", "pred"]), changed)
     write_json({"task": args.task, "detector": args.detector, **result}, args.out)
 
 

@@ -1,6 +1,6 @@
 """Does a detector know when it does not know? From its score_<class> columns: the expected
-calibration error (10 equal-width bins of the top probability; only where the scores are
-probabilities) and macro-F1 when it labels only its most confident rows (the top 80% and 50%
+calibration error (10 equal-width bins of the probability of the label it gave; only where the
+scores are probabilities) and macro-F1 when it labels only its most confident rows (the top 80% and 50%
 by margin, the top score minus the runner-up; scores of any scale)."""
 
 from __future__ import annotations
@@ -47,8 +47,10 @@ def confidence_metrics(table: pd.DataFrame, labels=None, coverages=COVERAGES) ->
     out = {"available": True, "confidence": "top score minus the runner-up"}
     probabilities = bool((scores >= -1e-6).all() and (scores <= 1 + 1e-6).all()
                          and np.allclose(scores.sum(axis=1), 1, atol=1e-3))
-    if probabilities:
-        out["ece"] = expected_calibration_error(order[:, -1], (gold == pred).astype(float))
+    if probabilities:  # the probability of the label given (a thresholded kind's is not always the top one)
+        index = {c: j for j, c in enumerate(classes)}
+        given = np.array([scores[i, index[str(p)]] if str(p) in index else order[i, -1] for i, p in enumerate(pred)])
+        out["ece"] = expected_calibration_error(given, (gold == pred).astype(float))
     else:
         out["ece"], out["why_no_ece"] = None, "the scores are not probabilities (e.g. an SVM's margins)"
     ranked = np.argsort(-margin, kind="stable")

@@ -77,12 +77,18 @@ def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = N
     return result
 
 
-def flip_rate(predictions: pd.DataFrame, reference: pd.DataFrame) -> dict:
+def flip_rate(predictions: pd.DataFrame, reference: pd.DataFrame, changed_ids=None) -> dict:
     """Share of rows whose label differs from the reference predictions of the same ids (a
-    perturbed test set against the unperturbed one)."""
+    perturbed test set against the unperturbed one): over all rows, and over the rows the
+    rewrite changed (`changed_ids`; an unchanged row can only flip by rounding)."""
     merged = predictions.merge(reference, on="id", suffixes=("", "_reference"), validate="one_to_one")
     if len(merged) != len(predictions):
         raise AicdError(f"{len(predictions) - len(merged)} perturbed rows have no unperturbed prediction: "
                         "rerun the detector on the task")
     flipped = merged["pred"].astype(str) != merged["pred_reference"].astype(str)
-    return {"rate": float(flipped.mean()) if len(merged) else None, "flipped": int(flipped.sum()), "rows": int(len(merged))}
+    out = {"rate": float(flipped.mean()) if len(merged) else None, "flipped": int(flipped.sum()), "rows": int(len(merged))}
+    if changed_ids is not None:
+        changed = merged["id"].isin(set(changed_ids))
+        out.update({"changed_rows": int(changed.sum()),
+                    "rate_changed": float(flipped[changed].mean()) if changed.any() else None})
+    return out

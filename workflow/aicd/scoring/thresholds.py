@@ -130,10 +130,14 @@ def threshold_metrics(test: pd.DataFrame, validation: pd.DataFrame | None, fprs=
     result["auroc"] = auroc(scores, positive)
     result["auroc_ci"] = auroc_interval(scores, positive, resamples, seed)
     thresholds = {}
-    if validation is None or validation.empty:
+    if validation is None or validation.empty or validation["machine_score"].isna().all():
         result["at_fpr"] = None
         result["why_no_fpr"] = "no validation scores of human rows to set a threshold on"
     else:
+        scored = validation["machine_score"].notna()
+        if not scored.all():  # a row without a score cannot place a threshold: counted, left out
+            result["validation_rows_without_score"] = int((~scored).sum())
+            validation = validation[scored]
         human = validation["machine_score"].to_numpy(dtype=float)
         result["validation_human_rows"] = int(len(human))
         result["at_fpr"], result["at_fpr_per_domain"] = {}, {}

@@ -5,15 +5,20 @@ seeded: what a detector's label should not depend on.
   spaces); the level is the line's leading width over the file's indentation unit.
 - blank_lines: blank lines removed, a seeded blank line inserted after some lines and trailing
   spaces added to others.
-- no_comments: every comment node removed (a line left empty goes).
+- no_comments: every comment node removed (a line left empty goes; one inside a line leaves a
+  space), except Go's directives (//go:, //export, build tags); Go with cgo is left as is.
 - rename: identifiers the code binds (variables and parameters, never functions, types, fields
-  or keyword names) renamed consistently to v1, v2, ... in order of first appearance.
+  or keyword names) renamed consistently to v1, v2, ... in order of first appearance; a name
+  the tree cannot rename safely keeps its text (a shorthand key, a macro's, a Rust format
+  string's, a Python class-level name).
 - braces (brace-delimited languages but Go): a block's `{` moved to its own line (Allman
   style) where it ends a line.
 
 No rewrite touches the inside of a string: lines that start inside a multi-line string keep their
 whitespace, and nothing is inserted there. Code that does not parse cleanly is returned as is
-(counted by the caller as unperturbed)."""
+(counted by the caller as unperturbed). The tests check, per language, that every rewrite still
+parses and, for Python, that the syntax tree is unchanged (names aside); what a program prints
+is not checked for the other languages."""
 
 from __future__ import annotations
 
@@ -72,11 +77,12 @@ def _tree(code: str, language: str):
 
 
 def _string_lines(tree) -> set[int]:
-    """Rows (0-based) that start inside a string or comment spanning lines: their leading text is content."""
+    """Rows (0-based) that start inside a string or comment spanning lines (a PHP heredoc or
+    nowdoc to its closing marker): their leading text is content."""
     rows = set()
     for n in _walk(tree.root_node):
         if n.end_point[0] > n.start_point[0] and ("string" in n.type or "comment" in n.type
-                                                  or n.type in ("heredoc_body", "raw_string_literal")):
+                                                  or n.type in ("heredoc", "nowdoc", "raw_string_literal")):
             rows.update(range(n.start_point[0] + 1, n.end_point[0] + 1))
     return rows
 
@@ -135,19 +141,28 @@ def blank_lines(code: str, language: str, seed: int) -> str:
     return "\n".join(out)
 
 
+def _kept_comment(node, language: str) -> bool:
+    """Comments that are code: Go's //go: and //export directives and build tags."""
+    text = node.text.decode("utf-8", errors="replace")
+    return language == "Go" and text.startswith(("//go:", "//export", "// +build", "//line "))
+
+
 def no_comments(code: str, language: str) -> str:
     tree = _tree(code, language)
-    if tree is None:
+    if tree is None or (language == "Go" and 'import "C"' in code):  # cgo: the preamble comment is C code
         return code
-    comments = [n for n in _walk(tree.root_node) if "comment" in n.type]
+    comments = [n for n in _walk(tree.root_node) if "comment" in n.type and not _kept_comment(n, language)]
     if not comments:
         return code
     raw = code.encode("utf-8")
     out, last = [], 0
-    for n in sorted(comments, key=lambda c: c.start_byte):  # a comment's newlines stay: rows keep their numbers
+    for n in sorted(comments, key=lambda c: c.start_byte):
         if n.start_byte < last:
             continue
-        out += [raw[last:n.start_byte], b"\n" * raw[n.start_byte:n.end_byte].count(b"\n")]
+        text = raw[n.start_byte:n.end_byte]
+        # a comment's newlines stay (rows keep their numbers); one inside a line becomes a space,
+        # so `return/**/0` stays two tokens
+        out += [raw[last:n.start_byte], b"\n" * text.count(b"\n") if b"\n" in text else b" "]
         last = n.end_byte
     out.append(raw[last:])
     before = code.split("\n")
@@ -157,8 +172,40 @@ def no_comments(code: str, language: str) -> str:
                      if i not in touched or line.strip() or not before[i].strip())
 
 
+SHORTHANDS = {"shorthand_property_identifier", "shorthand_property_identifier_pattern", "shorthand_field_identifier"}
+PREPROCESSOR = {"preproc_arg", "preproc_def", "preproc_function_def", "preproc_call", "preproc_params"}
+WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+
+
+def _unsafe_names(tree, language: str) -> set[str]:
+    """Names that cannot be renamed consistently from the syntax tree alone: a shorthand that
+    is also a key (`{ acc }`, `P { x }`), a Go composite-literal key, anything a C/C++ macro
+    mentions (its body is raw text), a name inside a Rust format string (`"{x}"`), and Python
+    class-level names (fields: renaming them changes the object)."""
+    unsafe = set()
+    for n in _walk(tree.root_node):
+        t = n.type
+        if t in SHORTHANDS or t == "shorthand_field_initializer":
+            unsafe.add(n.text.decode("utf-8", errors="replace"))
+        elif t == "keyed_element" and n.child_count:
+            unsafe.add(n.children[0].text.decode("utf-8", errors="replace"))
+        elif t in PREPROCESSOR:
+            unsafe.update(WORD.findall(n.text.decode("utf-8", errors="replace")))
+        elif language == "Rust" and t == "string_content":
+            unsafe.update(re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)[:}]", n.text.decode("utf-8", errors="replace")))
+        elif language == "Python" and t == "class_definition":
+            body = n.child_by_field_name("body")
+            for statement in (body.children if body is not None else []):
+                for m in _walk(statement):
+                    if m.type == "identifier" and m.parent is not None and m.parent.type == "assignment":
+                        unsafe.add(m.text.decode("utf-8", errors="replace"))
+                    if m.type in ("function_definition", "class_definition"):
+                        break
+    return unsafe
+
+
 def _bound_names(tree, language: str) -> list[str]:
-    names, kept = [], set()
+    names, kept = [], _unsafe_names(tree, language)
     for n in _walk(tree.root_node):
         if n.type not in ("identifier", "name"):
             continue
@@ -267,8 +314,9 @@ def perturbed_test_set(test, kind: str, seed: int, task: str, name: str):
     from .test_sets import balance
 
     codes = [perturb(c, lang, kind, seed) for c, lang in zip(test["code"], test["language"])]
-    table = test.assign(code=codes).reset_index(drop=True)
-    unchanged = int(sum(a == b for a, b in zip(codes, test["code"])))
+    changed = [a != b for a, b in zip(codes, test["code"])]
+    table = test.assign(code=codes, perturbed=changed).reset_index(drop=True)  # flips count on changed rows too
+    unchanged = int(len(changed) - sum(changed))
     report = {"task": task, "test_set": name, "perturbation": kind, "rows_in": int(len(test)), "rows": int(len(table)),
               "removed": {}, "unchanged_rows": unchanged, "balance_before": balance(test, "target"),
               "balance_after": balance(table, "target")}
