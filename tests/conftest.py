@@ -45,7 +45,7 @@ def trial_raw(trial_path):
     return pd.read_parquet(trial_path)
 
 
-# `make test` runs the suite on two pytest-xdist workers. Tests that share a session or module
+# `make test` runs the suite on pytest-xdist workers where the machine has 4 cores or more. Tests that share a session or module
 # fixture must stay on one worker (one demo run, one classical slice, one sandbox pool, one SLURM
 # cluster): the scheduler below hands out whole groups, a group being a test file, a folder of
 # DIRECTORY_GROUPS, or the files of SHARED_FIXTURE_FILES. (xdist's own --dist loadgroup marks
