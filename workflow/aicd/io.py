@@ -16,6 +16,8 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
+from .errors import AicdError
+
 
 @contextmanager
 def atomic_path(target: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
@@ -93,3 +95,24 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def read_any(path: str | Path) -> pd.DataFrame:
+    """A table from .parquet, .jsonl/.ndjson or .csv/.tsv (CSV cells as text), with an error
+    that names the file."""
+    path = Path(path)
+    if not path.exists():
+        raise AicdError(f"{path}: no such file")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            return pd.read_parquet(path)
+        if suffix in (".jsonl", ".ndjson"):
+            return pd.read_json(path, lines=True, dtype=False)
+        if suffix in (".csv", ".tsv"):
+            return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
+    except (ValueError, OSError) as err:
+        raise AicdError(f"cannot read {path}: {err}") from None
+    except Exception as err:  # pyarrow / parser errors do not name the file
+        raise AicdError(f"cannot read {path}: {type(err).__name__}: {err}") from None
+    raise AicdError(f"{path}: unknown format {suffix or '(no extension)'}; use .csv, .jsonl or .parquet")

@@ -21,7 +21,6 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -258,21 +257,9 @@ class PredictionsDetector(Detector):
 
 def load_predictions_table(path: str) -> pd.DataFrame:
     """id (as text), pred and score_<class> columns of a predictions file."""
-    p = Path(path)
-    if not p.is_file():
-        raise AicdError(f"predictions file {path}: no such file")
-    suffix = p.suffix.lower()
-    try:
-        if suffix == ".parquet":
-            table = pd.read_parquet(p)
-        elif suffix in (".jsonl", ".ndjson"):
-            table = pd.read_json(p, lines=True, dtype=False)
-        elif suffix == ".csv":
-            table = pd.read_csv(p, dtype={"id": str, "pred": str}, keep_default_na=False)
-        else:
-            raise AicdError(f"predictions file {path}: use .csv, .jsonl or .parquet")
-    except (ValueError, OSError) as err:
-        raise AicdError(f"cannot read predictions file {path}: {err}") from None
+    from ..io import read_any
+
+    table = read_any(path)
     if "id" not in table.columns or "pred" not in table.columns:
         raise AicdError(f"predictions file {path}: needs columns id and pred (and optionally score_<class>); "
                         f"its columns are {list(table.columns)}")

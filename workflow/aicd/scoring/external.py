@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import AicdError
+from ..io import read_any  # noqa: F401  (submission and tests read files through it here)
 from ..schema import ABSTAIN
 from ..sources.ingest import _label_key
 from .score import BREAKDOWN_COLUMNS, check_label_set
@@ -33,25 +34,6 @@ from .thresholds import FPRS, HUMAN, threshold_metrics
 
 PRED_COLUMNS = ("pred", "label", "prediction")
 GOLD_COLUMNS = ("target", "label", "gold")   # a task table's class is `target` (T2: the family)
-
-
-def read_any(path: str | Path) -> pd.DataFrame:
-    path = Path(path)
-    if not path.exists():
-        raise AicdError(f"{path}: no such file")
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".parquet":
-            return pd.read_parquet(path)
-        if suffix in (".jsonl", ".ndjson"):
-            return pd.read_json(path, lines=True, dtype=False)
-        if suffix in (".csv", ".tsv"):
-            return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
-    except (ValueError, OSError) as err:
-        raise AicdError(f"cannot read {path}: {err}") from None
-    except Exception as err:  # pyarrow / parser errors do not name the file
-        raise AicdError(f"cannot read {path}: {type(err).__name__}: {err}") from None
-    raise AicdError(f"{path}: unknown format {suffix or '(no extension)'}; use .csv, .jsonl or .parquet")
 
 
 def parse_label_map(text: str | None) -> dict[str, str]:
