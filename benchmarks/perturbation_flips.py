@@ -29,7 +29,8 @@ import pandas as pd  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from robust_ood import CODEAID, DETECTORS, TRIAL, AstCache, bootstrap_macro_f1  # noqa: E402
+from robust_ood import (CODEAID, DETECTORS, TABLE_FEATURES, TRIAL, AstCache, bootstrap_macro_f1,  # noqa: E402
+                        table_featurizer)
 
 from aicd.detectors import build  # noqa: E402
 from aicd.splits import ood  # noqa: E402
@@ -43,7 +44,11 @@ VARIANTS = {
     "canon_lr_aug": ("canon_lr", {"augment": ALL_SEVEN}),
     "robust_aug": ("robust", {"augment": ALL_SEVEN}),
     "canon_lr_balanced": ("canon_lr", {"balance_languages": True}),
+    "minilm_canon_lr_aug": ("minilm_canon_lr", {"augment": ALL_SEVEN}),
 }
+# the frozen encoder's vectors by text: a row (or a rewrite that leaves its canonical text as it
+# was) is embedded once for all splits and detectors
+EMBEDDINGS: dict = {}
 DEFAULT_SPLITS = ("in_distribution", "codeaid", "lolo:Python", "lolo:Java", "lolo:C++")
 
 
@@ -73,9 +78,8 @@ def fitted(name: str, tables: dict, seed: int, ast_cache: AstCache):
         feat = AstFeaturizer()
         X_train, X_val = ast_cache.matrix(feat, train, fit=True), ast_cache.matrix(feat, val, fit=False)
         to_x = lambda t: ast_cache.matrix(feat, t, fit=False)  # noqa: E731
-    elif featureset == "canon_tfidf":
-        from aicd.features.canonical import CanonicalTfidfFeaturizer
-        feat = CanonicalTfidfFeaturizer(seed=seed)
+    elif featureset in TABLE_FEATURES:
+        feat = table_featurizer(featureset, seed, EMBEDDINGS, threads=2)
         X_train, X_val = feat.fit_transform(train), feat.transform(val)
         to_x = feat.transform
     else:
@@ -88,10 +92,9 @@ def fitted(name: str, tables: dict, seed: int, ast_cache: AstCache):
 def fitted_on(featureset, kind, params, train, extra, val, seed, ast_cache):
     """(predict, fit(idx, y)) for a detector trained on train + extra rows, featurizer fitted on train."""
     detector = build(kind, params, seed=seed, threads=1)
-    if featureset in ("tfidf", "canon_tfidf"):
-        from aicd.features.canonical import CanonicalTfidfFeaturizer
+    if featureset == "tfidf" or featureset in TABLE_FEATURES:
         from aicd.features.tfidf import TfidfSvdFeaturizer
-        feat = TfidfSvdFeaturizer(seed=seed) if featureset == "tfidf" else CanonicalTfidfFeaturizer(seed=seed)
+        feat = TfidfSvdFeaturizer(seed=seed) if featureset == "tfidf" else table_featurizer(featureset, seed, EMBEDDINGS, 2)
         X = np.vstack([feat.fit_transform(train), feat.transform(extra)]) if len(extra) else feat.fit_transform(train)
         X_val, to_x = feat.transform(val), feat.transform
     else:

@@ -51,6 +51,9 @@ DETECTORS = {
     # the canonical view (aicd.features.canonical): tree-sitter tokens, identifiers as naming classes
     "canon_lr": ("canon_tfidf", "logistic_regression", {}),
     "canon_svm": ("canon_tfidf", "linear_svm", {}),
+    # frozen MiniLM embeddings of the canonical text (aicd.features.embedding), alone and with the canonical view
+    "minilm_lr": ("minilm", "logistic_regression", {}),
+    "minilm_canon_lr": ("minilm+canon", "logistic_regression", {}),
     # ablations of the robust detector (which idea moved which number)
     "robust_lm": ("text", "robust", {"lm": {}}),  # + token statistics of a small LM trained per split (slow: ~1 min fit + ~50 rows/s)
     "robust_lr": ("text", "robust", {"model": "lr"}),
@@ -79,6 +82,27 @@ def bootstrap_macro_f1(gold: np.ndarray, pred: np.ndarray, resamples: int = 1000
         f1[:, c] = np.divide(2.0 * tp, denom, out=np.zeros(len(idx)), where=denom > 0)
     macro = f1.mean(1)
     return float(macro[0]), float(np.percentile(macro[1:], 2.5)), float(np.percentile(macro[1:], 97.5))
+
+
+# feature sets built from the project's registry (aicd.features.registry): name -> kinds concatenated
+TABLE_FEATURES = {"canon_tfidf": ("canon_tfidf",), "minilm": ("code_embedding",),
+                  "minilm+canon": ("code_embedding", "canon_tfidf")}
+
+
+def table_featurizer(featureset: str, seed: int, cache: dict | None = None, threads: int = 1):
+    """A fresh featurizer of one of TABLE_FEATURES (fit_transform/transform take a table); the
+    embedding part shares `cache` (text -> vector) where one is given."""
+    from aicd.features.registry import ConcatFeaturizer
+    from aicd.features.registry import build as build_features
+
+    parts = []
+    for kind in TABLE_FEATURES[featureset]:
+        part = build_features(kind, {}, seed)
+        part.threads = threads
+        if kind == "code_embedding":
+            part.cache = cache
+        parts.append(part)
+    return parts[0] if len(parts) == 1 else ConcatFeaturizer(parts)
 
 
 class AstCache:
@@ -114,9 +138,8 @@ def run_one(name: str, tables: dict, seed: int, ast_cache: AstCache) -> dict:
         feat = AstFeaturizer()
         X_train = ast_cache.matrix(feat, train, fit=True)
         X_val, to_test = ast_cache.matrix(feat, val, fit=False), lambda: ast_cache.matrix(feat, test, fit=False)
-    elif featureset == "canon_tfidf":
-        from aicd.features.canonical import CanonicalTfidfFeaturizer
-        feat = CanonicalTfidfFeaturizer(seed=seed)
+    elif featureset in TABLE_FEATURES:
+        feat = table_featurizer(featureset, seed, threads=2)
         X_train = feat.fit_transform(train)
         X_val, to_test = feat.transform(val), lambda: feat.transform(test)
     elif featureset == "text":

@@ -56,8 +56,8 @@ SHARED_FIXTURE_FILES = {  # paths under tests/
     "slice_run": ("slice", ("workflow/test_reproducible_inputs.py", "workflow/test_slurm.py")),
 }
 DIRECTORY_GROUPS = ("sandbox", "encoders", "llm")
-SLOWEST_FIRST = ("workflow/test_workflow_image.py", "slice", "demo", "sandbox", "workflow/test_full_build.py",
-                 "workflow/test_llm_workflow.py", "workflow/test_own_detector.py", "encoders",
+SLOWEST_FIRST = ("workflow/test_workflow_image.py", "slice", "demo", "sandbox", "workflow/test_llm_workflow.py",
+                 "workflow/test_full_build.py", "workflow/test_same_dag.py", "workflow/test_own_detector.py", "encoders",
                  "workflow/test_minimal_config.py", "workflow/test_ood_plan.py", "workflow/test_empty_inputs.py", "llm")
 
 
@@ -83,6 +83,23 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank.get(group_of(str(item.fspath)), len(rank)))  # stable within a group
 
 
+# Groups that leave the CPU mostly idle or use one core: a Docker build (network and disk), the
+# sandbox (container creation on vfs, wall-clock limits), single-process tests (unit, dry runs,
+# lint, the encoders on one thread, the leaderboard page), the LLM client against local
+# servers. The others run multi-core snakemake workflows ("heavy"). Below LANES_BELOW_CORES
+# cores the last worker is a light lane: light groups first, then heavy ones from the end of the
+# queue (the smallest, SLOWEST_FIRST order), while the other workers take heavy groups from the
+# front; so the large workflow runs never share the machine with each other
+# (DEVELOPERS.md, "The test suite's time").
+LIGHT_GROUPS = ("workflow/test_workflow_image.py", "sandbox", "llm", "encoders", "workflow/test_lint.py",
+                "workflow/test_same_dag.py", "workflow/test_ood_plan.py", "workflow/test_leaderboard_site.py")
+LANES_BELOW_CORES = 4
+
+
+def is_light(group: str) -> bool:
+    return group in LIGHT_GROUPS or group.startswith("unit/")
+
+
 if importlib.util.find_spec("xdist") is not None:
     def pytest_xdist_make_scheduler(config, log):
         from xdist.scheduler import LoadScopeScheduling
@@ -90,5 +107,22 @@ if importlib.util.find_spec("xdist") is not None:
         class GroupScheduling(LoadScopeScheduling):
             def _split_scope(self, nodeid: str) -> str:
                 return group_of(nodeid)
+
+            def _light_lane(self, node) -> bool:
+                nodes = sorted(self.assigned_work, key=lambda n: n.gateway.id)
+                return len(nodes) > 1 and (os.cpu_count() or 1) < LANES_BELOW_CORES and node is nodes[-1]
+
+            def _next_scope(self, node) -> str | None:
+                light = [s for s in self.workqueue if is_light(s)]
+                heavy = [s for s in self.workqueue if not is_light(s)]
+                if self._light_lane(node):
+                    return light[0] if light else heavy[-1] if heavy else None
+                return heavy[0] if heavy else light[0] if light else None
+
+            def _assign_work_unit(self, node) -> None:
+                scope = self._next_scope(node)
+                if scope is not None:
+                    self.workqueue.move_to_end(scope, last=False)  # the base class pops the first unit
+                    super()._assign_work_unit(node)
 
         return GroupScheduling(config, log)

@@ -50,9 +50,16 @@ def kind_environments() -> set[str]:
         cls.environment_for(p) for cls in REGISTRY.values() for p in getattr(cls, "ENVIRONMENT_PARAMS", [])}
 
 
+def feature_environments() -> set[str]:
+    from aicd.features.registry import FEATURIZERS
+
+    return {getattr(cls, "environment", "core") for cls in FEATURIZERS.values()}
+
+
 def rules() -> list[tuple[str, str, str]]:
     """(rule, env name, module) for every rule with a shell command; a rule whose environment is
-    its detector's (conda: detector_env) once per environment the detector kinds declare."""
+    its detector's (conda: detector_env) or its feature set's (feature_env) once per environment
+    the detector or feature kinds declare."""
     out = []
     for smk in sorted((REPO / "workflow" / "rules").glob("*.smk")):
         for block in re.split(r"\n(?=rule \w+:)", smk.read_text()):
@@ -60,11 +67,12 @@ def rules() -> list[tuple[str, str, str]]:
             if not m or "shell:" not in block:
                 continue
             env = re.search(r'conda:\s+env\("(\w+)"\)', block)
-            per_kind = re.search(r"conda:\s+detector_env\b", block)
+            per_kind = re.search(r"conda:\s+(detector_env|feature_env)\b", block)
             module = re.search(r"python -m (aicd[\w.]*)", block)
             assert (env or per_kind) and module, \
-                f"rule {m.group(1)} ({smk.name}): needs conda: env(...) or detector_env, and `python -m aicd.X`"
-            for name in [env.group(1)] if env else sorted(kind_environments()):
+                f"rule {m.group(1)} ({smk.name}): needs conda: env(...), detector_env or feature_env, and `python -m aicd.X`"
+            declared = kind_environments() if per_kind and per_kind.group(1) == "detector_env" else feature_environments()
+            for name in [env.group(1)] if env else sorted(declared):
                 out.append((m.group(1) if env else f"{m.group(1)}[{name}]", name, module.group(1)))
     return out
 
@@ -196,6 +204,19 @@ def test_kinds_that_need_torch_declare_neural():
         if option_modules and cls.environment_for({}) != "neural":
             assert any(cls.environment_for(p) == "neural" for p in getattr(cls, "ENVIRONMENT_PARAMS", [])), \
                 f"kind {kind} reaches {sorted(option_modules)} (torch) on an option, but declares no environment for it"
+
+
+def test_feature_kinds_that_need_torch_declare_neural():
+    """A feature kind whose module imports torch runs (and is applied) in the neural environment;
+    the others declare none (core)."""
+    from aicd.features.registry import FEATURIZERS
+
+    needs = {}
+    for kind, cls in FEATURIZERS.items():
+        path = module_file(cls.__module__)
+        needs[kind] = bool(imports_in(path, cls.__module__.rsplit(".", 1)[0])[0] & NEURAL)
+        assert getattr(cls, "environment", "core") == ("neural" if needs[kind] else "core"), kind
+    assert needs["code_embedding"] and not needs["tfidf"]
 
 
 @pytest.mark.parametrize("env", ["core", "llm", "sandbox", "neural"])

@@ -8,7 +8,7 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[2] / "workflow" / "aicd"
 GROUND = {"schema", "io", "errors", "codetext", "treesitter", "families", "fingerprint", "stagecli", "params",
-          "parallel", "memguard"}
+          "parallel", "memguard", "pretrained"}
 # Above every stage: the `aicd` command and config validation (it checks detector kinds against the registry).
 TOP = {"cli", "submission_cli", "config", "plan", "resolve"}
 # Pipeline order: a stage may import the ground floor and the stages before it.

@@ -124,6 +124,18 @@ def test_zero_shot_and_binarised_kinds_are_scored_as_declared(demo, models):
             assert plan.score_labels(task, fdg[0]) == ("human", "machine")
 
 
+def test_a_detector_reading_torch_features_runs_in_the_neural_environment(demo, models):
+    """A feature kind that needs torch (code_embedding) puts every detector reading it, directly
+    or through a concat, in envs/neural.yaml; the others stay in core."""
+    config = copy.deepcopy(demo)
+    config["features"]["embedding"] = {"kind": "code_embedding"}
+    config["features"]["both"] = {"kind": "concat", "parts": ["embedding", "tfidf"]}
+    config["detectors"]["lr_embedding"] = {"kind": "logistic_regression", "title": "LR_{emb}", "features": "both"}
+    plan = plan_of(config, models)
+    assert plan.detectors["lr_embedding"].environment == "neural"
+    assert plan.detectors["lr_tfidf"].environment == "core"
+
+
 def test_a_minimal_config_plans_only_its_detectors(models):
     """tasks and detectors only: no generation, judging, execution or dataset is planned."""
     config = {"tasks": {"T1": {"title": "Binary", "labels": ["human", "machine"], "label_map": {0: "human", 1: "machine"},

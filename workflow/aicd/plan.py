@@ -93,7 +93,9 @@ class Plan:
         models, resolved = models or {}, resolved or {}
         notes: list[str] = []
         tasks = {name: _task(name, spec, config) for name, spec in config["tasks"].items()}
-        detectors = {name: _detector(name, spec, kinds[spec["kind"]], tasks)
+        features = dict(config.get("features") or {})
+        detectors = {name: _detector(name, spec, kinds[spec["kind"]], tasks,
+                                     feature_environment(features, spec.get("features"), featurizers))
                      for name, spec in config["detectors"].items()}
         pairs = tuple((t, d) for t in tasks for d, det in detectors.items() if t in det.tasks)
         absent = dict(resolved.get("absent_sources") or {})
@@ -124,7 +126,7 @@ class Plan:
         lms = {d.name: d.params["train_lm"] for d in detectors.values()
                if "lm" in d.prepared and isinstance(d.params.get("train_lm"), dict)}
         return cls(
-            tasks=tasks, detectors=detectors, features=dict(config.get("features") or {}), pairs=pairs,
+            tasks=tasks, detectors=detectors, features=features, pairs=pairs,
             sources=tuple(config.get("sources") or {}), dataset_sources=dataset_sources,
             generators=tuple(generators) if needs_generation else (),
             gen_protocols=protocols if needs_generation else {},
@@ -307,14 +309,26 @@ def _task(name: str, spec: dict, config: dict) -> TaskPlan:
                     test_sets=dict(spec.get("test_sets") or {}))
 
 
-def _detector(name: str, spec: dict, cls, tasks: dict) -> DetectorPlan:
+def feature_environment(features: dict, featureset: str | None, featurizers: dict) -> str:
+    """The conda environment a feature set's jobs need, and every job that applies its fitted
+    featurizer to new code: `neural` where its kind (or a concat part's) needs torch."""
+    spec = features.get(featureset) if featureset else None
+    if not spec:
+        return "core"
+    kinds = [features.get(p, {}).get("kind") for p in spec.get("parts", [])] if spec["kind"] == "concat" else [spec["kind"]]
+    needs = {getattr(featurizers.get(k), "environment", "core") for k in kinds}
+    return "neural" if "neural" in needs else "core"
+
+
+def _detector(name: str, spec: dict, cls, tasks: dict, features_environment: str = "core") -> DetectorPlan:
     resources = spec.get("resources") or {}
     only = spec.get("tasks")
     params = spec.get("params") or {}
+    environment = cls.environment_for(params)
     return DetectorPlan(
         name=name, kind=spec["kind"], title=spec["title"], dummy=bool(spec.get("dummy", False)),
         features=spec.get("features"), params=params, storage=cls.storage, threads=cls.max_threads,
-        environment=cls.environment_for(params), gpu=int(resources.get("gpu", cls.gpu)), mem_mb=int(resources.get("mem_mb", cls.mem_mb)),
+        environment="neural" if features_environment == "neural" else environment, gpu=int(resources.get("gpu", cls.gpu)), mem_mb=int(resources.get("mem_mb", cls.mem_mb)),
         runtime=resources.get("runtime"), zero_shot=cls.is_zero_shot(params), binarise=cls.binarises(params), explains=cls.explains,
         applies_to_new_code=cls.applies_to_new_code, prepared=cls.prepared_inputs(name, params),
         tasks=tuple(t for t in tasks if not only or t in only))

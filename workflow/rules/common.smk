@@ -99,6 +99,13 @@ def feature_threads(w):
     return FEATURIZERS[config["features"][w.featureset]["kind"]].max_threads
 
 
+def feature_env(w):
+    from aicd.features.registry import FEATURIZERS
+    from aicd.plan import feature_environment
+
+    return env(feature_environment(PLAN.features, w.featureset, FEATURIZERS))
+
+
 # ---------------------------------------------------------------- sources and tasks
 
 

@@ -13,7 +13,7 @@ rule features:
     benchmark:
         f"{R}/benchmarks/features/{{task}}/{{featureset}}.tsv"
     conda:
-        env("core")
+        feature_env
     threads: feature_threads
     resources:
         mem_mb=mem_mb(2000, 8),

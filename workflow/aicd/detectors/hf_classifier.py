@@ -52,7 +52,7 @@ class HFClassifierDetector(Detector):
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        from .encoder.model import resolve_model
+        from ..pretrained import resolve_model
         from .encoder.runtime import choose_device
 
         path = resolve_model(self.params["model"])

@@ -71,9 +71,11 @@ def _literal(node) -> str | None:
     return None
 
 
-def canonical_tokens(code: str, language: str | None, comments: bool = False) -> tuple[list[str], list[str]]:
-    """(the canonical token stream, the identifiers it delexicalised). A language without a
-    grammar (or none) falls back to whitespace tokens, identifiers kept."""
+def canonical_tokens(code: str, language: str | None, comments: bool = False,
+                     delexicalise: bool = True) -> tuple[list[str], list[str]]:
+    """(the canonical token stream, the identifiers it delexicalised). delexicalise=False keeps
+    identifiers and literals as written (only layout and comments are canonical). A language
+    without a grammar (or none) falls back to whitespace tokens, identifiers kept."""
     language = canonical_language(language) if language else None
     if language not in GRAMMARS:
         return code.split(), []
@@ -84,12 +86,13 @@ def canonical_tokens(code: str, language: str | None, comments: bool = False) ->
         literal = _literal(node)
         if literal is not None:
             if literal != "COMMENT" or comments:
-                tokens.append(literal)
+                tokens.append(literal if delexicalise or literal == "COMMENT"
+                              else node.text.decode("utf-8", errors="replace"))
             continue
         if node.type in IDENTIFIER_TYPES and node.child_count == 0:
             name = node.text.decode("utf-8", errors="replace")
             names.append(name)
-            tokens.append(identifier_class(name))
+            tokens.append(identifier_class(name) if delexicalise else name)
             continue
         if node.child_count == 0:
             text = node.text.decode("utf-8", errors="replace").strip()

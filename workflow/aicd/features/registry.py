@@ -2,9 +2,11 @@
 
 Every featurizer takes a table (`code`, `language` columns) and is self-contained once fitted:
 fit_transform(table) -> matrix; transform(table) -> matrix of the same width; feature_names;
-report_fields(matrices) -> extra fields for the features report. A fitted featurizer pickled by
-the features stage is all a fitted detector needs to apply itself to new code (no paths into
-results/). Adding a kind: a class with those members, registered in FEATURIZERS."""
+report_fields(matrices) -> extra fields for the features report; optionally environment =
+"neural" where it needs torch (its jobs, and those that apply it, then use envs/neural.yaml).
+A fitted featurizer pickled by the features stage is all a fitted detector needs to apply
+itself to new code (no paths into results/). Adding a kind: a class with those members,
+registered in FEATURIZERS."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from ..errors import AicdError
 from ..params import ParamSpec
 from .ast_features import AstFeaturizer
 from .canonical import CanonicalTfidfFeaturizer
+from .embedding import CodeEmbeddingFeaturizer
 from .tfidf import TfidfSvdFeaturizer
 
 
@@ -55,7 +58,7 @@ class ConcatFeaturizer:
 
 
 FEATURIZERS = {"tfidf": TfidfSvdFeaturizer, "ast": AstFeaturizer, "canon_tfidf": CanonicalTfidfFeaturizer,
-               "concat": ConcatFeaturizer}
+               "code_embedding": CodeEmbeddingFeaturizer, "concat": ConcatFeaturizer}
 KINDS = tuple(FEATURIZERS)
 
 

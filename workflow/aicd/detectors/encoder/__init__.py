@@ -36,7 +36,7 @@ from ...errors import AicdError
 from ...params import Param, ParamSpec
 from ..base import Detector, register
 from .checkpoints import checkpoint_step, last_complete_checkpoint
-from .model import TEXT_PREP_VERSION, offline, resolve_model, special_token_escaper
+from ...pretrained import TEXT_PREP_VERSION, offline, resolve_model, special_token_escaper
 from .runtime import choose_device, choose_precision, no_fp16
 from .tokens import TokenCache, _stable_hash, _text_key, stratified_cap
 

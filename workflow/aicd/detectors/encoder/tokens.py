@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .model import TEXT_PREP_VERSION, special_token_escaper
+from ...pretrained import TEXT_PREP_VERSION, special_token_escaper
 
 log = logging.getLogger("aicd.detectors.encoder")
 

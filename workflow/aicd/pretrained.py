@@ -1,5 +1,6 @@
-"""Reading the model: a local folder, a Hub id (offline when HF_HUB_OFFLINE is set) or a
-package:NAME that ships weights, resolved to what `from_pretrained` reads with a one-line
+"""Pretrained weights and their tokenizers, read by the encoders, Fast-DetectGPT, the
+hf_classifier plug-in and the frozen-embedding feature set. The model: a local folder, a Hub
+id (offline when HF_HUB_OFFLINE is set) or a package:NAME that ships weights, resolved to what `from_pretrained` reads with a one-line
 AicdError when it cannot be had; and the tokenizer-side text preparation every encoder input
 goes through (escaping the literal text of the tokenizer's special tokens, versioned by
 TEXT_PREP_VERSION for the token cache key)."""
@@ -10,7 +11,7 @@ import os
 import re
 from pathlib import Path
 
-from ...errors import AicdError
+from .errors import AicdError
 
 
 def _is_local(model: str) -> bool:

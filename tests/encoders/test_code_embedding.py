@@ -1,0 +1,70 @@
+"""The frozen-embedding feature set (`code_embedding`) with the real MiniLM: layout and comments
+never reach the canonical text, so whitespace and comment rewrites give the same vectors; the
+raw text does not have that property; the pickled featurizer holds no weights and applies
+itself to new code."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aicd.features.registry import build
+from aicd.splits.perturb import perturb
+
+pytestmark = pytest.mark.encoders
+
+PY = '''def total(values, start=0):
+    # the sum of the values after start
+    result = 0
+    for v in values[start:]:
+        result += v
+    return result
+'''
+JAVA = '''public class Main {
+    public static void main(String[] args) {
+        int n = 5; // five
+        System.out.println(n * 2);
+    }
+}
+'''
+
+
+def rows(codes, languages):
+    return pd.DataFrame({"id": [str(i) for i in range(len(codes))], "code": codes, "language": languages})
+
+
+@pytest.fixture(scope="module")
+def featurizer():
+    feat = build("code_embedding", {"window": 128, "batch_size": 4})
+    feat.fit_transform(rows([PY, JAVA], ["Python", "Java"]))
+    return feat
+
+
+@pytest.mark.parametrize("kind", ["reindent_tabs", "reindent_2", "blank_lines", "no_comments"])
+def test_layout_and_comment_rewrites_give_the_same_vectors(featurizer, kind):
+    rewritten = [perturb(PY, "Python", kind, 0), perturb(JAVA, "Java", kind, 0)]
+    assert rewritten != [PY, JAVA]  # the rewrite changed the code
+    before = featurizer.transform(rows([PY, JAVA], ["Python", "Java"]))
+    after = featurizer.transform(rows(rewritten, ["Python", "Java"]))
+    assert before.shape == (2, 384)
+    np.testing.assert_allclose(after, before, atol=1e-6)
+
+
+def test_raw_text_sees_the_layout_and_different_programs_differ():
+    raw = build("code_embedding", {"text": "raw", "window": 128})
+    a = raw.fit_transform(rows([PY, perturb(PY, "Python", "no_comments", 0), JAVA], ["Python"] * 2 + ["Java"]))
+    assert not np.allclose(a[0], a[1], atol=1e-4)  # the comment reached the raw embedding
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)  # pooled vectors are unit length
+    assert float(a[0] @ a[2]) < float(a[0] @ a[1])  # another program is farther than a rewrite of it
+
+
+def test_the_pickle_holds_no_weights_and_applies_itself(featurizer):
+    blob = pickle.dumps(featurizer)
+    assert len(blob) < 10_000  # the MiniLM is ~90 MB: it is read again from its package, never pickled
+    again = pickle.loads(blob)
+    table = rows([JAVA], ["Java"])
+    np.testing.assert_allclose(again.transform(table), featurizer.transform(table), atol=1e-6)
+    assert again.feature_names == featurizer.feature_names and len(again.feature_names) == 384
