@@ -149,7 +149,8 @@ def test_perturbed_sets_in_the_config_and_the_plan(repo):
     assert "p_rename" in plan.perturbed_sets() and len(plan.perturbed_sets()) == 7
     assert not [s for _, s, _ in plan.report_layout()["test_sets"] if s.startswith("p_")]  # not Table 4 columns
     assert plan.ood_layout()["perturbations"]["ood_codeaid"]["p_tabs"] == "reindent_tabs"
-    assert len(plan.ood_perturbed_scores()) == 11 * 7 * 10
+    # every split x perturbation x detector that applies to new code (every one of ood.yaml)
+    assert len(plan.ood_perturbed_scores()) == 11 * 7 * len(config["detectors"])
     bad = copy.deepcopy(config)
     bad["tasks"]["ood_codeaid"]["test_sets"] = {"x": {"perturbation": "rename", "source": "trial"}}
     with pytest.raises(AicdError, match="is valid under each of"):  # a source or a perturbation, not both
