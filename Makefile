@@ -41,11 +41,10 @@ pinned-inputs: setup
 	$(PY) -m aicd.sources pinned fetch
 
 # pytest exits 5 when it collects nothing: that is a failure here, not a pass. pytest-xdist
-# workers: half the cores (at most 4) on a machine of 4 or more, else two, one of them a light
-# lane (tests/conftest.py: Docker, sandbox, single-process tests) beside the multi-core
-# workflow runs, which never run two at a time there (DEVELOPERS.md, "The test suite's time").
-# The scheduler keeps the tests that share a fixture on one worker; the 30 slowest are listed.
-TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); if [ $$n -ge 4 ]; then echo $$(( n / 2 > 4 ? 4 : n / 2 )); else echo 2; fi)
+# workers: tests/conftest.py's default_workers (half the cores, at most 4; on 2-3 cores two, one
+# of them a light lane beside the multi-core workflow runs; DEVELOPERS.md, "The test suite's
+# time"). The scheduler keeps the tests that share a fixture on one worker; the 30 slowest are listed.
+TEST_WORKERS ?= $(shell $(PY) -c "import sys; sys.path.insert(0, 'tests'); from conftest import default_workers; print(default_workers())" 2>/dev/null || echo 0)
 test: setup images pinned-inputs
 	$(PY) -m pytest -ra -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=30 $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc

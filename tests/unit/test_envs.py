@@ -21,7 +21,8 @@ PKG = REPO / "workflow"
 CONDA_TO_PYPI = {"pytorch": "torch", "pyyaml": "pyyaml", "python": None, "pip": None}
 # Imports reached only on paths a rule group never takes, with the reason. The detector rules
 # run `python -m aicd.detectors` in the environment each kind declares (Detector.environment):
-# the kinds that import torch declare neural (test_kinds_that_need_torch_declare_neural).
+# the kinds that import torch declare neural (test_kinds_that_need_torch_declare_neural); so do
+# feature kinds, for the features rule and the detectors reading them (feature_env).
 NEURAL = {"torch", "transformers", "accelerate", "tokenizers"}
 NOT_ON_PATH = {"core": NEURAL}
 

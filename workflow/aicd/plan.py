@@ -325,6 +325,10 @@ def _detector(name: str, spec: dict, cls, tasks: dict, features_environment: str
     only = spec.get("tasks")
     params = spec.get("params") or {}
     environment = cls.environment_for(params)
+    if features_environment == "neural" and environment not in ("core", "neural"):
+        from .errors import AicdError
+        raise AicdError(f"detector {name}: its kind runs in envs/{environment}.yaml, but its feature set "
+                        f"{spec.get('features')} needs torch (envs/neural.yaml); use a kind of the core environment")
     return DetectorPlan(
         name=name, kind=spec["kind"], title=spec["title"], dummy=bool(spec.get("dummy", False)),
         features=spec.get("features"), params=params, storage=cls.storage, threads=cls.max_threads,

