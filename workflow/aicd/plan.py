@@ -206,10 +206,7 @@ class Plan:
             return self.features.get(featureset, {}).get("kind")
 
         def named(featureset):
-            spec = self.features.get(featureset, {})
-            if spec.get("kind") == "concat":
-                return any(getattr(FEATURIZERS.get(kind_of(p)), "named_columns", False) for p in spec["parts"])
-            return getattr(FEATURIZERS.get(spec.get("kind")), "named_columns", False)
+            return any(getattr(FEATURIZERS.get(k), "named_columns", False) for k in feature_kinds(self.features, featureset))
 
         trained = self.trained(task)
         coefficients = [d for d in trained if self.detectors[d].explains == "coefficients"
@@ -309,14 +306,20 @@ def _task(name: str, spec: dict, config: dict) -> TaskPlan:
                     test_sets=dict(spec.get("test_sets") or {}))
 
 
+def feature_kinds(features: dict, featureset: str | None) -> list:
+    """The featurizer kinds a feature set is made of: its own, or a concat's parts'."""
+    spec = features.get(featureset) if featureset else None
+    if not spec:
+        return []
+    if spec["kind"] == "concat":
+        return [features.get(p, {}).get("kind") for p in spec.get("parts", [])]
+    return [spec["kind"]]
+
+
 def feature_environment(features: dict, featureset: str | None, featurizers: dict) -> str:
     """The conda environment a feature set's jobs need, and every job that applies its fitted
     featurizer to new code: `neural` where its kind (or a concat part's) needs torch."""
-    spec = features.get(featureset) if featureset else None
-    if not spec:
-        return "core"
-    kinds = [features.get(p, {}).get("kind") for p in spec.get("parts", [])] if spec["kind"] == "concat" else [spec["kind"]]
-    needs = {getattr(featurizers.get(k), "environment", "core") for k in kinds}
+    needs = {getattr(featurizers.get(k), "environment", "core") for k in feature_kinds(features, featureset)}
     return "neural" if "neural" in needs else "core"
 
 
