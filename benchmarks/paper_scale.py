@@ -19,9 +19,11 @@ It records, per job, Snakemake's benchmark file (wall, CPU seconds, peak RSS) wi
 threads, requested memory and its inputs and outputs from a dry run. `report` reads every
 fraction of a stage and prints per rule and fraction the wall, CPU seconds and peak RSS, the
 growth exponent between the two largest fractions (and a log-log fit over all), and the
-projection to F = 1: CPU-hours, the longest job, the largest peak RSS, and the wall time on
+projection to F = 1 (`project`: a fixed part that stays, growth linear beyond it unless
+faster growth is measured): CPU-hours, the longest job, the largest peak RSS, the wall time on
 one 16-core, 64 GB node under a critical-path list schedule of the real DAG (each job on its
-rule's threads; memory from its projected peak RSS)."""
+rule's threads; memory from its projected peak RSS), and the mem_mb and runtime each rule's
+jobs should ask a cluster for at F = 1."""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ import json
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -210,16 +213,52 @@ def loglog_fit(points: list[tuple[float, float]]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in pts) / sxx if sxx else None
 
 
+def growth_line(points: list[tuple[float, float]]) -> tuple[float, float]:
+    """(intercept, slope) of value = a + b * F by Theil-Sen: the median of the pairwise slopes,
+    then the median intercept. One outlier fraction (a cold cache, a job sharing the cores)
+    moves a least-squares line; it barely moves this one. Two fractions: the line through them."""
+    pairs = [(v2 - v1) / (f2 - f1) for i, (f1, v1) in enumerate(points) for f2, v2 in points[i + 1:] if f2 != f1]
+    if not pairs:
+        return min(v for _, v in points), 0.0
+    slope = statistics.median(pairs)
+    return statistics.median(v - slope * f for f, v in points), slope
+
+
+MAX_EXPONENT = 3.0  # beyond it a "measured" exponent is two close fractions' noise
+
+
 def project(points: list[tuple[float, float]], small: float, floor: float = 0.0) -> tuple[float, float | None]:
-    """(value at F = 1, exponent used): a power law through the two largest fractions of
-    (value - floor); linear where the value is below `small` (noise) or the exponent is undefined."""
+    """(value at F = 1, exponent used; None: linear), from two or more fractions.
+
+    The growth line (growth_line) gives the fixed part, its intercept (interpreter start,
+    imports, a model loaded once; kept within [floor, the smallest value]), and the growth per
+    unit of F, its slope (never below zero: nothing shrinks with more rows). The projection is
+    that line at F = 1, unless the part beyond the fixed one grows faster than linearly and that
+    is a measurement: the value is not below `small`, the growing part is at least half of it
+    at both of the two largest fractions, and it grew faster than linearly at each step of the
+    last three; then its exponent between the two largest is used. At the sizes
+    this machine can run, fixed costs dominate most jobs, and an exponent read there is noise
+    that extrapolated by 100x gave absurd figures; the price is that faster-than-linear growth
+    hidden behind a large fixed cost is projected linearly (too low)."""
     points = sorted(points)
+    lowest = min(v for _, v in points)
+    base, slope = growth_line(points)
+    base = min(max(base, floor), max(floor, lowest))
     (f1, v1), (f2, v2) = points[-2], points[-1]
-    k = exponent(f1, v1 - floor, f2, v2 - floor)
-    if k is None or v2 < small:
-        return floor + max(v2 - floor, 0) / f2, None
-    k = max(k, 0.0)
-    return floor + (v2 - floor) * (1 / f2) ** k, k
+    grow1, grow2 = v1 - base, v2 - base
+    k = exponent(f1, grow1, f2, grow2)
+    if k is not None and k > 1.0 and v2 >= small and grow1 >= 0.5 * v1 and grow2 >= 0.5 * v2 \
+            and consistently_superlinear(points[-3:], base):
+        k = min(k, MAX_EXPONENT)
+        return base + grow2 * (1 / f2) ** k, k
+    return base + max(slope, 0.0), None
+
+
+def consistently_superlinear(points: list[tuple[float, float]], base: float) -> bool:
+    """The growing part rises faster than linearly between every two consecutive fractions
+    given: one jump at the largest fraction (a job that shared the cores) is not growth."""
+    steps = [exponent(fa, va - base, fb, vb - base) for (fa, va), (fb, vb) in zip(points, points[1:])]
+    return all(k is not None and k > 1.0 for k in steps)
 
 
 def job_key(job: dict) -> str:
@@ -385,7 +424,43 @@ def print_tables(stage: str, records: list, fractions: list, projected: list, mi
     emit(f"- rules with a job over 2 h: {', '.join(over) or 'none'}; over the memory bar: {', '.join(fat) or 'none'}")
     if missing:
         emit(f"- not measured at every fraction (left out): {', '.join(missing[:8])}")
+    emit()
+    for line in resources_at_full_scale(projected):
+        emit(line)
     return out
+
+
+MEM_MARGIN, TIME_MARGIN = 1.25, 1.5  # what a cluster job asks for, over the projection
+
+
+def resource_group(job: dict) -> str:
+    """A rule, or a rule and the detector (feature set, test set) its benchmark file names:
+    results/benchmarks/<rule>/<task>/<name>.tsv."""
+    parts = Path(job["benchmark"]).with_suffix("").parts if job["benchmark"] else ()
+    return f"{job['rule']} {parts[-1]}" if len(parts) >= 5 else job["rule"]
+
+
+def resources_at_full_scale(projected: list) -> list[str]:
+    """What each rule's jobs (each detector's, for the per-detector rules) should ask a cluster
+    for at F = 1: the largest projected peak RSS over its jobs x 1.25, rounded up to 1,000 MB,
+    and the longest projected wall on the node x 1.5, rounded up to 30 minutes."""
+    groups: dict[str, list] = defaultdict(list)
+    for job in projected:
+        groups[resource_group(job)].append(job)
+    lines = [f"Resources at F = 1 (largest projected peak RSS x {MEM_MARGIN:g} up to 1,000 MB; longest projected "
+             f"wall on the node x {TIME_MARGIN:g} up to 30 min):", "",
+             "| rule (detector or feature set) | jobs | projected peak RSS MB | mem_mb | projected wall h | runtime (min) |",
+             "|---|---:|---:|---:|---:|---:|"]
+
+    def ask(value: float, margin: float, step: float, least: float) -> str:
+        return f"{max(least, math.ceil(value * margin / step) * step):,.0f}" if math.isfinite(value) else "–"
+
+    for key, jobs in sorted(groups.items(), key=lambda kv: -max(j["node_wall_s"] for j in kv[1])):
+        rss = max(j["proj_rss_mb"] for j in jobs)
+        wall = max(j["node_wall_s"] for j in jobs)
+        lines.append(f"| {key} | {len(jobs)} | {rss:,.0f} | {ask(rss, MEM_MARGIN, 1000, 1000)} | {wall / 3600:,.2f} | "
+                     f"{ask(wall / 60, TIME_MARGIN, 30, 30)} |")
+    return lines
 
 
 def main(argv=None) -> None:

@@ -51,6 +51,9 @@ DETECTORS = {
     # the canonical view (aicd.features.canonical): tree-sitter tokens, identifiers as naming classes
     "canon_lr": ("canon_tfidf", "logistic_regression", {}),
     "canon_svm": ("canon_tfidf", "linear_svm", {}),
+    # the same with every identifier one ID token: renaming cannot reach it
+    "canon_anon_lr": ("canon_anon", "logistic_regression", {}),
+    "canon_anon_svm": ("canon_anon", "linear_svm", {}),
     # frozen MiniLM embeddings of the canonical text (aicd.features.embedding), alone and with the canonical view
     "minilm_lr": ("minilm", "logistic_regression", {}),
     "minilm_canon_lr": ("minilm+canon", "logistic_regression", {}),
@@ -84,9 +87,10 @@ def bootstrap_macro_f1(gold: np.ndarray, pred: np.ndarray, resamples: int = 1000
     return float(macro[0]), float(np.percentile(macro[1:], 2.5)), float(np.percentile(macro[1:], 97.5))
 
 
-# feature sets built from the project's registry (aicd.features.registry): name -> kinds concatenated
-TABLE_FEATURES = {"canon_tfidf": ("canon_tfidf",), "minilm": ("code_embedding",),
-                  "minilm+canon": ("code_embedding", "canon_tfidf")}
+# feature sets built from the project's registry (aicd.features.registry): name -> kinds
+# concatenated, each a kind or (kind, params)
+TABLE_FEATURES = {"canon_tfidf": ("canon_tfidf",), "canon_anon": (("canon_tfidf", {"identifiers": "anonymous"}),),
+                  "minilm": ("code_embedding",), "minilm+canon": ("code_embedding", "canon_tfidf")}
 
 
 def table_featurizer(featureset: str, seed: int, cache: dict | None = None, threads: int = 1):
@@ -96,8 +100,9 @@ def table_featurizer(featureset: str, seed: int, cache: dict | None = None, thre
     from aicd.features.registry import build as build_features
 
     parts = []
-    for kind in TABLE_FEATURES[featureset]:
-        part = build_features(kind, {}, seed)
+    for entry in TABLE_FEATURES[featureset]:
+        kind, params = entry if isinstance(entry, tuple) else (entry, {})
+        part = build_features(kind, params, seed)
         part.threads = threads
         if kind == "code_embedding":
             part.cache = cache

@@ -37,6 +37,38 @@ def test_layout_and_comments_never_reach_the_tokens(trial_raw):
     assert checked > 80
 
 
+def test_anonymous_identifiers_make_renaming_invisible(trial_raw):
+    rows = trial_raw.sort_values("row_id")
+    rows = rows[rows["language"].isin(["Python", "Java", "C++"])].head(120)
+    renamed_somewhere, class_view_moved = 0, 0
+    for code, language in zip(rows["code"], rows["language"]):
+        if parse(code, language).root_node.has_error:
+            continue
+        renamed = perturb(code, language, "rename", seed=1)
+        renamed_somewhere += renamed != code
+        class_view_moved += canonical_tokens(renamed, language)[0] != canonical_tokens(code, language)[0]
+        assert canonical_tokens(renamed, language, anonymous=True)[0] == canonical_tokens(code, language, anonymous=True)[0]
+    assert renamed_somewhere > 60 and class_view_moved > 10  # the naming classes do see the renaming
+    # names inside interpolated strings are renamed too: the string's length bucket must not move
+    for language, code in (("Python", 'def f(count_value):\n    return f"{count_value} items"\n'),
+                           ("JavaScript", "function f(countValue) {\n  return `${countValue} items`;\n}\n")):
+        renamed = perturb(code, language, "rename", seed=1)
+        assert renamed != code
+        assert canonical_tokens(renamed, language, anonymous=True)[0] == canonical_tokens(code, language, anonymous=True)[0]
+    table = rows[["code", "language"]]
+    featurizer = CanonicalTfidfFeaturizer(svd_components=8, identifiers="anonymous")
+    X = featurizer.fit_transform(table)
+    assert X.shape == (len(table), 8 + 1) and featurizer.feature_names[-1] == "ident_count"
+    renamed_table = table.assign(code=[perturb(c, lang, "rename", seed=1) for c, lang in zip(table["code"], table["language"])])
+    assert np.allclose(featurizer.transform(renamed_table), featurizer.transform(table), atol=1e-5)
+    with pytest.raises(ValueError, match="identifiers"):
+        CanonicalTfidfFeaturizer.PARAMS.check({"identifiers": "hashed"})
+    with pytest.raises(ValueError, match="identifiers"):
+        CanonicalTfidfFeaturizer(identifiers="anon")
+    del featurizer.identifiers  # pickled before the option: the naming classes, every statistic
+    assert featurizer.transform(table).shape[1] == 8 + len(STAT_NAMES) == len(featurizer.feature_names)
+
+
 def test_comments_can_be_kept_as_one_token_each():
     code = "int f() { // a\n  return 0; /* b */ }\n"
     assert canonical_tokens(code, "C")[0].count("COMMENT") == 0

@@ -5,6 +5,8 @@ token each, `comments: true`), every identifier becomes the class of its naming 
 length (`snake_mid`, `camel_long`, `single_letter`, ...), and literals are bucketed
 (`STR_short`, `NUM_small`, ...). Beside the SVD columns: identifier-vocabulary statistics
 computed on the same tokens (share of each naming style, distinct-name ratio, mean length).
+`identifiers: anonymous` makes every identifier one ID token and keeps only the identifier
+count, so that renaming cannot reach the features.
 
 The paper's `tfidf` stays as it is; this is an additional row family."""
 
@@ -23,6 +25,7 @@ from .tfidf import TfidfSvdFeaturizer
 IDENTIFIER_TYPES = {"identifier", "field_identifier", "property_identifier", "type_identifier", "name",
                     "shorthand_property_identifier", "namespace_identifier", "package_identifier",
                     "statement_identifier", "shorthand_field_identifier", "primitive_type_identifier"}
+INTERPOLATIONS = {"interpolation", "template_substitution", "string_interpolation"}
 STYLES = ("single_letter", "upper", "snake", "camel", "pascal", "lower", "other")
 LENGTHS = ((3, "short"), (8, "mid"))
 
@@ -57,7 +60,8 @@ def _literal(node) -> str | None:
     if "comment" in t:
         return "COMMENT"
     if "string" in t or t in ("heredoc_body", "encapsed_string", "template_string"):
-        n = len(node.text) - 2
+        # the length without interpolations (f"{name}", `${name}`): renaming must not move the bucket
+        n = len(node.text) - 2 - sum(len(c.text) for c in node.children if c.type in INTERPOLATIONS)
         return "STR_empty" if n <= 0 else "STR_short" if n <= 8 else "STR_long"
     if t in ("char_literal", "character_literal", "rune_literal"):
         return "CHR"
@@ -72,10 +76,12 @@ def _literal(node) -> str | None:
 
 
 def canonical_tokens(code: str, language: str | None, comments: bool = False,
-                     delexicalise: bool = True) -> tuple[list[str], list[str]]:
+                     delexicalise: bool = True, anonymous: bool = False) -> tuple[list[str], list[str]]:
     """(the canonical token stream, the identifiers it delexicalised). delexicalise=False keeps
-    identifiers and literals as written (only layout and comments are canonical). A language
-    without a grammar (or none) falls back to whitespace tokens, identifiers kept."""
+    identifiers and literals as written (only layout and comments are canonical); anonymous=True
+    makes every identifier one ID token (no naming class, whatever delexicalise says), so that
+    a renaming leaves the stream as it was. A language without a grammar (or none) falls back to whitespace
+    tokens, identifiers kept."""
     language = canonical_language(language) if language else None
     if language not in GRAMMARS:
         return code.split(), []
@@ -92,7 +98,7 @@ def canonical_tokens(code: str, language: str | None, comments: bool = False,
         if node.type in IDENTIFIER_TYPES and node.child_count == 0:
             name = node.text.decode("utf-8", errors="replace")
             names.append(name)
-            tokens.append(identifier_class(name) if delexicalise else name)
+            tokens.append("ID" if anonymous else identifier_class(name) if delexicalise else name)
             continue
         if node.child_count == 0:
             text = node.text.decode("utf-8", errors="replace").strip()
@@ -114,6 +120,9 @@ def vocabulary_stats(names: list[str]) -> list[float]:
 
 
 STAT_NAMES = [f"ident_{s}" for s in STYLES] + ["ident_distinct", "ident_mean_len", "ident_max_len", "ident_count"]
+# what any renaming keeps: how many names (not how many distinct: a renamer that follows scopes
+# gives one name two new ones)
+RENAME_INVARIANT_STATS = ["ident_count"]
 
 
 class CanonicalTfidfFeaturizer:
@@ -128,11 +137,18 @@ class CanonicalTfidfFeaturizer:
         Param("ngram_max", (int,), 3, "ours", "longest n-gram, in canonical tokens", minimum=1, maximum=5),
         Param("svd_components", (int,), 500, "ours", "truncated SVD dimensions", minimum=1),
         Param("comments", (bool,), False, "ours", "keep one COMMENT token per comment (default: none)"),
+        Param("identifiers", (str,), "class", "ours",
+              "what an identifier becomes: the class of its naming style and length (`class`), or one ID "
+              "token (`anonymous`: renaming cannot change the features; of the identifier statistics only "
+              "the count is kept)", choices=("class", "anonymous")),
     ))
 
     def __init__(self, max_features: int = 5000, ngram_max: int = 3, svd_components: int = 500,
-                 comments: bool = False, seed: int = 0):
+                 comments: bool = False, identifiers: str = "class", seed: int = 0):
+        if identifiers not in ("class", "anonymous"):
+            raise ValueError(f"identifiers must be 'class' or 'anonymous', got {identifiers!r}")
         self.comments = comments
+        self.identifiers = identifiers
         self.tfidf = TfidfSvdFeaturizer(max_features=max_features, ngram_max=ngram_max,
                                         svd_components=svd_components, seed=seed)
         self.threads = 1
@@ -142,10 +158,17 @@ class CanonicalTfidfFeaturizer:
         languages = languages_of(rows)
         streams, stats = [], []
         for code, language in zip(codes, languages):
-            tokens, names = canonical_tokens(code, language, self.comments)
+            tokens, names = canonical_tokens(code, language, self.comments, anonymous=self.anonymous)
             streams.append(" ".join(tokens))
             stats.append(vocabulary_stats(names))
-        return streams, np.asarray(stats, dtype=np.float32).reshape(len(codes), len(STAT_NAMES))
+        stats = np.asarray(stats, dtype=np.float32).reshape(len(codes), len(STAT_NAMES))
+        if self.anonymous:
+            stats = stats[:, [STAT_NAMES.index(n) for n in RENAME_INVARIANT_STATS]]
+        return streams, stats
+
+    @property
+    def anonymous(self) -> bool:
+        return getattr(self, "identifiers", "class") == "anonymous"  # featurizers pickled before the option: class
 
     def fit_transform(self, rows) -> np.ndarray:
         streams, stats = self._views(rows)
@@ -158,8 +181,9 @@ class CanonicalTfidfFeaturizer:
 
     @property
     def feature_names(self) -> list[str]:
-        return [f"canon_{n}" for n in self.tfidf.feature_names] + STAT_NAMES
+        return [f"canon_{n}" for n in self.tfidf.feature_names] + (RENAME_INVARIANT_STATS if self.anonymous else STAT_NAMES)
 
     def report_fields(self, column_sums: dict) -> dict:
         return {"canonical_features": len(self.tfidf.vocabulary), "svd_components": int(self.tfidf.components_.shape[0]),
-                "identifier_statistics": len(STAT_NAMES), "comments": self.comments}
+                "identifier_statistics": len(RENAME_INVARIANT_STATS if self.anonymous else STAT_NAMES),
+                "comments": self.comments, "identifiers": "anonymous" if self.anonymous else "class"}
