@@ -247,8 +247,8 @@ def project(points: list[tuple[float, float]], small: float, floor: float = 0.0)
     (f1, v1), (f2, v2) = points[-2], points[-1]
     grow1, grow2 = v1 - base, v2 - base
     k = exponent(f1, grow1, f2, grow2)
-    if k is not None and k > 1.0 and v2 >= small and grow1 >= 0.5 * v1 and grow2 >= 0.5 * v2 \
-            and consistently_superlinear(points[-3:], base):
+    # consistently_superlinear covers the last step, so k is defined and above 1 there
+    if v2 >= small and grow1 >= 0.5 * v1 and grow2 >= 0.5 * v2 and consistently_superlinear(points[-3:], base):
         k = min(k, MAX_EXPONENT)
         return base + grow2 * (1 / f2) ** k, k
     return base + max(slope, 0.0), None
