@@ -1,7 +1,8 @@
 """Wall time of the whole demo run (all Table 4 detectors on both demo tasks) from scratch,
-in a temporary directory, and the slowest jobs from snakemake's own benchmark files.
+in a temporary directory, as `make demo` runs it (the default workflow profile), and the
+slowest jobs from snakemake's own benchmark files.
 
-  python benchmarks/demo_run.py [--cores 2] [--trial PATH]
+  python benchmarks/demo_run.py [--cores 2] [--trial PATH] [--jobs-tsv FILE]
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--trial", type=Path, default=DEFAULT_TRIAL)
+    parser.add_argument("--jobs-tsv", type=Path, help="also write every job's wall, CPU and peak RSS here")
     args = parser.parse_args()
     shared = args.trial.resolve().parent.parent / "codeaid-interview-answers" / "codeaid_answers.parquet"
     codeaid = f", codeaid: {{files: {shared}}}" if shared.is_file() else ""  # relative in demo.yaml
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", tmp,
                "--cores", str(args.cores), "--configfile", str(REPO / "config" / "demo.yaml"),
+               "--workflow-profile", str(REPO / "workflow" / "profiles" / "default"),
                "--config", f"sources={{trial: {{files: {args.trial.resolve()}}}{codeaid}}}"]
         started = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True,
@@ -40,11 +43,15 @@ def main() -> None:
         for tsv in Path(tmp, "results", "benchmarks").rglob("*.tsv"):
             with open(tsv) as fh:
                 row = next(csv.DictReader(fh, delimiter="\t"))
-            jobs.append((float(row["s"]), float(row["max_rss"] or 0), str(tsv.relative_to(Path(tmp, "results", "benchmarks")))))
+            jobs.append((float(row["s"]), float(row["max_rss"] or 0), str(tsv.relative_to(Path(tmp, "results", "benchmarks"))),
+                         float(row.get("cpu_time") or 0)))
+        if args.jobs_tsv:
+            args.jobs_tsv.write_text("job\twall_s\tcpu_s\tmax_rss_mb\n" + "".join(
+                f"{name}\t{s:.1f}\t{cpu:.1f}\t{rss:.0f}\n" for s, rss, name, cpu in sorted(jobs, reverse=True)))
         print(f"demo run from scratch: {wall:.0f} s wall on {args.cores} cores, {len(jobs)} jobs")
         print(f"sum of job times: {sum(j[0] for j in jobs):.0f} s; largest job peak RSS {max(j[1] for j in jobs):.0f} MB")
         print("slowest jobs:")
-        for s, rss, name in sorted(jobs, reverse=True)[:8]:
+        for s, rss, name, _ in sorted(jobs, reverse=True)[:8]:
             print(f"  {s:7.1f} s  {rss:7.0f} MB  {name}")
         print()
         print(Path(tmp, "results", "tables", "table4.md").read_text())

@@ -6,6 +6,10 @@ the confusion of every miss, on:
     `local_code` roots), for several gathering seeds.
 
   python benchmarks/langid_accuracy.py [--per-language 200] [--seeds 1 2 3]
+
+Each set is identified twice in the same process: as the workflow does it (parsing stopped
+once the answer is settled) and exhaustively (every shortlisted grammar parsed), with the time
+per row of each and how many answers differ (none should).
 """
 
 from __future__ import annotations
@@ -20,11 +24,27 @@ sys.path.insert(0, str(HERE.parent / "workflow"))
 from features_throughput import DEFAULT_TRIAL  # noqa: E402
 
 
+EXHAUSTIVE = {"decisive": float("inf")}
+
+
 def show(name: str, result: dict, seconds: float) -> None:
     print(f"{name}: {result['n']:,} rows, accuracy {result['accuracy']:.4f} "
           f"({seconds / max(1, result['n']) * 1000:.1f} ms/row)")
     print("  recall: " + ", ".join(f"{lang} {v['recall']:.3f} (n={v['n']})" for lang, v in result["per_language"].items()))
     print("  misses: " + (", ".join(f"{k}: {n}" for k, n in result["misses"].items()) or "none"))
+
+
+def both_ways(name: str, codes: list, languages: list) -> None:
+    """The workflow's settings, then the exhaustive ones, on the same rows."""
+    from aicd.normalize.langid import evaluate, identify_language
+
+    started = time.perf_counter()
+    show(f"{name} (workflow settings)", evaluate(codes, languages), time.perf_counter() - started)
+    started = time.perf_counter()
+    show(f"{name} (exhaustive: every shortlisted grammar parsed)", evaluate(codes, languages, **EXHAUSTIVE),
+         time.perf_counter() - started)
+    differ = sum(identify_language(c)[0] != identify_language(c, **EXHAUSTIVE)[0] for c in codes)
+    print(f"  answers that differ between the two: {differ} of {len(codes):,}")
 
 
 def main() -> None:
@@ -36,21 +56,16 @@ def main() -> None:
     import pandas as pd
     import yaml
 
-    from aicd.normalize.langid import evaluate
     from aicd.schema import canonical_language
     from aicd.sources.gather import gather
 
     if args.trial.is_file():
         raw = pd.read_parquet(args.trial, columns=["code", "language"])
-        started = time.perf_counter()
-        result = evaluate(raw["code"].tolist(), raw["language"].map(canonical_language).tolist())
-        show("trial", result, time.perf_counter() - started)
+        both_ways("trial", raw["code"].tolist(), raw["language"].map(canonical_language).tolist())
     roots = yaml.safe_load((HERE.parent / "config" / "demo.yaml").read_text())["sources"]["local_code"]["gather"]["roots"]
     for seed in args.seeds:
         rows, report = gather({"roots": roots, "per_language": args.per_language}, seed=seed)
-        started = time.perf_counter()
-        result = evaluate(rows["code"].tolist(), rows["language"].tolist())
-        show(f"installed code, seed {seed}", result, time.perf_counter() - started)
+        both_ways(f"installed code, seed {seed}", rows["code"].tolist(), rows["language"].tolist())
         if report["languages_without_samples"]:
             print(f"  (no files here for {report['languages_without_samples']})")
 

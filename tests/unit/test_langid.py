@@ -54,3 +54,22 @@ def test_accuracy_on_real_code_in_all_nine_languages(local_code):
     assert result["accuracy"] >= TARGET, result
     worst = min(v["recall"] for v in result["per_language"].values())
     assert worst >= 0.9, result["per_language"]
+
+
+def test_early_stop_gives_the_exhaustive_answer(trial_path, local_code):
+    """Parsing stops once the answer is settled: the language is the one every shortlisted
+    grammar would give, a margin below DECISIVE is exact and one above is a lower bound."""
+    from aicd.normalize.langid import DECISIVE
+
+    codes = pd.read_parquet(trial_path, columns=["code"])["code"].tolist()[:400] + local_code["code"].tolist()
+    stopped_early = 0
+    for code in codes:
+        language, margin, scores = identify_language(code)
+        full_language, full_margin, full_scores = identify_language(code, decisive=float("inf"))
+        assert language == full_language
+        if full_margin < DECISIVE:
+            assert margin == pytest.approx(full_margin)
+        else:
+            assert DECISIVE <= margin <= full_margin + 1e-9
+        stopped_early += len(scores) < len(full_scores)
+    assert stopped_early > len(codes) // 4  # the point of it: most rows need fewer parses

@@ -31,9 +31,10 @@ import time
 
 from ..errors import AicdError
 from ..features.registry import load_featurizer
-from ..features.tables import add_arguments, read_splits, read_table
+from ..features.tables import add_arguments, read_code, read_splits, read_table, split_paths
 from ..io import write_json, write_parquet
 from ..stagecli import json_arg, run
+from .base import detector_class
 from .bundle import load_bundle, make_bundle, save_bundle
 from .fitting import fit_predict
 
@@ -51,7 +52,11 @@ def _prepared(pairs: list[str]) -> dict[str, str]:
 
 
 def fit(args) -> None:
-    tables = read_splits(args)
+    # A detector that does not read code gets its tables without it (most of their memory at
+    # the paper's scale); the code of a split is read only where it turns out to be needed.
+    skip = () if detector_class(args.spec.get("kind")).needs_text else ("code",)
+    paths = split_paths(args)
+    tables = read_splits(args, skip=skip)
     where = args.tasks_dir or f"--train {args.train} / --test {args.test}"
     if tables["train"].empty or tables["test"].empty:
         empty = [s for s in ("train", "test") if tables[s].empty]
@@ -60,7 +65,8 @@ def fit(args) -> None:
     started = time.perf_counter()
     validation: dict = {}
     detector, predictions = fit_predict(args.spec, tables, args.features, args.seed, args.threads, args.work_dir,
-                                        args.cache_dir, featurizer, validation, _prepared(args.prepared))
+                                        args.cache_dir, featurizer, validation, _prepared(args.prepared),
+                                        code_reader=lambda split, rows=None: read_code(paths[split], split, rows))
     summary = validation.pop("summary", {})
     human_scores = validation.pop("validation_human_scores")
     training = validation.pop("training", None)

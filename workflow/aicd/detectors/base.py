@@ -137,11 +137,16 @@ class Detector:
         self.PARAMS.check(self.params)
 
 
-def build(kind: str, params: dict, seed: int, threads: int = 1) -> Detector:
+def detector_class(kind: str) -> type[Detector]:
     if kind not in REGISTRY:
         raise AicdError(f"unknown detector kind {kind!r}; registered kinds: {', '.join(sorted(REGISTRY))}")
+    return REGISTRY[kind]
+
+
+def build(kind: str, params: dict, seed: int, threads: int = 1) -> Detector:
+    cls = detector_class(kind)
     try:
-        detector = REGISTRY[kind](seed=seed, threads=threads, **params)
+        detector = cls(seed=seed, threads=threads, **params)
         detector.check_params()
         return detector
     except (TypeError, ValueError) as err:

@@ -210,10 +210,18 @@ class FastDetectGPTDetector(Detector):
                 mask[k, :len(ids[i])] = 1
             yield pos, input_ids.to(self.device_), mask.to(self.device_)
 
+    TEXTS_PER_CHUNK = 2048  # texts tokenised at a time: the tokenizer holds every token of a long text
+
     def criteria(self, texts) -> np.ndarray:
-        """The analytic criterion per text (NaN for a text of fewer than two tokens)."""
+        """The analytic criterion per text (NaN for a text of fewer than two tokens), a chunk of
+        texts at a time (each chunk's batches sorted by length)."""
         self.load_models()
-        return self.criteria_ids(self.encode(texts))
+        out = np.full(len(texts), np.nan, dtype=np.float64)
+        for start in range(0, len(texts), self.TEXTS_PER_CHUNK):
+            out[start:start + self.TEXTS_PER_CHUNK] = self.criteria_ids(self.encode(texts[start:start + self.TEXTS_PER_CHUNK]))
+            if len(texts) > self.TEXTS_PER_CHUNK:
+                log.info("criterion of %d of %d texts", min(start + self.TEXTS_PER_CHUNK, len(texts)), len(texts))
+        return out
 
     def criteria_ids(self, ids: list[list[int]]) -> np.ndarray:
         """The criterion per token sequence (already truncated; NaN below two tokens)."""

@@ -23,25 +23,45 @@ from .validation import carve
 log = logging.getLogger("aicd.detectors")
 
 
+def table_code(tables: dict[str, pd.DataFrame], code_reader=None):
+    """code(split, rows=None): a split's code (its first `rows` rows), from its table or, for
+    tables read without their code column, from `code_reader(split, rows)`."""
+    def code(split: str, rows: int | None = None) -> np.ndarray:
+        table = tables[split]
+        if "code" in table.columns:
+            values = table["code"].to_numpy(dtype=object)
+            return values if rows is None else values[:rows]
+        if code_reader is None:
+            raise AicdError(f"the {split} rows were read without their code, and no reader of it was given")
+        return code_reader(split, rows)
+    return code
+
+
+def with_code(table: pd.DataFrame, code: np.ndarray) -> pd.DataFrame:
+    return table if "code" in table.columns else table.assign(code=code)
+
+
 def feature_matrices(features: str, tables: dict[str, pd.DataFrame], featurizer=None,
-                     load: tuple[str, ...] = SPLITS) -> dict[str, np.ndarray]:
+                     load: tuple[str, ...] = SPLITS, code=None) -> dict[str, np.ndarray]:
     """Matrices from features.npz (their ids must match the tables): the splits in `load` read
     into memory, the others left as memory maps; a split whose ids differ (a new test set) is
-    featurized with the fitted featurizer, except train."""
+    featurized with the fitted featurizer, except train. `code`: table_code's reader, for tables
+    read without their code."""
+    code = code or table_code(tables)
     if not Path(features).is_file():
         raise AicdError(f"the feature set {features} does not exist: build it first (python -m aicd.features)")
     ids, names = store.ids_and_names(features)
     matrices = {s: store.matrix(features, s) for s in SPLITS}
     if featurizer is not None:
-        check_featurizer_matches(featurizer, features, names, matrices, ids, tables)
+        check_featurizer_matches(featurizer, features, names, matrices, ids, tables, code)
     X = {}
     for split in SPLITS:
         table_ids = tables[split]["id"].to_numpy(dtype=str)
         if np.array_equal(ids[split], table_ids):
-            X[split] = np.array(matrices[split]) if split in load else matrices[split]
+            X[split] = store.read(matrices[split]) if split in load else matrices[split]
         elif split != "train" and featurizer is not None:
             log.info("%s: %d rows featurized with the fitted featurizer (not in %s)", split, len(table_ids), features)
-            X[split] = featurizer.transform(tables[split])
+            X[split] = featurizer.transform(with_code(tables[split], code(split)))
         else:
             hint = " or pass --featurizer to featurize them" if split != "train" else ""
             raise AicdError(f"features {features} do not match the {split} split's rows: rebuild them{hint}")
@@ -49,7 +69,7 @@ def feature_matrices(features: str, tables: dict[str, pd.DataFrame], featurizer=
 
 
 def check_featurizer_matches(featurizer, features: str, names: list, matrices: dict, ids: dict, tables: dict,
-                             rows: int = 8) -> None:
+                             code, rows: int = 8) -> None:
     """The --featurizer must be the one that made --features: the model stores it to featurize
     new code, so another one (another feature set, or the same kind fitted on other rows) would
     make every later prediction silently wrong. Checked by feature names, then by featurizing a
@@ -62,19 +82,22 @@ def check_featurizer_matches(featurizer, features: str, names: list, matrices: d
         n = min(rows, len(ids[split]))
         if n == 0 or not np.array_equal(ids[split], tables[split]["id"].to_numpy(dtype=str)):
             continue
-        again = featurizer.transform(tables[split].iloc[:n])
+        again = featurizer.transform(with_code(tables[split].iloc[:n], code(split, n)))
         if not np.allclose(again, matrices[split][:n], rtol=1e-3, atol=1e-3):
             raise AicdError(f"--featurizer does not reproduce the {split} features stored in {features}: it was "
                             "fitted on other rows; pass the featurizer.pkl written with that features.npz")
 
 
+PREDICT_ROWS = 16_384  # rows predicted at a time: a detector's copies of a block (scaled, float64) stay small
+
+
 def predict_in_blocks(detector, X) -> tuple[np.ndarray, np.ndarray | None]:
     """Labels and scores of every row; a feature matrix (often a memory map of a million rows)
     a block of rows at a time, so memory holds one block."""
-    if not isinstance(X, np.ndarray) or X.dtype == object or len(X) <= store.CHUNK_ROWS:
-        return detector.predict_with_scores(np.asarray(X) if isinstance(X, np.memmap) else X)
+    if not isinstance(X, np.ndarray) or X.dtype == object or len(X) <= PREDICT_ROWS:
+        return detector.predict_with_scores(store.read(X) if isinstance(X, np.memmap) else X)
     preds, scores = [], []
-    for block in store.blocks(X):
+    for block in store.blocks(X, PREDICT_ROWS):
         p, s = detector.predict_with_scores(block)
         preds.append(np.asarray(p, dtype=object))
         scores.append(s)
@@ -93,9 +116,13 @@ def targets(table: pd.DataFrame, split: str) -> np.ndarray:
 
 def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | None, seed: int, threads: int = 1,
                 work_dir: str | None = None, cache_dir: str | None = None, featurizer=None, record: dict | None = None,
-                prepared: dict[str, str] | None = None):
+                prepared: dict[str, str] | None = None, code_reader=None):
     """(fitted detector, test predictions). `record`, when given, receives how validation was
-    had and the detector's summary; `prepared`: files other jobs made for it (prepared_inputs)."""
+    had and the detector's summary; `prepared`: files other jobs made for it (prepared_inputs);
+    `code_reader(split, rows)`: the code of tables read without it (features/tables.read_code),
+    read only where it is needed."""
+    tables = dict(tables)
+    code = table_code(tables, code_reader)
     detector = build(spec["kind"], spec.get("params") or {}, seed=seed, threads=threads)
     detector.work_dir, detector.cache_dir = work_dir, cache_dir
     detector.prepared = dict(prepared or {})
@@ -107,19 +134,21 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
         X = {s: t["id"].astype(str).to_numpy(dtype=object) for s, t in tables.items()}
         detector.row_ids = dict(X)
     elif detector.needs_text:
-        X = {s: t["code"].to_numpy(dtype=object) for s, t in tables.items()}
+        X = {s: code(s) for s in tables}
     elif detector.needs_features:
         if not features:
             raise AicdError(f"detector kind {spec['kind']} needs a feature set: set features: in its config entry")
         # train in memory (fitting reads it many times); validation only when it is used; the
         # test rows stay on disk and are predicted a block at a time
         needed = ("train", "validation") if wants_validation(detector, spec) else ("train",)
-        X = feature_matrices(features, tables, featurizer, load=needed)
+        X = feature_matrices(features, tables, featurizer, load=needed, code=code)
     else:
         X = {s: np.zeros((len(t), 0), dtype=np.float32) for s, t in tables.items()}
     y = {s: detector.label_of(targets(tables[s], s)) for s in tables}  # human vs the rest where it binarises
     if len(np.unique(y["train"])) < 2 and detector.needs_features:
         raise AicdError("the train split has fewer than two classes: nothing to learn")
+    if (spec.get("training") or {}).get("augment"):
+        tables["train"] = with_code(tables["train"], code("train"))  # the augmented copies rewrite it
     validation = {"source": "given", "rows": int(len(y["validation"]))}
     validation_rows, train_rows = tables["validation"], tables["train"]
     if wants_validation(detector, spec) and len(y["validation"]) == 0:
@@ -237,7 +266,7 @@ def validation_human_scores(detector, X, y: np.ndarray, rows: pd.DataFrame) -> p
         return empty
     if detector.needs_ids and not detector.scores_rows(X[human]):
         return empty  # predictions made elsewhere: scores of validation rows only where a file gives them
-    _, scores = predict_in_blocks(detector, X[human])
+    _, scores = predict_in_blocks(detector, store.read(X, human) if isinstance(X, np.memmap) else X[human])
     if scores is None:
         return empty
     picked = rows.iloc[human]

@@ -19,7 +19,7 @@ class Novelty:
         rng = np.random.default_rng(seed)
         n = len(X_train)
         idx = np.sort(rng.choice(n, min(sample, n), replace=False))
-        S = np.asarray(X_train[idx], dtype=np.float64)
+        S = np.array(X_train[idx], dtype=np.float64)
         self.mean, self.std = S.mean(axis=0), S.std(axis=0) + 1e-9
         Z = (S - self.mean) / self.std
         _, _, vt = np.linalg.svd(Z, full_matrices=False)
@@ -43,8 +43,12 @@ class Novelty:
 
     def score(self, X) -> np.ndarray:
         """X: rows in the training feature space (a memory map is read a block at a time)."""
+        from ..features.store import blocks
+
         out = np.empty(len(X), dtype=np.float32)
-        for start in range(0, len(X), 65_536):
-            P = ((np.asarray(X[start:start + 65_536], dtype=np.float64) - self.mean) / self.std) @ self.basis
+        start = 0
+        for block in blocks(X, 8192):  # its float64 temporaries stay ~100 MB at 1,500 columns
+            P = ((block.astype(np.float64) - self.mean) / self.std) @ self.basis
             out[start:start + len(P)] = self._knn(P) / self.scale
+            start += len(P)
         return out

@@ -87,7 +87,7 @@ def concat_parts(parts: list[str], part_models: list[str], out: str | Path):
     with store.writer(out) as writer:
         for split in SPLITS:
             n = len(first_ids[split])
-            blocks = (np.hstack([np.asarray(m[split][i:i + store.CHUNK_ROWS]) for m, _, _ in loaded])
+            blocks = (np.hstack([store.read(m[split], slice(i, i + store.CHUNK_ROWS)) for m, _, _ in loaded])
                       for i in range(0, n, store.CHUNK_ROWS))
             writer.matrix(f"X_{split}", n, len(names), blocks)
             writer.array(f"ids_{split}", first_ids[split])

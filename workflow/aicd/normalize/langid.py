@@ -133,6 +133,9 @@ CUE_WEIGHT = 1.0
 CUE_SCALE = 6.0  # squashing: a total cue weight of 6 is "strong evidence"
 # C is (nearly) valid C++: without C++ evidence, which its cues give, the code is C.
 PRIOR = {"C": 0.05}
+# A margin at which the answer is settled: parsing stops there (the release's close calls are
+# margins below 0.5, aicd.splits.release_language.LOW_MARGIN).
+DECISIVE = 0.5
 
 
 def cue_scores(code: str) -> dict[str, float]:
@@ -181,32 +184,52 @@ def parse_quality(code: str, language: str, data: bytes | None = None, comment_b
     return max(0.0, 1.0 - covered / max(1, len(data) + len(prefix) - comment_bytes) - missing)
 
 
-def identify_language(code: str, candidates: tuple[str, ...] = LANGUAGES) -> tuple[str | None, float, dict[str, float]]:
-    """(best language, its margin over the runner-up, per-language scores). None for empty code."""
+def identify_language(code: str, candidates: tuple[str, ...] = LANGUAGES,
+                      decisive: float = DECISIVE) -> tuple[str | None, float, dict[str, float]]:
+    """(best language, its margin over the runner-up, per-language scores of the grammars
+    parsed). None for empty code.
+
+    The cue leaders are parsed best first (parsing is most of the cost),
+    and parsing stops once no unparsed grammar can change the answer: the best score beats every
+    other by at least `decisive`, counting an unparsed grammar at its cue score plus a clean
+    parse. The best language is then the one a parse of every shortlisted grammar would give, and
+    a margin below `decisive` is exact; one of `decisive` or more is a lower bound."""
     if not code or not code.strip():
         return None, 0.0, {}
     bare = strip_comments(code)
     cues = cue_scores(bare)
     data = code.encode("utf-8")
     comment_bytes = len(data) - len(bare.encode("utf-8"))
-    # Parse only the plausible candidates: the cue leaders, which keeps this at ~3 parses per row.
-    ranked = sorted(candidates, key=lambda lang: -cues[lang])
-    shortlist = ranked[:5]
-    scores = {lang: CUE_WEIGHT * cues[lang] + PARSE_WEIGHT * parse_quality(code, lang, data, comment_bytes)
-              + PRIOR.get(lang, 0.0) for lang in shortlist}
+    # Parse only the plausible candidates: the cue leaders, at most five of them.
+    shortlist = sorted(candidates, key=lambda lang: -cues[lang])[:5]
+
+    def ceiling(lang: str) -> float:  # the most a grammar can score: its cues and a clean parse
+        return CUE_WEIGHT * cues[lang] + PARSE_WEIGHT + PRIOR.get(lang, 0.0)
+
+    scores: dict[str, float] = {}
+    for i, lang in enumerate(shortlist):
+        scores[lang] = CUE_WEIGHT * cues[lang] + PARSE_WEIGHT * parse_quality(code, lang, data, comment_bytes) \
+            + PRIOR.get(lang, 0.0)
+        rest = shortlist[i + 1:]
+        if rest:
+            order = sorted(scores, key=lambda name: (-scores[name], LANGUAGES.index(name)))
+            rivals = [scores[name] for name in order[1:]] + [ceiling(name) for name in rest]
+            if scores[order[0]] - max(rivals) >= decisive:
+                return order[0], scores[order[0]] - max(rivals), scores
     order = sorted(scores, key=lambda lang: (-scores[lang], LANGUAGES.index(lang)))
     margin = scores[order[0]] - (scores[order[1]] if len(order) > 1 else 0.0)
     return order[0], margin, scores
 
 
-def evaluate(codes: list[str], languages: list[str]) -> dict:
-    """Accuracy of identify_language against known languages, with per-language recall and
-    the confusion counts (true -> predicted) of every miss."""
+def evaluate(codes: list[str], languages: list[str], **settings) -> dict:
+    """Accuracy of identify_language (with `settings`, e.g. decisive) against known
+    languages, with per-language recall and the confusion counts (true -> predicted) of every
+    miss."""
     from collections import Counter
 
     confusion: Counter[tuple[str, str]] = Counter()
     for code, truth in zip(codes, languages):
-        predicted, _, _ = identify_language(code)
+        predicted, _, _ = identify_language(code, **settings)
         confusion[(truth, str(predicted))] += 1
     total = sum(confusion.values())
     right = sum(n for (t, p), n in confusion.items() if t == p)

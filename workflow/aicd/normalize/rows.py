@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -21,7 +20,8 @@ from ..errors import AicdError
 from ..schema import LABELS, SAMPLE_COLUMNS, canonical_language
 from ..codetext import clean_code, extract_code
 from . import filters
-from .langid import identify_language
+from ..parallel import map_chunks
+from .langid import DECISIVE, identify_language
 from .minhash import signature
 
 log = logging.getLogger(__name__)
@@ -153,16 +153,9 @@ def _run(jobs: list, spec: dict, threads: int, progress: bool, name: str) -> lis
     chunks = [jobs[i:i + _CHUNK] for i in range(0, len(jobs), _CHUNK)]
     bar = tqdm(total=len(jobs), desc=f"normalize {name}", unit="row", disable=not progress, mininterval=2)
     out: list = []
-    if threads > 1 and len(chunks) > 1:
-        with ProcessPoolExecutor(max_workers=threads) as pool:
-            for res in pool.map(_process_chunk, chunks, [spec] * len(chunks)):
-                out.extend(res)
-                bar.update(len(res))
-    else:
-        for chunk in chunks:
-            res = _process_chunk(chunk, spec)
-            out.extend(res)
-            bar.update(len(res))
+    for res in map_chunks(_process_chunk, chunks, threads, spec):
+        out.extend(res)
+        bar.update(len(res))
     bar.close()
     return out
 
@@ -180,7 +173,8 @@ def _process_chunk(chunk: list, spec: dict) -> list:
             out.append((language, origin, reason, metrics, None))
             continue
         if language is None:
-            language, margin, _ = identify_language(code)
+            # parsing stops once the margin is settled at the bar or above (exact below it)
+            language, margin, _ = identify_language(code, decisive=max(DECISIVE, spec["langid_min_margin"]))
             origin = "identified"
             if language is None or margin < spec["langid_min_margin"]:
                 out.append((None, origin, "language_unidentified", metrics, None))
