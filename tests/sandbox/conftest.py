@@ -1,11 +1,13 @@
 """Sandbox tests run against the real Docker daemon with the real sandbox image.
 
 CI (.ci/run) installs docker.io, starts dockerd and builds the images before the tests; on a
-machine without a daemon these tests skip with a message naming what is missing."""
+machine without a daemon these tests skip with a message naming what is missing (under CI=true
+they fail: tests/components.py)."""
 
 import os
 
 import pytest
+from components import require
 
 from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag, image_exists
 from aicd.sandbox.pool import Limits, SandboxPool, docker_available
@@ -13,11 +15,10 @@ from aicd.sandbox.pool import Limits, SandboxPool, docker_available
 
 @pytest.fixture(scope="session")
 def sandbox_image():
-    if not docker_available():
-        pytest.skip("sandbox test: no Docker daemon answers (apt-get install docker.io; start dockerd; .ci/run does both)")
+    require(docker_available(), "sandbox test: a Docker daemon",
+            "apt-get install docker.io and start dockerd (.ci/run does both)")
     tag = os.environ.get("AICD_SANDBOX_IMAGE") or context_tag(CONTEXT, LOCAL_BASE)
-    if not image_exists(tag):
-        pytest.skip(f"sandbox test: image {tag} is not built (python -m aicd.sandbox images; .ci/run does it)")
+    require(image_exists(tag), f"sandbox test: the image {tag}", "python -m aicd.sandbox images (make test does it)")
     return tag
 
 

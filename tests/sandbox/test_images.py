@@ -3,7 +3,7 @@ aicd-sandbox tags of other build contexts on the same base go (on vfs each holds
 filled this host's disk in CI), the current tag stays, and so does an image on another base
 (the registry setup beside the debootstrap one)."""
 
-import pytest
+from components import require
 
 from aicd.sandbox.images import BASE_LABEL, LOCAL_BASE, image_exists, remove_stale_sandbox_images
 from aicd.sandbox.pool import docker
@@ -22,8 +22,8 @@ def labelled(tag: str, base: str) -> None:
 
 
 def test_only_other_contexts_on_the_same_base_are_removed(sandbox_image):
-    if not image_exists(LOCAL_BASE):
-        pytest.skip(f"no {LOCAL_BASE} to make stand-in images from (python -m aicd.sandbox images makes it)")
+    require(image_exists(LOCAL_BASE), f"the base image {LOCAL_BASE} (stand-in images are made from it)",
+            "python -m aicd.sandbox images")
     same, unlabelled, other = ("aicd-sandbox:test-same-base", "aicd-sandbox:test-unlabelled",
                                "aicd-sandbox:test-other-base")
     labelled(same, LOCAL_BASE)

@@ -1,6 +1,7 @@
 """The demo slices that several workflow test modules read: each run once per session."""
 
 import pytest
+from components import require
 
 from workflow.test_demo_workflow import CODEAID, run, write_override
 
@@ -8,9 +9,8 @@ from workflow.test_demo_workflow import CODEAID, run, write_override
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory, repo, trial_path):
     """The real snakemake over a 500-row slice of the demo in a temporary directory."""
-    if not CODEAID.is_file():
-        pytest.skip(f"demo test: the CodeAid interview answers are not at {CODEAID}; they ship in ../shared/data "
-                    "beside the repository (CI has them), or set AICD_CODEAID_DATA")
+    require(CODEAID.is_file(), f"demo test: the CodeAid interview answers at {CODEAID}",
+            "they ship in ../shared/data beside the repository (CI has them), or set AICD_CODEAID_DATA")
     workdir = tmp_path_factory.mktemp("demo")
     write_override(workdir, trial_path)
     return workdir, run(repo, workdir)
@@ -25,8 +25,7 @@ def slice_run(tmp_path_factory, repo, trial_path):
 
     manifest = pinned.load_manifest()
     missing = [e["file"] for e in manifest.values() if not (pinned.cache_dir() / e["file"]).is_file()]
-    if missing:
-        pytest.fail(f"pinned inputs missing from {pinned.cache_dir()}: {missing}; run `make pinned-inputs`")
+    require(not missing, f"pinned inputs {missing} in {pinned.cache_dir()}", "make pinned-inputs (make test does it)")
     config = slice_config(repo, trial_path)
     workdir = tmp_path_factory.mktemp("slice")
     return workdir, snakemake(repo, workdir, config, {}), config

@@ -60,8 +60,8 @@ def test_four_test_sets_plan_one_feature_job_per_set_and_one_fit_per_detector(de
 
 @pytest.fixture(scope="module")
 def with_test_set(demo_run, tmp_path_factory, repo):
-    if not CODEAID.is_file():
-        pytest.skip(f"the CodeAid interview answers are not at {CODEAID} (they ship in ../shared/data)")
+    require(CODEAID.is_file(), f"the CodeAid interview answers at {CODEAID}",
+            "they ship in ../shared/data beside the repository, or set AICD_CODEAID_DATA")
     workdir = tmp_path_factory.mktemp("test_sets") / "run"
     shutil.copytree(demo_run[0], workdir, symlinks=True)  # keeps mtimes: nothing reruns by itself
     add_test_sets(workdir, ["codeaid"])

@@ -15,7 +15,6 @@ Writes {out}/svm_ngrams.{json,md,tex}, {out}/shap_{detector}.{json,md} + figures
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +22,7 @@ import pyarrow.parquet as pq
 import pandas as pd
 from tabulate import tabulate
 
-from ..stagecli import json_arg, run
+from ..stagecli import json_arg
 from ..io import read_pickle, write_json, write_text
 
 

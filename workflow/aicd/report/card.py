@@ -7,12 +7,11 @@ revisions they were read at. No timestamps: the same inputs give the same card."
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import pandas as pd
 
-from ..stagecli import json_arg, run
+from ..stagecli import json_arg
 from ..io import atomic_path, read_json, write_text
 from ..schema import SPLITS
 

@@ -4,9 +4,7 @@ generator, from the per-table execution reports."""
 from __future__ import annotations
 
 import argparse
-import sys
 
-from ..stagecli import run
 from ..io import read_json, write_text
 
 

@@ -7,10 +7,9 @@ reads "not run"."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from ..stagecli import json_arg, run
+from ..stagecli import json_arg
 from ..io import read_json, write_json, write_text
 from .table4 import Column, Row, render, with_inputs
 

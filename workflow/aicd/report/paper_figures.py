@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 
 import matplotlib
@@ -25,7 +24,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from ..stagecli import json_arg, run  # noqa: E402
+from ..stagecli import json_arg  # noqa: E402
 from ..io import atomic_path, read_json, write_json  # noqa: E402
 from .subset_tables import subset_value  # noqa: E402
 from .table4 import plain_title  # noqa: E402

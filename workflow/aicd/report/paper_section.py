@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
-from ..stagecli import json_arg, run
+from ..stagecli import json_arg
 from ..io import read_json, write_text
 
 # (title, kind, features or encoder Hub id), the paper's Table 4 order

@@ -21,13 +21,12 @@ Our choices where the paper is silent, written beside the tables too:
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 from tabulate import tabulate
 
-from ..stagecli import json_arg, run
+from ..stagecli import json_arg
 from ..io import read_json, write_json, write_text
 
 PAPER_TABLES = {

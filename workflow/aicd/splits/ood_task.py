@@ -11,11 +11,10 @@ group-held-out (see aicd.splits.ood); the class is the binary `label`."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 import pandas as pd
 
-from ..stagecli import json_arg, run
+from ..stagecli import json_arg
 from ..errors import AicdError
 from ..io import write_json, write_parquet
 from . import ood

@@ -23,7 +23,6 @@ is not checked for the other languages."""
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import re
 

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 
 import pandas as pd
 
-from ..stagecli import json_arg, run
+from ..stagecli import json_arg
 from ..errors import AicdError
 from ..io import write_json, write_parquet
 
