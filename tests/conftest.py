@@ -54,6 +54,7 @@ def trial_raw(trial_path):
 SHARED_FIXTURE_FILES = {  # paths under tests/
     "demo_run": ("demo", ("workflow/test_demo_workflow.py", "workflow/test_test_sets.py", "workflow/test_paper_results.py")),
     "slice_run": ("slice", ("workflow/test_reproducible_inputs.py", "workflow/test_slurm.py")),
+    "slice_run_b": ("slice", ("workflow/test_reproducible_inputs.py", "workflow/test_slurm.py")),
 }
 DIRECTORY_GROUPS = ("sandbox", "encoders", "llm")
 SLOWEST_FIRST = ("workflow/test_workflow_image.py", "slice", "demo", "sandbox", "workflow/test_llm_workflow.py",

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,17 +16,18 @@ import pytest
 import yaml
 
 pytestmark = pytest.mark.workflow
-CODEAID = Path(os.environ.get("AICD_CODEAID_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "data"
-                              / "codeaid-interview-answers" / "codeaid_answers.parquet"))
 KEEP = ("majority", "lr_tfidf", "svm_ast")  # classical detectors only: a few minutes on 2 cores
 
 
 def slice_config(repo: Path, trial: Path) -> dict:
+    """The demo with 300 trial rows, 15 gathered programs per language, no CodeAid, the binary
+    task and KEEP's detectors on TF-IDF and AST features."""
     config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
     config["sources"]["trial"].update(files=str(trial), limit=300)
     config["sources"]["local_code"]["gather"]["per_language"] = 15
-    if CODEAID.is_file():
-        config["sources"]["codeaid"]["files"] = str(CODEAID)
+    config["sources"].pop("codeaid")
+    config["dataset"]["sources"] = [s for s in config["dataset"]["sources"] if s != "codeaid"]
+    config["tasks"] = {"binary": config["tasks"]["binary"]}
     config["detectors"] = {d: config["detectors"][d] for d in KEEP}
     config["features"] = {k: v for k, v in config["features"].items() if k in ("tfidf", "ast")}
     for key in ("execution", "judging", "generation"):
@@ -53,25 +53,11 @@ def aicd(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def runs(slice_run, tmp_path_factory, repo):
-    from aicd.sources import pinned
-
-    a, proc_a, config = slice_run  # machine A
-    manifest = pinned.load_manifest()
-    # Machine B: its own cache (the pinned files plus extra archives), and installed-looking
-    # source trees where the old config looked (a Go standard library, PEAR, sdists).
-    b = tmp_path_factory.mktemp("run_b")
-    cache = b / "cache"
-    (cache / "pinned").mkdir(parents=True)
-    for entry in manifest.values():
-        shutil.copy(pinned.cache_dir() / entry["file"], cache / "pinned" / entry["file"])
-    go = "package extra\n\nfunc Extra() int {\n" + "\n".join(f"\tx{i} := {i}\n\t_ = x{i}" for i in range(8)) + "\n\treturn 1\n}\n"
-    for root in (cache / "sdists" / "extra-1.0" / "src", b / "usr" / "lib" / "go" / "src" / "extra"):
-        root.mkdir(parents=True)
-        (root / "extra.go").write_text(go)
-    shutil.make_archive(str(cache / "pinned" / "cobra-extra"), "gztar", cache / "sdists")
-    proc_b = snakemake(repo, b, config, {"AICD_CACHE": str(cache)})
-    return a, proc_a, b, proc_b, config
+def runs(slice_run, slice_run_b):
+    """Machine A (a local run) and machine B (its own cache with extra archives and an
+    installed-looking Go tree: tests/workflow/conftest.py; the SLURM run where SLURM runs here)."""
+    a, proc_a, config = slice_run
+    return a, proc_a, slice_run_b["workdir"], slice_run_b["proc"], config
 
 
 def test_two_runs_have_one_fingerprint_and_byte_identical_tables(runs):
@@ -86,10 +72,11 @@ def test_two_runs_have_one_fingerprint_and_byte_identical_tables(runs):
     tex = (a / "results" / "tables" / "table4.tex").read_text()
     assert tex.startswith(f"% inputs: {ia['fingerprint']} code: {ia['code']}\n")
     assert f"Inputs \\texttt{{{ia['fingerprint']}}}" in tex
-    gathered = pd.read_parquet(a / "results" / "sources" / "local_code.parquet")
-    assert gathered["language"].nunique() == 9
-    assert gathered["source_row_id"].str.match(r"^[\w.+-]+@[\w.+~-]+!").all()  # package@version!member: pinned only
-    assert not gathered["source_row_id"].str.contains("extra").any()
+    for machine in (a, b):  # B's extra archives and Go tree are never read
+        gathered = pd.read_parquet(machine / "results" / "sources" / "local_code.parquet")
+        assert gathered["language"].nunique() == 9
+        assert gathered["source_row_id"].str.match(r"^[\w.+-]+@[\w.+~-]+!").all()  # package@version!member: pinned only
+        assert not gathered["source_row_id"].str.contains("extra").any()
     assert f"Inputs {ia['fingerprint']}" in proc_a.stderr  # said at the end of the run
     for doc in (a / "results" / "report.md", a / "results" / "dataset" / "README.md"):
         assert ia["fingerprint"] in doc.read_text(), doc

@@ -1,6 +1,7 @@
 """The workflow on a real single-node SLURM cluster (munged, slurmctld, slurmd; see
 slurm_cluster.py and DEVELOPERS.md) through snakemake-executor-plugin-slurm and
-workflow/profiles/slurm, on a small classical-detector slice of the demo.
+workflow/profiles/slurm, on a small classical-detector slice of the demo, run from the reproducibility tests' second
+machine (tests/workflow/conftest.py: slice_run_b).
 
 Checks: every job that is not a localrule went through sbatch (a SLURM job id per job in
 snakemake's log, and the same ids in squeue); Table 4 is byte-identical to a local run of
@@ -19,7 +20,7 @@ import pytest
 import yaml
 
 from components import require
-from workflow.slurm_cluster import PARTITION, Cluster, missing
+from workflow.slurm_cluster import PARTITION, Cluster
 
 pytestmark = pytest.mark.workflow
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
@@ -28,11 +29,11 @@ SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
 MEM_TEST = "source:mem_mb=150 if attempt == 1 else 3000"
 
 
-def snakemake(repo: Path, workdir: Path, *args: str) -> subprocess.CompletedProcess:
+def snakemake(repo: Path, workdir: Path, env_extra: dict, *args: str) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile"), "--directory", str(workdir),
            *args, "--configfile", str(workdir / "config.yaml")]
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONWARNINGS": "ignore"})
+    env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONWARNINGS": "ignore", **env_extra})
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
 
 
@@ -47,35 +48,34 @@ def squeue_all() -> dict[str, tuple[str, str, str]]:
     return jobs
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    why = missing()
-    require(not why, f"SLURM ({why})", "apt-get install slurm-wlm munge (Debian); the test starts the daemons")
-    c = Cluster(tmp_path_factory.mktemp("slurm"), memory_mb=8000, cpus=os.cpu_count() or 2)
-    c.start()
-    try:
-        yield c
-    finally:
-        c.stop()
-
-
-@pytest.fixture(scope="module")
-def runs(cluster, slice_run, tmp_path_factory, repo):
-    local, _, config = slice_run  # the same slice run locally: the reference for Table 4
-    remote = tmp_path_factory.mktemp("on_slurm")
-    (remote / "config.yaml").write_text(yaml.safe_dump(config))
+def run_on_slurm(repo: Path, workdir: Path, config: dict, env: dict, cluster: Cluster) -> dict:
+    """The slice run twice through workflow/profiles/slurm on `cluster` (tests/workflow/conftest.py's
+    slice_run_b, which is also the reproducibility tests' second machine): the runs and the squeue
+    snapshots before, after the first and after the second."""
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     slurm_args = ("--profile", str(repo / "workflow" / "profiles" / "slurm"), "--jobs", "2", "--max-threads", "2",
                   "--default-resources", f"slurm_partition={PARTITION}", "mem_mb=2000", "runtime=60",
                   "--slurm-init-seconds-before-status-checks", "3", "--set-resources", MEM_TEST)
     before = set(squeue_all())
-    proc = snakemake(repo, remote, *slurm_args)
+    proc = snakemake(repo, workdir, env, *slurm_args)
     assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}\n" + \
         (Path(cluster.state) / "slurmctld.log").read_text()[-2000:]
     after_first = squeue_all()
-    proc_again = snakemake(repo, remote, *slurm_args)
-    after_second = squeue_all()
-    return dict(local=local, remote=remote, proc=proc, proc_again=proc_again, before=before,
-                after_first=after_first, after_second=after_second, slurm_args=slurm_args)
+    proc_again = snakemake(repo, workdir, env, *slurm_args)
+    return dict(proc=proc, proc_again=proc_again, before=before, after_first=after_first,
+                after_second=squeue_all(), slurm_args=slurm_args)
+
+
+@pytest.fixture(scope="module")
+def runs(slice_run, slice_run_b):
+    require(slice_run_b["on_slurm"], f"SLURM ({slice_run_b.get('why')})",
+            "apt-get install slurm-wlm munge (Debian); the test starts the daemons")
+    return {"local": slice_run[0], "remote": slice_run_b["workdir"], **slice_run_b}
+
+
+@pytest.fixture(scope="module")
+def cluster(runs):
+    return runs["cluster"]
 
 
 def test_every_non_local_job_went_through_sbatch(runs, repo):

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from components import require
 
-from workflow.test_reproducible_inputs import CODEAID, slice_config
+from workflow.test_reproducible_inputs import slice_config
 
 pytestmark = pytest.mark.workflow
 TAG = "aicd-workflow:test"
@@ -60,14 +60,10 @@ def test_a_demo_slice_runs_inside_the_image(image, repo, trial_path, tmp_path):
 
     config = slice_config(repo, trial_path)
     config["sources"]["trial"]["files"] = "/data/trial.parquet"
-    if CODEAID.is_file():
-        config["sources"]["codeaid"]["files"] = "/data/codeaid.parquet"
     config["detectors"] = {"majority": config["detectors"]["majority"]}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     mounts = ["-v", f"{tmp_path}:/work", "-v", f"{trial_path}:/data/trial.parquet:ro",
               "-v", f"{pinned.cache_dir()}:/root/.cache/aicd/pinned:ro"]
-    if CODEAID.is_file():
-        mounts += ["-v", f"{CODEAID}:/data/codeaid.parquet:ro"]
     target = "results/scores/binary/majority.json"
     proc = docker("run", "--rm", *mounts, image, "snakemake", "-s", "/opt/aicd-src/Snakefile", "--cores", "2",
                   target, "--configfile", "/work/config.yaml", timeout=1200)
