@@ -98,3 +98,24 @@ def test_resources_round_up_with_margins_per_detector(ps):
     assert rows["detect cb_ast"][1:] == ["2", "4,100", "6,000", "1.00", "90 |"]
     assert rows["task_split"][3] == "1,000" and rows["task_split"][5] == "30 |"  # the least asked
     assert rows["score cb_ast"][3] == "–"  # a projection that is not finite asks for nothing
+
+
+def test_memory_and_cpu_come_from_the_jobs_own_meter_where_its_log_has_one(ps, tmp_path):
+    bench = tmp_path / "results" / "benchmarks" / "detect" / "T1" / "lr.tsv"
+    bench.parent.mkdir(parents=True)
+    bench.write_text("s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+                     "61.0\t0:01:01\t3.1\t0\t0\t0\t0\t0\t0\t12.0\n")
+    assert ps.read_benchmark(bench) == {"wall_s": 61.0, "cpu_s": 12.0, "rss_mb": 3.1, "from": "benchmark"}
+    log = tmp_path / "results" / "logs" / "detect" / "T1" / "lr.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("INFO ...\nmemguard: job detect T1 lr: peak memory 1,234 MB summed over 3 processes, CPU 95.5 s\n")
+    assert ps.read_benchmark(bench) == {"wall_s": 61.0, "cpu_s": 95.5, "rss_mb": 1234.0, "from": "memguard"}
+
+
+def test_a_benchmark_reading_of_the_shell_is_no_memory_reading(ps):
+    # Snakemake's file caught bash (3 MB) at one fraction: that reading is dropped, not projected
+    measured = [{"rss_mb": 3.0, "from": "benchmark"}, {"rss_mb": 240.0, "from": "benchmark"},
+                {"rss_mb": 10.0, "from": "benchmark"}, {"rss_mb": 250.0, "from": "benchmark"}]
+    rss, _ = ps.project_rss(measured, FRACTIONS)
+    assert 250 <= rss < 2000
+    assert ps.project_rss(measured[:1], FRACTIONS[:1]) == (3.0, None)

@@ -114,6 +114,16 @@ def test_a_new_folder_stored_kind_is_planned_from_its_declaration(demo, models, 
     assert set(plan.trained(next(iter(plan.tasks)))) >= {"toy"}
 
 
+def test_a_config_entry_lowers_its_threads_within_the_kind_ceiling(demo, models):
+    config = copy.deepcopy(demo)
+    config["detectors"]["lr_tfidf"]["resources"] = {"threads": 1}
+    config["detectors"]["svm_tfidf"]["resources"] = {"threads": 64}
+    plan = plan_of(config, models)
+    assert plan.detectors["lr_tfidf"].threads == 1
+    assert plan.detectors["svm_tfidf"].threads == REGISTRY["linear_svm"].max_threads  # never above what it can use
+    assert plan.detectors["lr_ast"].threads == REGISTRY["logistic_regression"].max_threads
+
+
 def test_zero_shot_and_binarised_kinds_are_scored_as_declared(demo, models):
     plan = plan_of(demo, models)
     fdg = [d for d, det in plan.detectors.items() if det.kind == "fast_detectgpt"]

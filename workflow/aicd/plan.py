@@ -334,7 +334,8 @@ def _detector(name: str, spec: dict, cls, tasks: dict, features_environment: str
                         f"{spec.get('features')} needs torch (envs/neural.yaml); use a kind of the core environment")
     return DetectorPlan(
         name=name, kind=spec["kind"], title=spec["title"], dummy=bool(spec.get("dummy", False)),
-        features=spec.get("features"), params=params, storage=cls.storage, threads=cls.max_threads,
+        features=spec.get("features"), params=params, storage=cls.storage,
+        threads=min(cls.max_threads, int(resources.get("threads", cls.max_threads))),
         environment="neural" if features_environment == "neural" else environment, gpu=int(resources.get("gpu", cls.gpu)), mem_mb=int(resources.get("mem_mb", cls.mem_mb)),
         runtime=resources.get("runtime"), zero_shot=cls.is_zero_shot(params), binarise=cls.binarises(params), explains=cls.explains,
         applies_to_new_code=cls.applies_to_new_code, prepared=cls.prepared_inputs(name, params),

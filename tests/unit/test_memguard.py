@@ -1,0 +1,64 @@
+"""The memory watcher of every heavy job (aicd.memguard): past its mem_mb a job stops with one
+line naming the job, its input size and the resource to raise; at the end it logs its peak
+memory summed over its processes and their CPU (what benchmarks/paper_scale.py reads)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+STAGE = """
+import sys
+from aicd.stagecli import run
+
+def main(argv):
+    import numpy as np
+    from aicd.parallel import map_chunks
+    from aicd.normalize.langid import cue_scores
+    ballast = np.ones(({rows}, 1000))  # {rows} x 8 KB
+    list(map_chunks(work, [["x = 1"] * 50] * 4, 2))
+    open(sys.argv[1], "w").write("done")
+
+def work(codes):
+    from aicd.normalize.langid import cue_scores
+    return [cue_scores(c) for c in codes]
+
+if __name__ == "__main__":
+    sys.exit(run(main))
+"""
+
+
+def run_stage(tmp_path: Path, rows: int, limit_mb: int) -> subprocess.CompletedProcess:
+    script = tmp_path / "stage.py"
+    script.write_text(STAGE.replace("{rows}", str(rows)))
+    env = {**os.environ, "AICD_MEM_MB": str(limit_mb), "AICD_JOB": "detect T1 toy",
+           "PYTHONPATH": str(REPO / "workflow")}
+    return subprocess.run([sys.executable, str(script), str(tmp_path / "out.txt")], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_a_job_over_its_memory_stops_with_a_line_that_says_what_to_raise(tmp_path):
+    proc = run_stage(tmp_path, rows=100_000, limit_mb=400)  # 800 MB of ballast
+    assert proc.returncode == 3, proc.stderr
+    line = [x for x in proc.stderr.splitlines() if x.startswith("error: job detect T1 toy")]
+    assert line and "needs more than its 400 MB" in line[0] and "--set-resources detect:mem_mb=800" in line[0]
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out.txt").exists()
+
+
+def test_a_finished_job_logs_its_peak_memory_and_cpu_over_its_processes(tmp_path):
+    spec = importlib.util.spec_from_file_location("paper_scale_meter", REPO / "benchmarks" / "paper_scale.py")
+    paper_scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(paper_scale)
+    proc = run_stage(tmp_path, rows=30_000, limit_mb=4000)  # 240 MB of ballast
+    assert proc.returncode == 0, proc.stderr
+    found = paper_scale.METER.findall(proc.stderr)
+    assert len(found) == 1, proc.stderr
+    peak, cpu = (float(v.replace(",", "")) for v in found[0])
+    assert peak >= 240 and cpu > 0
+    assert "summed over" in proc.stderr and "processes" in proc.stderr  # the workers were counted
