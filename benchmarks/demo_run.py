@@ -8,7 +8,6 @@ slowest jobs from snakemake's own benchmark files.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import subprocess
 import sys
@@ -39,17 +38,19 @@ def main() -> None:
         wall = time.perf_counter() - started
         if proc.returncode != 0:
             sys.exit(proc.stderr[-3000:])
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from paper_scale import read_benchmark  # wall from the file; memory and CPU from the job's own meter
+
         jobs = []
         for tsv in Path(tmp, "results", "benchmarks").rglob("*.tsv"):
-            with open(tsv) as fh:
-                row = next(csv.DictReader(fh, delimiter="\t"))
-            jobs.append((float(row["s"]), float(row["max_rss"] or 0), str(tsv.relative_to(Path(tmp, "results", "benchmarks"))),
-                         float(row.get("cpu_time") or 0)))
+            m = read_benchmark(tsv)
+            jobs.append((m["wall_s"], m["rss_mb"], str(tsv.relative_to(Path(tmp, "results", "benchmarks"))), m["cpu_s"]))
         if args.jobs_tsv:
             args.jobs_tsv.write_text("job\twall_s\tcpu_s\tmax_rss_mb\n" + "".join(
                 f"{name}\t{s:.1f}\t{cpu:.1f}\t{rss:.0f}\n" for s, rss, name, cpu in sorted(jobs, reverse=True)))
         print(f"demo run from scratch: {wall:.0f} s wall on {args.cores} cores, {len(jobs)} jobs")
-        print(f"sum of job times: {sum(j[0] for j in jobs):.0f} s; largest job peak RSS {max(j[1] for j in jobs):.0f} MB")
+        print(f"sum of job times: {sum(j[0] for j in jobs):.0f} s, of their CPU {sum(j[3] for j in jobs):.0f} s; "
+              f"largest job peak RSS {max(j[1] for j in jobs):.0f} MB")
         print("slowest jobs:")
         for s, rss, name, _ in sorted(jobs, reverse=True)[:8]:
             print(f"  {s:7.1f} s  {rss:7.0f} MB  {name}")

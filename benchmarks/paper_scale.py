@@ -15,12 +15,15 @@ results folder, in /tmp/aicd-paper-scale/{stage}-{F}/ (--workdir to change):
   language identification for the rows that arrive without a language, Table 3 filters,
   MinHash signatures), the pool (MinHash dedup at 0.8) and the three task splits.
 
-It records, per job, Snakemake's benchmark file (wall, CPU seconds, peak RSS) with the job's
-threads, requested memory and its inputs and outputs from a dry run. `report` reads every
-fraction of a stage and prints per rule and fraction the wall, CPU seconds and peak RSS, the
-growth exponent between the two largest fractions (and a log-log fit over all), and the
-projection to F = 1 (`project`: a fixed part that stays, growth linear beyond it unless
-faster growth is measured): CPU-hours, the longest job, the largest peak RSS, the wall time on
+It records, per job, its wall from Snakemake's benchmark file and its peak memory (summed over
+the job's processes) and CPU from the line aicd.memguard writes to the job's log (the benchmark
+file's own figures, sampled every 30 s after 15 s, are the fallback), with the job's threads,
+requested memory and its inputs and outputs from a dry run. `report` reads every fraction of a
+stage and prints per rule and fraction the wall, CPU seconds and peak RSS, the growth exponent
+between the two largest fractions (and a log-log fit over all), and the projection to F = 1
+(`project`: time has a fixed part that stays and grows linearly beyond it unless faster growth
+is measured; memory by the line through the two largest fractions, `project_rss`):
+CPU-hours, the longest job, the largest peak RSS, the wall time on
 one 16-core, 64 GB node under a critical-path list schedule of the real DAG (each job on its
 rule's threads; memory from its projected peak RSS), and the mem_mb and runtime each rule's
 jobs should ask a cluster for at F = 1."""
@@ -278,14 +281,19 @@ def consistently_superlinear(points: list[tuple[float, float]], base: float) -> 
 
 
 def project_rss(measured: list[dict], fractions: list[float]) -> tuple[float, float | None]:
-    """Peak RSS at F = 1. A benchmark-file reading below an interpreter's size caught the shell
-    before Python started (the file samples at intervals): it is no reading. With fewer than two
-    readings left, the largest one stands (such jobs are tiny; nothing shows them growing)."""
-    points = [(f, m["rss_mb"]) for f, m in zip(fractions, measured) if m.get("from") == "memguard"
-              or m["rss_mb"] >= BASE_RSS_MB]
+    """Peak RSS at F = 1: the line through the two largest fractions. Memory is not noisy the
+    way time is (a job sharing the cores slows it, but does not grow it), but its fixed part
+    changes shape at the smallest fractions (worker pools start once a split has two chunks,
+    prediction and scoring blocks fill up to their size), so its growth is read where both
+    fractions are past those steps. A benchmark-file reading below an interpreter's size caught
+    the shell before Python started (the file samples at intervals): it is no reading. With
+    fewer than two readings, the largest one stands (such jobs are tiny)."""
+    points = sorted((f, m["rss_mb"]) for f, m in zip(fractions, measured)
+                    if m.get("from") == "memguard" or m["rss_mb"] >= BASE_RSS_MB)
     if len(points) < 2:
         return max((m["rss_mb"] for m in measured), default=0.0), None
-    return project(points, 0, floor=min(BASE_RSS_MB, min(v for _, v in points)))
+    (f1, v1), (f2, v2) = points[-2:]
+    return v2 + max(0.0, (v2 - v1) / (f2 - f1)) * (1.0 - f2), None
 
 
 def job_key(job: dict) -> str:

@@ -21,6 +21,9 @@ def main(argv):
     from aicd.parallel import map_chunks
     from aicd.normalize.langid import cue_scores
     ballast = np.ones(({rows}, 1000))  # {rows} x 8 KB
+    if {rows} == 0:
+        from aicd.errors import AicdError
+        raise AicdError("nothing to do here")
     list(map_chunks(work, [["x = 1"] * 50] * 4, 2))
     open(sys.argv[1], "w").write("done")
 
@@ -62,3 +65,12 @@ def test_a_finished_job_logs_its_peak_memory_and_cpu_over_its_processes(tmp_path
     peak, cpu = (float(v.replace(",", "")) for v in found[0])
     assert peak >= 240 and cpu > 0
     assert "summed over" in proc.stderr and "processes" in proc.stderr  # the workers were counted
+
+
+def test_a_user_error_stays_the_last_line_with_the_meter_before_it(tmp_path):
+    proc = run_stage(tmp_path, rows=0, limit_mb=4000)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines[-1] == "error: nothing to do here"
+    assert lines[-2].startswith("memguard: job detect T1 toy: peak memory")
+    assert sum(line.startswith("memguard:") for line in lines) == 1

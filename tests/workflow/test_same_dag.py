@@ -36,13 +36,27 @@ def dry_run(repo: Path, workdir: Path, env_extra: dict, drop: set[str], *args: s
     return proc
 
 
+@pytest.fixture(scope="module")
+def full_config_dry_runs(repo, tmp_path_factory):
+    """The full config's dry runs without Docker and keys and with them, per tasks_from (each
+    made once: the release evaluation's bare run is also read by a test below)."""
+    keys, runs = key_names(repo), {}
+
+    def get(tasks_from: str):
+        if tasks_from not in runs:
+            where = tmp_path_factory.mktemp(f"dag_{tasks_from}")
+            mode = ("--config", f"tasks_from={tasks_from}")
+            runs[tasks_from] = (dry_run(repo, where / "bare", {"DOCKER_HOST": DEAD_DOCKER}, keys, *mode),
+                                dry_run(repo, where / "loaded", {k: "sk-test" for k in keys}, set(), *mode))
+        return runs[tasks_from]
+    return get
+
+
 @pytest.mark.parametrize("tasks_from", ["release", "pool"])
-def test_full_config_plans_the_same_jobs_with_and_without_docker_and_keys(repo, tmp_path, tasks_from):
+def test_full_config_plans_the_same_jobs_with_and_without_docker_and_keys(repo, full_config_dry_runs, tasks_from):
     keys = key_names(repo)
     assert {"OPENAI_API_KEY", "GEMINI_API_KEY"} <= keys
-    mode = ("--config", f"tasks_from={tasks_from}")
-    bare = dry_run(repo, tmp_path / "bare", {"DOCKER_HOST": DEAD_DOCKER}, keys, *mode)
-    loaded = dry_run(repo, tmp_path / "loaded", {k: "sk-test" for k in keys}, set(), *mode)
+    bare, loaded = full_config_dry_runs(tasks_from)
     jobs_bare, jobs_loaded = planned_jobs(bare.stdout), planned_jobs(loaded.stdout)
     assert jobs_bare == jobs_loaded
     rules = {r for r, _ in jobs_bare}
@@ -54,10 +68,10 @@ def test_full_config_plans_the_same_jobs_with_and_without_docker_and_keys(repo, 
     assert "LLM stages:" not in bare.stderr and "Sandbox:" not in bare.stderr
 
 
-def test_release_evaluation_plans_no_generation_or_execution(repo, tmp_path):
+def test_release_evaluation_plans_no_generation_or_execution(repo, tmp_path, full_config_dry_runs):
     """The default (tasks_from: release) reads the released splits: generating and executing
     the 77 models' code would feed only the full build, so neither is planned."""
-    rules = {r for r, _ in planned_jobs(dry_run(repo, tmp_path, {}, set()).stdout)}
+    rules = {r for r, _ in planned_jobs(full_config_dry_runs("release")[0].stdout)}
     assert {"detect", "judge", "table8"} <= rules
     assert not rules & {"generate", "execute", "sandbox_image", "source"}
     # config/no_llm.yaml (README: without keys or endpoints) leaves the judges out, keeps Table 8

@@ -114,6 +114,14 @@ class Meter:
 
     def __init__(self, job: str = ""):
         self.job, self.peak_mb, self.processes, self.cpu = job, 0.0, 1, {}
+        self.reported = False
+
+    def report(self) -> None:
+        """Print the summary line once (the stage runner calls it before an error line, so
+        that the error stays the log's last line; at exit otherwise)."""
+        if not self.reported:
+            self.reported = True
+            print(self.summary(), file=sys.stderr, flush=True)
 
     def sample(self, pids: list[int]) -> float:
         used = sum(_rss_bytes(p) for p in pids) / 1e6
@@ -165,12 +173,13 @@ def watch(limit_mb: int, job: str = "", interval: float = 0.5, argv: list[str] |
     return thread
 
 
-def from_environment() -> threading.Thread | None:
-    """The watcher, when snakemake set AICD_MEM_MB for this job; its summary line goes to the
-    job's log when the job ends."""
+def from_environment() -> Meter | None:
+    """Start the watcher when snakemake set AICD_MEM_MB for this job; its meter's summary line
+    goes to the job's log when the job ends (or earlier, through Meter.report)."""
     value = os.environ.get("AICD_MEM_MB", "").strip()
     if not value.isdigit() or int(value) <= 0:
         return None
     meter = Meter(os.environ.get("AICD_JOB", ""))
-    atexit.register(lambda: print(meter.summary(), file=sys.stderr, flush=True))
-    return watch(int(value), meter.job, meter=meter)
+    atexit.register(meter.report)
+    watch(int(value), meter.job, meter=meter)
+    return meter

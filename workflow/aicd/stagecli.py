@@ -38,11 +38,13 @@ def run(main: Callable[[Sequence[str] | None], None], argv: Sequence[str] | None
     setup_logging()
     from .memguard import from_environment
 
-    from_environment()
+    meter = from_environment()
     try:
         main(argv)
     except AicdError as err:
         log.error("%s", err)
+        if meter is not None:
+            meter.report()  # before the error, which stays the log's last line
         print(f"error: {err}", file=sys.stderr)
         return 2
     return 0
