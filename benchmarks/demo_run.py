@@ -2,7 +2,7 @@
 in a temporary directory, as `make demo` runs it (the default workflow profile), and the
 slowest jobs from snakemake's own benchmark files.
 
-  python benchmarks/demo_run.py [--cores 2] [--trial PATH] [--jobs-tsv FILE]
+  python benchmarks/demo_run.py [--cores 2] [--trial PATH] [--jobs-tsv FILE] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -24,10 +24,14 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--trial", type=Path, default=DEFAULT_TRIAL)
     parser.add_argument("--jobs-tsv", type=Path, help="also write every job's wall, CPU and peak RSS here")
+    parser.add_argument("--keep", type=Path, help="run in this (empty or new) folder and keep it, logs included")
     args = parser.parse_args()
+    if args.keep and args.keep.exists() and any(args.keep.iterdir()):
+        parser.error(f"--keep {args.keep}: the folder is not empty (the demo is timed from scratch)")
     shared = args.trial.resolve().parent.parent / "codeaid-interview-answers" / "codeaid_answers.parquet"
     codeaid = f", codeaid: {{files: {shared}}}" if shared.is_file() else ""  # relative in demo.yaml
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = str(args.keep.resolve()) if args.keep else scratch
         cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", tmp,
                "--cores", str(args.cores), "--configfile", str(REPO / "config" / "demo.yaml"),
                "--workflow-profile", str(REPO / "workflow" / "profiles" / "default"),
@@ -44,6 +48,9 @@ def main() -> None:
         jobs = []
         for tsv in Path(tmp, "results", "benchmarks").rglob("*.tsv"):
             m = read_benchmark(tsv)
+            if m is None:
+                print(f"unreadable benchmark file, left out: {tsv}", file=sys.stderr)
+                continue
             jobs.append((m["wall_s"], m["rss_mb"], str(tsv.relative_to(Path(tmp, "results", "benchmarks"))), m["cpu_s"]))
         if args.jobs_tsv:
             args.jobs_tsv.write_text("job\twall_s\tcpu_s\tmax_rss_mb\n" + "".join(

@@ -280,20 +280,22 @@ def consistently_superlinear(points: list[tuple[float, float]], base: float) -> 
     return all(k is not None and k > 1.0 for k in steps)
 
 
-def project_rss(measured: list[dict], fractions: list[float]) -> tuple[float, float | None]:
+def project_rss(measured: list[dict], fractions: list[float]) -> float:
     """Peak RSS at F = 1: the line through the two largest fractions. Memory is not noisy the
     way time is (a job sharing the cores slows it, but does not grow it), but its fixed part
     changes shape at the smallest fractions (worker pools start once a split has two chunks,
     prediction and scoring blocks fill up to their size), so its growth is read where both
     fractions are past those steps. A benchmark-file reading below an interpreter's size caught
     the shell before Python started (the file samples at intervals): it is no reading. With
-    fewer than two readings, the largest one stands (such jobs are tiny)."""
+    fewer than two readings, the largest one stands (such jobs are tiny). Never below the
+    largest reading: a flat or falling last step is a lower bound, not a shrinking job."""
+    largest = max((m["rss_mb"] for m in measured), default=0.0)
     points = sorted((f, m["rss_mb"]) for f, m in zip(fractions, measured)
                     if m.get("from") == "memguard" or m["rss_mb"] >= BASE_RSS_MB)
     if len(points) < 2:
-        return max((m["rss_mb"] for m in measured), default=0.0), None
+        return largest
     (f1, v1), (f2, v2) = points[-2:]
-    return v2 + max(0.0, (v2 - v1) / (f2 - f1)) * (1.0 - f2), None
+    return max(largest, v2 + max(0.0, (v2 - v1) / (f2 - f1)) * (1.0 - f2))
 
 
 def job_key(job: dict) -> str:
@@ -379,13 +381,13 @@ def report(args) -> None:
         cores_here = records[-1]["cores"]
         wall, k_wall = project([(f, m["wall_s"]) for f, m, _ in series], SMALL_S)
         cpu, k_cpu = project([(f, max(m["cpu_s"], 0.01)) for f, m, _ in series], SMALL_S)
-        rss, k_rss = project_rss([m for _, m, _ in series], [f for f, _, _ in series])
+        rss = project_rss([m for _, m, _ in series], [f for f, _, _ in series])
         last = series[-1][1]
         used_here = min(job["threads"], cores_here)
         per_thread = min(1.0, (last["cpu_s"] / last["wall_s"]) / used_here) if last["wall_s"] > 0 else 1.0
         node_threads = min(job["threads"], NODE_CORES)
         job.update(series=series, proj_wall_here_s=wall, proj_cpu_s=cpu, proj_rss_mb=rss, k_wall=k_wall, k_cpu=k_cpu,
-                   k_rss=k_rss, node_wall_s=max(wall * used_here / node_threads if per_thread < 0.5 else
+                   node_wall_s=max(wall * used_here / node_threads if per_thread < 0.5 else
                                                 cpu / max(1.0, per_thread * node_threads), 0.0),
                    node_rss_mb=rss)
         projected.append(job)

@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 STAGE = """
 import sys
+import time
 from aicd.stagecli import run
 
 def main(argv):
@@ -21,6 +22,7 @@ def main(argv):
     from aicd.parallel import map_chunks
     from aicd.normalize.langid import cue_scores
     ballast = np.ones(({rows}, 1000))  # {rows} x 8 KB
+    time.sleep(1.5)  # held over three of the watcher's samples (every 0.5 s)
     if {rows} == 0:
         from aicd.errors import AicdError
         raise AicdError("nothing to do here")

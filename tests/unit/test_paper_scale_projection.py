@@ -116,6 +116,14 @@ def test_a_benchmark_reading_of_the_shell_is_no_memory_reading(ps):
     # Snakemake's file caught bash (3 MB) at one fraction: that reading is dropped, not projected
     measured = [{"rss_mb": 3.0, "from": "benchmark"}, {"rss_mb": 240.0, "from": "benchmark"},
                 {"rss_mb": 10.0, "from": "benchmark"}, {"rss_mb": 250.0, "from": "benchmark"}]
-    rss, _ = ps.project_rss(measured, FRACTIONS)
+    rss = ps.project_rss(measured, FRACTIONS)
     assert 250 <= rss < 2000
-    assert ps.project_rss(measured[:1], FRACTIONS[:1]) == (3.0, None)
+    assert ps.project_rss(measured[:1], FRACTIONS[:1]) == 3.0
+
+
+def test_memory_that_fell_at_the_last_fraction_is_projected_at_least_at_its_peak(ps):
+    measured = [{"rss_mb": v, "from": "memguard"} for v in (300.0, 500.0, 650.0, 600.0)]
+    assert ps.project_rss(measured, FRACTIONS) == 650.0
+    growing = [{"rss_mb": v, "from": "memguard"} for v in (300.0, 400.0, 500.0, 700.0)]
+    f1, f2 = FRACTIONS[-2:]
+    assert ps.project_rss(growing, FRACTIONS) == 700.0 + (700.0 - 500.0) / (f2 - f1) * (1 - f2)
