@@ -110,7 +110,8 @@ def message(job: str, peak_mb: float, limit_mb: int, inputs_mb: float) -> str:
 class Meter:
     """What the watcher has seen of a job: the peak of its summed resident memory, the most
     processes at once, and the last CPU reading of every process (a process that ends between
-    two samples loses at most one interval of CPU)."""
+    two samples loses at most one interval of CPU; one that lives less than an interval may not
+    be seen at all)."""
 
     def __init__(self, job: str = ""):
         self.job, self.peak_mb, self.processes, self.cpu = job, 0.0, 1, {}
@@ -133,7 +134,7 @@ class Meter:
         return used
 
     def summary(self) -> str:
-        times = os.times()  # this process and its children it waited for, to the end
+        times = os.times()  # this process to the end; its workers are the forkserver's children, sampled
         others = sum(v for p, v in self.cpu.items() if p != os.getpid())
         cpu = times.user + times.system + others
         peak = max(self.peak_mb, _high_water_mb())

@@ -50,18 +50,18 @@ def map_chunks(fn: Callable[..., Any], chunks: Iterable, threads: int = 1, *args
         for chunk in first:
             yield fn(chunk, *args)
         return
-    with worker_pool(threads, fn) as pool:
-        pending = [pool.submit(fn, chunk, *args) for chunk in first]
-        for chunk in islice(chunks, 2 * threads - len(pending)):
-            pending.append(pool.submit(fn, chunk, *args))
-        while pending:
-            try:
-                result = pending.pop(0).result()
-            except BrokenProcessPool:
-                raise AicdError(f"a worker process of {fn.__module__}.{fn.__name__} died: the job ran out of memory "
-                                "(raise its mem_mb), or a script called it with threads > 1 without "
-                                "`if __name__ == \"__main__\":` around its main code (workers import the main "
-                                "script, as with Python's spawn)") from None
-            for chunk in islice(chunks, 1):
+    try:
+        with worker_pool(threads, fn) as pool:
+            pending = [pool.submit(fn, chunk, *args) for chunk in first]
+            for chunk in islice(chunks, 2 * threads - len(pending)):
                 pending.append(pool.submit(fn, chunk, *args))
-            yield result
+            while pending:
+                result = pending.pop(0).result()
+                for chunk in islice(chunks, 1):
+                    pending.append(pool.submit(fn, chunk, *args))
+                yield result
+    except BrokenProcessPool:  # from a result or from a submit after a worker died
+        raise AicdError(f"a worker process of {fn.__module__}.{fn.__name__} died: the job ran out of memory "
+                        "(raise its mem_mb), or a script called it with threads > 1 without "
+                        "`if __name__ == \"__main__\":` around its main code (workers import the main "
+                        "script, as with Python's spawn)") from None
