@@ -118,6 +118,7 @@ def test_a_config_entry_lowers_its_threads_within_the_kind_ceiling(demo, models)
     config = copy.deepcopy(demo)
     config["detectors"]["lr_tfidf"]["resources"] = {"threads": 1}
     config["detectors"]["svm_tfidf"]["resources"] = {"threads": 64}
+    config["detectors"]["lr_ast"].pop("resources", None)  # no entry: the kind's own
     plan = plan_of(config, models)
     assert plan.detectors["lr_tfidf"].threads == 1
     assert plan.detectors["svm_tfidf"].threads == REGISTRY["linear_svm"].max_threads  # never above what it can use
