@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+from paper_scale import read_benchmark  # noqa: E402  wall from the file; memory and CPU from each job's meter
 DEFAULT_TRIAL = REPO.parent / "shared" / "data" / "semeval2026-task13-trial" / "task_a_trial_subset.parquet"
 
 
@@ -42,9 +44,6 @@ def main() -> None:
         wall = time.perf_counter() - started
         if proc.returncode != 0:
             sys.exit(proc.stderr[-3000:])
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from paper_scale import read_benchmark  # wall from the file; memory and CPU from the job's own meter
-
         jobs = []
         for tsv in Path(tmp, "results", "benchmarks").rglob("*.tsv"):
             m = read_benchmark(tsv)

@@ -20,7 +20,6 @@ from aicd.stagecli import run
 def main(argv):
     import numpy as np
     from aicd.parallel import map_chunks
-    from aicd.normalize.langid import cue_scores
     ballast = np.ones(({rows}, 1000))  # {rows} x 8 KB
     time.sleep(1.5)  # held over three of the watcher's samples (every 0.5 s)
     if {rows} == 0:

@@ -89,6 +89,11 @@ def detector_mem_mb():
     return lambda w, attempt: int(detector(w).mem_mb * attempt)
 
 
+def detector_runtime(default):
+    """The config entry's runtime (minutes), else `default`, times the attempt."""
+    return lambda w, attempt: (detector(w).runtime or default) * attempt
+
+
 def detector_env(w):
     return env(detector(w).environment)
 

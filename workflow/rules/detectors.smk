@@ -23,7 +23,7 @@ rule detect:
     threads: detector_threads
     resources:
         mem_mb=detector_mem_mb(),
-        runtime=lambda w, attempt: (detector(w).runtime or 120) * attempt,
+        runtime=detector_runtime(120),
         gpu=lambda w: detector(w).gpu,
     params:
         guard=guard("detect"),
@@ -61,7 +61,7 @@ rule detect_folder:
     threads: detector_threads
     resources:
         mem_mb=detector_mem_mb(),
-        runtime=lambda w, attempt: (detector(w).runtime or 60) * attempt,
+        runtime=detector_runtime(60),
         gpu=lambda w: detector(w).gpu,
     params:
         guard=guard("detect_folder"),

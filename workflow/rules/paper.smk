@@ -26,7 +26,7 @@ rule train_causal_lm:
     threads: detector_threads
     resources:
         mem_mb=detector_mem_mb(),
-        runtime=lambda w, attempt: (detector(w).runtime or 60) * attempt,
+        runtime=detector_runtime(60),
         gpu=lambda w: detector(w).gpu,
     params:
         guard=guard("train_causal_lm"),

@@ -108,7 +108,7 @@ rule predict_test_set_folder:
     threads: detector_threads
     resources:
         mem_mb=detector_mem_mb(),
-        runtime=lambda w: detector(w).runtime or 60,
+        runtime=detector_runtime(60),
         gpu=lambda w: detector(w).gpu,
     params:
         guard=guard("predict_test_set_folder"),
