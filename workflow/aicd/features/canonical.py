@@ -6,7 +6,11 @@ length (`snake_mid`, `camel_long`, `single_letter`, ...), and literals are bucke
 (`STR_short`, `NUM_small`, ...). Beside the SVD columns: identifier-vocabulary statistics
 computed on the same tokens (share of each naming style, distinct-name ratio, mean length).
 `identifiers: anonymous` makes every identifier one ID token and keeps only the identifier
-count, so that renaming cannot reach the features.
+count, so that renaming cannot reach the features; `bound` hides only the names the code binds
+(one VAR token: exactly what the rename rewrite changes, aicd.bindings) and keeps functions,
+types, fields and library calls as written; `role` writes every name as its role (VAR, DEFNAME,
+CALLNAME, ...). `tokens: universal` writes keywords and operators as cross-language classes
+(aicd.features.token_classes), so that n-grams learnt on one language can be read in another.
 
 The paper's `tfidf` stays as it is; this is an additional row family."""
 
@@ -18,9 +22,11 @@ import numpy as np
 
 from ..params import Param, ParamSpec
 from ..schema import canonical_language
+from ..bindings import bound_occurrences
 from ..treesitter import GRAMMARS, parse
 from .rows import codes_of, languages_of
 from .tfidf import TfidfSvdFeaturizer
+from .token_classes import name_role, token_class
 
 IDENTIFIER_TYPES = {"identifier", "field_identifier", "property_identifier", "type_identifier", "name",
                     "shorthand_property_identifier", "namespace_identifier", "package_identifier",
@@ -75,18 +81,49 @@ def _literal(node) -> str | None:
     return None
 
 
+IDENTIFIER_MODES = ("class", "anonymous", "bound", "role")
+
+
 def canonical_tokens(code: str, language: str | None, comments: bool = False,
-                     delexicalise: bool = True, anonymous: bool = False) -> tuple[list[str], list[str]]:
-    """(the canonical token stream, the identifiers it delexicalised). delexicalise=False keeps
-    identifiers and literals as written (only layout and comments are canonical); anonymous=True
-    makes every identifier one ID token (no naming class, whatever delexicalise says), so that
-    a renaming leaves the stream as it was. A language without a grammar (or none) falls back to whitespace
-    tokens, identifiers kept."""
+                     delexicalise: bool = True, anonymous: bool = False, identifiers: str | None = None,
+                     universal: bool = False) -> tuple[list[str], list[str]]:
+    """(the canonical token stream, the identifiers it met; in the bound and role modes, only
+    those that are not bound: the VAR tokens count the others). What an identifier becomes:
+    - `class` (the default): the class of its naming style and length;
+    - `anonymous` (or anonymous=True): one ID token, so that no renaming moves the stream;
+    - `bound`: VAR where the code binds it (the names aicd.bindings finds, the ones a
+      consistent renaming changes), every other name (functions, types, fields, library
+      calls) as written;
+    - `role`: VAR where bound, otherwise its role (DEFNAME, CALLNAME, FIELD, TYPE, NAME).
+    universal=True writes keywords and operators as their cross-language classes
+    (aicd.features.token_classes). delexicalise=False keeps identifiers and literals as written
+    (only layout and comments are canonical). A language without a grammar (or none) falls
+    back to whitespace tokens, identifiers kept."""
+    mode = identifiers or ("anonymous" if anonymous else "class")
+    if mode not in IDENTIFIER_MODES:
+        raise ValueError(f"identifiers must be one of {', '.join(IDENTIFIER_MODES)}, got {mode!r}")
     language = canonical_language(language) if language else None
     if language not in GRAMMARS:
         return code.split(), []
+    return tree_tokens(parse(code, language), language, comments, delexicalise, mode, universal)
+
+
+def bound_spans(tree, language: str) -> set[tuple[int, int]]:
+    """Byte spans of the bound names' occurrences; none where the tree has errors (the rename
+    rewrite leaves such code as it is)."""
+    if tree.root_node.has_error:
+        return set()
+    return {(n.start_byte, n.end_byte) for n in bound_occurrences(tree, language)}
+
+
+def tree_tokens(tree, language: str, comments: bool = False, delexicalise: bool = True, mode: str = "class",
+                universal: bool = False, bound: set | None = None) -> tuple[list[str], list[str]]:
+    """canonical_tokens of a tree already parsed (`language` one of the nine); `bound`: the
+    bound_spans when the caller has them."""
+    if bound is None:
+        bound = bound_spans(tree, language) if mode in ("bound", "role") else set()
     tokens, names = [], []
-    stack = [parse(code, language).root_node]
+    stack = [tree.root_node]
     while stack:
         node = stack.pop()
         literal = _literal(node)
@@ -97,16 +134,30 @@ def canonical_tokens(code: str, language: str | None, comments: bool = False,
             continue
         if node.type in IDENTIFIER_TYPES and node.child_count == 0:
             name = node.text.decode("utf-8", errors="replace")
-            names.append(name)
-            tokens.append("ID" if anonymous else identifier_class(name) if delexicalise else name)
+            is_bound = (node.start_byte, node.end_byte) in bound
+            if not is_bound:
+                names.append(name)
+            tokens.append(_identifier_token(node, name, mode, is_bound, delexicalise))
             continue
         if node.child_count == 0:
             text = node.text.decode("utf-8", errors="replace").strip()
             if text:
-                tokens.append(re.sub(r"\s+", "_", text))
+                tokens.append(token_class(node, text) if universal else re.sub(r"\s+", "_", text))
             continue
         stack.extend(reversed(node.children))
     return tokens, names
+
+
+def _identifier_token(node, name: str, mode: str, bound: bool, delexicalise: bool) -> str:
+    if mode == "anonymous":
+        return "ID"
+    if mode == "role":
+        return name_role(node, bound)
+    if mode == "bound":
+        if bound:
+            return "VAR"
+        return "NAME_VAR" if name == "VAR" else re.sub(r"\s+", "_", name)  # VAR is the bound names' token
+    return identifier_class(name) if delexicalise else name
 
 
 def vocabulary_stats(names: list[str]) -> list[float]:
@@ -123,6 +174,19 @@ STAT_NAMES = [f"ident_{s}" for s in STYLES] + ["ident_distinct", "ident_mean_len
 # what any renaming keeps: how many names (not how many distinct: a renamer that follows scopes
 # gives one name two new ones)
 RENAME_INVARIANT_STATS = ["ident_count"]
+# with bound names hidden: how many names, the bound share, and the styles and lengths of the
+# names the code does not bind (functions, types, fields, library calls), which renaming keeps
+BOUND_STAT_NAMES = ["ident_count", "ident_bound_share"] + [f"kept_{s}" for s in STYLES] + ["kept_mean_len", "kept_max_len"]
+
+
+def bound_stats(kept: list[str], n_bound: int) -> list[float]:
+    total = len(kept) + n_bound
+    if not kept:
+        return [np.log1p(total) / 10, 1.0 if total else 0.0] + [0.0] * (len(STYLES) + 2)
+    styles = [style_of(n) for n in kept]
+    lengths = np.array([len(n) for n in kept], dtype=float)
+    return [np.log1p(total) / 10, n_bound / total] + [styles.count(s) / len(kept) for s in STYLES] + [
+        float(lengths.mean()) / 20, float(lengths.max()) / 20]
 
 
 class CanonicalTfidfFeaturizer:
@@ -138,37 +202,58 @@ class CanonicalTfidfFeaturizer:
         Param("svd_components", (int,), 500, "ours", "truncated SVD dimensions", minimum=1),
         Param("comments", (bool,), False, "ours", "keep one COMMENT token per comment (default: none)"),
         Param("identifiers", (str,), "class", "ours",
-              "what an identifier becomes: the class of its naming style and length (`class`), or one ID "
-              "token (`anonymous`: renaming cannot change the features; of the identifier statistics only "
-              "the count is kept)", choices=("class", "anonymous")),
+              "what an identifier becomes: the class of its naming style and length (`class`); one ID token "
+              "(`anonymous`: of the identifier statistics only the count is kept); VAR where the code binds it "
+              "and every other name as written (`bound`); VAR where bound, else its role: DEFNAME, CALLNAME, "
+              "FIELD, TYPE, NAME (`role`). anonymous, bound and role: renaming cannot change the features",
+              choices=IDENTIFIER_MODES),
+        Param("tokens", (str,), "written", "ours",
+              "keywords and operators as written (`written`) or as their cross-language classes "
+              "(`universal`: LOOP, COND, AUG, ...; aicd.features.token_classes)", choices=("written", "universal")),
     ))
 
     def __init__(self, max_features: int = 5000, ngram_max: int = 3, svd_components: int = 500,
-                 comments: bool = False, identifiers: str = "class", seed: int = 0):
-        if identifiers not in ("class", "anonymous"):
-            raise ValueError(f"identifiers must be 'class' or 'anonymous', got {identifiers!r}")
+                 comments: bool = False, identifiers: str = "class", tokens: str = "written", seed: int = 0):
+        if identifiers not in IDENTIFIER_MODES:
+            raise ValueError(f"identifiers must be one of {', '.join(IDENTIFIER_MODES)}, got {identifiers!r}")
+        if tokens not in ("written", "universal"):
+            raise ValueError(f"tokens must be 'written' or 'universal', got {tokens!r}")
         self.comments = comments
         self.identifiers = identifiers
+        self.tokens = tokens
         self.tfidf = TfidfSvdFeaturizer(max_features=max_features, ngram_max=ngram_max,
                                         svd_components=svd_components, seed=seed)
         self.threads = 1
 
-    def _views(self, rows) -> tuple[list[str], np.ndarray]:
-        codes = codes_of(rows)
-        languages = languages_of(rows)
-        streams, stats = [], []
-        for code, language in zip(codes, languages):
-            tokens, names = canonical_tokens(code, language, self.comments, anonymous=self.anonymous)
-            streams.append(" ".join(tokens))
-            stats.append(vocabulary_stats(names))
-        stats = np.asarray(stats, dtype=np.float32).reshape(len(codes), len(STAT_NAMES))
-        if self.anonymous:
-            stats = stats[:, [STAT_NAMES.index(n) for n in RENAME_INVARIANT_STATS]]
-        return streams, stats
+    @property
+    def mode(self) -> str:
+        return getattr(self, "identifiers", "class")  # featurizers pickled before the option: class
 
     @property
     def anonymous(self) -> bool:
-        return getattr(self, "identifiers", "class") == "anonymous"  # featurizers pickled before the option: class
+        return self.mode == "anonymous"
+
+    @property
+    def stat_names(self) -> list[str]:
+        return {"class": STAT_NAMES, "anonymous": RENAME_INVARIANT_STATS}.get(self.mode, BOUND_STAT_NAMES)
+
+    def _views(self, rows) -> tuple[list[str], np.ndarray]:
+        codes = codes_of(rows)
+        languages = languages_of(rows)
+        universal = getattr(self, "tokens", "written") == "universal"
+        streams, stats = [], []
+        for code, language in zip(codes, languages):
+            tokens, names = canonical_tokens(code, language, self.comments, identifiers=self.mode, universal=universal)
+            streams.append(" ".join(tokens))
+            if self.mode in ("bound", "role"):
+                stats.append(bound_stats(names, tokens.count("VAR")))
+            else:
+                stats.append(vocabulary_stats(names))
+        computed = BOUND_STAT_NAMES if self.mode in ("bound", "role") else STAT_NAMES
+        stats = np.asarray(stats, dtype=np.float32).reshape(len(codes), len(computed))
+        if self.anonymous:
+            stats = stats[:, [STAT_NAMES.index(n) for n in RENAME_INVARIANT_STATS]]
+        return streams, stats
 
     def fit_transform(self, rows) -> np.ndarray:
         streams, stats = self._views(rows)
@@ -181,9 +266,9 @@ class CanonicalTfidfFeaturizer:
 
     @property
     def feature_names(self) -> list[str]:
-        return [f"canon_{n}" for n in self.tfidf.feature_names] + (RENAME_INVARIANT_STATS if self.anonymous else STAT_NAMES)
+        return [f"canon_{n}" for n in self.tfidf.feature_names] + self.stat_names
 
     def report_fields(self, column_sums: dict) -> dict:
         return {"canonical_features": len(self.tfidf.vocabulary), "svd_components": int(self.tfidf.components_.shape[0]),
-                "identifier_statistics": len(RENAME_INVARIANT_STATS if self.anonymous else STAT_NAMES),
-                "comments": self.comments, "identifiers": "anonymous" if self.anonymous else "class"}
+                "identifier_statistics": len(self.stat_names), "comments": self.comments, "identifiers": self.mode,
+                "tokens": getattr(self, "tokens", "written")}

@@ -17,6 +17,7 @@ from ..params import ParamSpec
 from .ast_features import AstFeaturizer
 from .canonical import CanonicalTfidfFeaturizer
 from .embedding import CodeEmbeddingFeaturizer
+from .structure import StructureFeaturizer
 from .tfidf import TfidfSvdFeaturizer
 
 
@@ -58,7 +59,7 @@ class ConcatFeaturizer:
 
 
 FEATURIZERS = {"tfidf": TfidfSvdFeaturizer, "ast": AstFeaturizer, "canon_tfidf": CanonicalTfidfFeaturizer,
-               "code_embedding": CodeEmbeddingFeaturizer, "concat": ConcatFeaturizer}
+               "code_embedding": CodeEmbeddingFeaturizer, "structure": StructureFeaturizer, "concat": ConcatFeaturizer}
 KINDS = tuple(FEATURIZERS)
 
 

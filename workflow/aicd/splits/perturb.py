@@ -26,6 +26,7 @@ import argparse
 import random
 import re
 
+from ..bindings import bound_names, bound_occurrences, walk
 from ..treesitter import parse
 
 PERTURBATIONS = ("reindent_tabs", "reindent_2", "reindent_4", "blank_lines", "no_comments", "rename", "braces")
@@ -37,37 +38,6 @@ BRACE_BLOCKS = {"block", "compound_statement", "class_body", "declaration_list",
                 "field_declaration_list", "enum_body", "interface_body", "switch_block", "constructor_body",
                 "enum_variant_list", "enumerator_list", "switch_body", "match_block"}
 
-# Where a name is bound, per grammar: (parent node type, field holding the binding, or None
-# for any child). Identifiers below the binding are collected through PATTERN_PARTS only.
-BINDINGS = {
-    ("parameters", None), ("default_parameter", "name"), ("typed_parameter", None),
-    ("typed_default_parameter", "name"), ("assignment", "left"), ("for_statement", "left"),
-    ("for_in_clause", "left"),                                                  # Python
-    ("init_declarator", "declarator"), ("parameter_declaration", "declarator"),
-    ("declaration", "declarator"), ("for_range_loop", "declarator"),              # C, C++
-    ("variable_declarator", "name"), ("formal_parameter", "name"), ("catch_formal_parameter", "name"),
-    ("enhanced_for_statement", "name"),                                           # Java, JavaScript
-    ("parameter", "name"), ("foreach_statement", "left"),                         # C#
-    ("short_var_declaration", "left"), ("var_spec", "name"), ("parameter_declaration", "name"),
-    ("range_clause", "left"),                                                     # Go
-    ("let_declaration", "pattern"), ("parameter", "pattern"), ("for_expression", "pattern"),  # Rust
-    ("formal_parameters", None), ("assignment_pattern", "left"), ("for_in_statement", "left"),  # JavaScript
-}
-PATTERN_PARTS = ("pattern", "declarator", "expression_list", "tuple", "list", "parenthesized", "typed_parameter",
-                 "identifier")
-# Name positions that must keep their text: a field or attribute, a keyword argument's name.
-KEEP = {("attribute", "attribute"), ("keyword_argument", "name"), ("field_access", "field"),
-        ("member_access_expression", "name"), ("named_argument", "name"), ("call", "function"),
-        ("call_expression", "function"), ("method_invocation", "name"), ("invocation_expression", "function")}
-PHP_KEEP = {"this", "GLOBALS", "_GET", "_POST", "_SERVER", "_COOKIE", "_FILES", "_ENV", "_REQUEST", "_SESSION"}
-
-
-def _walk(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
 
 
 def _tree(code: str, language: str):
@@ -79,21 +49,11 @@ def _string_lines(tree) -> set[int]:
     """Rows (0-based) that start inside a string or comment spanning lines (a PHP heredoc or
     nowdoc to its closing marker): their leading text is content."""
     rows = set()
-    for n in _walk(tree.root_node):
+    for n in walk(tree.root_node):
         if n.end_point[0] > n.start_point[0] and ("string" in n.type or "comment" in n.type
                                                   or n.type in ("heredoc", "nowdoc", "raw_string_literal")):
             rows.update(range(n.start_point[0] + 1, n.end_point[0] + 1))
     return rows
-
-
-def _is(node, parent_type: str, field: str | None) -> bool:
-    p = node.parent
-    if p is None or p.type != parent_type:
-        return False
-    if field is None:
-        return True
-    child = p.child_by_field_name(field)
-    return child is not None and child.start_byte == node.start_byte and child.end_byte == node.end_byte
 
 
 def reindent(code: str, language: str, unit: str) -> str:
@@ -150,7 +110,7 @@ def no_comments(code: str, language: str) -> str:
     tree = _tree(code, language)
     if tree is None or (language == "Go" and 'import "C"' in code):  # cgo: the preamble comment is C code
         return code
-    comments = [n for n in _walk(tree.root_node) if "comment" in n.type and not _kept_comment(n, language)]
+    comments = [n for n in walk(tree.root_node) if "comment" in n.type and not _kept_comment(n, language)]
     if not comments:
         return code
     raw = code.encode("utf-8")
@@ -171,72 +131,11 @@ def no_comments(code: str, language: str) -> str:
                      if i not in touched or line.strip() or not before[i].strip())
 
 
-SHORTHANDS = {"shorthand_property_identifier", "shorthand_property_identifier_pattern", "shorthand_field_identifier"}
-PREPROCESSOR = {"preproc_arg", "preproc_def", "preproc_function_def", "preproc_call", "preproc_params"}
-WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-
-
-def _unsafe_names(tree, language: str) -> set[str]:
-    """Names that cannot be renamed consistently from the syntax tree alone: a shorthand that
-    is also a key (`{ acc }`, `P { x }`), a Go composite-literal key, anything a C/C++ macro
-    mentions (its body is raw text), a name inside a Rust format string (`"{x}"`), and Python
-    class-level names (fields: renaming them changes the object)."""
-    unsafe = set()
-    for n in _walk(tree.root_node):
-        t = n.type
-        if t in SHORTHANDS or t == "shorthand_field_initializer":
-            unsafe.add(n.text.decode("utf-8", errors="replace"))
-        elif t == "keyed_element" and n.child_count:
-            unsafe.add(n.children[0].text.decode("utf-8", errors="replace"))
-        elif t in PREPROCESSOR:
-            unsafe.update(WORD.findall(n.text.decode("utf-8", errors="replace")))
-        elif language == "Rust" and t == "string_content":
-            unsafe.update(re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)[:}]", n.text.decode("utf-8", errors="replace")))
-        elif language == "Python" and t == "class_definition":
-            body = n.child_by_field_name("body")
-            for statement in (body.children if body is not None else []):
-                for m in _walk(statement):
-                    if m.type == "identifier" and m.parent is not None and m.parent.type == "assignment":
-                        unsafe.add(m.text.decode("utf-8", errors="replace"))
-                    if m.type in ("function_definition", "class_definition"):
-                        break
-    return unsafe
-
-
-def _bound_names(tree, language: str) -> list[str]:
-    names, kept = [], _unsafe_names(tree, language)
-    for n in _walk(tree.root_node):
-        if n.type not in ("identifier", "name"):
-            continue
-        text = n.text.decode("utf-8", errors="replace")
-        if language == "PHP":
-            if n.parent is not None and n.parent.type == "variable_name" and text not in PHP_KEEP:
-                names.append(text)
-            continue
-        if any(_is(n, t, f) for t, f in KEEP):
-            kept.add(text)
-            continue
-        node, bound = n, False
-        while node.parent is not None and (node is n or any(part in node.type for part in PATTERN_PARTS)):
-            if any(_is(node, t, f) for t, f in BINDINGS):
-                bound = True
-                break
-            node = node.parent
-        if bound:
-            names.append(text)
-    seen, ordered = set(), []
-    for name in names:
-        if name not in seen and name not in kept:
-            seen.add(name)
-            ordered.append(name)
-    return ordered
-
-
 def rename(code: str, language: str) -> str:
     tree = _tree(code, language)
     if tree is None:
         return code
-    order = _bound_names(tree, language)
+    order = bound_names(tree, language)
     taken = set(re.findall(r"\bv\d+\b", code))
     mapping, k = {}, 0
     for name in order:
@@ -247,14 +146,8 @@ def rename(code: str, language: str) -> str:
     if not mapping:
         return code
     raw = code.encode("utf-8")
-    edits = []
-    for n in _walk(tree.root_node):
-        if n.type in ("identifier", "name") and n.text.decode("utf-8", errors="replace") in mapping:
-            if language == "PHP" and (n.parent is None or n.parent.type != "variable_name"):
-                continue
-            if any(_is(n, t, f) for t, f in KEEP):
-                continue
-            edits.append((n.start_byte, n.end_byte, mapping[n.text.decode("utf-8", errors="replace")]))
+    edits = [(n.start_byte, n.end_byte, mapping[n.text.decode("utf-8", errors="replace")])
+             for n in bound_occurrences(tree, language)]
     out, last = [], 0
     for start, end, new in sorted(edits):
         out.append(raw[last:start])
@@ -273,7 +166,7 @@ def braces(code: str, language: str) -> str:
         return code
     lines = code.split("\n")
     moves = set()
-    for n in _walk(tree.root_node):
+    for n in walk(tree.root_node):
         if n.type == "{" and n.parent is not None and n.parent.type in BRACE_BLOCKS:
             row, col = n.start_point
             before = lines[row][:col]
