@@ -1,11 +1,14 @@
 """Throughput of `aicd detect` after the model is loaded: files read, languages named,
-featurized (TF-IDF + SVD, paper settings) and labelled by a TF-IDF logistic-regression model,
-over a folder of --files code files. The model is fitted here by the workflow's own jobs
-(python -m aicd.features, python -m aicd.detectors) on --train rows of the shared trial subset;
-the files are other rows of it, written with their language's extension. Bar:
->= 500 files/s on 2 cores.
+featurized and labelled, over a folder of --files code files. By default the model is a TF-IDF
+(paper settings) logistic regression; --features takes a feature set's config entry as JSON (a
+list of entries: their concat) and --detector a detector's. The model is fitted here by the
+workflow's own jobs (python -m aicd.features, python -m aicd.detectors) on --train rows of the
+shared trial subset; the files are other rows of it, written with their language's extension.
+Bars: >= 500 files/s on 2 cores (TF-IDF LR); >= 200 rows/s for the formatting-invariance
+default.
 
-  python benchmarks/detect_throughput.py [--files 1000] [--train 2000] [--trial PATH]
+  python benchmarks/detect_throughput.py [--files 1000] [--train 2000] [--trial PATH] [--threads 2]
+      [--features '{"kind": "canon_tfidf", "params": {"identifiers": "bound"}}'] [--detector '{"kind": "logistic_regression"}']
 """
 
 from __future__ import annotations
@@ -23,13 +26,26 @@ DEFAULT_TRIAL = REPO.parent / "shared" / "data" / "semeval2026-task13-trial" / "
 EXT = {"Python": ".py", "C++": ".cpp", "Java": ".java"}
 
 
+def set_threads(model, threads: int) -> None:
+    """The loaded featurizer's parsing processes (aicd detect's own setting)."""
+    featurizer = getattr(model, "featurizer", None)
+    for part in getattr(featurizer, "parts", [featurizer]):
+        if part is not None and hasattr(part, "threads"):
+            part.threads = threads
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--train", type=int, default=2000)
     parser.add_argument("--trial", default=str(DEFAULT_TRIAL))
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--features", default='{"kind": "tfidf"}', help="a feature set's entry as JSON, or a list of them")
+    parser.add_argument("--detector", default='{"kind": "logistic_regression"}', help="a detector's entry as JSON")
+    parser.add_argument("--threads", type=int, default=2, help="processes of the featurizers that parse")
     args = parser.parse_args()
+    specs = json.loads(args.features)
+    specs = specs if isinstance(specs, list) else [specs]
 
     import pandas as pd
 
@@ -47,20 +63,31 @@ def main() -> None:
         tmp = Path(tmp)
         table.iloc[:args.train].to_parquet(tmp / "train.parquet")
         table.iloc[args.train:args.train + 50].to_parquet(tmp / "test.parquet")
-        features_main(["--spec", json.dumps({"kind": "tfidf"}), "--train", str(tmp / "train.parquet"),
-                       "--out", str(tmp / "features.npz"), "--model", str(tmp / "featurizer.pkl"),
-                       "--report", str(tmp / "features.json")])
-        detectors_main(["fit", "--spec", json.dumps({"kind": "logistic_regression"}), "--train", str(tmp / "train.parquet"),
+        parts = []
+        for i, spec in enumerate(specs):
+            features_main(["--spec", json.dumps(spec), "--train", str(tmp / "train.parquet"),
+                           "--out", str(tmp / f"part{i}.npz"), "--model", str(tmp / f"part{i}.pkl"),
+                           "--report", str(tmp / f"part{i}.json"), "--threads", str(args.threads)])
+            parts.append(i)
+        if len(parts) > 1:
+            features_main(["--spec", json.dumps({"kind": "concat"}), "--parts", *[str(tmp / f"part{i}.npz") for i in parts],
+                           "--part-models", *[str(tmp / f"part{i}.pkl") for i in parts], "--out", str(tmp / "features.npz"),
+                           "--model", str(tmp / "featurizer.pkl"), "--report", str(tmp / "features.json")])
+        else:
+            (tmp / "part0.npz").rename(tmp / "features.npz")
+            (tmp / "part0.pkl").rename(tmp / "featurizer.pkl")
+        detectors_main(["fit", "--spec", args.detector, "--train", str(tmp / "train.parquet"),
                         "--test", str(tmp / "test.parquet"), "--features", str(tmp / "features.npz"),
                         "--featurizer", str(tmp / "featurizer.pkl"), "--out", str(tmp / "p.parquet"),
-                        "--model", str(tmp / "lr_tfidf.pkl")])
+                        "--model", str(tmp / "model.pkl")])
         folder = tmp / "code"
         folder.mkdir()
         files = table.iloc[args.train:args.train + args.files]
         for row in files.itertuples():
             (folder / f"{row.id}{EXT[row.language]}").write_bytes(row.code.encode("utf-8"))
         started = time.perf_counter()
-        model = load_bundle(tmp / "lr_tfidf.pkl")
+        model = load_bundle(tmp / "model.pkl")
+        set_threads(model, args.threads)
         load_seconds = time.perf_counter() - started
         best = float("inf")
         for _ in range(args.repeats):
@@ -68,7 +95,7 @@ def main() -> None:
             result = detect(model, read_files([str(folder)]))
             best = min(best, time.perf_counter() - started)
         assert len(result) == args.files
-    print(f"aicd detect, TF-IDF (5,000 n-grams, SVD 500) + logistic regression, {args.files} files "
+    print(f"aicd detect, features {args.features}, detector {args.detector}, {args.files} files "
           f"({', '.join(f'{k} {v}' for k, v in files['language'].value_counts().items())}), "
           f"model fitted on {args.train} rows")
     print(f"  load {load_seconds:.2f} s; read + featurize + predict {best:.3f} s (best of {args.repeats}): "

@@ -65,9 +65,12 @@ EMBEDDINGS: dict = {}
 DEFAULT_SPLITS = ("in_distribution", "codeaid", "lolo:Python", "lolo:Java", "lolo:C++")
 
 
-def fitted(name: str, tables: dict, seed: int, ast_cache: AstCache):
-    """The detector fitted on the split's train rows, and a function from a test table to labels."""
+def fitted(name: str, tables: dict, seed: int, ast_cache: AstCache, scores: bool = False):
+    """The detector fitted on the split's train rows, and a function from a test table to labels
+    (scores=True: to labels and P(machine))."""
     base, options = VARIANTS.get(name, (name, {}))
+    if scores and options:
+        raise SystemExit(f"{name}: scores are given for the detectors of robust_ood.DETECTORS only")
     featureset, kind, params = DETECTORS[base]
     train, val = tables["train"], tables["validation"]
     if options:  # the same steps as the workflow's fit: copies featurized by the featurizer fitted on train
@@ -99,6 +102,11 @@ def fitted(name: str, tables: dict, seed: int, ast_cache: AstCache):
         X_train, X_val = train["code"].to_numpy(object), val["code"].to_numpy(object)
         to_x = lambda t: t["code"].to_numpy(object)  # noqa: E731
     detector.fit(X_train, train["label"].to_numpy(object), X_val, val["label"].to_numpy(object))
+    if scores:
+        def with_scores(t):
+            labels, p = detector.predict_with_scores(to_x(t))
+            return np.asarray(labels, dtype=object), np.asarray(p)[:, list(detector.classes_).index("machine")]
+        return with_scores
     return lambda t: np.asarray(detector.predict(to_x(t)), dtype=object)
 
 

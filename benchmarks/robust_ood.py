@@ -158,7 +158,26 @@ class AstCache:
         return featurizer.vectorizer.fit_transform(dicts) if fit else featurizer.vectorizer.transform(dicts)
 
 
-def run_one(name: str, tables: dict, seed: int, ast_cache: AstCache) -> dict:
+def pinned_human_split(trial: pd.DataFrame, seed: int) -> dict:
+    """An external check of human code unlike the trial's: the demo's gathered library code
+    (config/demo.yaml's local_code: pinned PyPI, npm and Debian package files, 60 units in each
+    of the nine languages, all human), asked of a detector trained as for the CodeAid split.
+    It has one class, so what it reads is the share labelled human (1 - predicted machine share)."""
+    import yaml
+
+    from aicd.schema import content_id
+    from aicd.sources.gather import gather
+
+    spec = yaml.safe_load((REPO / "config" / "demo.yaml").read_text())["sources"]["local_code"]["gather"]
+    rows, _ = gather(spec, seed)
+    test = pd.DataFrame({"code": rows["code"], "label": "human", "language": rows["language"],
+                         "subset": rows["language"]})
+    test.insert(0, "id", [content_id(lang, code) for lang, code in zip(test["language"], test["code"])])
+    tables = ood.codeaid(trial, test.iloc[:0].assign(problem_id=None), seed)
+    return {**tables, "test": test.reset_index(drop=True)}
+
+
+def run_one(name: str, tables: dict, seed: int, ast_cache: AstCache, calibrate: bool = False) -> dict:
     featureset, kind, params = DETECTORS[name]
     train, val, test = tables["train"], tables["validation"], tables["test"]
     y_train, y_val = train["label"].to_numpy(object), val["label"].to_numpy(object)
@@ -185,11 +204,23 @@ def run_one(name: str, tables: dict, seed: int, ast_cache: AstCache) -> dict:
         X_train, X_val = np.zeros((len(train), 0)), np.zeros((len(val), 0))
         to_test = lambda: np.zeros((len(test), 0))  # noqa: E731
     detector.fit(X_train, y_train, X_val, y_val)
+    if calibrate:  # the workflow's training.calibrate: scores recalibrated on the group-held-out validation rows
+        from aicd.detectors.training import calibrate as calibrated
+
+        detector = calibrated(detector, detector.predict_with_scores(X_val)[1], y_val, seed)
     t_fit = time.perf_counter() - t0
     t0 = time.perf_counter()
-    pred = np.asarray(detector.predict(to_test()), dtype=object)
+    labels, scores = detector.predict_with_scores(to_test())
+    pred = np.asarray(labels, dtype=object)
     t_pred = time.perf_counter() - t0
     gold = test["label"].to_numpy(object)
+    confidence = {"available": False}
+    if scores is not None:
+        from aicd.scoring.confidence import confidence_metrics
+
+        table = pd.DataFrame({"gold": gold, "pred": pred, **{f"score_{c}": np.asarray(scores)[:, j]
+                                                             for j, c in enumerate(detector.classes_)}})
+        confidence = confidence_metrics(table, labels=sorted(set(gold)))
     f1, lo, hi = bootstrap_macro_f1(gold, pred, seed=seed)
     per_subset = {}
     for subset, idx in test.groupby("subset").indices.items():
@@ -197,7 +228,8 @@ def run_one(name: str, tables: dict, seed: int, ast_cache: AstCache) -> dict:
     return {"macro_f1": f1, "ci": [lo, hi], "per_subset": per_subset, "n_test": len(test),
             "fit_rows_per_s": len(train) / t_fit if t_fit else None,
             "predict_rows_per_s": len(test) / t_pred if t_pred else None,
-            "predicted_machine_share": float((pred == "machine").mean())}
+            "predicted_machine_share": float((pred == "machine").mean()),
+            "ece": confidence.get("ece"), "macro_f1_at_coverage": confidence.get("macro_f1_at_coverage")}
 
 
 def summary(results: dict) -> pd.DataFrame:
@@ -209,6 +241,8 @@ def summary(results: dict) -> pd.DataFrame:
         for key in ("in_distribution", "codeaid"):
             if key in by_split:
                 row[key] = by_split[key]["macro_f1"]
+        if "pinned_human" in by_split:  # one class: the share labelled human
+            row["pinned human: labelled human"] = 1 - by_split["pinned_human"]["predicted_machine_share"]
         if lolo:
             row.update({"LOLO mean": np.mean(lolo), "LOLO min": np.min(lolo)})
         if lofo:
@@ -217,9 +251,11 @@ def summary(results: dict) -> pd.DataFrame:
         prd = [v["predict_rows_per_s"] for v in by_split.values() if v["predict_rows_per_s"]]
         row["fit rows/s"] = np.median(fit) if fit else np.nan
         row["predict rows/s"] = np.median(prd) if prd else np.nan
+        ece = [v["ece"] for s, v in by_split.items() if s != "in_distribution" and v.get("ece") is not None]
+        row["ECE worst OOD split"] = max(ece) if ece else np.nan
         rows.append(row)
     df = pd.DataFrame(rows).set_index("detector")
-    score_cols = [c for c in df.columns if "rows/s" not in c]
+    score_cols = [c for c in df.columns if "rows/s" not in c and not c.startswith("ECE")]
     df[score_cols] = df[score_cols] * 100
     return df
 
@@ -240,6 +276,7 @@ def markdown(results: dict, splits: list[str]) -> str:
     df = summary(results)
     rates = [c for c in df.columns if "rows/s" in c]
     df[rates] = df[rates].round(0).astype("Int64")
+    df["ECE worst OOD split"] = df["ECE worst OOD split"].map(lambda v: "–" if pd.isna(v) else f"{v:.3f}")
     out.append(df.to_markdown(floatfmt=".1f"))
     out += ["", "### Every split (macro-F1 x 100 [bootstrap 95% interval over test rows, 1,000 resamples])", ""]
     header = "| detector | " + " | ".join(splits) + " |"
@@ -266,6 +303,11 @@ def main(argv=None):
     ap.add_argument("--detectors", default=",".join(DEFAULT_DETECTORS), help=f"any of {', '.join(DETECTORS)}")
     ap.add_argument("--splits", default="", help="split names (default: all)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--pinned-human", action="store_true",
+                    help="add the split pinned_human: the demo's gathered library code, all human, nine languages "
+                         "(needs the pinned inputs: python -m aicd.sources pinned fetch)")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="recalibrate every detector's scores on the validation rows (training.calibrate)")
     ap.add_argument("--out", help="write the markdown tables here")
     ap.add_argument("--json", help="write the raw results here")
     ap.add_argument("--tables", help="also write <stem>.md/.tex through aicd.report.ood (e.g. results/tables/ood)")
@@ -274,6 +316,8 @@ def main(argv=None):
     trial = ood.trial_samples(pd.read_parquet(args.trial))
     codeaid = ood.codeaid_samples(pd.read_parquet(args.codeaid)) if Path(args.codeaid).is_file() else None
     splits = ood.all_splits(trial, codeaid, seed=args.seed)
+    if args.pinned_human:
+        splits["pinned_human"] = pinned_human_split(trial, args.seed)
     if args.splits:
         splits = {k: v for k, v in splits.items() if k in args.splits.split(",")}
     memoise_views()
@@ -284,7 +328,7 @@ def main(argv=None):
     for det in filter(None, args.detectors.split(",")):
         results[det] = dict(results.get(det, {}))
         for split, tables in splits.items():
-            r = run_one(det, tables, args.seed, ast_cache)
+            r = run_one(det, tables, args.seed, ast_cache, args.calibrate)
             results[det][split] = r
             if args.json:  # after every split: a killed run keeps what it measured
                 Path(args.json).write_text(json.dumps(results, indent=1))

@@ -12,7 +12,7 @@ import pytest
 
 from aicd.features.canonical import STAT_NAMES, CanonicalTfidfFeaturizer, canonical_tokens, identifier_class
 from aicd.features.__main__ import main as features_main
-from aicd.splits.perturb import perturb
+from aicd.splits.perturb import PERTURBATIONS, perturb
 from aicd.treesitter import parse
 
 
@@ -102,3 +102,65 @@ def test_a_fresh_featurizer_is_deterministic(trial_raw):
     a = CanonicalTfidfFeaturizer(svd_components=8).fit_transform(rows)
     b = CanonicalTfidfFeaturizer(svd_components=8).fit_transform(rows)
     assert np.array_equal(a, b)
+
+
+HIDDEN_VIEWS = (("bound", False), ("role", True), ("anonymous", True))
+
+
+def test_bound_and_role_views_cannot_see_any_rewrite(trial_raw):
+    """Hiding only the bound names (functions, types, fields and library calls stay) is enough
+    for all seven rewrites, in the nine languages and on real trial code."""
+    from test_perturb import PROGRAMS
+
+    rows = trial_raw.sort_values("row_id")
+    rows = rows[rows["language"].isin(["Python", "Java", "C++"])].groupby("language").head(40)
+    cases = [*zip(rows["code"], rows["language"]), *((code, lang) for lang, code in PROGRAMS.items())]
+    changed = 0
+    for code, language in cases:
+        base = {view: canonical_tokens(code, language, identifiers=view, universal=u)[0] for view, u in HIDDEN_VIEWS}
+        for kind in PERTURBATIONS:
+            out = perturb(code, language, kind, seed=1)
+            changed += out != code
+            for view, universal in HIDDEN_VIEWS:
+                assert canonical_tokens(out, language, identifiers=view, universal=universal)[0] == base[view], \
+                    (language, kind, view)
+    assert changed > 400
+    tokens = canonical_tokens(PROGRAMS["Python"], "Python", identifiers="bound")[0]
+    assert "total" in tokens and "join" in tokens and "VAR" in tokens  # the function and the call keep their names
+    assert "acc" not in tokens and "values" not in tokens  # the bound ones do not
+
+
+def test_universal_tokens_read_alike_across_languages():
+    loops = {"Python": "def f(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n",
+             "Java": "class A { int f(int[] xs) { int s = 0; for (int x : xs) { s += x; } return s; } }\n",
+             "C++": "int f(std::vector<int> xs) { int s = 0; for (int x : xs) { s += x; } return s; }\n",
+             "Go": "package m\nfunc f(xs []int) int {\n\ts := 0\n\tfor _, x := range xs {\n\t\ts += x\n\t}\n\treturn s\n}\n",
+             "Rust": "fn f(xs: Vec<i32>) -> i32 { let mut s = 0; for x in xs { s += x; } s }\n",
+             "JavaScript": "function f(xs) { let s = 0; for (const x of xs) { s += x; } return s; }\n"}
+    for language, code in loops.items():
+        tokens = canonical_tokens(code, language, identifiers="role", universal=True)[0]
+        assert {"LOOP", "AUG", "DEFNAME", "VAR"} <= set(tokens), (language, tokens)
+        assert "for" not in tokens and "+=" not in tokens and "s" not in tokens
+    java = canonical_tokens(loops["Java"], "Java", identifiers="role", universal=True)[0]
+    assert java.count("TYPE") >= 3  # int, int[], int
+    call = canonical_tokens("print(len(xs))\n", "Python", identifiers="role", universal=True)[0]
+    assert call.count("CALLNAME") == 2
+
+
+def test_the_bound_view_as_a_featurizer(trial_raw):
+    from aicd.features.canonical import BOUND_STAT_NAMES
+
+    rows = trial_raw.sort_values("row_id").head(120)[["code", "language"]]
+    featurizer = CanonicalTfidfFeaturizer(svd_components=8, identifiers="bound")
+    X = featurizer.fit_transform(rows)
+    assert X.shape == (len(rows), 8 + len(BOUND_STAT_NAMES)) == (len(rows), len(featurizer.feature_names))
+    bound_share = X[:, featurizer.feature_names.index("ident_bound_share")]
+    assert 0.2 < bound_share.mean() < 0.9  # most programs bind some of their names, none binds all
+    renamed = rows.assign(code=[perturb(c, lang, "rename", seed=1) for c, lang in zip(rows["code"], rows["language"])])
+    assert np.allclose(featurizer.transform(renamed), X, atol=1e-5)
+    universal = CanonicalTfidfFeaturizer(svd_components=8, identifiers="role", tokens="universal")
+    assert universal.fit_transform(rows).shape == X.shape
+    assert len(universal.tfidf.vocabulary) < len(featurizer.tfidf.vocabulary)  # classes, not words
+    assert featurizer.transform(rows.iloc[:0]).shape == (0, X.shape[1])
+    with pytest.raises(ValueError, match="tokens"):
+        CanonicalTfidfFeaturizer(tokens="classes")

@@ -17,7 +17,7 @@ from ..errors import AicdError
 from ..params import ParamSpec
 from ..parallel import chunked, map_chunks
 from ..treesitter import GRAMMARS, parse
-from .rows import codes_of, languages_of
+from .rows import JobThreads, codes_of, languages_of
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ def _dense_rows(pairs: list, vectorizer: DictVectorizer) -> np.ndarray:
     return vectorizer.transform([extract(code, language) for code, language in pairs])
 
 
-class AstFeaturizer:
+class AstFeaturizer(JobThreads):
     """fit_transform(rows) learns the attribute set from training rows; transform(rows) maps
     any rows onto it (attributes unseen in training are dropped). rows: a table with `code` and
     `language` columns, or (older style) a list of codes with a list of languages. Parsing runs
@@ -177,13 +177,6 @@ class AstFeaturizer:
 
     def __init__(self) -> None:
         self.vectorizer = DictVectorizer(sparse=False, dtype=np.float32, sort=True)
-        self.threads = 1
-
-    def __getstate__(self):
-        return {k: v for k, v in self.__dict__.items() if k != "threads"}
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
         self.threads = 1
 
     def _pairs(self, rows, languages=None) -> list:

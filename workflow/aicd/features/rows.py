@@ -23,3 +23,14 @@ def languages_of(rows, languages=None) -> list:
     if isinstance(rows, pd.DataFrame):
         return rows["language"].tolist() if "language" in rows.columns else [None] * len(rows)
     raise AicdError("AST features need each row's language: pass a table with a 'language' column")
+
+
+class JobThreads:
+    """A featurizer's `threads` is the applying job's own setting: never pickled, 1 once loaded."""
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "threads"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.threads = 1

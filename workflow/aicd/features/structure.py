@@ -21,7 +21,7 @@ from ..schema import canonical_language
 from ..treesitter import GRAMMARS, parse
 from ..bindings import walk
 from .canonical import IDENTIFIER_TYPES, STYLES, bound_spans, style_of, tree_tokens
-from .rows import codes_of, languages_of
+from .rows import JobThreads, codes_of, languages_of
 from .token_classes import TOKEN_CLASSES, name_role
 
 LITERALS = ("STR_empty", "STR_short", "STR_long", "CHR", "NUM_01", "NUM_small", "NUM_big", "NUM_other")
@@ -98,7 +98,7 @@ def _rows(pairs: list) -> np.ndarray:
         len(pairs), len(FEATURE_NAMES))
 
 
-class StructureFeaturizer:
+class StructureFeaturizer(JobThreads):
     """fit_transform(rows) / transform(rows): rows is a table with `code` and `language`; the
     columns are fixed (nothing is learnt), parsing runs over `threads` processes."""
 
@@ -110,13 +110,6 @@ class StructureFeaturizer:
     PARAMS = ParamSpec("the language-agnostic structure statistics")
 
     def __init__(self) -> None:
-        self.threads = 1
-
-    def __getstate__(self):
-        return {k: v for k, v in self.__dict__.items() if k != "threads"}
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
         self.threads = 1
 
     def transform(self, rows) -> np.ndarray:
