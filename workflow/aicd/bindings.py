@@ -86,23 +86,50 @@ def _unsafe_names(tree, language: str) -> set[str]:
     return unsafe
 
 
-def bound_names(tree, language: str) -> list[str]:
-    """The names the code binds, in order of first appearance (each once)."""
-    names, kept = [], _unsafe_names(tree, language)
+def _by_parent(pairs) -> dict[str, tuple]:
+    out: dict[str, list] = {}
+    for parent_type, field in pairs:
+        out.setdefault(parent_type, []).append(field)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+# (parent type, field) pairs by parent type: a node is checked only against its parent's own
+KEEP_AT, BINDING_AT = _by_parent(KEEP), _by_parent(BINDINGS)
+
+
+def _at_any(node, index: dict) -> bool:
+    """is_at(node, t, f) for some (t, f) of the pairs `index` was made from."""
+    parent = node.parent
+    fields = index.get(parent.type) if parent is not None else None
+    if not fields:
+        return False
+    for field in fields:
+        if field is None:
+            return True
+        child = parent.child_by_field_name(field)
+        if child is not None and child.start_byte == node.start_byte and child.end_byte == node.end_byte:
+            return True
+    return False
+
+
+def _analyse(tree, language: str) -> tuple[list[str], list]:
+    """(the bound names in order of first appearance, every identifier node of the tree)."""
+    names, kept, nodes = [], _unsafe_names(tree, language), []
     for n in walk(tree.root_node):
         if n.type not in ("identifier", "name"):
             continue
+        nodes.append(n)
         text = n.text.decode("utf-8", errors="replace")
         if language == "PHP":
             if n.parent is not None and n.parent.type == "variable_name" and text not in PHP_KEEP:
                 names.append(text)
             continue
-        if any(is_at(n, t, f) for t, f in KEEP):
+        if _at_any(n, KEEP_AT):
             kept.add(text)
             continue
         node, bound = n, False
         while node.parent is not None and (node is n or any(part in node.type for part in PATTERN_PARTS)):
-            if any(is_at(node, t, f) for t, f in BINDINGS):
+            if _at_any(node, BINDING_AT):
                 bound = True
                 break
             node = node.parent
@@ -113,22 +140,28 @@ def bound_names(tree, language: str) -> list[str]:
         if name not in seen and name not in kept:
             seen.add(name)
             ordered.append(name)
-    return ordered
+    return ordered, nodes
+
+
+def bound_names(tree, language: str) -> list[str]:
+    """The names the code binds, in order of first appearance (each once)."""
+    return _analyse(tree, language)[0]
 
 
 def bound_occurrences(tree, language: str) -> list:
     """Every identifier node that a consistent renaming of the bound names changes (a bound
     name in a position that keeps its text, such as `obj.name`, is left out)."""
-    names = set(bound_names(tree, language))
+    ordered, nodes = _analyse(tree, language)
+    names = set(ordered)
     if not names:
         return []
     out = []
-    for n in walk(tree.root_node):
-        if n.type not in ("identifier", "name") or n.text.decode("utf-8", errors="replace") not in names:
+    for n in nodes:
+        if n.text.decode("utf-8", errors="replace") not in names:
             continue
         if language == "PHP" and (n.parent is None or n.parent.type != "variable_name"):
             continue
-        if any(is_at(n, t, f) for t, f in KEEP):
+        if _at_any(n, KEEP_AT):
             continue
         out.append(n)
     return out

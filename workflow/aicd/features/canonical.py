@@ -16,7 +16,7 @@ The paper's `tfidf` stays as it is; this is an additional row family."""
 
 from __future__ import annotations
 
-import re
+from functools import lru_cache
 
 import numpy as np
 
@@ -61,24 +61,44 @@ def identifier_class(name: str) -> str:
     return f"{style}_{size}"
 
 
-def _literal(node) -> str | None:
-    t = node.type
+@lru_cache(maxsize=None)
+def _literal_kind(t: str) -> str | None:
+    """What a node type is as a literal (by its name, in any of the nine grammars), or None."""
     if "comment" in t:
-        return "COMMENT"
+        return "comment"
     if "string" in t or t in ("heredoc_body", "encapsed_string", "template_string"):
+        return "string"
+    if t in ("char_literal", "character_literal", "rune_literal"):
+        return "char"
+    if any(k in t for k in ("integer", "float", "number", "int_literal", "decimal", "hex")):
+        return "number"
+    return None
+
+
+def _literal(node) -> str | None:
+    kind = _literal_kind(node.type)
+    if kind is None:
+        return None
+    if kind == "comment":
+        return "COMMENT"
+    if kind == "string":
         # the length without interpolations (f"{name}", `${name}`): renaming must not move the bucket
         n = len(node.text) - 2 - sum(len(c.text) for c in node.children if c.type in INTERPOLATIONS)
         return "STR_empty" if n <= 0 else "STR_short" if n <= 8 else "STR_long"
-    if t in ("char_literal", "character_literal", "rune_literal"):
+    if kind == "char":
         return "CHR"
-    if any(k in t for k in ("integer", "float", "number", "int_literal", "decimal", "hex")):
-        text = node.text.decode("utf-8", errors="replace").lower().rstrip("lfu")
-        try:
-            value = abs(float(int(text, 0)) if not any(c in text for c in ".e") or text.startswith("0x") else float(text))
-        except ValueError:
-            return "NUM_other"
-        return "NUM_01" if value in (0, 1) else "NUM_small" if value < 100 else "NUM_big"
-    return None
+    text = node.text.decode("utf-8", errors="replace").lower().rstrip("lfu")
+    try:
+        value = abs(float(int(text, 0)) if not any(c in text for c in ".e") or text.startswith("0x") else float(text))
+    except ValueError:
+        return "NUM_other"
+    return "NUM_01" if value in (0, 1) else "NUM_small" if value < 100 else "NUM_big"
+
+
+def _joined(text: str) -> str:
+    """A stripped token with inner whitespace (`else if`, a multi-line operator) as one word."""
+    parts = text.split()
+    return text if len(parts) == 1 else "_".join(parts)
 
 
 IDENTIFIER_MODES = ("class", "anonymous", "bound", "role")
@@ -142,7 +162,7 @@ def tree_tokens(tree, language: str, comments: bool = False, delexicalise: bool 
         if node.child_count == 0:
             text = node.text.decode("utf-8", errors="replace").strip()
             if text:
-                tokens.append(token_class(node, text) if universal else re.sub(r"\s+", "_", text))
+                tokens.append(token_class(node, text) if universal else _joined(text))
             continue
         stack.extend(reversed(node.children))
     return tokens, names
@@ -156,7 +176,7 @@ def _identifier_token(node, name: str, mode: str, bound: bool, delexicalise: boo
     if mode == "bound":
         if bound:
             return "VAR"
-        return "NAME_VAR" if name == "VAR" else re.sub(r"\s+", "_", name)  # VAR is the bound names' token
+        return "NAME_VAR" if name == "VAR" else _joined(name)  # VAR is the bound names' token
     return identifier_class(name) if delexicalise else name
 
 
