@@ -251,7 +251,8 @@ def summary(results: dict) -> pd.DataFrame:
         prd = [v["predict_rows_per_s"] for v in by_split.values() if v["predict_rows_per_s"]]
         row["fit rows/s"] = np.median(fit) if fit else np.nan
         row["predict rows/s"] = np.median(prd) if prd else np.nan
-        ece = [v["ece"] for s, v in by_split.items() if s != "in_distribution" and v.get("ece") is not None]
+        ece = [v["ece"] for s, v in by_split.items()
+               if s not in ("in_distribution", "pinned_human") and v.get("ece") is not None]
         row["ECE worst OOD split"] = max(ece) if ece else np.nan
         rows.append(row)
     df = pd.DataFrame(rows).set_index("detector")
@@ -275,9 +276,11 @@ def markdown(results: dict, splits: list[str]) -> str:
     out = ["### Summary (macro-F1 x 100; LOLO/LOFO: mean and worst held-out group; rows/s: median over splits, 1 core)", ""]
     df = summary(results)
     rates = [c for c in df.columns if "rows/s" in c]
-    df[rates] = df[rates].round(0).astype("Int64")
-    df["ECE worst OOD split"] = df["ECE worst OOD split"].map(lambda v: "–" if pd.isna(v) else f"{v:.3f}")
-    out.append(df.to_markdown(floatfmt=".1f"))
+    cells = df.copy().astype(object)
+    for column in df.columns:  # formatted here: tabulate would read "0.045" as a number and round it
+        digits = 0 if column in rates else 3 if column.startswith("ECE") else 1
+        cells[column] = df[column].map(lambda v, d=digits: "–" if pd.isna(v) else f"{v:.{d}f}")
+    out.append(cells.to_markdown(disable_numparse=True, colalign=["left"] + ["right"] * len(df.columns)))
     out += ["", "### Every split (macro-F1 x 100 [bootstrap 95% interval over test rows, 1,000 resamples])", ""]
     header = "| detector | " + " | ".join(splits) + " |"
     out += [header, "|" + "---|" * (len(splits) + 1)]
