@@ -58,6 +58,7 @@ VARIANTS = {
     "minilm_canon_lr_aug": ("minilm_canon_lr", {"augment": ALL_SEVEN}),
     "canon_bound_lr_balanced": ("canon_bound_lr", {"balance_languages": True}),
     "canon_universal_lr_balanced": ("canon_universal_lr", {"balance_languages": True}),
+    "stylo_inv_cb_balanced": ("stylo_inv_cb", {"balance_languages": True}),
 }
 # the frozen encoder's vectors by text: a row (or a rewrite that leaves its canonical text as it
 # was) is embedded once for all splits and detectors

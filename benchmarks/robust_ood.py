@@ -63,6 +63,12 @@ DETECTORS = {
     "structure_cb": ("structure", "catboost", {"iterations": 200, "depth": 6, "border_count": 32}),
     "canon_bound_structure_lr": ("canon_bound+structure", "logistic_regression", {}),
     "canon_universal_structure_lr": ("canon_universal+structure", "logistic_regression", {}),
+    # robust's stylometry on the invariant text (aicd.splits.perturb.invariant_text): no rewrite moves a column
+    "stylo_inv_cb": ("stylometry_invariant", "catboost", {"iterations": 200, "depth": 6, "border_count": 32}),
+    "stylo_inv_lr": ("stylometry_invariant", "logistic_regression", {}),
+    "stylo_inv_bound_lr": ("stylometry_invariant+canon_bound", "logistic_regression", {}),
+    "stylo_inv_bound_cb": ("stylometry_invariant+canon_bound", "catboost",
+                           {"iterations": 200, "depth": 6, "border_count": 32}),
     # frozen MiniLM embeddings of the canonical text (aicd.features.embedding), alone and with the canonical view
     "minilm_lr": ("minilm", "logistic_regression", {}),
     "minilm_canon_lr": ("minilm+canon", "logistic_regression", {}),
@@ -100,19 +106,22 @@ def bootstrap_macro_f1(gold: np.ndarray, pred: np.ndarray, resamples: int = 1000
 # concatenated, each a kind or (kind, params)
 BOUND = ("canon_tfidf", {"identifiers": "bound"})
 UNIVERSAL = ("canon_tfidf", {"identifiers": "role", "tokens": "universal"})
+INVARIANT_STYLE = ("stylometry", {"text": "invariant"})
 TABLE_FEATURES = {"canon_tfidf": ("canon_tfidf",), "canon_anon": (("canon_tfidf", {"identifiers": "anonymous"}),),
                   "canon_bound": (BOUND,), "canon_universal": (UNIVERSAL,), "structure": ("structure",),
                   "canon_bound+structure": (BOUND, "structure"), "canon_universal+structure": (UNIVERSAL, "structure"),
+                  "stylometry_invariant": (INVARIANT_STYLE,), "stylometry_invariant+canon_bound": (INVARIANT_STYLE, BOUND),
                   "minilm": ("code_embedding",), "minilm+canon": ("code_embedding", "canon_tfidf")}
 
 
 def memoise_views() -> None:
-    """A row's canonical tokens and structure statistics depend on its text only: computed once
-    per text for every split, seed and detector of a benchmark run (in this process: the
-    structure featurizer then runs on one thread)."""
-    from aicd.features import canonical, structure
+    """A row's canonical tokens, structure statistics, invariant text and stylometry depend on
+    its text only: computed once per text for every split, seed and detector of a benchmark run
+    (in this process: the structure and stylometry featurizers then run on one thread)."""
+    from aicd.features import canonical, structure, stylometry_set
 
-    for module, name in ((canonical, "canonical_tokens"), (structure, "extract")):
+    for module, name in ((canonical, "canonical_tokens"), (structure, "extract"), (stylometry_set, "invariant_text"),
+                         (stylometry_set, "stylometry")):
         fn, cache = getattr(module, name), {}
 
         def cached(*args, _fn=fn, _cache=cache, **kwargs):
@@ -134,7 +143,7 @@ def table_featurizer(featureset: str, seed: int, cache: dict | None = None, thre
     for entry in TABLE_FEATURES[featureset]:
         kind, params = entry if isinstance(entry, tuple) else (entry, {})
         part = build_features(kind, params, seed)
-        part.threads = 1 if kind == "structure" else threads  # in this process: memoise_views reaches it
+        part.threads = 1 if kind in ("structure", "stylometry") else threads  # in this process: memoise_views reaches it
         if kind == "code_embedding":
             part.cache = cache
         parts.append(part)

@@ -33,9 +33,9 @@ def write_task(folder: Path, tables: dict[str, pd.DataFrame]) -> dict[str, Path]
     return paths
 
 
-def fit_features(paths: dict[str, Path], out: Path, spec: dict = TFIDF, seed: int = 0) -> Path:
+def fit_features(paths: dict[str, Path], out: Path, spec: dict = TFIDF, seed: int = 0, threads: int = 1) -> Path:
     out.mkdir(parents=True, exist_ok=True)
-    args = ["--spec", json.dumps(spec), "--train", str(paths["train"]), "--seed", str(seed),
+    args = ["--spec", json.dumps(spec), "--train", str(paths["train"]), "--seed", str(seed), "--threads", str(threads),
             "--out", str(out / "features.npz"), "--model", str(out / "featurizer.pkl"),
             "--report", str(out / "report.json")]
     if "test" in paths:

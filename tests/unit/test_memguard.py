@@ -30,6 +30,7 @@ def main(argv):
 
 def work(codes):
     from aicd.normalize.langid import cue_scores
+    time.sleep(1.0)  # alive over two of the watcher's samples, however busy the machine
     return [cue_scores(c) for c in codes]
 
 if __name__ == "__main__":

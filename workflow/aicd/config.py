@@ -36,6 +36,7 @@ def schema(schema_path: str | Path = SCHEMA_PATH) -> dict:
         {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]},
          "then": {"properties": {"params": cls.PARAMS.schema()}}}
         for kind, cls in sorted(REGISTRY.items())]
+    defs["featureset"]["properties"]["kind"]["enum"] = list(FEATURIZERS)
     defs["featureset"]["allOf"] = [
         {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]},
          "then": {"properties": {"params": cls.PARAMS.schema()}}}

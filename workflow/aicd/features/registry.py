@@ -18,6 +18,7 @@ from .ast_features import AstFeaturizer
 from .canonical import CanonicalTfidfFeaturizer
 from .embedding import CodeEmbeddingFeaturizer
 from .structure import StructureFeaturizer
+from .stylometry_set import StylometryFeaturizer
 from .tfidf import TfidfSvdFeaturizer
 
 
@@ -59,7 +60,8 @@ class ConcatFeaturizer:
 
 
 FEATURIZERS = {"tfidf": TfidfSvdFeaturizer, "ast": AstFeaturizer, "canon_tfidf": CanonicalTfidfFeaturizer,
-               "code_embedding": CodeEmbeddingFeaturizer, "structure": StructureFeaturizer, "concat": ConcatFeaturizer}
+               "code_embedding": CodeEmbeddingFeaturizer, "structure": StructureFeaturizer,
+               "stylometry": StylometryFeaturizer, "concat": ConcatFeaturizer}
 KINDS = tuple(FEATURIZERS)
 
 

@@ -27,7 +27,8 @@ import random
 import re
 
 from ..bindings import bound_names, bound_occurrences, walk
-from ..treesitter import parse
+from ..schema import canonical_language
+from ..treesitter import GRAMMARS, parse
 
 PERTURBATIONS = ("reindent_tabs", "reindent_2", "reindent_4", "blank_lines", "no_comments", "rename", "braces")
 # Go is left out: its semicolon insertion makes a `{` on its own line a syntax error.
@@ -131,12 +132,23 @@ def no_comments(code: str, language: str) -> str:
                      if i not in touched or line.strip() or not before[i].strip())
 
 
-def rename(code: str, language: str) -> str:
+def rename(code: str, language: str, canonical: bool = False) -> str:
+    """`canonical`: only the v-names outside the bound occurrences are taken (a bound name may
+    take a v-name another bound name had), so that renaming a renamed program changes nothing."""
     tree = _tree(code, language)
     if tree is None:
         return code
     order = bound_names(tree, language)
-    taken = set(re.findall(r"\bv\d+\b", code))
+    occurrences = bound_occurrences(tree, language)
+    raw = code.encode("utf-8")
+    if canonical:
+        outside = bytearray(raw)
+        for n in occurrences:
+            outside[n.start_byte:n.end_byte] = b" " * (n.end_byte - n.start_byte)
+        raw_taken = bytes(outside)
+    else:
+        raw_taken = raw
+    taken = set(re.findall(r"\bv\d+\b", raw_taken.decode("utf-8", errors="replace")))
     mapping, k = {}, 0
     for name in order:
         k += 1
@@ -145,9 +157,7 @@ def rename(code: str, language: str) -> str:
         mapping[name] = f"v{k}"
     if not mapping:
         return code
-    raw = code.encode("utf-8")
-    edits = [(n.start_byte, n.end_byte, mapping[n.text.decode("utf-8", errors="replace")])
-             for n in bound_occurrences(tree, language)]
+    edits = [(n.start_byte, n.end_byte, mapping[n.text.decode("utf-8", errors="replace")]) for n in occurrences]
     out, last = [], 0
     for start, end, new in sorted(edits):
         out.append(raw[last:start])
@@ -165,12 +175,12 @@ def braces(code: str, language: str) -> str:
     if tree is None:
         return code
     lines = code.split("\n")
+    raw_lines = code.encode("utf-8").split(b"\n")  # tree-sitter's columns count bytes
     moves = set()
     for n in walk(tree.root_node):
         if n.type == "{" and n.parent is not None and n.parent.type in BRACE_BLOCKS:
             row, col = n.start_point
-            before = lines[row][:col]
-            if before.strip() and not lines[row][col + 1:].strip():
+            if raw_lines[row][:col].strip() and not raw_lines[row][col + 1:].strip():
                 moves.add(row)
     out = []
     for i, line in enumerate(lines):
@@ -181,6 +191,22 @@ def braces(code: str, language: str) -> str:
         else:
             out.append(line)
     return "\n".join(out)
+
+
+def invariant_text(code: str, language: str) -> str:
+    """The one text every rewrite of PERTURBATIONS maps to: comments removed, bound names
+    renamed canonically, every line-ending block `{` on its own line, every line stripped of its
+    indentation and trailing spaces, blank lines removed. Features computed on it cannot see
+    what the rewrites change (the tests check invariant_text(perturb(x)) == invariant_text(x));
+    code that does not parse, or in a language without a grammar, keeps its comments and names."""
+    if not isinstance(code, str):
+        return ""
+    language = canonical_language(language) if language else language
+    text = code
+    if language in GRAMMARS:
+        text = braces(rename(no_comments(code, language), language, canonical=True), language)
+    lines = (line.strip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    return "".join(line + "\n" for line in lines if line)
 
 
 def perturb(code: str, language: str, kind: str, seed: int = 0) -> str:

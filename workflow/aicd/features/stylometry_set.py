@@ -1,0 +1,84 @@
+"""`stylometry`: the columns the `robust` detector reads (aicd.features.stylometry: line
+lengths, spacing, punctuation, identifiers, ...) as a feature set any detector can use.
+
+`text: invariant` computes them on aicd.splits.perturb.invariant_text, the one text every
+rewrite of aicd.splits.perturb maps to (no comments, bound names canonical, no indentation,
+blank lines or trailing spaces, block braces on their own line): no rewrite can move a column.
+What is left to read is how code is written inside its lines (spacing around operators and
+commas, statement packing, line lengths), punctuation and characters, the names the code does
+not bind, literals; a code formatter would change some of it, the rewrites do not.
+
+Every column comes twice: its value, 0 where it is undefined (a ratio over nothing: no commas,
+no comments), and an indicator of that, so "no braces" never reads as "never a brace on its own
+line" whichever languages the training rows had. Nothing is learnt: a fitted featurizer is the
+class and its setting."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import AicdError
+from ..params import Param, ParamSpec
+from ..parallel import chunked, map_chunks
+from ..splits.perturb import invariant_text
+from .rows import JobThreads, codes_of
+from .stylometry import FEATURE_NAMES, stylometry
+
+TEXTS = ("raw", "invariant")
+
+
+def _values(pairs: list, text: str) -> np.ndarray:
+    codes = [invariant_text(code, lang) for code, lang in pairs] if text == "invariant" else [c for c, _ in pairs]
+    return np.asarray([stylometry(c) for c in codes], dtype=np.float64).reshape(len(pairs), len(FEATURE_NAMES))
+
+
+class StylometryFeaturizer(JobThreads):
+    """fit_transform(rows) / transform(rows): rows is a table with `code` (and, for
+    `text: invariant`, `language`); rows are computed over `threads` processes."""
+
+    kind = "stylometry"
+    CHUNK = 1_000
+    max_threads = 8
+    back_projects = False
+    named_columns = True
+    PARAMS = ParamSpec("the stylometry feature set", (
+        Param("text", (str,), "raw", "ours",
+              "what the columns are computed on: the code as written (`raw`, what `robust` reads) or its "
+              "invariant text (`invariant`: no comments, bound names canonical, no indentation, blank lines or "
+              "trailing spaces, block braces on their own line; no rewrite of aicd.splits.perturb moves a column)",
+              choices=TEXTS),
+    ))
+
+    def __init__(self, text: str = "raw", seed: int = 0) -> None:
+        if text not in TEXTS:
+            raise ValueError(f"text must be one of {', '.join(TEXTS)}, got {text!r}")
+        self.text = text
+        self.threads = 1
+
+    def _pairs(self, rows) -> list:
+        codes = codes_of(rows)
+        if self.text == "raw":
+            return [(code, None) for code in codes]
+        if not isinstance(rows, pd.DataFrame) or "language" not in rows.columns:
+            raise AicdError("feature set stylometry with text: invariant needs each row's language (a 'language' "
+                            "column): the invariant text is read with the language's grammar")
+        return list(zip(codes, rows["language"].tolist()))
+
+    def transform(self, rows) -> np.ndarray:
+        pairs = self._pairs(rows)
+        if not pairs:
+            return np.zeros((0, 2 * len(FEATURE_NAMES)), dtype=np.float32)
+        values = np.vstack(list(map_chunks(_values, chunked(pairs, self.CHUNK), self.threads, self.text)))
+        undefined = np.isnan(values)
+        return np.hstack([np.where(undefined, 0.0, values), undefined]).astype(np.float32)
+
+    fit_transform = transform
+
+    @property
+    def feature_names(self) -> list[str]:
+        prefix = "stylometry" if self.text == "raw" else f"stylometry_{self.text}"
+        return [f"{prefix}:{n}" for n in FEATURE_NAMES] + [f"{prefix}:{n}_undefined" for n in FEATURE_NAMES]
+
+    def report_fields(self, column_sums: dict) -> dict:
+        return {"text": self.text}
