@@ -16,7 +16,7 @@ from aicd.features.registry import build
 from aicd.features.stylometry_set import StylometryFeaturizer
 from aicd.features.stylometry import FEATURE_NAMES, stylometry_matrix
 from aicd.splits.perturb import PERTURBATIONS, invariant_text, perturb, rename
-from fitted_task_helpers import fit_features, task_tables, write_task
+from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
 from test_perturb import PROGRAMS
 
 
@@ -145,3 +145,27 @@ def test_through_the_features_stage(trial_raw, tmp_path, monkeypatch):
     with np.load(out / "features.npz", allow_pickle=True) as stored:
         assert np.array_equal(stored["X_test"], X)  # two worker processes, the same rows as one
     assert featurizer.transform(tables["test"].iloc[:0]).shape == (0, len(featurizer.feature_names))
+
+
+def test_aicd_detect_applies_it_and_a_rewrite_moves_no_label(trial_raw, tmp_path):
+    from aicd.cli import main as aicd
+
+    tables = task_tables(trial_raw, n_train=200, n_test=40)
+    paths = write_task(tmp_path / "task", tables)
+    features = fit_features(paths, tmp_path / "features", {"kind": "stylometry", "params": {"text": "invariant"}})
+    model, workflow = fit_detector(paths, features, tmp_path / "models")
+    ext = {"Python": ".py", "C++": ".cpp", "Java": ".java"}
+    for kind in ("none", "reindent_tabs", "rename"):
+        folder = tmp_path / kind
+        folder.mkdir()
+        for _, row in tables["test"].iterrows():
+            code = row["code"] if kind == "none" else perturb(row["code"], row["language"], kind, 0)
+            (folder / f"{row['id']}{ext[row['language']]}").write_text(code)
+        assert aicd(["detect", str(folder), "--model", str(model), "--out", str(tmp_path / f"{kind}.csv")]) == 0
+    got = {k: pd.read_csv(tmp_path / f"{k}.csv").sort_values("path") for k in ("none", "reindent_tabs", "rename")}
+    ids = [p.rsplit("/", 1)[-1].split(".")[0] for p in got["none"]["path"]]
+    expected = pd.read_parquet(workflow).set_index("id").loc[ids, "pred"].to_numpy()
+    assert (got["none"]["pred"].to_numpy() == expected).all()  # the workflow's own predictions
+    assert set(expected) == {"human", "machine"}
+    for kind in ("reindent_tabs", "rename"):
+        assert (got[kind]["pred"].to_numpy() == got["none"]["pred"].to_numpy()).all(), kind
