@@ -141,14 +141,11 @@ def rename(code: str, language: str, canonical: bool = False) -> str:
     order = bound_names(tree, language)
     occurrences = bound_occurrences(tree, language)
     raw = code.encode("utf-8")
-    if canonical:
-        outside = bytearray(raw)
+    outside = bytearray(raw)
+    if canonical:  # the v-names of bound occurrences are free to take
         for n in occurrences:
             outside[n.start_byte:n.end_byte] = b" " * (n.end_byte - n.start_byte)
-        raw_taken = bytes(outside)
-    else:
-        raw_taken = raw
-    taken = set(re.findall(r"\bv\d+\b", raw_taken.decode("utf-8", errors="replace")))
+    taken = set(re.findall(r"\bv\d+\b", outside.decode("utf-8", errors="replace")))
     mapping, k = {}, 0
     for name in order:
         k += 1
