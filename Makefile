@@ -2,6 +2,7 @@
 #   make demo   the demo run (Table 4 on the shared trial data, ~minutes on 2 cores)
 #   make test   the test suite
 #   make run    the full reproduction (needs the AICD Bench release: Hub access or local files)
+#   make setup TORCH=cu128   the virtualenv with a CUDA build of torch (GPU nodes)
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -12,9 +13,15 @@ export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 
 .PHONY: setup images workflow-image pinned-inputs test demo run clean
 
+# TORCH=cu128 (or another build of PyTorch's own index: cu126, cpu, ...) installs that build of
+# torch before the extras, e.g. on a cluster's GPU nodes: make setup TORCH=cu128 (docs/cluster.md).
+# Without it pip takes torch as it resolves it (PyPI's Linux wheels are CUDA builds).
+TORCH ?=
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	@if [ -n "$(TORCH)" ]; then echo "torch 2.13.0, build $(TORCH), from download.pytorch.org"; \
+	  $(PY) -m pip install --quiet torch==2.13.0 --index-url https://download.pytorch.org/whl/$(TORCH); fi
 	$(PY) -m pip install --quiet -e '.[test,encoders,cluster]'
 	touch $@
 
@@ -50,10 +57,10 @@ test: setup images pinned-inputs
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 demo: setup pinned-inputs
-	$(PY) -m snakemake --workflow-profile workflow/profiles/default --cores $(CORES) --configfile config/demo.yaml
+	$(PY) -m snakemake --cores $(CORES) --configfile config/demo.yaml
 
 run: setup
-	HF_HUB_OFFLINE=0 HF_DATASETS_OFFLINE=0 $(PY) -m snakemake --workflow-profile workflow/profiles/default --cores $(CORES)
+	HF_HUB_OFFLINE=0 HF_DATASETS_OFFLINE=0 $(PY) -m snakemake --cores $(CORES)
 
 clean:
 	rm -rf results .snakemake

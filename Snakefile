@@ -10,6 +10,14 @@
 
 import os
 import sys
+import warnings
+
+# Resources that grow with input.size_mb make snakemake 9 leave a coroutine unawaited while it
+# builds the DAG; harmless (the size is taken when the job is scheduled), reported upstream as
+# snakemake/snakemake#4280. Silenced by its exact text, so that a clean run prints no warning.
+warnings.filterwarnings(
+    "ignore", message=r"coroutine 'InputFiles\._predicated_size_files\.<locals>\.sizes' was never awaited"
+)
 
 # The default config applies only when no --configfile is given (snakemake would
 # otherwise merge the two and the demo would inherit the full run's tasks).
@@ -35,10 +43,17 @@ include: "workflow/rules/utils.smk"
 include: "workflow/rules/common.smk"
 
 
-# What the plan leaves out on this machine, said once where snakemake is started.
+# What the plan leaves out on this machine, and what the run's root and record say, once where
+# snakemake is started.
 if not workflow.remote_exec:
-    for _note in PLAN.notes:
+    for _note in [*RUN_NOTES, *PLAN.notes]:
         print(_note, file=sys.stderr)
+
+
+onstart:
+    # The root belongs to this run from its first job on (a dry run claims nothing).
+    if not workflow.remote_exec:
+        runs.claim(R, RUN)
 
 
 # `snakemake --report report.html`: Table 4 and the figures, with captions (workflow/report/).
@@ -77,6 +92,7 @@ onsuccess:
     # Shortfalls a source reported (a language with fewer rows than asked for, inputs read
     # from this machine rather than pinned) are repeated here, where they are seen.
     _inputs = os.path.join(R, "inputs.json")
+    print(f"Results: {R}/report.md", file=sys.stderr)
     if os.path.isfile(_inputs):
         import json as _json
 
@@ -85,7 +101,7 @@ onsuccess:
         for _line in _info.get("warnings", []):
             print(f"warning: {_line}", file=sys.stderr)
         print(
-            f"Inputs {_info['fingerprint']}, code {_info.get('code')} (results/inputs.json; "
+            f"Inputs {_info['fingerprint']}, code {_info.get('code')} ({R}/inputs.json; "
             "compare two runs with `aicd verify RESULTS_A RESULTS_B`)",
             file=sys.stderr,
         )

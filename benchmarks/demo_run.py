@@ -36,7 +36,7 @@ def main() -> None:
         tmp = str(args.keep.resolve()) if args.keep else scratch
         cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", tmp,
                "--cores", str(args.cores), "--configfile", str(REPO / "config" / "demo.yaml"),
-               "--workflow-profile", str(REPO / "workflow" / "profiles" / "default"),
+               "--workflow-profile", str(REPO / "profiles" / "default"),
                "--config", f"sources={{trial: {{files: {args.trial.resolve()}}}{codeaid}}}"]
         started = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True,

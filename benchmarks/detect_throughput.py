@@ -66,27 +66,27 @@ def main() -> None:
         parts = []
         for i, spec in enumerate(specs):
             features_main(["--spec", json.dumps(spec), "--train", str(tmp / "train.parquet"),
-                           "--out", str(tmp / f"part{i}.npz"), "--model", str(tmp / f"part{i}.pkl"),
+                           "--out", str(tmp / f"part{i}.npz"), "--model", str(tmp / f"part{i}.skops"),
                            "--report", str(tmp / f"part{i}.json"), "--threads", str(args.threads)])
             parts.append(i)
         if len(parts) > 1:
             features_main(["--spec", json.dumps({"kind": "concat"}), "--parts", *[str(tmp / f"part{i}.npz") for i in parts],
-                           "--part-models", *[str(tmp / f"part{i}.pkl") for i in parts], "--out", str(tmp / "features.npz"),
-                           "--model", str(tmp / "featurizer.pkl"), "--report", str(tmp / "features.json")])
+                           "--part-models", *[str(tmp / f"part{i}.skops") for i in parts], "--out", str(tmp / "features.npz"),
+                           "--model", str(tmp / "featurizer.skops"), "--report", str(tmp / "features.json")])
         else:
             (tmp / "part0.npz").rename(tmp / "features.npz")
-            (tmp / "part0.pkl").rename(tmp / "featurizer.pkl")
+            (tmp / "part0.skops").rename(tmp / "featurizer.skops")
         detectors_main(["fit", "--spec", args.detector, "--train", str(tmp / "train.parquet"),
                         "--test", str(tmp / "test.parquet"), "--features", str(tmp / "features.npz"),
-                        "--featurizer", str(tmp / "featurizer.pkl"), "--out", str(tmp / "p.parquet"),
-                        "--model", str(tmp / "model.pkl")])
+                        "--featurizer", str(tmp / "featurizer.skops"), "--out", str(tmp / "p.parquet"),
+                        "--model", str(tmp / "model.skops")])
         folder = tmp / "code"
         folder.mkdir()
         files = table.iloc[args.train:args.train + args.files]
         for row in files.itertuples():
             (folder / f"{row.id}{EXT[row.language]}").write_bytes(row.code.encode("utf-8"))
         started = time.perf_counter()
-        model = load_bundle(tmp / "model.pkl")
+        model = load_bundle(tmp / "model.skops")
         set_threads(model, args.threads)
         load_seconds = time.perf_counter() - started
         best = float("inf")

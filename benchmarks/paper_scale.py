@@ -100,7 +100,7 @@ def targets(stage: str, cfg: dict) -> list[str]:
 def snakemake(workdir: Path, cores: int, extra: list[str], tgt: list[str]) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
            "--configfile", str(workdir / "config.yaml"), "--cores", str(cores),
-           "--workflow-profile", str(REPO / "workflow" / "profiles" / "default"), *extra, *tgt]
+           "--workflow-profile", str(REPO / "profiles" / "default"), *extra, *tgt]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     return subprocess.run(cmd, capture_output=True, text=True, env=env)
 

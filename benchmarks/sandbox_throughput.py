@@ -1,26 +1,35 @@
-"""Programs per second through the sandbox, per language: hello-world and a small CPU-bound
-program, with pooled containers (one `docker exec` per program), with one `docker run` per
-program, and as a bare subprocess on the host where the host has the toolchain; one run.
+"""Programs per second through the sandbox, per language (hello-world and a small CPU-bound
+program), one long-lived container per path, the paths taking turns program by program:
 
-  python benchmarks/sandbox_throughput.py [--n 20] [--run-n 2]
+  cli     the previous transport: a `docker run -i` client process holds the runner's stdin and
+          stdout (the same container settings, as `docker run` flags)
+  docker  the pool's transport: the `docker` SDK's attach socket to Docker's daemon
+  podman  the same through rootless Podman's Docker-compatible service
 
-Needs a Docker daemon and the sandbox image (python -m aicd.sandbox images)."""
+  python benchmarks/sandbox_throughput.py [--n 20] [--languages Python C] [--podman-user aicd-podman]
+
+Needs Docker and the sandbox image (python -m aicd.sandbox images); for the Podman column,
+Podman (run as root: a user with an /etc/subuid range, whose service is started here; the image
+is copied from Docker when that user's storage lacks it)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import queue
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import uuid
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "workflow"))
-sys.path.insert(0, str(REPO / "containers" / "sandbox"))
 
 HELLO = {
     "Python": 'print("hello")\n',
@@ -48,68 +57,118 @@ CPU = {
 }
 
 
-def bare(language: str, code: str) -> bool:
-    """Run once on the host with the same runner, if the host has the toolchain."""
-    from aicd.sandbox.languages import job_for
+class CliContainer:
+    """The previous transport, kept here to measure against: a `docker run -i --rm` client
+    process whose stdin and stdout are the runner's, one JSON line each way per program."""
 
-    job = job_for(language, code, RUN)
-    tools = ([job["compile"][0]] if job["compile"] else []) + ([] if job["run"][0].startswith("./") else [job["run"][0]])
-    if any(shutil.which(t) is None for t in tools):
-        return False
-    with tempfile.TemporaryDirectory() as work:
-        proc = subprocess.run([sys.executable, str(REPO / "containers" / "sandbox" / "runner.py")], input=json.dumps(
-            {**job, "tests": [], "limits": {"wall_s": 30, "compile_s": 60}}), capture_output=True, text=True,
-            env={"AICD_WORK": work, "PATH": "/usr/local/bin:/usr/bin:/bin"})
-        return json.loads(proc.stdout)["status"] == "ok"
+    def __init__(self, image: str, limits, runner_limits: dict):
+        from aicd.sandbox.isolation import RUNNER_COMMAND, isolation_flags
+
+        self.limits, self.runner_limits = limits, runner_limits
+        self.name = f"aicd-bench-cli-{uuid.uuid4().hex[:8]}"
+        self.proc = subprocess.Popen(
+            ["docker", "run", "-i", "--rm", "--name", self.name, "--label", "aicd.sandbox=1", "--label",
+             "aicd.job=benchmark", *isolation_flags(limits), image, *RUNNER_COMMAND],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout], daemon=True).start()
+        ready = self.lines.get(timeout=600)
+        assert json.loads(ready) == {"ready": True}, ready
+
+    def run(self, job: dict) -> dict:
+        from aicd.sandbox.pool import trusted_answer
+
+        lim = self.limits
+        job = {**job, "nonce": "bench", "limits": {"wall_s": lim.wall_s, "compile_s": lim.compile_s,
+                                                   "output_bytes": lim.output_bytes, "rlimits": self.runner_limits}}
+        self.proc.stdin.write(json.dumps(job) + "\n")
+        self.proc.stdin.flush()
+        return trusted_answer(self.lines.get(timeout=600), "bench")
+
+    def remove(self) -> None:
+        self.proc.stdin.close()
+        subprocess.run(["docker", "rm", "-f", self.name], capture_output=True)
+        self.proc.wait(timeout=120)
 
 
-def rate(fn, n: int) -> float | None:
-    started = time.perf_counter()
+def rates(boxes: dict, job: dict, n: int) -> dict[str, float | None]:
+    """Programs per second on each path, the paths taking turns program by program, so that a
+    change in the machine's load falls on all of them alike, after one untimed program each.
+    None: a program did not pass."""
+    spent = dict.fromkeys(boxes, 0.0)
+    passed = dict.fromkeys(boxes, True)
+    for box in boxes.values():  # untimed: a fresh container's first compile reads the toolchain from disk
+        box.run(job)
     for _ in range(n):
-        if not fn():
-            return None
-    return n / (time.perf_counter() - started)
+        for path, box in boxes.items():
+            started = time.perf_counter()
+            passed[path] &= box.run(job)["status"] == "ok"
+            spent[path] += time.perf_counter() - started
+    return {path: n / spent[path] if passed[path] else None for path in boxes}
+
+
+def podman_engine(user: str | None):
+    """Rootless Podman: as root, a service run as `user`; otherwise this user's own."""
+    from aicd.sandbox.engine import connect_podman, start_podman_service
+
+    if os.geteuid() != 0:
+        return connect_podman()
+    scratch = Path(tempfile.mkdtemp(prefix="aicd-podman-"))
+    shutil.chown(scratch, user)
+    service, url, _ = start_podman_service(["runuser", "-u", user, "--"], scratch)
+    engine = connect_podman(url)
+    engine.service, engine.scratch = service, scratch
+    return engine
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=20, help="programs per pooled / bare cell")
-    parser.add_argument("--run-n", type=int, default=2, help="programs per docker-run cell (each creates a container)")
+    parser.add_argument("--n", type=int, default=20, help="programs per cell")
     parser.add_argument("--languages", nargs="*", default=None, help="only these languages (default: all nine)")
+    parser.add_argument("--podman-user", default="aicd-podman",
+                        help="run as root: the user whose rootless Podman is measured (an /etc/subuid range)")
+    parser.add_argument("--no-podman", action="store_true", help="leave the Podman column out")
     args = parser.parse_args()
-    from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag
+    from aicd.sandbox.engine import connect
+    from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag, copy_image, image_exists
+    from aicd.sandbox.isolation import runner_limits
     from aicd.sandbox.languages import job_for
-    from aicd.sandbox.pool import Container, Limits, docker, isolation_flags, owner_labels, trusted_result
+    from aicd.sandbox.pool import Container, Limits
 
-    from aicd.sandbox.pool import remove_stale_containers
-
-    remove_stale_containers()  # what an earlier, killed run left
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` removes this run's container
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` removes this run's containers
     image = context_tag(CONTEXT, LOCAL_BASE)
     limits = Limits(wall_s=30, compile_s=60)
-    started = time.perf_counter()
-    container = Container(image, limits, job="benchmark")
-    print(f"image {image}; creating one pooled container took {time.perf_counter() - started:.1f} s")
-    fmt = lambda v: f"{v:8.2f}" if v else "     n/a"  # noqa: E731
-    print(f"{'language':<11} {'program':<6} {'pooled/s':>8} {'run/s':>8} {'bare/s':>8} {'pooled/bare':>11}")
+    docker = connect("docker")
+    engines = [docker] + ([] if args.no_podman else [podman_engine(args.podman_user)])
+    if len(engines) > 1 and not image_exists(image, engines[1]):
+        started = time.perf_counter()
+        copy_image(image, docker, engines[1])
+        print(f"copied {image} to Podman in {time.perf_counter() - started:.0f} s")
+    boxes = {}
     try:
+        started = time.perf_counter()
+        boxes["cli"] = CliContainer(image, limits, runner_limits(docker, limits))
+        print(f"image {image}; cli container ready in {time.perf_counter() - started:.1f} s")
+        for engine in engines:
+            started = time.perf_counter()
+            boxes[engine.name] = Container(image, limits, job="benchmark", engine=engine)
+            print(f"{engine.describe()}: container ready in {time.perf_counter() - started:.1f} s; "
+                  f"runner stands in for: {', '.join(engine.unenforced) or 'nothing'}")
+        paths = list(boxes)
+        print(f"{'language':<11} {'program':<6} " + " ".join(f"{p + '/s':>9}" for p in paths) + f" {'sdk÷cli':>8}")
         for language in args.languages or HELLO:
             for kind, code in (("hello", HELLO[language]), ("cpu", CPU[language])):
                 job = job_for(language, code, RUN)
-                pooled = rate(lambda: container.run(job)["status"] == "ok", args.n)
-                run_rate = None
-                if kind == "hello" and language in ("Python", "C"):
-                    def one_run():
-                        full = {**job, "nonce": "bench", "limits": {"wall_s": 30, "compile_s": 60}}
-                        p = docker("run", "--rm", "-i", *owner_labels("benchmark"), *isolation_flags(limits), image,
-                                   "python3", "/opt/aicd/runner.py", input=json.dumps(full), timeout=600)
-                        return trusted_result(p, "bench")["status"] == "ok"
-                    run_rate = rate(one_run, args.run_n)
-                bare_rate = rate(lambda: bare(language, code), args.n)
-                ratio = f"{bare_rate / pooled:11.2f}" if pooled and bare_rate else "        n/a"
-                print(f"{language:<11} {kind:<6} {fmt(pooled)} {fmt(run_rate)} {fmt(bare_rate)} {ratio}", flush=True)
+                measured = rates(boxes, job, args.n)
+                ratio = measured["docker"] / measured["cli"] if measured["docker"] and measured["cli"] else None
+                cells = " ".join(f"{r:9.2f}" if r else "      n/a" for r in measured.values())
+                print(f"{language:<11} {kind:<6} {cells} {ratio:8.2f}" if ratio else f"{language:<11} {kind:<6} {cells}",
+                      flush=True)
     finally:
-        container.remove()
+        for box in boxes.values():
+            box.remove()
+        for engine in engines:
+            engine.close()
 
 
 if __name__ == "__main__":

@@ -52,7 +52,8 @@ def trial_raw(trial_path):
 # are ignored by pytest 9.2: pytest-dev/pytest-xdist#1386.) The slowest groups go first so the
 # two workers finish together (longest first); DEVELOPERS.md, "The test suite's time", has figures.
 SHARED_FIXTURE_FILES = {  # paths under tests/
-    "demo_run": ("demo", ("workflow/test_demo_workflow.py", "workflow/test_test_sets.py", "workflow/test_paper_results.py")),
+    "demo_run": ("demo", ("workflow/test_demo_workflow.py", "workflow/test_test_sets.py", "workflow/test_paper_results.py",
+                          "workflow/test_own_detector.py")),
     "slice_run": ("slice", ("workflow/test_reproducible_inputs.py", "workflow/test_slurm.py")),
     "slice_run_b": ("slice", ("workflow/test_reproducible_inputs.py", "workflow/test_slurm.py")),
 }
@@ -142,3 +143,27 @@ if importlib.util.find_spec("xdist") is not None:
                     super()._assign_work_unit(node)
 
         return GroupScheduling(config, log)
+
+
+# Where the time goes: each group's summed test time (setup, call and teardown; a group runs on
+# one worker, so the sum is its wall time there), printed after pytest's own slowest tests.
+# .ci/run keeps the table in its output; DEVELOPERS.md, "The test suite's time", has the last one.
+GROUP_SECONDS: dict[str, list] = {}
+
+
+def pytest_runtest_logreport(report):
+    entry = GROUP_SECONDS.setdefault(group_of(report.nodeid), [0.0, 0])
+    entry[0] += report.duration
+    entry[1] += report.when == "call"
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not GROUP_SECONDS:
+        return
+    terminalreporter.section("time per test group")
+    total = sum(seconds for seconds, _ in GROUP_SECONDS.values())
+    for group, (seconds, tests) in sorted(GROUP_SECONDS.items(), key=lambda kv: -kv[1][0]):
+        if seconds >= 1:
+            terminalreporter.write_line(f"{seconds:8.1f} s  {tests:4d} tests  {group}")
+    terminalreporter.write_line(f"{total:8.1f} s  {sum(t for _, t in GROUP_SECONDS.values()):4d} tests  "
+                                "(summed over the groups; the workers run them side by side)")

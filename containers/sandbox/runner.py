@@ -21,7 +21,7 @@ only the job folder is removed: there is no separate program user to clean up af
 
 import json
 import os
-import shutil
+import resource
 import signal
 import stat
 import sys
@@ -31,6 +31,7 @@ import time
 WORK = os.environ.get("AICD_WORK", "/work")
 SANDBOX = os.environ.get("AICD_SANDBOX") == "1"
 PROGRAM_UID = PROGRAM_GID = 10001
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 SCRATCH = ("/tmp", "/dev/shm", "/dev/mqueue")  # world-writable places, emptied after every program
 NOT_STATE = {"proc", "sysfs", "cgroup", "cgroup2", "devpts", "securityfs", "debugfs"}
 # The program's processes are the OOM killer's first choice, never the runner.
@@ -91,9 +92,32 @@ def kill_group(proc):
         pass
 
 
-def program_env(cwd):
-    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": cwd, "TMPDIR": cwd + "/.tmp", "GOCACHE": cwd + "/.gocache",
-            "GOPATH": cwd + "/.gopath", "GOTMPDIR": cwd + "/.tmp", "LANG": "C.UTF-8", "GOFLAGS": "-mod=mod"}
+def program_env(cwd, rlimits=None):
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": cwd, "TMPDIR": cwd + "/.tmp", "GOCACHE": cwd + "/.gocache",
+           "GOPATH": cwd + "/.gopath", "GOTMPDIR": cwd + "/.tmp", "LANG": "C.UTF-8", "GOFLAGS": "-mod=mod"}
+    if (rlimits or {}).get("memory_mb"):
+        # Without a cgroup limit the JVM sizes itself from the host's memory: tell it the
+        # sandbox's instead (what it reads from the cgroup elsewhere).
+        env["JAVA_TOOL_OPTIONS"] = f"-XX:MaxRAM={int(rlimits['memory_mb'])}m"
+    return env
+
+
+def child_rlimits(rlimits, seconds):
+    """(resource, soft, hard) for a step's program from the pool's `rlimits` (aicd.sandbox.
+    isolation.runner_limits): file size and open files always; a backstop on each process's
+    private writable memory, processes and CPU time where the engine cannot cap them for the
+    container. CPU time is the step's time limit times the CPU quota: the soft limit sends
+    SIGXCPU (a timeout), the hard one SIGKILL."""
+    rlimits = rlimits or {}
+    out = []
+    for key, kind, scale in (("fsize_mb", resource.RLIMIT_FSIZE, 1 << 20), ("nofile", resource.RLIMIT_NOFILE, 1),
+                             ("data_mb", resource.RLIMIT_DATA, 1 << 20), ("nproc", resource.RLIMIT_NPROC, 1)):
+        if rlimits.get(key):
+            out.append((kind, int(rlimits[key]) * scale, int(rlimits[key]) * scale))
+    if rlimits.get("cpus"):
+        cpu = max(1, int(-(-seconds * float(rlimits["cpus"]) // 1)))
+        out.append((resource.RLIMIT_CPU, cpu, cpu + 1))
+    return out
 
 
 class Spawned:
@@ -103,10 +127,11 @@ class Spawned:
         self.pid, self.stdin, self.stdout, self.stderr = pid, stdin, stdout, stderr
 
 
-def spawn(argv, cwd):
-    """fork + exec in a new session, as the program's user inside the image. (Hand-written
-    rather than subprocess: that import alone costs ~8 ms of every program's start-up.) All
-    other descriptors are non-inheritable (PEP 446), so exec closes them."""
+def spawn(argv, cwd, limits=(), env=None):
+    """fork + exec in a new session, as the program's user inside the image, under `limits`
+    (child_rlimits). (Hand-written rather than subprocess: that import alone costs ~8 ms of
+    every program's start-up.) All other descriptors are non-inheritable (PEP 446), so exec
+    closes them."""
     if SANDBOX:
         argv = OOM_FIRST + list(argv)
     pipes = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, and errors before exec (close-on-exec)
@@ -128,13 +153,17 @@ def spawn(argv, cwd):
             # Python ignores these; ignored signals survive exec, and programs expect defaults.
             signal.signal(signal.SIGPIPE, signal.SIG_DFL)
             signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+            stage = "limits"
+            for kind, soft, hard in limits:
+                resource.setrlimit(kind, (soft, hard))
+            stage = "setup"
             if SANDBOX:
                 os.setgroups([])
                 os.setgid(PROGRAM_GID)
                 os.setuid(PROGRAM_UID)
                 os.umask(0o077)
             stage = "exec"
-            os.execvpe(argv[0], argv, program_env(cwd))
+            os.execvpe(argv[0], argv, env or program_env(cwd))
         except BaseException as err:  # noqa: B036  tell the parent, then go
             try:
                 os.write(pipes[3][1], f"{stage}\0{argv[0]}: {err}".encode())
@@ -173,11 +202,74 @@ def start_helper(thread, proc, state) -> None:
     raise SandboxFault("cannot start the runner's helper threads: the container's process limit stays used up")
 
 
-def step(argv, cwd, stdin, wall_s, cap):
+def inodes_used(caps) -> dict:
+    """{mount: inodes in use} of the tmpfs mounts the pool asked the runner to count."""
+    used = {}
+    for mount in caps:
+        try:
+            st = os.statvfs(mount)
+        except OSError:
+            continue
+        used[mount] = st.f_files - st.f_ffree
+    return used
+
+
+def over_inode_cap(caps) -> str | None:
+    """The first mount whose inodes exceed its cap, if any."""
+    for mount, used in inodes_used(caps).items():
+        if used > int(caps[mount]):
+            return mount
+    return None
+
+
+def program_memory_mb() -> float:
+    """The anonymous resident memory of every process of the program's user together, in MB
+    (statm's resident less shared pages: heap and stacks in use, not libraries, not reservations)."""
+    pages = 0
+    for pid in program_pids():
+        try:
+            with open(f"/proc/{pid}/statm") as fh:
+                fields = fh.read().split()
+            pages += int(fields[1]) - int(fields[2])
+        except (OSError, ValueError, IndexError):
+            continue
+    return pages * PAGE_BYTES / (1 << 20)
+
+
+def over_limit(rlimits) -> dict:
+    """What the program has gone past of the limits the runner watches itself: {"inodes": mount}
+    or {"memory": True}; empty while within them."""
+    mount = over_inode_cap(rlimits.get("inodes") or {})
+    if mount:
+        return {"inodes": mount}
+    if SANDBOX and rlimits.get("memory_mb") and program_memory_mb() > float(rlimits["memory_mb"]):
+        return {"memory": True}
+    return {}
+
+
+def watch(rlimits, proc, state, done):
+    """Where the engine cannot cap a tmpfs's inodes (Podman refuses nr_inodes) or the container's
+    memory (rootless on cgroup v1), count them while the program runs and stop it at the cap, as
+    the kernel would: a flood of empty files or an allocation loop would otherwise fill the host."""
+    poll_s = float(rlimits.get("poll_s", 0.01))
+    while not done.wait(poll_s):
+        breach = over_limit(rlimits)
+        if breach:
+            state.update(breach)
+            kill_group(proc)
+            if SANDBOX:
+                kill_program_user()
+            return
+
+
+def step(argv, cwd, stdin, wall_s, cap, limits=None):
+    limits = limits or {}
+    rlimits = limits.get("rlimits") or {}
+    watched = bool(rlimits.get("inodes") or rlimits.get("memory_mb"))
     started = time.monotonic()
     ooms = oom_kills() if SANDBOX else None
     try:
-        proc = spawn(argv, cwd)
+        proc = spawn(argv, cwd, child_rlimits(rlimits, wall_s), program_env(cwd, rlimits))
     except OSError as err:
         if err.errno in (11, 12, 23, 24):  # EAGAIN, ENOMEM, ENFILE, EMFILE: the container is out of room
             raise SandboxFault(f"cannot start the program: {err}") from None
@@ -186,18 +278,24 @@ def step(argv, cwd, stdin, wall_s, cap):
     out, err, state = [], [], {"overflow": False}
     timer = threading.Timer(wall_s, lambda: (state.__setitem__("timed_out", True), kill_group(proc)))
     start_helper(timer, proc, state)  # before stdin is written: a program that never reads it still times out
+    done = threading.Event()
     threads = [threading.Thread(target=reader, args=(proc.stdout, cap, out, state, proc), daemon=True),
                threading.Thread(target=reader, args=(proc.stderr, cap, err, state, proc), daemon=True),
                threading.Thread(target=feed, args=(proc.stdin, stdin), daemon=True)]
+    if watched:
+        threads.append(threading.Thread(target=watch, args=(rlimits, proc, state, done), daemon=True))
     for t in threads:
         start_helper(t, proc, state)
     _, status, usage = os.wait4(proc.pid, 0)
     timer.cancel()
+    done.set()
     kill_group(proc)  # whatever the program left in its group
     if SANDBOX:
         kill_program_user()  # ... and whatever left the group: its pipes then close
     for t in threads:
         t.join(timeout=2)
+    if watched and not (state.get("inodes") or state.get("memory")):
+        state["inodes"] = over_inode_cap(rlimits.get("inodes") or {})  # a flood that ended between two counts
     state["oom"] = ooms is not None and (oom_kills() or 0) > ooms
     code = os.waitstatus_to_exitcode(status)
     return {
@@ -205,6 +303,7 @@ def step(argv, cwd, stdin, wall_s, cap):
         "stdout": b"".join(out).decode("utf-8", "replace"), "stderr": b"".join(err).decode("utf-8", "replace"),
         "timed_out": state.get("timed_out", False), "overflow": state["overflow"], "oom": state["oom"],
         "oom_known": ooms is not None, "pids_exhausted": state.get("pids_exhausted", False),
+        "inode_limit": state.get("inodes"), "memory_stop": bool(state.get("memory")),
         "wall_s": time.monotonic() - started, "cpu_s": usage.ru_utime + usage.ru_stime, "max_rss_kb": usage.ru_maxrss,
     }
 
@@ -327,21 +426,132 @@ def clean_ipc() -> list[str]:
     return breaches
 
 
-def empty_folder(path: str) -> None:
-    try:
-        entries = list(os.scandir(path))
-    except FileNotFoundError:
-        return
-    for entry in entries:
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+class Enough(Exception):
+    """Stops a walk early."""
+
+
+def _enter(parent_fd, name, device):
+    """Open the folder `name` under parent_fd (not a link, not another mount); None if it cannot
+    be. A folder the program locked (mode 0) is opened all the same: the runner owns the box."""
+    for attempt in (1, 2):
         try:
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                os.unlink(entry.path)
-        except FileNotFoundError:
-            pass
+            fd = os.open(name, DIR_FLAGS, dir_fd=parent_fd)
+            break
+        except PermissionError:
+            if attempt == 2:
+                return None
+            try:
+                os.chmod(name, 0o700, dir_fd=parent_fd)
+            except OSError:
+                return None
         except OSError:
-            pass  # left behind: the state check below reports it
+            return None
+    if device is not None and os.fstat(fd).st_dev != device:
+        os.close(fd)
+        return None
+    return fd
+
+
+def walk_tree(path, visit=None, leave=None, same_device=True):
+    """Every entry under the folder `path`, depth first, with no recursion and no long paths, so
+    a tree of any depth (a program can leave one 100,000 levels deep) is walked in full: one
+    folder open at a time, a stack of the names still to enter, climbing back with "..".
+    visit(dir_fd, entry, names) for each entry (names: the folders from `path` down to it);
+    leave(dir_fd, name) once a folder's contents are done, with its parent open. A visit may
+    raise Enough to stop."""
+    try:
+        fd = os.open(path, DIR_FLAGS)
+    except OSError:
+        return
+    device = os.fstat(fd).st_dev if same_device else None
+
+    def entries(dir_fd, names):
+        subfolders = []
+        try:
+            listed = list(os.scandir(dir_fd))
+        except OSError:
+            return subfolders
+        for entry in listed:
+            if visit is not None:
+                visit(dir_fd, entry, names)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    subfolders.append(entry.name)
+            except OSError:
+                pass
+        return subfolders
+
+    names, stack = [], [entries(fd, [])]
+    try:
+        while stack:
+            if stack[-1]:
+                name = stack[-1].pop()
+                child = _enter(fd, name, device)
+                if child is None:
+                    continue
+                os.close(fd)
+                fd = child
+                names.append(name)
+                stack.append(entries(fd, names))
+                continue
+            stack.pop()
+            if not names:
+                break
+            parent = os.open("..", DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            name = names.pop()
+            if leave is not None:
+                leave(fd, name)
+    finally:
+        os.close(fd)
+
+
+def _retry_writable(fn, dir_fd):
+    """fn(); once more after making the folder writable if the program had locked it."""
+    try:
+        fn()
+    except PermissionError:
+        try:
+            os.chmod(dir_fd, 0o700)
+            fn()
+        except OSError:
+            pass
+    except OSError:
+        pass  # left behind: the state check reports it
+
+
+def _unlink_file(dir_fd, entry, _names):
+    try:
+        is_dir = entry.is_dir(follow_symlinks=False)
+    except OSError:
+        is_dir = False
+    if not is_dir:
+        _retry_writable(lambda: os.unlink(entry.name, dir_fd=dir_fd), dir_fd)
+
+
+def _remove_folder(dir_fd, name):
+    _retry_writable(lambda: os.rmdir(name, dir_fd=dir_fd), dir_fd)
+
+
+def empty_folder(path: str) -> None:
+    """Remove everything under `path` (kept itself), however deep: iterative, never recursive
+    (shutil.rmtree and os.walk recurse on the image's Python and hit RecursionError on a tree
+    1,000 levels deep)."""
+    walk_tree(path, _unlink_file, _remove_folder)
+
+
+def remove_tree(path: str) -> None:
+    empty_folder(path)
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        pass  # left behind: the state check reports it
 
 
 def writable_mounts() -> list[str]:
@@ -354,17 +564,10 @@ def writable_mounts() -> list[str]:
     return points
 
 
-def same_mount(path: str, device: int) -> bool:
-    """Other mounts are walked on their own (and proc-like ones not at all)."""
-    try:
-        return os.lstat(path).st_dev == device
-    except OSError:
-        return False
-
-
 def files_of_program_user(limit: int = 5) -> list[str]:
     """Anything the program's user still owns in any writable mount (it cannot chown, so
-    everything it made is owned by it)."""
+    everything it made is owned by it). Other mounts are walked on their own (and proc-like
+    ones not at all)."""
     found = []
     for point in writable_mounts():
         try:
@@ -375,18 +578,22 @@ def files_of_program_user(limit: int = 5) -> list[str]:
             found.append(point)
         if not stat.S_ISDIR(top.st_mode):
             continue
-        for folder, dirs, files in os.walk(point):
-            for name in dirs + files:
-                path = os.path.join(folder, name)
-                try:
-                    st = os.lstat(path)
-                except OSError:
-                    continue
-                if st.st_uid == PROGRAM_UID:
-                    found.append(path)
-                    if len(found) >= limit:
-                        return found
-            dirs[:] = [d for d in dirs if same_mount(os.path.join(folder, d), top.st_dev)]
+
+        def visit(dir_fd, entry, names, point=point):
+            try:
+                owner = entry.stat(follow_symlinks=False).st_uid
+            except OSError:
+                return
+            if owner == PROGRAM_UID:
+                path = os.path.join(point, *names, entry.name)
+                found.append(path if len(path) <= 200 else path[:120] + f"... ({len(names)} levels deep)")
+                if len(found) >= limit:
+                    raise Enough
+
+        try:
+            walk_tree(point, visit)
+        except Enough:
+            return found
     return found
 
 
@@ -396,7 +603,7 @@ def clean_up(folder: str) -> list[str]:
     left = kill_program_user()
     if left:
         breaches.append(f"{len(left)} process(es) of the program survived SIGKILL")
-    shutil.rmtree(folder, ignore_errors=True)
+    remove_tree(folder)
     for path in SCRATCH:
         empty_folder(path)
     breaches += clean_ipc()
@@ -413,8 +620,10 @@ def classify(result):
         return "runtime_error"
     if result["overflow"]:
         return "output_limit"
-    if result["timed_out"]:
-        return "timeout"
+    if result.get("inode_limit") or result.get("memory_stop"):
+        return "memory_limit"  # memory, or tmpfs inodes (memory too), counted where the engine cannot cap them
+    if result["timed_out"] or result["signal"] in (signal.SIGXCPU,):
+        return "timeout"  # wall clock, or the CPU time that stands in for a CPU quota
     if result["signal"] == signal.SIGKILL:
         # The OOM killer, when the cgroup counted one; a program may also SIGKILL itself.
         return "memory_limit" if result.get("oom") or not result.get("oom_known") else "runtime_error"
@@ -443,7 +652,7 @@ def run_job(job, folder):
     cap = int(limits.get("output_bytes", 1 << 20))
     result = {"status": None, "compile": None, "tests": []}
     if job.get("compile"):
-        comp = step(job["compile"], folder, "", float(limits.get("compile_s", 30)), cap)
+        comp = step(job["compile"], folder, "", float(limits.get("compile_s", 30)), cap, limits)
         result["compile"] = {k: comp[k] for k in ("exit_code", "stderr", "wall_s", "timed_out")}
         if comp["exit_code"] != 0 or comp["timed_out"]:
             result["status"] = "compile_error"
@@ -454,7 +663,7 @@ def run_job(job, folder):
     tests = job.get("tests") or [{"stdin": "", "expected": None}]
     statuses = []
     for test in tests:
-        run = step(job["run"], folder, test.get("stdin") or "", float(limits.get("wall_s", 5)), cap)
+        run = step(job["run"], folder, test.get("stdin") or "", float(limits.get("wall_s", 5)), cap, limits)
         status = classify(run)
         passed = None
         if status == "ok" and test.get("expected") is not None:
@@ -482,7 +691,7 @@ def main(job) -> dict:
         if SANDBOX:
             breaches = clean_up(folder)
         else:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)
             breaches = []
     return {**result, "clean": not breaches, "breaches": breaches}
 

@@ -1,12 +1,11 @@
 """The frozen-embedding feature set (`code_embedding`) with the real MiniLM: layout and comments
 never reach the canonical text, so whitespace and comment rewrites give the same vectors; the
-raw text does not have that property; the pickled featurizer holds no weights and applies
+raw text does not have that property; the stored featurizer holds no weights and applies
 itself to new code."""
 
 from __future__ import annotations
 
 import importlib.util
-import pickle
 
 import numpy as np
 import pandas as pd
@@ -15,7 +14,8 @@ from components import require
 
 from aicd.errors import AicdError
 from aicd.features.embedding import canonical_text
-from aicd.features.registry import build
+from aicd.features.registry import build, load_featurizer
+from aicd.fitted_files import save_fitted
 from aicd.splits.perturb import perturb
 
 pytestmark = pytest.mark.encoders
@@ -74,14 +74,15 @@ def test_raw_text_sees_the_layout_and_different_programs_differ():
     assert float(a[0] @ a[2]) < float(a[0] @ a[1])  # another program is farther than a rewrite of it
 
 
-def test_the_pickle_holds_no_weights_and_applies_itself(featurizer):
-    blob = pickle.dumps(featurizer)
-    assert len(blob) < 10_000  # the MiniLM is ~90 MB: it is read again from its package, never pickled
-    again = pickle.loads(blob)
+def test_the_stored_featurizer_holds_no_weights_and_applies_itself(featurizer, tmp_path):
+    save_fitted(featurizer, tmp_path / "featurizer.skops")
+    # the MiniLM is ~90 MB: it is read again from its package, never stored
+    assert (tmp_path / "featurizer.skops").stat().st_size < 10_000
+    again = load_featurizer(tmp_path / "featurizer.skops")
     table = rows([JAVA], ["Java"])
     np.testing.assert_allclose(again.transform(table), featurizer.transform(table), atol=1e-6)
     assert again.feature_names == featurizer.feature_names and len(again.feature_names) == 384
-    again = pickle.loads(blob)
+    again = load_featurizer(tmp_path / "featurizer.skops")
     again.weights = "0" * 16  # fitted with other weights than the installed ones
     with pytest.raises(AicdError, match="not those this featurizer was fitted with"):
         again.transform(table)

@@ -41,7 +41,7 @@ def task(code_rows, tmp_path):
 def fit(tmp_path, params):
     detectors_main(["fit", "--spec", json.dumps({"kind": "hf_classifier", "params": params}),
                     "--train", str(tmp_path / "train.parquet"), "--test", str(tmp_path / "test.parquet"),
-                    "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")])
+                    "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.skops")])
     return pd.read_parquet(tmp_path / "p.parquet")
 
 
@@ -54,11 +54,11 @@ def test_a_fine_tuned_classifier_is_applied_with_its_labels_mapped(classifier, c
     scores = p[["score_human", "score_machine"]].to_numpy()
     assert np.allclose(scores.sum(axis=1), 1, atol=1e-5)  # the two machine labels' probabilities summed
     assert ((scores[:, 1] > scores[:, 0]) == (p["pred"] == "machine")).all()
-    # the same model through `aicd detect` on a file, from the pickle (the weights read again)
+    # the same model through `aicd detect` on a file, from its model file (the weights read again)
     from aicd.cli import main as aicd
 
     (tmp_path / "snippet.py").write_text(test["code"].iloc[0])
-    assert aicd(["detect", str(tmp_path / "snippet.py"), "--model", str(tmp_path / "m.pkl"),
+    assert aicd(["detect", str(tmp_path / "snippet.py"), "--model", str(tmp_path / "m.skops"),
                  "--out", str(tmp_path / "d.csv")]) == 0
     detected = pd.read_csv(tmp_path / "d.csv")
     assert detected["pred"].iloc[0] == p["pred"].iloc[0]

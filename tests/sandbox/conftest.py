@@ -1,29 +1,101 @@
-"""Sandbox tests run against the real Docker daemon with the real sandbox image.
+"""Sandbox tests run against real engines with the real sandbox image: Docker's daemon, and
+rootless Podman (the cluster mode) through its Docker-compatible service, both through the
+`docker` SDK.
 
-CI (.ci/run) installs docker.io, starts dockerd and builds the images before the tests; on a
-machine without a daemon these tests skip with a message naming what is missing (under CI=true
-they fail: tests/components.py)."""
+The engine-bound fixtures (`engine`, `sandbox_image`, `pool`) are parametrized over the engines
+of AICD_SANDBOX_ENGINES (default `docker,podman`), so each test that uses one runs on each; a
+session holds one pool per engine. Tests whose subject is not the engine carry ONE_ENGINE
+(sandbox_support.py) and run on the first of the list only. Run as root (CI), the Podman side is rootless all the same: a Podman service
+is started as the unprivileged user AICD_PODMAN_USER (default `aicd-podman`, with an
+/etc/subuid range; .ci/run makes it), and the image Docker built is copied into that user's
+storage once (`docker save | podman load` through the SDK, about a minute on vfs). Run as an
+ordinary user, the pool starts that user's own service.
+
+CI (.ci/run) installs docker.io and podman and builds the image before the tests; on a machine
+without them these tests skip with a message naming what is missing (under CI=true they fail:
+tests/components.py)."""
+
+from __future__ import annotations
 
 import os
+import pwd
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from components import require
 
-from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag, image_exists
-from aicd.sandbox.pool import Limits, SandboxPool, docker_available
+from sandbox_support import ENGINES, PODMAN_USER, TEST_LIMITS
+
+from aicd.sandbox.engine import available, connect, connect_podman, start_podman_service
+from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag, copy_image, image_exists, \
+    remove_stale_sandbox_images
+from aicd.sandbox.pool import SandboxPool
+
+INSTALL = {"docker": "apt-get install docker.io and start dockerd (.ci/run does both)",
+           "podman": f"apt-get install podman uidmap, and (as root) a user {PODMAN_USER} with an /etc/subuid range "
+                     "(.ci/run makes both)"}
+
+
+def image_tag() -> str:
+    return os.environ.get("AICD_SANDBOX_IMAGE") or context_tag(CONTEXT, LOCAL_BASE)
+
+
+def rootless_podman():
+    """Rootless Podman: as root, a service run as PODMAN_USER (a root process talks to it over
+    its socket); as anyone else, the user's own (the pool starts one where none answers)."""
+    if os.geteuid() != 0:
+        require(available("podman"), "sandbox test: rootless Podman", INSTALL["podman"])
+        return connect_podman(), None
+    try:
+        pwd.getpwnam(PODMAN_USER)
+    except KeyError:
+        require(False, f"sandbox test: the user {PODMAN_USER} for rootless Podman", INSTALL["podman"])
+    require(shutil.which("podman") is not None, "sandbox test: Podman", INSTALL["podman"])
+    scratch = Path(tempfile.mkdtemp(prefix="aicd-podman-"))  # not under pytest's root-only folder
+    shutil.chown(scratch, PODMAN_USER)
+    service, url, _ = start_podman_service(["runuser", "-u", PODMAN_USER, "--"], scratch)
+    eng = connect_podman(url)
+    eng.service, eng.scratch = service, scratch  # stopped and removed with the engine
+    return eng, url
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def engine(request):
+    """A connected engine, once per engine of AICD_SANDBOX_ENGINES."""
+    name = request.param
+    url = None
+    if name == "docker":
+        require(available("docker"), "sandbox test: a Docker daemon", INSTALL["docker"])
+        eng = connect("docker")
+    else:
+        eng, url = rootless_podman()
+        assert eng.rootless, f"the Podman side must be rootless (the cluster mode): {eng.describe()}"
+    # What a subprocess (python -m aicd.sandbox) needs to reach the same engine; os.environ stays as it is.
+    eng.test_env = {**os.environ, "CONTAINER_HOST": url} if url else dict(os.environ)
+    yield eng
+    eng.close()
 
 
 @pytest.fixture(scope="session")
-def sandbox_image():
-    require(docker_available(), "sandbox test: a Docker daemon",
-            "apt-get install docker.io and start dockerd (.ci/run does both)")
-    tag = os.environ.get("AICD_SANDBOX_IMAGE") or context_tag(CONTEXT, LOCAL_BASE)
-    require(image_exists(tag), f"sandbox test: the image {tag}", "python -m aicd.sandbox images (make test does it)")
+def sandbox_image(engine):
+    tag = image_tag()
+    if not image_exists(tag, engine) and engine.name == "podman" and available("docker"):
+        docker_side = connect("docker")
+        try:
+            if image_exists(tag, docker_side):
+                copy_image(tag, docker_side, engine)  # Podman loads what Docker built (~1 min)
+                remove_stale_sandbox_images(tag, LOCAL_BASE, engine)  # earlier contexts' copies: disk
+        finally:
+            docker_side.close()
+    require(image_exists(tag, engine), f"sandbox test: the image {tag} on {engine.name}",
+            f"python -m aicd.sandbox images --engine {engine.name} (make test does it for Docker; the tests copy "
+            "it to Podman)")
     return tag
 
 
 @pytest.fixture(scope="session")
-def pool(sandbox_image):
-    limits = Limits(wall_s=3.0, compile_s=60.0, output_bytes=64 * 1024, memory_mb=320, pids=64, work_mb=128, tmp_mb=32)
-    with SandboxPool(sandbox_image, size=1, recycle_after=500, limits=limits) as p:
+def pool(engine, sandbox_image):
+    with SandboxPool(sandbox_image, size=1, recycle_after=500, limits=TEST_LIMITS, engine=engine) as p:
         yield p

@@ -1,42 +1,45 @@
-"""Sandbox image housekeeping on the real Docker daemon (`make images` passes --prune-old): the
-aicd-sandbox tags of other build contexts on the same base go (on vfs each holds ~5 GB; leftovers
-filled this host's disk in CI), the current tag stays, and so does an image on another base
-(the registry setup beside the debootstrap one)."""
+"""Sandbox image housekeeping on a real engine (`make images` passes --prune-old): the
+aicd-sandbox tags of other build contexts on the same base go (on vfs each holds ~5 GB;
+leftovers filled this host's disk in CI), the current tag stays, and so does an image on another
+base (the registry setup beside the debootstrap one)."""
 
-from components import require
+import io
 
-from aicd.sandbox.images import BASE_LABEL, LOCAL_BASE, image_exists, remove_stale_sandbox_images
-from aicd.sandbox.pool import docker
+from sandbox_support import ONE_ENGINE
 
-
-def sandbox_tags() -> set[str]:
-    listed = docker("images", "--format", "{{.Repository}}:{{.Tag}}", "aicd-sandbox", timeout=60)
-    return set(listed.stdout.split())
+from aicd.sandbox.images import BASE_LABEL, LOCAL_BASE, image_exists, remove_stale_sandbox_images, sandbox_images
 
 
-def labelled(tag: str, base: str) -> None:
-    """A tiny image on the local base carrying the sandbox's base label (no filesystem layer)."""
-    proc = docker("build", "--force-rm", "-q", "-t", tag, "-", timeout=600,
-                  input=f"FROM {LOCAL_BASE}\nLABEL {BASE_LABEL}={base}\n")
-    assert proc.returncode == 0, proc.stderr
+def stand_in(engine, parent: str, tag: str, base: str | None) -> None:
+    """A label-only image on `parent`: with the sandbox's base label, or with an empty one, as
+    images built before the label existed."""
+    label = f'LABEL {BASE_LABEL}="{base or ""}"\n'
+    engine.client.images.build(fileobj=io.BytesIO(f"FROM {parent}\n{label}".encode()), tag=tag, rm=True)
 
 
-def test_only_other_contexts_on_the_same_base_are_removed(sandbox_image):
-    require(image_exists(LOCAL_BASE), f"the base image {LOCAL_BASE} (stand-in images are made from it)",
-            "python -m aicd.sandbox images")
+@ONE_ENGINE
+def test_only_other_contexts_on_the_same_base_are_removed(engine, sandbox_image):
     same, unlabelled, other = ("aicd-sandbox:test-same-base", "aicd-sandbox:test-unlabelled",
                                "aicd-sandbox:test-other-base")
-    labelled(same, LOCAL_BASE)
-    labelled(other, "debian:bookworm-slim")
-    assert docker("tag", LOCAL_BASE, unlabelled, timeout=60).returncode == 0  # built before labels
+    # The small base where the engine has it: on vfs every build step copies its parent whole.
+    parent = LOCAL_BASE if image_exists(LOCAL_BASE, engine) else sandbox_image
+    stand_in(engine, parent, same, LOCAL_BASE)
+    if parent == LOCAL_BASE:
+        engine.client.images.get(LOCAL_BASE).tag(unlabelled)  # an alias: the base carries no label
+    else:
+        stand_in(engine, parent, unlabelled, None)
+    stand_in(engine, parent, other, "debian:bookworm-slim")
     try:
-        removed = remove_stale_sandbox_images(keep=sandbox_image, base_image=LOCAL_BASE)
+        removed = remove_stale_sandbox_images(keep=sandbox_image, base_image=LOCAL_BASE, engine=engine)
         assert {same, unlabelled} <= set(removed)
         assert other not in removed
-        tags = sandbox_tags()
+        tags = {tag for tag, _ in sandbox_images(engine)}
         assert sandbox_image in tags and other in tags
         assert not {same, unlabelled} & tags
-        assert image_exists(LOCAL_BASE)  # an alias was untagged, the base itself stays
+        assert image_exists(parent, engine)  # an alias was untagged, the image itself stays
     finally:
         for tag in (same, unlabelled, other):
-            docker("rmi", tag, timeout=60)
+            try:
+                engine.client.images.remove(tag)
+            except Exception:  # noqa: BLE001  already gone
+                pass

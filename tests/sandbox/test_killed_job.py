@@ -11,33 +11,40 @@ import time
 
 import pandas as pd
 import pytest
+from sandbox_support import ONE_ENGINE
 
-from aicd.sandbox.pool import docker, owner_label, remove_stale_containers
+from aicd.sandbox.pool import labelled, owner_label, remove_container, remove_stale_containers
 
 LIMITS = {"wall_s": 20, "compile_s": 60, "memory_mb": 320, "pids": 64, "work_mb": 128, "tmp_mb": 32}
 
 
-def containers_of(job: str) -> list[str]:
-    proc = docker("ps", "-a", "--filter", f"label=aicd.job={job}", "--format", "{{.Names}}", timeout=60)
-    return proc.stdout.split()
+def containers_of(engine, job: str) -> list[str]:
+    return [c.name for c in labelled(engine, f"aicd.job={job}")]
 
 
-def start_execute(repo, tmp_path, sandbox_image, name):
+def execute_command(repo, tmp_path, engine, image, name, spec, *extra):
+    """`python -m aicd.sandbox execute` on the engine under test (its environment reaches the
+    same engine: CONTAINER_HOST for the tests' rootless Podman service)."""
+    env = {**engine.test_env, "PYTHONPATH": str(repo / "workflow")}
+    cmd = [sys.executable, "-m", "aicd.sandbox", "execute", "--engine", engine.name, "--input",
+           str(tmp_path / "in.parquet"), "--name", name, "--image", image, "--spec", json.dumps(spec),
+           "--out", str(tmp_path / "out.parquet"), "--report", str(tmp_path / "report.json"), *extra]
+    return cmd, env
+
+
+def start_execute(repo, tmp_path, engine, sandbox_image, name):
     rows = pd.DataFrame({"id": [f"s{i}" for i in range(20)], "language": "Python",
-                         "code": "import time\ntime.sleep(15)\n", "generator": "human"})
+                         "code": "import time\ntime.sleep(15)\n", "generator": "human",
+                         "tests": json.dumps([{"stdin": ""}])})  # with a test, each program runs its 15 s
     rows.to_parquet(tmp_path / "in.parquet")
-    env = {**os.environ, "PYTHONPATH": str(repo / "workflow")}
-    return subprocess.Popen(
-        [sys.executable, "-m", "aicd.sandbox", "execute", "--input", str(tmp_path / "in.parquet"), "--name", name,
-         "--image", sandbox_image, "--spec", json.dumps({"workers": 1, "limits": LIMITS}),
-         "--out", str(tmp_path / "out.parquet"), "--report", str(tmp_path / "report.json")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cmd, env = execute_command(repo, tmp_path, engine, sandbox_image, name, {"workers": 1, "limits": LIMITS})
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def wait_for_container(job: str, proc: subprocess.Popen, timeout: float = 240) -> list[str]:
+def wait_for_container(engine, job: str, proc: subprocess.Popen, timeout: float = 240) -> list[str]:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        names = containers_of(f"execute:{job}")
+        names = containers_of(engine, f"execute:{job}")
         if names:
             time.sleep(3)  # let the first program start running in it
             return names
@@ -47,33 +54,33 @@ def wait_for_container(job: str, proc: subprocess.Popen, timeout: float = 240) -
 
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
-def test_a_killed_execute_job_leaves_no_container(repo, tmp_path, sandbox_image, how):
+def test_a_killed_execute_job_leaves_no_container(repo, tmp_path, engine, sandbox_image, how):
     name = f"killed-{how.lower()}-{os.getpid()}"
-    proc = start_execute(repo, tmp_path, sandbox_image, name)
+    proc = start_execute(repo, tmp_path, engine, sandbox_image, name)
     try:
-        wait_for_container(name, proc)
+        wait_for_container(engine, name, proc)
         proc.send_signal(getattr(signal, how))
         proc.wait(timeout=120)
         if how == "SIGTERM":
             log = proc.stdout.read()
             assert proc.returncode == 128 + signal.SIGTERM, log
-            assert containers_of(f"execute:{name}") == [], log
+            assert containers_of(engine, f"execute:{name}") == [], log
         else:
-            # The job could not clean up; its `docker run -i` client saw stdin close, so the
-            # runner exits and --rm removes the container. Anything still there is stale.
+            # The job could not clean up; its attach connection closed, so the runner's stdin
+            # ended, it exited and the engine removed the container. Anything still there is stale.
             end = time.monotonic() + 120
-            while containers_of(f"execute:{name}") and time.monotonic() < end:
+            while containers_of(engine, f"execute:{name}") and time.monotonic() < end:
                 time.sleep(2)
-            assert containers_of(f"execute:{name}") == []  # gone by itself, before any sweep
+            assert containers_of(engine, f"execute:{name}") == []  # gone by itself, before any sweep
         assert not (tmp_path / "out.parquet").exists()  # no half-written output
     finally:
         if proc.poll() is None:
             proc.kill()
-        for leftover in containers_of(f"execute:{name}"):
-            docker("rm", "-f", leftover, timeout=600)
+        for leftover in containers_of(engine, f"execute:{name}"):
+            remove_container(engine, leftover)
 
 
-def test_a_container_whose_owner_is_gone_is_removed_by_the_next_sweep(sandbox_image):
+def test_a_container_whose_owner_is_gone_is_removed_by_the_next_sweep(engine, sandbox_image):
     """As a job killed before its container could stop would leave it: created with the
     labels of a process that has exited."""
     gone = subprocess.Popen(["true"])
@@ -81,13 +88,13 @@ def test_a_container_whose_owner_is_gone_is_removed_by_the_next_sweep(sandbox_im
     host, _, _, boot, pidns = owner_label().split(":")
     owner = ":".join([host, str(gone.pid), "1", boot, pidns])
     name = f"aicd-sbx-stale-{os.getpid()}"
-    created = docker("create", "--name", name, "--label", "aicd.sandbox=1", "--label", f"aicd.owner={owner}",
-                     "--label", "aicd.job=stale-test", sandbox_image, "true", timeout=600)
-    assert created.returncode == 0, created.stderr
+    engine.client.api.create_container_from_config(
+        {"Image": sandbox_image, "Cmd": ["true"], "NetworkDisabled": True,
+         "Labels": {"aicd.sandbox": "1", "aicd.owner": owner, "aicd.job": "stale-test"}}, name=name)
     try:
-        assert name in remove_stale_containers() and containers_of("stale-test") == []
+        assert name in remove_stale_containers(engine) and containers_of(engine, "stale-test") == []
     finally:
-        docker("rm", "-f", name, timeout=600)
+        remove_container(engine, name)
 
 
 def test_the_stale_sweep_spares_live_owners(pool):
@@ -96,23 +103,20 @@ def test_the_stale_sweep_spares_live_owners(pool):
     assert owner_alive(owner_label())  # the label forms are checked in tests/unit/test_sandbox_runner.py
     container = pool._take()  # owned by this live test process
     try:
-        assert container.name not in remove_stale_containers() and container.alive()
+        assert container.name not in remove_stale_containers(pool.engine) and container.alive()
     finally:
         pool._give(container, {"status": "ok"})
 
 
-def run_execute(repo, tmp_path, sandbox_image, rows):
+def run_execute(repo, tmp_path, engine, sandbox_image, rows):
     rows.to_parquet(tmp_path / "in.parquet")
-    env = {**os.environ, "PYTHONPATH": str(repo / "workflow")}
-    return subprocess.run(
-        [sys.executable, "-m", "aicd.sandbox", "execute", "--input", str(tmp_path / "in.parquet"), "--name", "edge",
-         "--image", sandbox_image, "--spec", json.dumps({"limits": LIMITS}),
-         "--out", str(tmp_path / "out.parquet"), "--report", str(tmp_path / "report.json")],
-        env=env, capture_output=True, text=True, timeout=300)
+    cmd, env = execute_command(repo, tmp_path, engine, sandbox_image, "edge", {"limits": LIMITS})
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_zero_rows_give_an_empty_table_and_report(repo, tmp_path, sandbox_image):
-    proc = run_execute(repo, tmp_path, sandbox_image, pd.DataFrame({"id": [], "code": [], "language": []}))
+@ONE_ENGINE
+def test_zero_rows_give_an_empty_table_and_report(repo, tmp_path, engine, sandbox_image):
+    proc = run_execute(repo, tmp_path, engine, sandbox_image, pd.DataFrame({"id": [], "code": [], "language": []}))
     assert proc.returncode == 0, proc.stderr
     assert "no rows" in proc.stderr and "Traceback" not in proc.stderr
     assert len(pd.read_parquet(tmp_path / "out.parquet")) == 0
@@ -120,34 +124,34 @@ def test_zero_rows_give_an_empty_table_and_report(repo, tmp_path, sandbox_image)
     assert report["rows"] == 0 and report["containers_started"] == 0
 
 
-def test_a_table_without_code_is_one_clear_error(repo, tmp_path, sandbox_image):
-    proc = run_execute(repo, tmp_path, sandbox_image, pd.DataFrame({"id": ["a"], "language": ["Python"]}))
+@ONE_ENGINE
+def test_a_table_without_code_is_one_clear_error(repo, tmp_path, engine, sandbox_image):
+    proc = run_execute(repo, tmp_path, engine, sandbox_image, pd.DataFrame({"id": ["a"], "language": ["Python"]}))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "error:" in proc.stderr and "no code column" in proc.stderr
 
 
-def test_a_removed_sandbox_image_is_one_clear_error(repo, tmp_path, sandbox_image):
+@ONE_ENGINE
+def test_a_removed_sandbox_image_is_one_clear_error(repo, tmp_path, engine):
     # image.txt still names an image that `images --prune-old` (another checkout) removed
     (tmp_path / "image.txt").write_text("aicd-sandbox:removed000000\n")
-    proc = run_execute(repo, tmp_path, str(tmp_path / "image.txt"),
+    proc = run_execute(repo, tmp_path, engine, str(tmp_path / "image.txt"),
                        pd.DataFrame({"id": ["a"], "code": ["print(1)\n"], "language": ["Python"]}))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "aicd-sandbox:removed000000 does not exist" in proc.stderr and "image.txt" in proc.stderr
     assert not (tmp_path / "out.parquet").exists()
 
 
-def test_the_pool_size_follows_the_jobs_threads_not_the_config(repo, tmp_path, sandbox_image):
+@ONE_ENGINE
+def test_the_pool_size_follows_the_jobs_threads_not_the_config(repo, tmp_path, engine, sandbox_image):
     """`--workers {threads}` (what the execute rule passes) overrides the spec's workers, so
     --cores / --max-threads / set-threads bound the containers a job starts."""
     rows = pd.DataFrame({"id": [f"w{i}" for i in range(4)], "language": "Python",
                          "code": "import time\ntime.sleep(2)\nprint('ok')\n", "generator": "human"})
     rows.to_parquet(tmp_path / "in.parquet")
-    env = {**os.environ, "PYTHONPATH": str(repo / "workflow")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "aicd.sandbox", "execute", "--input", str(tmp_path / "in.parquet"), "--name", "workers",
-         "--image", sandbox_image, "--spec", json.dumps({"workers": 1, "limits": LIMITS}), "--workers", "2",
-         "--out", str(tmp_path / "out.parquet"), "--report", str(tmp_path / "report.json")],
-        env=env, capture_output=True, text=True, timeout=600)
+    cmd, env = execute_command(repo, tmp_path, engine, sandbox_image, "workers", {"workers": 1, "limits": LIMITS},
+                               "--workers", "2")
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["containers_started"] == 2

@@ -1,6 +1,7 @@
 """Every language compiles and runs in the sandbox, with stdin tests."""
 
 import pytest
+from sandbox_support import ONE_ENGINE
 
 ECHO_SUM = {
     "Python": "a, b = map(int, input().split())\nprint(a + b)\n",
@@ -28,6 +29,7 @@ def test_each_language_passes_its_tests(pool, language):
     assert all(t["cpu_s"] >= 0 and t["max_rss_kb"] > 0 for t in result["tests"])
 
 
+@ONE_ENGINE
 def test_wrong_answer_compile_error_and_runtime_error(pool):
     assert pool.run_one("Python", "print(42)\n", TESTS)["status"] == "wrong_answer"
     bad = pool.run_one("C++", "int main() { return x; }\n", RUN)
@@ -43,6 +45,7 @@ BROKEN = {"Python": "def f(:\n", "C": "int main(void) { return y; }\n", "C++": "
 
 
 @pytest.mark.parametrize("language", sorted(ECHO_SUM))
+@ONE_ENGINE
 def test_without_tests_a_program_is_built_not_run(pool, language):
     """Run against an empty stdin, these programs would crash; with no tests they are only
     built (compiled languages) or syntax-checked (scripts)."""
@@ -62,11 +65,13 @@ SNIPPETS = {  # LeetCode-style: no entry point, so nothing to run even with test
 
 
 @pytest.mark.parametrize("language", sorted(SNIPPETS))
+@ONE_ENGINE
 def test_a_snippet_without_an_entry_point_is_compiled_not_run(pool, language):
     result = pool.run_one(language, SNIPPETS[language], TESTS)
     assert result["status"] == "compiled" and result["tests"] == [], result
 
 
+@ONE_ENGINE
 def test_java_runs_the_class_that_declares_main(pool):
     code = ("package org.demo;\nimport java.util.*;\nclass Helper { static int twice(int x) { return 2 * x; } }\n"
             "public class Solve {\n  static class Reader { Scanner s = new Scanner(System.in); }\n"

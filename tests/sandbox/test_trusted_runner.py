@@ -5,6 +5,8 @@ the trusted runner, and nothing a program does may reach a later one."""
 import json
 import textwrap
 
+from sandbox_support import ONE_ENGINE
+
 RUN = [{"stdin": ""}]  # run once on empty stdin, output not judged (with no tests a program is only built)
 HELLO_C = '#include <stdio.h>\nint main(void){puts("innocent");return 0;}\n'
 GO_HELLO = 'package main\nimport "fmt"\nfunc main() { fmt.Println("go fine") }\n'
@@ -155,17 +157,21 @@ def test_a_full_work_folder_is_the_programs_error_not_the_sandboxes(pool):
     assert result["status"] == "runtime_error" and "No space left" in result["tests"][0]["stderr"], result
 
 
-def test_a_runner_that_is_not_root_refuses_to_run(pool, sandbox_image):
+@ONE_ENGINE
+def test_a_runner_that_is_not_root_refuses_to_run(pool):
     """Without the privilege drop the program would share the runner's user: refuse."""
+    import shlex
+    import subprocess
+
     from aicd.sandbox.pool import trusted_result
 
+    job = json.dumps({"files": {"main.py": "print(1)"}, "compile": None, "run": ["python3", "main.py"], "nonce": "n1"})
     container = pool._take()
     try:
-        proc = __import__("aicd.sandbox.pool", fromlist=["docker"]).docker(
-            "exec", "-i", "-u", "10001", container.name, "python3", "/opt/aicd/runner.py",
-            input=json.dumps({"files": {"main.py": "print(1)"}, "compile": None, "run": ["python3", "main.py"],
-                              "nonce": "n1"}), timeout=60)
-        result = trusted_result(proc, "n1")
+        code, output = pool.engine.client.containers.get(container.id).exec_run(
+            ["sh", "-c", f"printf %s {shlex.quote(job)} | python3 /opt/aicd/runner.py"], user="10001", demux=True)
+        out, err = (part.decode() if part else "" for part in output)
+        result = trusted_result(subprocess.CompletedProcess([], code, out, err), "n1")
         assert result["status"] == "sandbox_error" and "must start as root" in result["error"], result
     finally:
         pool._give(container, {"status": "ok"})
@@ -181,6 +187,7 @@ def test_a_fork_bomb_that_leaves_its_session_is_killed_to_the_last_process(pool)
     assert count["status"] == "ok" and int(stdout(count)) <= 4, count
 
 
+@ONE_ENGINE
 def test_a_program_that_never_reads_its_stdin_times_out(pool):
     """A megabyte of stdin the program never reads must not block the runner: the verdict is
     the program's timeout, not a sandbox_error."""
@@ -214,6 +221,7 @@ def test_sysv_shared_memory_cannot_starve_the_runner(pool):
     assert pool.run_one("C", HELLO_C, RUN)["status"] == "ok"
 
 
+@ONE_ENGINE
 def test_a_program_that_kills_itself_is_a_runtime_error_not_a_memory_limit(pool):
     result = pool.run_one("Python", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", RUN)
     assert result["status"] == "runtime_error" and result["tests"][0]["signal"] == 9, result

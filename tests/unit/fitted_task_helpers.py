@@ -24,6 +24,17 @@ def task_tables(trial_raw: pd.DataFrame, n_train: int = 300, n_test: int = 120) 
             "test": table.iloc[n_train:].reset_index(drop=True)}
 
 
+def task_with_validation(trial_raw: pd.DataFrame, folder: Path, n_fit: int, n_validation: int,
+                         n_test: int) -> tuple[Path, dict[str, pd.DataFrame]]:
+    """A task folder with train, validation (the next rows of the trial) and test tables."""
+    tables = task_tables(trial_raw, n_train=n_fit + n_validation, n_test=n_test)
+    train = tables["train"]
+    tables = {"train": train.iloc[:n_fit], "validation": train.iloc[n_fit:].reset_index(drop=True),
+              "test": tables["test"]}
+    write_task(folder, tables)
+    return folder, tables
+
+
 def write_task(folder: Path, tables: dict[str, pd.DataFrame]) -> dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = {}
@@ -36,7 +47,7 @@ def write_task(folder: Path, tables: dict[str, pd.DataFrame]) -> dict[str, Path]
 def fit_features(paths: dict[str, Path], out: Path, spec: dict = TFIDF, seed: int = 0, threads: int = 1) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     args = ["--spec", json.dumps(spec), "--train", str(paths["train"]), "--seed", str(seed), "--threads", str(threads),
-            "--out", str(out / "features.npz"), "--model", str(out / "featurizer.pkl"),
+            "--out", str(out / "features.npz"), "--model", str(out / "featurizer.skops"),
             "--report", str(out / "report.json")]
     if "test" in paths:
         args += ["--test", str(paths["test"])]
@@ -47,9 +58,9 @@ def fit_features(paths: dict[str, Path], out: Path, spec: dict = TFIDF, seed: in
 def fit_detector(paths: dict[str, Path], features: Path, out: Path, kind: str = "logistic_regression",
                  params: dict | None = None) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
-    model, predictions = out / f"{kind}.pkl", out / f"{kind}.parquet"
+    model, predictions = out / f"{kind}.skops", out / f"{kind}.parquet"
     detectors_main(["fit", "--spec", json.dumps({"kind": kind, "params": params or {}}), "--train", str(paths["train"]),
                     "--test", str(paths["test"]), "--features", str(features / "features.npz"),
-                    "--featurizer", str(features / "featurizer.pkl"), "--task", "T1",
+                    "--featurizer", str(features / "featurizer.skops"), "--task", "T1",
                     "--out", str(predictions), "--model", str(model), "--report", str(out / f"{kind}.json")])
     return model, predictions

@@ -70,6 +70,24 @@ def test_paired_test_finds_a_real_difference_and_not_a_null_one():
     assert paired_test(gold, good, bad, LABELS, seed=0) == r
 
 
+def test_the_interval_and_the_p_value_agree_at_the_boundary():
+    """Both come from the same resamples: the interval excludes 0 exactly when p <= 0.05 (near
+    the boundary too, where a p-value with a +1 correction said 0.0519 beside an interval that
+    excluded 0)."""
+    rng = np.random.default_rng(5)
+    seen = set()
+    for trial in range(60):
+        gold = rng.choice(LABELS, 600).astype(object)
+        a = noisy(gold, 0.80, rng)
+        b = noisy(gold, 0.80 - rng.uniform(0, 0.06), rng)
+        r = paired_test(gold, a, b, LABELS, resamples=400, seed=trial)
+        lo, hi = r["difference_ci"]
+        excludes = lo > 0 or hi < 0
+        assert excludes == (r["p_value"] <= 0.05), (lo, hi, r["p_value"])
+        seen.add(excludes)
+    assert seen == {True, False}  # both sides of the boundary were tried
+
+
 def test_100k_rows_take_well_under_a_second():
     rng = np.random.default_rng(0)
     gold = rng.choice(LABELS, 100_000).astype(object)

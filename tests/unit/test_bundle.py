@@ -4,6 +4,7 @@ train when a detector needs one and none is given; the SVM's primal solver conve
 
 import pickle
 import warnings
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -15,8 +16,8 @@ from aicd.detectors.__main__ import main as detectors_main
 from aicd.detectors.bundle import FittedModel, load_bundle
 from aicd.errors import AicdError
 from aicd.features.__main__ import main as features_main
-from aicd.features.registry import ConcatFeaturizer, build
-from aicd.io import read_json, read_pickle, write_pickle
+from aicd.features.registry import ConcatFeaturizer, build, load_featurizer
+from aicd.io import read_json, write_pickle
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def test_a_new_test_set_is_featurized_by_the_fitted_featurizer(task, tmp_path):
     with pytest.raises(AicdError, match="do not match the test split's rows.*--featurizer"):
         detectors_main(["fit", "--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]),
                         "--test", str(paths["test"]), "--features", str(features / "features.npz"),
-                        "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")])
+                        "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.skops")])
 
 
 def test_concat_featurizer_holds_its_parts_and_transforms_new_code(task, tmp_path):
@@ -63,9 +64,9 @@ def test_concat_featurizer_holds_its_parts_and_transforms_new_code(task, tmp_pat
     ast = fit_features(paths, tmp_path / "ast", spec={"kind": "ast"})
     out = tmp_path / "ast_tfidf"
     features_main(["--spec", '{"kind": "concat"}', "--parts", str(ast / "features.npz"), str(tfidf / "features.npz"),
-                   "--out", str(out / "features.npz"), "--model", str(out / "featurizer.pkl"),
+                   "--out", str(out / "features.npz"), "--model", str(out / "featurizer.skops"),
                    "--report", str(out / "report.json")])
-    concat = read_pickle(out / "featurizer.pkl")
+    concat = load_featurizer(out / "featurizer.skops")
     assert isinstance(concat, ConcatFeaturizer) and [p.kind for p in concat.parts] == ["ast", "tfidf"]
     stored = np.load(out / "features.npz")
     again = concat.transform(tables["test"])
@@ -81,10 +82,12 @@ def test_an_old_concat_pickle_of_paths_is_refused_by_name(task, tmp_path):
     tfidf = fit_features(paths, tmp_path / "tfidf")
     write_pickle({"parts": ["a.npz", "b.npz"]}, tmp_path / "old.pkl")
     with pytest.raises(AicdError, match="old.pkl does not hold a fitted featurizer.*rebuild"):
+        load_featurizer(tmp_path / "old.pkl", trust_pickle=True)
+    with pytest.raises(AicdError, match="old.pkl is a pickle .*rebuild that feature set.*--trust-pickle"):
         detectors_main(["fit", "--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]),
                         "--test", str(paths["test"]), "--features", str(tfidf / "features.npz"),
                         "--featurizer", str(tmp_path / "old.pkl"),
-                        "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")])
+                        "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.skops")])
 
 
 def test_registry_builds_table_featurizers_and_names_unknown_kinds():
@@ -101,17 +104,21 @@ def test_registry_builds_table_featurizers_and_names_unknown_kinds():
         ConcatFeaturizer([ast])
 
 
-def test_a_bare_detector_pickle_still_loads_without_a_featurizer(task, tmp_path):
+def test_a_bare_detector_pickle_still_loads_without_a_featurizer_when_trusted(task, tmp_path):
     from aicd.detectors import build as build_detector
 
     det = build_detector("majority", {}, seed=0).fit(np.zeros((3, 0)), np.array(["human", "machine", "machine"]))
     write_pickle(det, tmp_path / "old.pkl")
-    model = load_bundle(tmp_path / "old.pkl")
+    with pytest.raises(AicdError, match="old.pkl is a pickle"):
+        load_bundle(tmp_path / "old.pkl")
+    model = load_bundle(tmp_path / "old.pkl", trust_pickle=True)
     assert model.featurizer is None and model.labels == ["human", "machine"]
     assert list(model.predict_rows(pd.DataFrame({"code": ["x = 1"]}))["pred"]) == ["machine"]
     (tmp_path / "junk.pkl").write_bytes(b"not a pickle")
     with pytest.raises(AicdError, match="junk.pkl is not a fitted model"):
         load_bundle(tmp_path / "junk.pkl")
+    with pytest.raises(AicdError, match="junk.pkl is not a fitted model"):
+        load_bundle(tmp_path / "junk.pkl", trust_pickle=True)
     with pytest.raises(AicdError, match="does not exist"):
         load_bundle(tmp_path / "nothing.pkl")
 
@@ -120,8 +127,8 @@ def test_the_bundle_reads_through_to_the_detector_for_older_readers(task, tmp_pa
     root, tables, paths = task
     features = fit_features(paths, tmp_path / "f")
     model, _ = fit_detector(paths, features, tmp_path / "m", kind="linear_svm")
-    bundle = read_pickle(model)
-    assert bundle.model_ is bundle.detector.model_   # report.analyses reads .model_
+    bundle = load_bundle(model)
+    assert bundle.model_ is bundle.detector.model_   # attributes read through to the detector
     assert pickle.loads(pickle.dumps(bundle)).labels == ["human", "machine"]
 
 
@@ -130,17 +137,17 @@ def test_validation_is_carved_from_train_when_a_detector_needs_one(task, tmp_pat
     features = fit_features(paths, tmp_path / "f")
     (tmp_path / "empty.parquet").write_bytes(b"")   # an empty validation file is legitimate
     args = ["--train", str(paths["train"]), "--validation", str(tmp_path / "empty.parquet"), "--test", str(paths["test"]),
-            "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.pkl")]
+            "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.skops")]
     detectors_main(["fit", "--spec", '{"kind": "catboost", "params": {"iterations": 30, "early_stopping_rounds": 5}}', *args,
-                    "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl"),
+                    "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.skops"),
                     "--report", str(tmp_path / "r.json")])
     record = read_json(tmp_path / "r.json")["validation"]
     assert record["source"] == "carved from train" and record["stratified"] is True
     assert record["rows"] == 30 and record["train_rows_left"] == 270
-    assert load_bundle(tmp_path / "m.pkl").validation == record
+    assert load_bundle(tmp_path / "m.skops").validation == record
     # a detector that reads no validation gets none carved
     detectors_main(["fit", "--spec", '{"kind": "logistic_regression"}', *args, "--out", str(tmp_path / "p2.parquet"),
-                    "--model", str(tmp_path / "m2.pkl"), "--report", str(tmp_path / "r2.json")])
+                    "--model", str(tmp_path / "m2.skops"), "--report", str(tmp_path / "r2.json")])
     assert read_json(tmp_path / "r2.json")["validation"] == {"source": "given", "rows": 0, "used": False}
 
 
@@ -184,14 +191,14 @@ def test_explicit_files_and_a_tasks_folder_are_not_mixed(task, tmp_path):
     root, tables, paths = task
     with pytest.raises(AicdError, match="either --tasks-dir or --train"):
         detectors_main(["fit", "--spec", '{"kind": "majority"}', "--tasks-dir", str(root / "tasks"), "--train",
-                        str(paths["train"]), "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")])
+                        str(paths["train"]), "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.skops")])
     with pytest.raises(AicdError, match="name the test rows"):
         detectors_main(["fit", "--spec", '{"kind": "majority"}', "--train", str(paths["train"]),
-                        "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")])
+                        "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.skops")])
     (tmp_path / "t.parquet").write_bytes(b"")
     with pytest.raises(AicdError, match="the test split is empty"):
         detectors_main(["fit", "--spec", '{"kind": "majority"}', "--train", str(paths["train"]), "--test",
-                        str(tmp_path / "t.parquet"), "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")])
+                        str(tmp_path / "t.parquet"), "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.skops")])
 
 
 def test_features_stage_takes_explicit_files_with_validation_optional(task, tmp_path):
@@ -200,7 +207,7 @@ def test_features_stage_takes_explicit_files_with_validation_optional(task, tmp_
     out = tmp_path / "f"
     features_main(["--spec", '{"kind": "ast"}', "--train", str(paths["train"]), "--validation",
                    str(tmp_path / "empty.parquet"), "--test", str(paths["test"]), "--out", str(out / "features.npz"),
-                   "--model", str(out / "featurizer.pkl"), "--report", str(out / "report.json")])
+                   "--model", str(out / "featurizer.skops"), "--report", str(out / "report.json")])
     report = read_json(out / "report.json")
     assert report["rows"] == {"train": 300, "validation": 0, "test": 120}
     assert set(report["parse_failed"]) == {"train", "validation", "test"}
@@ -295,11 +302,11 @@ def test_a_featurizer_that_did_not_make_the_features_is_refused(task, tmp_path):
     refit = fit_features(other_rows, tmp_path / "refit")   # same kind and width, fitted on other rows
     args = ["--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]), "--test", str(paths["test"]),
             "--features", str(features / "features.npz"), "--out", str(tmp_path / "p.parquet"),
-            "--model", str(tmp_path / "m.pkl")]
+            "--model", str(tmp_path / "m.skops")]
     with pytest.raises(AicdError, match="--featurizer does not belong to features"):
-        detectors_main(["fit", *args, "--featurizer", str(ast / "featurizer.pkl")])
+        detectors_main(["fit", *args, "--featurizer", str(ast / "featurizer.skops")])
     with pytest.raises(AicdError, match="does not reproduce the test features .* fitted on other rows"):
-        detectors_main(["fit", *args, "--featurizer", str(refit / "featurizer.pkl")])
+        detectors_main(["fit", *args, "--featurizer", str(refit / "featurizer.skops")])
 
 
 def test_the_saved_model_holds_no_path_of_the_job(task, tmp_path):
@@ -307,10 +314,11 @@ def test_the_saved_model_holds_no_path_of_the_job(task, tmp_path):
     features = fit_features(paths, tmp_path / "f")
     detectors_main(["fit", "--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]),
                     "--test", str(paths["test"]), "--features", str(features / "features.npz"),
-                    "--featurizer", str(features / "featurizer.pkl"), "--work-dir", str(tmp_path / "scratch_here"),
+                    "--featurizer", str(features / "featurizer.skops"), "--work-dir", str(tmp_path / "scratch_here"),
                     "--cache-dir", str(tmp_path / "cache_here"), "--out", str(tmp_path / "p.parquet"),
-                    "--model", str(tmp_path / "m.pkl")])
-    raw = (tmp_path / "m.pkl").read_bytes()
+                    "--model", str(tmp_path / "m.skops")])
+    with zipfile.ZipFile(tmp_path / "m.skops") as stored:  # every member, uncompressed
+        raw = b"".join(stored.read(name) for name in stored.namelist())
     assert b"scratch_here" not in raw and b"cache_here" not in raw and str(tmp_path).encode() not in raw
 
 
@@ -319,7 +327,7 @@ def test_missing_or_corrupt_featurizer_and_features_are_one_line_errors(task, tm
     features = fit_features(paths, tmp_path / "f")
     (tmp_path / "junk.pkl").write_bytes(b"not a pickle")
     base = ["--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]), "--test", str(paths["test"]),
-            "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")]
+            "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.skops")]
     with pytest.raises(AicdError, match="nope.pkl does not exist"):
         detectors_main(["fit", *base, "--features", str(features / "features.npz"), "--featurizer", str(tmp_path / "nope.pkl")])
     with pytest.raises(AicdError, match="junk.pkl is not a fitted featurizer"):
@@ -329,5 +337,5 @@ def test_missing_or_corrupt_featurizer_and_features_are_one_line_errors(task, tm
     with pytest.raises(AicdError, match="junk.pkl is not a fitted featurizer"):
         features_main(["--spec", '{"kind": "concat"}', "--parts", str(features / "features.npz"),
                        str(features / "features.npz"), "--part-models", str(tmp_path / "junk.pkl"),
-                       str(features / "featurizer.pkl"), "--out", str(tmp_path / "c.npz"),
-                       "--model", str(tmp_path / "c.pkl"), "--report", str(tmp_path / "c.json")])
+                       str(features / "featurizer.skops"), "--out", str(tmp_path / "c.npz"),
+                       "--model", str(tmp_path / "c.skops"), "--report", str(tmp_path / "c.json")])

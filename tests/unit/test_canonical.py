@@ -4,7 +4,6 @@ naming classes, and the featurizer runs through the features stage like the pape
 from __future__ import annotations
 
 import json
-import pickle
 
 import numpy as np
 import pandas as pd
@@ -12,6 +11,7 @@ import pytest
 
 from aicd.features.canonical import STAT_NAMES, CanonicalTfidfFeaturizer, canonical_tokens, identifier_class
 from aicd.features.__main__ import main as features_main
+from aicd.features.registry import load_featurizer
 from aicd.splits.perturb import PERTURBATIONS, perturb
 from aicd.treesitter import parse
 
@@ -84,11 +84,11 @@ def test_the_featurizer_through_the_features_stage(trial_raw, tmp_path):
     table.iloc[120:].to_parquet(tmp_path / "test.parquet")
     features_main(["--spec", json.dumps({"kind": "canon_tfidf", "params": {"svd_components": 16}}),
                    "--train", str(tmp_path / "train.parquet"), "--test", str(tmp_path / "test.parquet"),
-                   "--out", str(tmp_path / "features.npz"), "--model", str(tmp_path / "featurizer.pkl"),
+                   "--out", str(tmp_path / "features.npz"), "--model", str(tmp_path / "featurizer.skops"),
                    "--report", str(tmp_path / "report.json")])
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["canonical_features"] > 100 and report["identifier_statistics"] == len(STAT_NAMES)
-    featurizer = pickle.loads((tmp_path / "featurizer.pkl").read_bytes())
+    featurizer = load_featurizer(tmp_path / "featurizer.skops")
     X = featurizer.transform(table.iloc[120:])
     assert X.shape == (40, 16 + len(STAT_NAMES)) and len(featurizer.feature_names) == X.shape[1]
     assert np.isfinite(X).all()

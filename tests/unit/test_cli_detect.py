@@ -145,3 +145,35 @@ def test_links_out_of_the_folder_are_skipped_and_untrusted_predictions_flagged(f
     assert got.loc[str(inner), "outside_benchmark"] == "" and not bool(got.loc[str(inner), "language_unseen"])
     assert "3 files labelled, 1 flagged" in err
     assert "lines_of_code: 1" in err and "JavaScript: 1" in err
+
+
+def test_detect_says_what_its_scores_are_and_lists_fitted_models_for_a_wrong_path(fitted, tmp_path, capsys):
+    model, _, _, files = fitted
+    assert aicd(["detect", str(files), "--model", str(model), "--out", str(tmp_path / "l.csv")]) == 0
+    assert "score_<class> columns are probabilities in [0, 1] that sum to one per row" in capsys.readouterr().err
+    assert aicd(["detect", str(files), "--model", str(model.parent / "nope.skops")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "no such file or folder" in err
+
+
+def test_a_missing_model_lists_the_runs_fitted_ones(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "results" / "models" / "binary"
+    root.mkdir(parents=True)
+    (root / "svm_tfidf.skops").write_bytes(b"x")
+    (root / "minilm").mkdir()
+    (root / "minilm" / "config.json").write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    assert aicd(["detect", "a.py", "--model", "results/models/binary/svm.skops"]) == 2
+    err = capsys.readouterr().err
+    assert "fitted models here: results/models/binary/minilm, results/models/binary/svm_tfidf.skops" in err
+    assert err.count("error:") == 1 and "Traceback" not in err
+
+
+def test_site_profile_is_made_outside_the_repository(tmp_path, repo, capsys):
+    site = tmp_path / "aicd-site"
+    assert aicd(["site-profile", str(site)]) == 0
+    assert {p.name for p in site.iterdir()} == {"config.yaml", "partitions.yaml"}
+    assert "snakemake --workflow-profile profiles/slurm --profile" in capsys.readouterr().out
+    assert aicd(["site-profile", str(site)]) == 2 and "--force" in capsys.readouterr().err  # never overwritten unasked
+    assert aicd(["site-profile", str(repo / "profiles" / "mine")]) == 2
+    assert "inside the repository" in capsys.readouterr().err

@@ -59,12 +59,13 @@ def test_missing_and_unknown_ids_are_counted(files):
     tmp, gold = files
     sub = pd.read_csv(tmp / "a.csv")
     sub.iloc[:390].to_csv(tmp / "short.csv", index=False)
-    with pytest.raises(AicdError, match=r"10 of 400 gold ids have no prediction .*--allow-missing"):
+    with pytest.raises(AicdError, match=r"10 ids of the gold file not in the predictions \(e\.g\. '390'\); 390 of 400 ids \(97\.50%\) of the gold "
+                                        r"file match; score the covered rows only with --allow-missing"):
         score_file(tmp / "short.csv", tmp / "gold.parquet", label_map={"0": "human", "1": "machine"})
     r = score_file(tmp / "short.csv", tmp / "gold.parquet", label_map={"0": "human", "1": "machine"}, allow_missing=True)
     assert r["n"] == 390 and r["coverage"] == pytest.approx(390 / 400)
     pd.concat([sub, pd.DataFrame({"id": [1000, 1001], "label": [0, 1]})]).to_csv(tmp / "extra.csv", index=False)
-    with pytest.raises(AicdError, match="2 predicted ids are not in the gold file"):
+    with pytest.raises(AicdError, match=r"2 ids of the predictions not in the gold file \(e\.g\. '1000'\)"):
         score_file(tmp / "extra.csv", tmp / "gold.parquet")
     pd.concat([sub, sub.iloc[:3]]).to_csv(tmp / "dup.csv", index=False)
     with pytest.raises(AicdError, match="3 ids occur more than once"):
@@ -113,7 +114,7 @@ def test_compare_is_a_seeded_paired_test(files, capsys):
     again = compare_files(tmp / "a.csv", tmp / "b.csv", tmp / "gold.parquet", label_map=parse_label_map(lm))
     assert {k: again[k] for k in ("difference_ci", "p_value")} == {k: r[k] for k in ("difference_ci", "p_value")}
     pd.read_csv(tmp / "b.csv").iloc[:-1].to_csv(tmp / "b_short.csv", index=False)
-    with pytest.raises(AicdError, match="1 of 400 gold ids have no prediction"):
+    with pytest.raises(AicdError, match=r"1 id of the gold file not in the predictions \(e\.g\. '399'\).*both files must predict every gold id"):
         compare_files(tmp / "a.csv", tmp / "b_short.csv", tmp / "gold.parquet")
 
 

@@ -18,7 +18,7 @@ def test_features_detector_reads_only_the_code_it_needs(trial_raw, tmp_path):
     tables = task_tables(trial_raw, n_train=200, n_test=60)
     paths = write_task(tmp_path / "task", {"train": tables["train"], "test": tables["test"]})
     features = fit_features(paths, tmp_path / "features")
-    featurizer = load_featurizer(features / "featurizer.pkl")
+    featurizer = load_featurizer(features / "featurizer.skops")
     read = {s: read_table(paths[s], s, skip=("code",)) for s in paths}
     read["validation"] = read["train"].iloc[0:0]
     assert "code" not in read["train"].columns and "language" in read["train"].columns

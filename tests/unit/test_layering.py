@@ -8,7 +8,8 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[2] / "workflow" / "aicd"
 GROUND = {"schema", "io", "errors", "codetext", "treesitter", "families", "fingerprint", "stagecli", "params",
-          "parallel", "memguard", "pretrained"}
+          "parallel", "memguard", "pretrained", "fitted_files", "library_formats", "published", "scores", "ids",
+          "runs", "site_profile", "bindings"}
 # Above every stage: the `aicd` command and config validation (it checks detector kinds against the registry).
 TOP = {"cli", "submission_cli", "config", "plan", "resolve"}
 # Pipeline order: a stage may import the ground floor and the stages before it.
@@ -51,6 +52,13 @@ def test_no_stage_imports_a_later_stage(path):
         return
     later = {s for s in imported if s in STAGES and STAGES.index(s) > STAGES.index(own)}
     assert not later, f"{path.relative_to(PKG)} ({own}) imports later stages {sorted(later)}"
+
+
+def test_every_top_level_module_has_a_floor():
+    """A new module is placed (ground, top or a stage), so the check above can apply to it."""
+    placed = GROUND | TOP | set(STAGES) | {"__init__", "__version__"}
+    unplaced = sorted(p.stem for p in PKG.glob("*.py") if p.stem not in placed)
+    assert not unplaced, f"place {unplaced} in GROUND, TOP or STAGES"
 
 
 def test_sources_and_the_llm_transport_do_not_import_normalisation():

@@ -13,7 +13,8 @@ import pandas as pd
 from aicd.detectors.classical import CatBoostDetector, LinearSvmDetector
 from aicd.features.tfidf import TfidfSvdFeaturizer
 from aicd.report.analyses import all_fail, catboost_shap, svm_ngram_weights, top_ngrams
-from aicd.report.paper_section import PAPER_ROWS, match_paper_rows, not_run_rows
+from aicd import published
+from aicd.report.paper_section import match_paper_rows, not_run_rows
 
 
 def _corpus(n=60, seed=0):
@@ -81,7 +82,7 @@ def test_paper_rows_in_order_and_not_run():
             "codebert": {"kind": "encoder", "params": {"model": "microsoft/codebert-base"}},
             "minilm": {"kind": "encoder", "params": {"model": "package:x"}}}
     matched = match_paper_rows(dets)
-    assert [t for t, _ in matched] == [t for t, _, _ in PAPER_ROWS]
+    assert [t for t, _ in matched] == [r.row for r in published.rows(4)]
     assert dict(matched)["Fast-DetectGPT"] == "fdg" and dict(matched)["CodeBERT"] == "codebert"
     missing = dict(not_run_rows(dets, ran={"random", "majority", "svm_tfidf", "fdg"}))
     assert "not in this configuration" in missing["ModernBERT"] and "no scores" in missing["CodeBERT"]

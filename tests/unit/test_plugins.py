@@ -16,7 +16,7 @@ from aicd.detectors.__main__ import main as detectors_main
 from aicd.detectors.plugins import best_threshold
 from aicd.errors import AicdError
 from aicd.plan import Plan
-from fitted_task_helpers import task_tables, write_task
+from fitted_task_helpers import task_with_validation
 
 PLUGINS = Path(__file__).resolve().parents[2] / "docs" / "examples"  # the guide's example plug-ins
 
@@ -35,17 +35,13 @@ def importable(monkeypatch):
 
 @pytest.fixture
 def task(trial_raw, tmp_path):
-    tables = task_tables(trial_raw, n_train=300, n_test=120)
-    train = tables["train"]
-    tables = {"train": train.iloc[:220], "validation": train.iloc[220:].reset_index(drop=True), "test": tables["test"]}
-    write_task(tmp_path / "task", tables)
-    return tmp_path / "task", tables
+    return task_with_validation(trial_raw, tmp_path / "task", n_fit=220, n_validation=80, n_test=120)
 
 
 def fit(task_dir: Path, out: Path, kind: str, params: dict) -> pd.DataFrame:
     out.mkdir(parents=True, exist_ok=True)
     detectors_main(["fit", "--spec", json.dumps({"kind": kind, "params": params}), "--tasks-dir", str(task_dir),
-                    "--task", "T1", "--out", str(out / "p.parquet"), "--model", str(out / "m.pkl"),
+                    "--task", "T1", "--out", str(out / "p.parquet"), "--model", str(out / "m.skops"),
                     "--report", str(out / "r.json"), "--validation-scores", str(out / "v.parquet")])
     return pd.read_parquet(out / "p.parquet")
 
@@ -58,7 +54,8 @@ def test_a_users_class_is_fitted_and_gives_scores(task, tmp_path):
     assert {"score_human", "score_machine"} <= set(p.columns)
     assert (p["pred"] == p["gold"]).mean() > 0.5  # it learned something from layout
     humans = (tables["validation"]["target"] == "human").sum()
-    assert len(pd.read_parquet(tmp_path / "cls" / "v.parquet")) == humans
+    validation = pd.read_parquet(tmp_path / "cls" / "v.parquet")
+    assert (validation["gold"] == "human").sum() == humans  # and a sample of the others (validation AUROC)
 
 
 def test_a_score_function_gets_its_threshold_on_validation(task, tmp_path):
@@ -116,7 +113,8 @@ def test_a_predictions_file_made_elsewhere_is_a_detector(task, tmp_path):
     given = pd.read_csv(tmp_path / "test.csv", dtype={"id": str})
     assert list(p["pred"]) == list(given["pred"]) and np.allclose(p["score_machine"], given["score_machine"])
     val = pd.read_parquet(tmp_path / "pred" / "v.parquet")
-    assert len(val) == (tables["validation"]["target"] == "human").sum()
+    assert (val["gold"] == "human").sum() == (tables["validation"]["target"] == "human").sum()
+    assert set(val["id"]) <= set(tables["validation"]["id"])
     # without a validation file: predictions still, no validation scores
     fit(task_dir, tmp_path / "noval", "predictions", {"file": str(tmp_path / "test.csv")})
     assert pd.read_parquet(tmp_path / "noval" / "v.parquet").empty
@@ -127,7 +125,8 @@ def test_a_predictions_file_that_does_not_match_the_test_split_is_counted(task, 
     rng = np.random.default_rng(1)
     ids = list(tables["test"]["id"])
     write_predictions(tmp_path / "bad.csv", ids[3:] + ["nope1", "nope2"] + ids[3:5], rng)
-    with pytest.raises(AicdError, match=r"3 test ids missing, 2 ids not in the test split, 2 ids more than once"):
+    with pytest.raises(AicdError, match=r"3 ids of the test split not in the file \(e\.g\. '.*'\); 2 ids of the file not in "
+                                        r"the test split \(e\.g\. 'nope1'\); 2 ids more than once in the file"):
         fit(task_dir, tmp_path / "b1", "predictions", {"file": str(tmp_path / "bad.csv")})
     write_predictions(tmp_path / "labels.csv", ids, rng, labels=("human", "robot"))
     with pytest.raises(AicdError, match=r"predicted labels outside the task's classes .*'robot'"):
@@ -162,10 +161,14 @@ def test_a_fitted_plugin_labels_files_with_aicd_detect_and_names_its_module(task
     task_dir, tables = task
     fit(task_dir, tmp_path / "cls", "python", {"object": "my_detector:NearestMeanDetector"})
     (tmp_path / "a.py").write_text(tables["test"]["code"].iloc[0])
-    assert aicd(["detect", str(tmp_path / "a.py"), "--model", str(tmp_path / "cls" / "m.pkl"),
-                 "--out", str(tmp_path / "d.csv")]) == 0
+    model = str(tmp_path / "cls" / "m.skops")
+    # the user's class is their own code: read from the model only when they say they trust it
+    assert aicd(["detect", str(tmp_path / "a.py"), "--model", model]) == 2
+    assert "not trusted, so it is not read: my_detector.NearestMeanDetector" in capsys.readouterr().err
+    trust = ["--trust-type", "my_detector.NearestMeanDetector"]
+    assert aicd(["detect", str(tmp_path / "a.py"), "--model", model, *trust, "--out", str(tmp_path / "d.csv")]) == 0
     assert pd.read_csv(tmp_path / "d.csv")["pred"].iloc[0] in ("human", "machine")
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(PLUGINS)])
     sys.modules.pop("my_detector", None)
-    assert aicd(["detect", str(tmp_path / "a.py"), "--model", str(tmp_path / "cls" / "m.pkl")]) == 2
+    assert aicd(["detect", str(tmp_path / "a.py"), "--model", model, *trust]) == 2
     assert "from the module 'my_detector', which does not import here" in capsys.readouterr().err

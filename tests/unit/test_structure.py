@@ -4,12 +4,12 @@ project's rewrites, the same meaning in every language, and usable through the f
 from __future__ import annotations
 
 import json
-import pickle
 
 import numpy as np
 import pandas as pd
 
 from aicd.features.__main__ import main as features_main
+from aicd.features.registry import load_featurizer
 from aicd.features.structure import FEATURE_NAMES, StructureFeaturizer, extract
 from aicd.splits.perturb import PERTURBATIONS, perturb
 from test_perturb import PROGRAMS
@@ -57,10 +57,10 @@ def test_through_the_features_stage(trial_raw, tmp_path):
     table.iloc[60:].to_parquet(tmp_path / "test.parquet")
     features_main(["--spec", json.dumps({"kind": "structure"}), "--train", str(tmp_path / "train.parquet"),
                    "--test", str(tmp_path / "test.parquet"), "--out", str(tmp_path / "features.npz"),
-                   "--model", str(tmp_path / "featurizer.pkl"), "--report", str(tmp_path / "report.json")])
+                   "--model", str(tmp_path / "featurizer.skops"), "--report", str(tmp_path / "report.json")])
     report = json.loads((tmp_path / "report.json").read_text())
     assert set(report["no_grammar"].values()) == {0} and {"train", "test"} <= set(report["no_grammar"])
-    featurizer = pickle.loads((tmp_path / "featurizer.pkl").read_bytes())
+    featurizer = load_featurizer(tmp_path / "featurizer.skops")
     assert isinstance(featurizer, StructureFeaturizer) and featurizer.feature_names == FEATURE_NAMES
     X = featurizer.transform(table.iloc[60:])
     assert X.shape == (30, len(FEATURE_NAMES)) and np.isfinite(X).all()

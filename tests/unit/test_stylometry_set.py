@@ -1,18 +1,17 @@
 """The invariant text (aicd.splits.perturb.invariant_text) and the `stylometry` feature set:
 every rewrite maps a program to the same invariant text, so no rewrite can move a column of
 `stylometry` with `text: invariant`; the raw columns are robust's own; the feature set goes
-through the features stage and a pickle like the other kinds."""
+through the features stage and a stored featurizer like the other kinds."""
 
 from __future__ import annotations
 
 import json
-import pickle
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from aicd.features.registry import build
+from aicd.features.registry import build, load_featurizer
 from aicd.features.stylometry_set import StylometryFeaturizer
 from aicd.features.stylometry import FEATURE_NAMES, stylometry_matrix
 from aicd.splits.perturb import PERTURBATIONS, invariant_text, perturb, rename
@@ -138,7 +137,7 @@ def test_through_the_features_stage(trial_raw, tmp_path, monkeypatch):
                        {"kind": "stylometry", "params": {"text": "invariant"}}, threads=2)
     report = json.loads((out / "report.json").read_text())
     assert report["text"] == "invariant" and report["rows"] == {"train": 60, "validation": 0, "test": 30}
-    featurizer = pickle.loads((out / "featurizer.pkl").read_bytes())
+    featurizer = load_featurizer(out / "featurizer.skops")
     assert isinstance(featurizer, StylometryFeaturizer) and featurizer.threads == 1
     X = featurizer.transform(tables["test"])
     assert X.shape == (30, len(featurizer.feature_names)) and np.isfinite(X).all()

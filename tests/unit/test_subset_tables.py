@@ -73,10 +73,12 @@ def test_table5_numbers_recomputed_from_scores(tmp_path, t1_scores):
         mean, std, one = _expected(kept, subset, LABELS)
         line = next(l for l in tex.splitlines() if l.strip().startswith(title))
         nums = re.findall(r"\d+\.\d+", line)
-        assert nums == [f"{mean:.2f}", f"{std:.2f}"], (subset, line)
-        assert ("dagger" in line) == (one is not None)
+        assert nums[:2] == [f"{mean:.2f}", f"{std:.2f}"], (subset, line)
+        lo, hi = map(float, nums[2:4])  # the mean of the detectors' own bounds
+        assert lo <= round(mean, 2) <= hi
+        assert ("human recall" in line) == (one is not None)  # the metric under its true name
         assert f"{mean:.2f}" in md
-    assert "recall of that class" in md
+    assert "that class's recall (not comparable with the paper's macro-F1)" in md
     for n in (6, 7):
         assert "not computed" in (tmp_path / "tables" / f"table{n}.md").read_text()
         assert "Not computed" in (tmp_path / "tables" / f"table{n}.tex").read_text()

@@ -116,17 +116,21 @@ def test_a_fitted_detectors_validation_scores_reach_the_score_file(trial_raw, tm
     features = fit_features({**paths}, tmp_path / "features")
     out = tmp_path / "det"
     detectors_main(["fit", "--spec", json.dumps({"kind": "logistic_regression"}), "--tasks-dir", str(tmp_path / "task"),
-                    "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.pkl"),
+                    "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.skops"),
                     "--out", str(out / "p.parquet"), "--model", str(out / "m.pkl"),
                     "--validation-scores", str(out / "v.parquet")])
     val = pd.read_parquet(out / "v.parquet")
     humans = tables["validation"][tables["validation"]["target"] == "human"]
-    assert list(val["id"]) == list(humans["id"]) and val["machine_score"].between(0, 1).all()
+    others = tables["validation"][tables["validation"]["target"] != "human"]
+    assert list(val.loc[val["gold"] == "human", "id"]) == list(humans["id"]) and val["machine_score"].between(0, 1).all()
+    sampled = val[val["gold"] != "human"]  # as many others as humans (or all there are), for the validation AUROC
+    assert len(sampled) == min(len(humans), len(others)) and set(sampled["id"]) <= set(others["id"])
     scoring_main(["--task", "T1", "--detector", "lr", "--predictions", str(out / "p.parquet"),
                   "--test", str(paths["test"]), "--labels", "human", "machine", "--resamples", "100",
                   "--validation-scores", str(out / "v.parquet"), "--fpr", "0.05", "--out", str(tmp_path / "s.json")])
     m = json.loads((tmp_path / "s.json").read_text())["threshold_metrics"]
     assert m["available"] and m["validation_human_rows"] == len(humans) and set(m["at_fpr"]) == {"0.05"}
+    assert m["validation_auroc"] > 0.5 and m["inverted"] is False
     predictions = pd.read_parquet(out / "p.parquet")
     expected = roc_auc_score(predictions["gold"] != "human", 1 - predictions["score_human"])
     assert m["auroc"] == pytest.approx(expected) and m["auroc"] > 0.5

@@ -41,7 +41,7 @@ def test_training_options_through_the_cli(trial_raw, tmp_path):
     features = fit_features(paths, tmp_path / "features")
     spec = {"kind": "logistic_regression", "training": {"augment": ["rename", "no_comments"], "balance_languages": True}}
     detectors_main(["fit", "--spec", json.dumps(spec), "--tasks-dir", str(tmp_path / "task"),
-                    "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.pkl"),
+                    "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.skops"),
                     "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl"),
                     "--report", str(tmp_path / "r.json")])
     training = json.loads((tmp_path / "r.json").read_text())["training"]
@@ -64,7 +64,7 @@ def test_calibrated_scores_are_probabilities_that_the_labels_follow(trial_raw, t
     features = fit_features(paths, tmp_path / "features")
     spec = {"kind": "linear_svm", "training": {"calibrate": True}}
     detectors_main(["fit", "--spec", json.dumps(spec), "--tasks-dir", str(tmp_path / "task"),
-                    "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.pkl"),
+                    "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.skops"),
                     "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl"),
                     "--report", str(tmp_path / "r.json")])
     p = pd.read_parquet(tmp_path / "p.parquet")
@@ -94,7 +94,7 @@ def test_ood_score_is_about_one_in_distribution_and_grows_away_from_it(trial_raw
     paths = write_task(tmp_path / "task", {"train": tables["train"], "test": tables["test"]})
     features = fit_features(paths, tmp_path / "features")
     detectors_main(["fit", "--spec", json.dumps({"kind": "logistic_regression"}), "--tasks-dir", str(tmp_path / "task"),
-                    "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.pkl"),
+                    "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.skops"),
                     "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")])
     p = pd.read_parquet(tmp_path / "p.parquet")
     assert p["ood_score"].notna().all() and 0.5 < p["ood_score"].median() < 2.0
@@ -119,7 +119,7 @@ def test_ood_score_on_uncentred_features_is_about_one(trial_raw, tmp_path):
     features = fit_features(paths, tmp_path / "features", spec={"kind": "ast"})
     for kind in ("logistic_regression", "linear_svm"):
         detectors_main(["fit", "--spec", json.dumps({"kind": kind}), "--tasks-dir", str(tmp_path / "task"),
-                        "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.pkl"),
+                        "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.skops"),
                         "--out", str(tmp_path / f"{kind}.parquet"), "--model", str(tmp_path / f"{kind}.pkl")])
         score = pd.read_parquet(tmp_path / f"{kind}.parquet")["ood_score"]
         assert 0.5 < score.median() < 2.0, (kind, score.median())

@@ -6,7 +6,10 @@ client commands look); there are no cgroups in this container, so processes are 
 proctrack/linuxproc and tasks are not bound (task/none); memory is enforced by slurmstepd
 polling each step's RSS every second (jobacct_gather/linux with OverMemoryKill), which kills
 the step with OUT_OF_MEMORY once it is over its --mem; there is no slurmdbd (accounting off),
-so job states come from squeue, kept for MinJobAge seconds after a job ends."""
+so job states come from squeue, kept for MinJobAge seconds after a job ends. The node also
+declares one GPU (a gres of type gpu backed by /dev/null, gres.conf beside slurm.conf) in a second
+partition, so a job asking `--gpus=1` is scheduled there: routing by GPU is tested for real,
+though no job here uses a GPU."""
 
 from __future__ import annotations
 
@@ -19,8 +22,10 @@ import time
 from pathlib import Path
 
 CONF = Path("/etc/slurm/slurm.conf")
+GRES = CONF.parent / "gres.conf"
 BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol")
 PARTITION = "debug"
+GPU_PARTITION = "gpu"  # the same node, declaring one GPU: a job asking gpu=1 can be placed there
 
 
 def missing() -> str | None:
@@ -70,9 +75,16 @@ SlurmctldTimeout=30
 SlurmdTimeout=60
 InactiveLimit=0
 KillWait=5
-NodeName={host} CPUs={cpus} RealMemory={memory_mb} State=UNKNOWN
+GresTypes=gpu
+NodeName={host} CPUs={cpus} RealMemory={memory_mb} Gres=gpu:1 State=UNKNOWN
 PartitionName={PARTITION} Nodes={host} Default=YES MaxTime=INFINITE State=UP
+PartitionName={GPU_PARTITION} Nodes={host} MaxTime=INFINITE State=UP
 """
+
+
+def gres_conf() -> str:
+    host = socket.gethostname().split(".")[0]
+    return f"# written by tests/workflow/slurm_cluster.py\nAutoDetect=off\nNodeName={host} Name=gpu Count=1 File=/dev/null\n"
 
 
 class Cluster:
@@ -81,6 +93,7 @@ class Cluster:
         self.memory_mb = memory_mb
         self.cpus = cpus or os.cpu_count() or 1
         self._saved_conf: str | None = None
+        self._saved_gres: str | None = None
         self._munged_pid: Path = self.state / "munged.pid"
 
     def _run(self, *cmd: str, timeout: int = 30) -> subprocess.CompletedProcess:
@@ -93,6 +106,9 @@ class Cluster:
             self._saved_conf = CONF.read_text()
         CONF.parent.mkdir(parents=True, exist_ok=True)
         CONF.write_text(slurm_conf(self.state, self.memory_mb, self.cpus))
+        if GRES.exists():
+            self._saved_gres = GRES.read_text()
+        GRES.write_text(gres_conf())
         sock = self.state / "munge" / "munge.socket"
         # setsid: the daemons leave pytest's process group, so a Ctrl-C of the tests does not
         # take them down half-way; stop() ends them by pid.
@@ -131,7 +147,8 @@ class Cluster:
         self._kill(self.state / "slurmd.pid")
         self._kill(self.state / "slurmctld.pid")
         self._kill(self._munged_pid)
-        if self._saved_conf is not None:
-            CONF.write_text(self._saved_conf)
-        elif CONF.exists():
-            CONF.unlink()
+        for path, saved in ((CONF, self._saved_conf), (GRES, self._saved_gres)):
+            if saved is not None:
+                path.write_text(saved)
+            elif path.exists():
+                path.unlink()

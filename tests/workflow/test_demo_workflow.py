@@ -125,7 +125,9 @@ def test_table4_has_a_number_for_every_detector_and_task(demo, repo):
             if cell == "–":
                 dashes += 1
                 continue
-            assert re.fullmatch(r"(\\textbf\{|\\underline\{)?\d{1,3}\.\d{2}\}?", cell), line
+            # a number, bold or underlined, then the marks that say when it cannot be trusted
+            assert re.fullmatch(r"(\\textbf\{|\\underline\{)?\d{1,3}\.\d{2}\}?(\\S\{\})?"
+                                r"(\\textsuperscript\{[a-z, ]+\})?", cell), line
     assert dashes == expected_dashes, latex
     assert "\\textbf{" in latex
     report = (demo / "results" / "report.md").read_text()
@@ -146,7 +148,7 @@ def test_scores_have_breakdowns_and_predictions_match_test_split(demo):
     test = pd.read_parquet(demo / "results" / "tasks" / "family" / "test.parquet")
     pred = pd.read_parquet(demo / "results" / "predictions" / "family" / "lr_tfidf.parquet")
     assert sorted(pred["id"]) == sorted(test["id"]) and {"gold", "pred"} <= set(pred.columns)
-    assert (demo / "results" / "models" / "family" / "lr_tfidf.pkl").is_file()
+    assert (demo / "results" / "models" / "family" / "lr_tfidf.skops").is_file()
     encoder = demo / "results" / "models" / "binary" / "minilm"
     assert (encoder / "config.json").is_file() and (encoder / "model.safetensors").is_file()
     assert not (demo / "results" / "checkpoints" / "binary" / "minilm").exists()
@@ -181,6 +183,43 @@ def test_t1_unseen_language_seen_domain_has_both_classes_and_one_class_subsets_a
         assert (f"(one class: {summary['one_class']} only)" in row) == bool(summary["one_class"]), row
 
 
+def test_report_opens_with_the_paper_beside_ours_and_marks_what_cannot_be_trusted(demo):
+    import json
+
+    results = demo / "results"
+    report = (results / "report.md").read_text()
+    headings = [line for line in report.splitlines() if line.startswith("## ")]
+    assert headings[0] == "## Reproduction: the paper beside ours"
+    assert "**This run is not on the paper's release** (task binary is built from the sources" in report
+    summary = json.loads((results / "tables" / "reproduction.json").read_text())
+    compared = [c for c in summary["cells"] if c["table"] == 4 and c["status"] == "both"]
+    scores = {(p.stem, p.parent.name): json.loads(p.read_text()) for p in (results / "scores").glob("*/*.json")}
+    for c in compared:  # ours is the score file's, the paper's the transcription's
+        assert abs(c["ours"] - scores[(c["detector"], c["task"])]["macro_f1"] * 100) < 1e-9
+        assert abs(c["delta"] - (c["ours"] - c["paper"])) < 1e-9
+    # the paper's 12 non-encoder rows on T1, the same less Fast-DetectGPT ("-" in the paper) on T2
+    assert len([c for c in compared if c["column"] == "T1"]) == 12 and len([c for c in compared if c["column"] == "T2"]) == 11
+    for task in ("binary", "family"):
+        assert (results / "figures" / f"reproduction_{task}.png").stat().st_size > 10_000
+    # an inverted detector is tagged wherever it appears, and only then
+    fdg = scores[("fast_detectgpt", "binary")]["threshold_metrics"]
+    thresholds = (results / "tables" / "thresholds.md").read_text()
+    fdg_line = next(line for line in thresholds.splitlines() if line.startswith("| Fast-DetectGPT"))
+    assert ("<sup>inverted</sup>" in fdg_line) == bool(fdg["inverted"])
+    assert "FPR realised @ 1%" in thresholds and "SVM<sub>TF-IDF</sub> <sup>margins</sup>" in thresholds
+    table4 = (results / "tables" / "table4.md").read_text()
+    assert "macro-F1 × 100" in table4 and "Robust (stylometry) <sup>ours</sup>" in table4
+    # Table 5's human-only subsets carry their true metric and stay out of the comparison
+    table5 = (results / "tables" / "table5.md").read_text()
+    subsets = json.loads((results / "tables" / "subset_tables.json").read_text())["5"]
+    for row in subsets["rows"]:
+        line = next(line for line in table5.splitlines() if line.startswith(f"| {row['title']}"))
+        assert ("human recall" in line) == (row["one_class"] == "human"), line
+    one_class = [c for c in summary["cells"] if c["table"] == 5 and c["status"] == "not comparable"]
+    assert len(one_class) == sum(1 for r in subsets["rows"] if r["one_class"])
+    assert "fast_detectgpt" not in subsets["detectors"] and "robust" in subsets["ours"]
+
+
 def test_second_run_does_nothing(demo, repo):
     proc = run(repo, demo, "-n")
     assert "Nothing to be done" in proc.stdout + proc.stderr
@@ -201,7 +240,7 @@ def test_changing_one_detector_reruns_only_it_and_the_tables(demo, repo, trial_p
             ("score", "task=family, detector=lr_tfidf"),
             # what reads every detector's predictions or scores: the paper's tables, figures, analyses
             ("analyses", "task=binary"), ("analyses", "task=family"),
-            ("paper_figures", ""), ("paper_section", ""), ("subset_tables", ""),
+            ("paper_figures", ""), ("paper_section", ""), ("subset_tables", ""), ("reproduction", ""),
         ]), proc.stdout
     finally:
         write_override(demo, trial_path)
@@ -213,7 +252,8 @@ def test_renaming_a_row_reruns_only_the_report(demo, repo, trial_path):
         jobs = planned_jobs(run(repo, demo, "-n").stdout)
         # nothing is refitted or rescored: only what prints row titles is written again
         assert jobs == sorted([("all", ""), ("report", ""), ("analyses", "task=binary"), ("analyses", "task=family"),
-                               ("paper_figures", ""), ("paper_section", ""), ("subset_tables", "")])
+                               ("paper_figures", ""), ("paper_section", ""), ("subset_tables", ""),
+                               ("reproduction", "")])
     finally:
         write_override(demo, trial_path)
 

@@ -106,7 +106,11 @@ def test_adding_a_model_plans_only_its_jobs_and_the_aggregates(llm_demo, repo):
                             "litellm_model": "hosted_vllm/mistralai/my-new-coder", "api_base": server.api_base}}
     write_registry(workdir, repo, server.api_base, extra=new)
     try:
-        jobs = planned_jobs(run(repo, workdir, *TARGETS, "-n").stdout)
+        # `enabled: auto` keeps the run's recorded answer until asked to probe again
+        kept = run(repo, workdir, *TARGETS, "-n")
+        assert not [j for j in planned_jobs(kept.stdout) if j[0] == "generate"]
+        assert "generators with an endpoint" in kept.stderr and "--config reprobe=true" in kept.stderr
+        jobs = planned_jobs(run(repo, workdir, *TARGETS, "-n", "--config", "reprobe=true").stdout)
         assert jobs == [("generate", "model=my-new-coder"), ("generation_report", "")]
     finally:
         write_registry(workdir, repo, server.api_base)
@@ -145,9 +149,43 @@ def test_generated_code_enters_the_pool_and_a_new_model_adds_only_its_jobs(llm_d
         new = {"my-new-coder": {"family": "Mistral", "reasoning": False, "droid_collection": False,
                                 "litellm_model": "hosted_vllm/mistralai/my-new-coder", "api_base": server.api_base}}
         write_registry(workdir, repo, server.api_base, extra=new)
-        jobs = planned_jobs(run(repo, workdir, pool_target, "-n").stdout)
+        jobs = planned_jobs(run(repo, workdir, pool_target, "-n", "--config", "reprobe=true").stdout)
         assert jobs == [("dataset_pool", ""), ("generate", "model=my-new-coder"),
                         ("normalize", "kind=generations, name=my-new-coder")]
     finally:
         write_registry(workdir, repo, server.api_base)
+        override.write_text(saved)
+
+
+def test_a_new_models_code_is_scored_by_the_fitted_detectors_without_a_rebuild(llm_demo, repo):
+    """A models file of one's own layered on the paper's registry, and the new model's
+    generations as a test set of T1: only its generation, the test set, and each fitted
+    detector's prediction and score on it run; nothing is refitted, no pool is built."""
+    workdir, server, _ = llm_demo
+    detectors = ("majority", "lr_tfidf")
+    run(repo, workdir, *[f"results/scores/binary/{d}.json" for d in detectors])  # fitted once, on the task
+    override = workdir / "override.yaml"
+    saved = override.read_text()
+    mine = {"models": {"my-new-coder": {"family": "Mistral", "reasoning": False, "droid_collection": False,
+                                        "litellm_model": "hosted_vllm/mistralai/my-new-coder",
+                                        "api_base": server.api_base}}}
+    (workdir / "my_models.yaml").write_text(yaml.safe_dump(mine))
+    config = yaml.safe_load(saved)
+    config["registry"] = [str(workdir / "models.yaml"), str(workdir / "my_models.yaml")]
+    config["tasks"] = {"binary": {"test_sets": {"my_coder": {"generation": "my-new-coder", "outside_labels": "drop"}}}}
+    override.write_text(yaml.safe_dump(config))
+    targets = [f"results/scores/binary/test_sets/my_coder/{d}.json" for d in detectors]
+    try:
+        jobs = planned_jobs(run(repo, workdir, *targets, "-n").stdout)
+        assert jobs == sorted([("generate", "model=my-new-coder"), ("test_set", "task=binary, test_set=my_coder"),
+                               *[("predict_test_set", f"task=binary, test_set=my_coder, detector={d}") for d in detectors],
+                               *[("score_test_set", f"task=binary, test_set=my_coder, detector={d}") for d in detectors]])
+        run(repo, workdir, *targets)
+        rows = pd.read_parquet(workdir / "results" / "tasks" / "binary" / "test_sets" / "my_coder.parquet")
+        assert len(rows) and set(rows["generator"]) == {"my-new-coder"} and set(rows["target"]) == {"machine"}
+        for d in detectors:
+            score = yaml.safe_load((workdir / "results" / "scores" / "binary" / "test_sets" / "my_coder" / f"{d}.json")
+                                   .read_text())
+            assert score["n"] == len(rows) and score["per_class"]["machine"]["support"] == len(rows)
+    finally:
         override.write_text(saved)

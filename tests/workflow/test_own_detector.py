@@ -23,15 +23,16 @@ pytestmark = pytest.mark.workflow
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
 
-def snakemake(repo, workdir, *targets):
+def snakemake(repo, workdir, *targets, configs=None, check=True):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONWARNINGS": "ignore",
                 "PYTHONPATH": os.pathsep.join([str(EXAMPLES), env.get("PYTHONPATH", "")])})
     proc = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile"),
                            "--directory", str(workdir), "--cores", "2", *targets,
-                           "--configfile", str(workdir / "mine.yaml")], capture_output=True, text=True, env=env,
-                          timeout=1200)
-    assert proc.returncode == 0, proc.stderr[-4000:]
+                           "--configfile", *(configs or [str(workdir / "mine.yaml")])], capture_output=True,
+                          text=True, env=env, timeout=1200)
+    if check:
+        assert proc.returncode == 0, proc.stderr[-4000:]
     return proc
 
 
@@ -55,7 +56,12 @@ def tiny_classifier(folder: Path) -> str:
     return str(folder)
 
 
-def test_own_detectors_are_table4_rows_with_threshold_metrics(repo, trial_path, tmp_path):
+@pytest.fixture(scope="module")
+def own_run(demo_run, repo, trial_path, tmp_path_factory):
+    """config/own_detector.yaml with every plug-in kind, run in the demo slice's own directory:
+    a run of its own (results/own_detector/) beside the demo's results/."""
+    workdir, _ = demo_run
+    tmp_path = tmp_path_factory.mktemp("own")
     files = tmp_path / "elsewhere"
     config = yaml.safe_load((repo / "config" / "own_detector.yaml").read_text())
     config["sources"]["trial"].update(files=str(trial_path), limit=400)
@@ -64,18 +70,24 @@ def test_own_detectors_are_table4_rows_with_threshold_metrics(repo, trial_path, 
     config["detectors"]["their_model"] = {"kind": "hf_classifier", "title": "Their model", "params": {
         "model": tiny_classifier(tmp_path / "classifier"), "label_map": {"HUMAN": "human", "AI": "machine"},
         "max_length": 128}}
-    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(config))
-    snakemake(repo, tmp_path, "results/tasks/binary/test.parquet")
+    (workdir / "mine.yaml").write_text(yaml.safe_dump(config))
+    results = workdir / config["results"]
+    snakemake(repo, workdir, f"{config['results']}/tasks/binary/test.parquet")
     # someone else's detector, run on the task's rows outside the workflow
     files.mkdir()
     rng = np.random.default_rng(0)
     for split in ("test", "validation"):
-        rows = pd.read_parquet(tmp_path / "results" / "tasks" / "binary" / f"{split}.parquet", columns=["id", "code"])
+        rows = pd.read_parquet(results / "tasks" / "binary" / f"{split}.parquet", columns=["id", "code"])
         machine = np.clip(rows["code"].str.count("#").to_numpy() / 20 + rng.random(len(rows)) * 0.5, 0, 1)
         pd.DataFrame({"id": rows["id"], "pred": np.where(machine > 0.5, "machine", "human"),
                       "score_human": 1 - machine, "score_machine": machine}).to_csv(files / f"{split}.csv", index=False)
-    snakemake(repo, tmp_path)
-    results = tmp_path / "results"
+    snakemake(repo, workdir)
+    return workdir, results, config, files
+
+
+def test_own_detectors_are_table4_rows_with_threshold_metrics(own_run):
+    workdir, results, config, files = own_run
+    assert results == workdir / "results" / "own_detector"
     table = (results / "tables" / "table4.md").read_text()
     plugins = ("mine", "mine_zero_shot", "theirs", "their_model")
     titles = [config["detectors"][d]["title"] for d in plugins]
@@ -93,3 +105,35 @@ def test_own_detectors_are_table4_rows_with_threshold_metrics(repo, trial_path, 
     thresholds = (results / "tables" / "thresholds.md").read_text()
     assert all(title in thresholds for title in titles)
     assert "## Threshold metrics" in (results / "report.md").read_text()
+
+
+def test_the_demo_run_beside_it_is_untouched(own_run, repo):
+    """Two runs side by side: after the own-detector run, the demo slice in the same directory
+    has nothing to do, and the own config pointed at the demo's root is refused before any job."""
+    from workflow.test_demo_workflow import planned_jobs, run
+
+    workdir, _, _, _ = own_run
+    again = run(repo, workdir, "-n")
+    assert "Nothing to be done" in again.stdout + again.stderr and planned_jobs(again.stdout) == []
+    refused = snakemake(repo, workdir, "-n", "--config", "results=results", check=False)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0
+    assert "results/ holds the run of config/demo.yaml + override.yaml" in said and "--config results=DIR" in said
+    assert "Traceback" not in said
+
+
+def test_a_layer_adds_only_its_rows_to_a_run(own_run, repo):
+    """docs/examples/beside_the_demo.yaml on the demo slice: its detector's fit and score, and the
+    tables; a dry run, so the demo's root stays the demo's."""
+    from workflow.test_demo_workflow import planned_jobs
+
+    workdir, _, _, _ = own_run
+    layer = str(repo / "docs" / "examples" / "beside_the_demo.yaml")
+    proc = snakemake(repo, workdir, "-n", configs=[str(repo / "config" / "demo.yaml"), str(workdir / "override.yaml"),
+                                                   layer])
+    assert "(a layer added)" in proc.stderr
+    jobs = planned_jobs(proc.stdout)
+    assert [j for j in jobs if j[0] in ("detect", "score", "features", "task_split", "source")] == [
+        ("detect", "task=binary, detector=mine"), ("score", "task=binary, detector=mine")]
+    assert {"report", "reproduction", "subset_tables"} <= {r for r, _ in jobs}
+    assert not (workdir / "results" / "run.json").read_text().count("beside_the_demo")  # a dry run claims nothing

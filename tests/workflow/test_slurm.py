@@ -1,11 +1,13 @@
 """The workflow on a real single-node SLURM cluster (munged, slurmctld, slurmd; see
-slurm_cluster.py and DEVELOPERS.md) through snakemake-executor-plugin-slurm and
-workflow/profiles/slurm, on a small classical-detector slice of the demo, run from the reproducibility tests' second
-machine (tests/workflow/conftest.py: slice_run_b).
+slurm_cluster.py and DEVELOPERS.md) through snakemake-executor-plugin-slurm, the workflow's
+profiles/slurm and a site profile made as docs/cluster.md says (`aicd site-profile DIR`, its
+partitions file edited for this cluster), on a small classical-detector slice of the demo, run
+from the reproducibility tests' second machine (tests/workflow/conftest.py: slice_run_b).
 
 Checks: every job that is not a localrule went through sbatch (a SLURM job id per job in
-snakemake's log, and the same ids in squeue); Table 4 is byte-identical to a local run of
-the same slice; a job over its mem_mb is killed by SLURM and resubmitted with more memory
+snakemake's log, and the same ids in squeue); the job of a detector that asks a GPU went to the
+GPU partition by itself and every other job to the CPU one; Table 4 is byte-identical to a local
+run of the same slice; a job over its mem_mb is killed by SLURM and resubmitted with more memory
 (attempt 2); a second run submits nothing. The cluster is stopped afterwards."""
 
 from __future__ import annotations
@@ -20,13 +22,14 @@ import pytest
 import yaml
 
 from components import require
-from workflow.slurm_cluster import PARTITION, Cluster
+from workflow.slurm_cluster import GPU_PARTITION, PARTITION, Cluster
 
 pytestmark = pytest.mark.workflow
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
 # attempt 1 of every `source` job gets 150 MB: the job step (snakemake --mode remote and the
 # stage it starts) needs more, so slurmstepd kills it; attempt 2 gets 3000 MB and completes.
 MEM_TEST = "source:mem_mb=150 if attempt == 1 else 3000"
+GPU_DETECTOR = "majority"  # asks one GPU on the cluster run (a dummy: it runs on the CPU all the same)
 
 
 def snakemake(repo: Path, workdir: Path, env_extra: dict, *args: str) -> subprocess.CompletedProcess:
@@ -37,25 +40,43 @@ def snakemake(repo: Path, workdir: Path, env_extra: dict, *args: str) -> subproc
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
 
 
-def squeue_all() -> dict[str, tuple[str, str, str]]:
-    """SLURM job id -> (state, comment (rule and wildcards), memory asked), finished jobs included."""
-    out = subprocess.run(["squeue", "--states=all", "-h", "-o", "%i|%T|%k|%m"], capture_output=True, text=True,
+def squeue_all() -> dict[str, tuple[str, str, str, str]]:
+    """SLURM job id -> (state, comment (rule and wildcards), memory asked, partition), finished
+    jobs included."""
+    out = subprocess.run(["squeue", "--states=all", "-h", "-o", "%i|%T|%k|%m|%P"], capture_output=True, text=True,
                          timeout=30, check=True).stdout
     jobs = {}
     for line in out.splitlines():
-        jobid, state, comment, mem = line.split("|", 3)
-        jobs[jobid] = (state, comment, mem)
+        jobid, state, comment, mem, partition = line.split("|", 4)
+        jobs[jobid] = (state, comment, mem, partition)
     return jobs
 
 
+def site_profile(workdir: Path) -> Path:
+    """The site profile docs/cluster.md has one make (`aicd site-profile DIR`), edited for this
+    cluster: its two partitions, and job states from squeue (no accounting here)."""
+    site = workdir / "site"
+    made = subprocess.run([sys.executable, "-c", "import sys; from aicd.cli import main; sys.exit(main())",
+                           "site-profile", str(site)], capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    (site / "partitions.yaml").write_text(yaml.safe_dump({"partitions": {
+        PARTITION: {"max_threads": 2, "max_mem_mb": 8000},
+        GPU_PARTITION: {"max_threads": 2, "max_mem_mb": 8000, "max_gpu": 1}}}))
+    config = yaml.safe_load((site / "config.yaml").read_text())
+    config.update({"slurm-status-command": "squeue", "slurm-init-seconds-before-status-checks": 3})
+    (site / "config.yaml").write_text(yaml.safe_dump(config))
+    return site
+
+
 def run_on_slurm(repo: Path, workdir: Path, config: dict, env: dict, cluster: Cluster) -> dict:
-    """The slice run twice through workflow/profiles/slurm on `cluster` (tests/workflow/conftest.py's
+    """The slice run twice through profiles/slurm and a site profile on `cluster` (tests/workflow/conftest.py's
     slice_run_b, which is also the reproducibility tests' second machine): the runs and the squeue
     snapshots before, after the first and after the second."""
+    config = {**config, "detectors": {**config["detectors"], GPU_DETECTOR: {
+        **config["detectors"][GPU_DETECTOR], "resources": {"gpu": 1}}}}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    slurm_args = ("--profile", str(repo / "workflow" / "profiles" / "slurm"), "--jobs", "2", "--max-threads", "2",
-                  "--default-resources", f"slurm_partition={PARTITION}", "mem_mb=2000", "runtime=60",
-                  "--slurm-init-seconds-before-status-checks", "3", "--set-resources", MEM_TEST)
+    slurm_args = ("--workflow-profile", str(repo / "profiles" / "slurm"), "--profile", str(site_profile(workdir)),
+                  "--jobs", "2", "--max-threads", "2", "--set-resources", MEM_TEST)
     before = set(squeue_all())
     proc = snakemake(repo, workdir, env, *slurm_args)
     assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}\n" + \
@@ -86,7 +107,7 @@ def test_every_non_local_job_went_through_sbatch(runs, repo):
     jobs = {j: v for j, v in runs["after_first"].items() if j not in runs["before"]}
     assert ids == set(jobs), (ids, jobs)  # the ids snakemake logged are the jobs SLURM ran
     rules_on_slurm = {re.match(r"rule_(\w+?)_wildcards|rule_(\w+)$", c).group(1) or c[5:]
-                      for _, c, _ in jobs.values()}
+                      for _, c, _, _ in jobs.values()}
     # the compute rules of the slice ran on SLURM; the localrules did not
     assert {"source", "normalize", "dataset_pool", "task_split", "features", "detect", "score"} <= rules_on_slurm
     assert not rules_on_slurm & {"all", "report", "inputs", "subset_tables", "paper_section", "paper_figures",
@@ -97,7 +118,18 @@ def test_every_non_local_job_went_through_sbatch(runs, repo):
     local_jobs = {jid for kind, _, jid in blocks if kind == "localrule"}
     assert remote_jobs and local_jobs
     assert {jid for jid, _ in submitted} == remote_jobs
-    assert all(state == "COMPLETED" for state, c, _ in jobs.values() if not c.startswith("rule_source"))
+    assert all(state == "COMPLETED" for state, c, _, _ in jobs.values() if not c.startswith("rule_source"))
+
+
+def test_a_gpu_job_goes_to_the_gpu_partition_by_its_detectors_declaration(runs):
+    """No partition is named anywhere: the site profile's partitions file and each job's gpu
+    resource (the detector's `resources: {gpu: 1}`) place it."""
+    jobs = {j: v for j, v in runs["after_first"].items() if j not in runs["before"]}
+    partitions = {c: p for _, c, _, p in jobs.values()}
+    gpu_job = next(c for c in partitions if c.startswith("rule_detect") and GPU_DETECTOR in c)
+    assert partitions.pop(gpu_job) == GPU_PARTITION
+    assert set(partitions.values()) == {PARTITION}, partitions
+    assert re.search(rf"Auto-selected partition '{GPU_PARTITION}' for job detect", runs["proc"].stderr)
 
 
 def test_table4_is_the_same_as_a_local_run(runs):

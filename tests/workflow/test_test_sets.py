@@ -139,6 +139,6 @@ def test_snakemake_html_report_renders_table4_and_figures(with_test_set, repo):
         page.close()
     print(f"screenshot of Table 4 in the HTML report: {shot}")
     assert "Figures" in menu and "Tables" in menu
-    assert "table4.html" in listing
+    assert "table4.html" in listing and "reproduction.html" in listing  # the paper beside ours, registered
     assert "LR" in table and "T1 Binary · codeaid" in table and " ± " in table
     assert shot.stat().st_size > 5_000

@@ -9,7 +9,8 @@ The AICD Bench command:
     aicd verify RESULTS_A RESULTS_B      same inputs: are all tables and scores byte-identical?
     aicd submission check|score PRED     a hidden-label submission: check it, score it into results
     aicd leaderboard DIR --out SITE      a static leaderboard site from submission results
-    aicd fetch-inputs                    download and verify the pinned inputs (make pinned-inputs)"""
+    aicd fetch-inputs                    download and verify the pinned inputs (make pinned-inputs)
+    aicd site-profile DIR                your cluster's Snakemake profile, outside the repository"""
 
 from __future__ import annotations
 
@@ -25,27 +26,50 @@ log = logging.getLogger("aicd")
 USAGE = "The AICD Bench command line:\n\n" + __doc__.split("command:\n\n", 1)[1]
 
 EXAMPLES = """\
-examples:
-  # label every file in a folder with a detector the workflow fitted (TF-IDF + SVM, task T1)
-  aicd detect my_repo/ --model results/models/T1/svm_tfidf.pkl
-  aicd detect a.py b.java --model results/models/T1/lr_tfidf.pkl --out predictions.csv   # or .jsonl
+examples (paths the demo creates; another run's root, e.g. results/own_detector, works the same):
+  # label every file in a folder with a detector the workflow fitted (TF-IDF + SVM, the demo's T1)
+  aicd detect my_repo/ --model results/models/binary/svm_tfidf.skops
+  aicd detect a.py b.java --model results/models/binary/lr_tfidf.skops --out predictions.csv   # or .jsonl
 
   # score a SemEval-2026 Task 13 submission (id,label with integer labels) against gold
   aicd score submission.csv gold.parquet --label-map 0=human,1=machine --json score.json
   # score the workflow's own predictions against the task's test split
-  aicd score results/predictions/T1/svm_tfidf.parquet results/tasks/T1/test.parquet
+  aicd score results/predictions/binary/svm_tfidf.parquet results/tasks/binary/test.parquet
 
   # is detector A better than detector B on the same rows? (paired bootstrap, seeded)
-  aicd compare results/predictions/T1/svm_tfidf.parquet results/predictions/T1/lr_ast.parquet \\
-      results/tasks/T1/test.parquet
+  aicd compare results/predictions/binary/svm_tfidf.parquet results/predictions/binary/lr_ast.parquet \\
+      results/tasks/binary/test.parquet
+
+  # are two runs the same? (input fingerprints, then every table and score byte for byte)
+  aicd verify results results/own_detector
 
 Gold files: parquet, CSV or JSONL with `id` and `target`, `label` or `gold` (the first present); subset,
 language, domain and generator columns, when present, give per-subset breakdowns.
 """
 
+DETECT_COLUMNS = """\
+columns of the output:
+  path, language        the file, and its language: from --language, its extension, or identified
+  language_from         which of the three: given (--language), extension or langid
+  pred                  the label the detector gives
+  score_<class>         a score per class, as in the workflow's predictions files; what they are is
+                        the model's score kind, printed on stderr: probabilities (each in [0, 1],
+                        summing to one), margins (a linear SVM's decision function) or the detector's
+                        own scale; higher means more that class either way
+  ood_score             (models on a feature set) distance to the training rows, about 1 for rows like
+                        them; from 2 up the file is unlike anything the model was fitted on
+  outside_benchmark     the first of the benchmark's Table 3 filters the file fails (too short, too long,
+                        lines too long, ...), empty when it passes: a label there is outside what the
+                        benchmark measured
+  language_unseen       the model saw no training row in this language (its labels there are a guess
+                        under language shift)
+"""
+
 
 def build_parser():
     import argparse
+
+    from .fitted_files import add_trust_arguments
 
     parser = argparse.ArgumentParser(prog="aicd", description=USAGE, epilog=EXAMPLES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -58,14 +82,22 @@ def build_parser():
                                    "of the nine languages; the language comes from the extension, else is "
                                    "identified from the code. Unreadable, binary and empty files are skipped "
                                    "and counted.",
-                       epilog="examples:\n  aicd detect src/ --model results/models/T1/svm_tfidf.pkl\n"
-                              "  aicd detect snippet.txt --language Python --model results/models/T1/lr_tfidf.pkl\n"
-                              "  aicd detect src/ --model results/models/T1/svm_tfidf.pkl --out labels.jsonl")
+                       epilog="examples (the demo's models; another run's root works the same):\n"
+                              "  aicd detect src/ --model results/models/binary/svm_tfidf.skops\n"
+                              "  aicd detect snippet.txt --language Python --model results/models/binary/lr_tfidf.skops\n"
+                              "  aicd detect src/ --model results/models/binary/robust.skops --out labels.jsonl\n"
+                              "  aicd detect src/ --model results/models/binary/minilm        # an encoder: a folder\n\n"
+                              + DETECT_COLUMNS + "\n"
+                              "Reading a model runs no code from it: a .skops file is read only if every type in it "
+                              "is one\nthis version trusts, and a pickle (an older aicd's model) only with "
+                              "--trust-pickle.")
     d.add_argument("paths", nargs="+", metavar="PATH", help="code files or folders")
     d.add_argument("--model", required=True, help="a fitted model written by the workflow: "
-                   "results/models/TASK/DETECTOR.pkl (or the folder of an encoder)")
+                   "RESULTS/models/TASK/DETECTOR.skops (or the folder of an encoder); RESULTS is the run's root, "
+                   "results for the demo")
     d.add_argument("--out", help="write predictions to this .csv or .jsonl instead of printing a table")
     d.add_argument("--language", help="the language of every file (overrides extension and identification)")
+    add_trust_arguments(d)
 
     s = sub.add_parser("score", help="score a predictions file against a gold file", formatter_class=raw,
                        description="Macro-F1 with a 95% bootstrap interval, accuracy, per-class precision/recall/F1 "
@@ -73,10 +105,10 @@ def build_parser():
                                    "the workflow's predictions parquet (id, gold, pred), or CSV/JSONL/parquet with id "
                                    "and pred or label. GOLD: parquet/CSV/JSONL with id and target, label or gold (the first present).",
                        epilog="examples:\n  aicd score submission.csv gold.csv --label-map 0=human,1=machine\n"
-                              "  aicd score results/predictions/T1/svm_tfidf.parquet results/tasks/T1/test.parquet "
+                              "  aicd score results/predictions/binary/svm_tfidf.parquet results/tasks/binary/test.parquet "
                               "--json score.json\n"
                               "  # how many humans are wrongly accused at a threshold set for 1% FPR on validation\n"
-                              "  aicd score results/predictions/T1/lr_tfidf.parquet results/tasks/T1/test.parquet "
+                              "  aicd score results/predictions/binary/lr_tfidf.parquet results/tasks/binary/test.parquet "
                               "--fpr 0.01\n"
                               "  aicd score mine.csv gold.csv --validation mine_on_validation.csv --fpr 0.01 0.05")
     s.add_argument("pred", metavar="PRED")
@@ -89,14 +121,17 @@ def build_parser():
                         "score_<class> columns in PRED and validation scores of human rows (--validation)")
     s.add_argument("--validation", metavar="FILE", help="validation scores the thresholds are set on: a "
                    "validation_scores parquet (id, domain, machine_score) or predictions on validation rows with "
-                   "gold and score_human; found on its own for results/predictions/TASK/DETECTOR.parquet")
+                   "gold and score_human; found on its own for RESULTS/predictions/TASK/DETECTOR.parquet")
     s.add_argument("--json", dest="json_out", metavar="OUT", help="also write the full result as JSON")
 
     c = sub.add_parser("compare", help="paired bootstrap test of two predictions files", formatter_class=raw,
                        description="Macro-F1 of A minus B on the same gold rows, its 95% bootstrap interval and a "
-                                   "two-sided p-value (both resampled on the same rows, seeded). Both files must "
-                                   "cover every gold id.",
-                       epilog="example:\n  aicd compare a.csv b.csv gold.parquet --label-map 0=human,1=machine")
+                                   "two-sided p-value, both from the same paired resamples (seeded), so they agree: "
+                                   "the interval excludes 0 exactly when p <= 0.05. Both files must cover every "
+                                   "gold id.",
+                       epilog="examples:\n  aicd compare a.csv b.csv gold.parquet --label-map 0=human,1=machine\n"
+                              "  aicd compare results/predictions/binary/svm_tfidf.parquet "
+                              "results/predictions/binary/lr_ast.parquet results/tasks/binary/test.parquet")
     c.add_argument("pred_a", metavar="PRED_A")
     c.add_argument("pred_b", metavar="PRED_B")
     c.add_argument("gold", metavar="GOLD")
@@ -107,7 +142,8 @@ def build_parser():
                        description="Are two runs the same? Compares their input fingerprints and code versions "
                                    "(results/inputs.json). Same inputs and code: every table and score file must be "
                                    "byte-identical, and each that differs is named. Otherwise what differs is named.",
-                       epilog="example:\n  aicd verify run1/results run2/results")
+                       epilog="examples:\n  aicd verify run1/results run2/results\n"
+                              "  aicd verify results results/own_detector     # two runs side by side")
     v.add_argument("a", help="a results folder (or the working directory holding results/)")
     v.add_argument("b", help="the other results folder")
     sub.add_parser("fetch-inputs", help="download the pinned inputs into the cache and verify them", formatter_class=raw,
@@ -115,6 +151,15 @@ def build_parser():
                                "sha256) into ~/.cache/aicd/pinned (or $AICD_CACHE/pinned) and checks each hash; a "
                                "file already there and intact is kept. The demo's human code is gathered from them.",
                    epilog="example:\n  aicd fetch-inputs        # what `make pinned-inputs` runs")
+    sp = sub.add_parser("site-profile", help="make your cluster's Snakemake profile outside the repository",
+                        formatter_class=raw, description="Copies profiles/site-template (config.yaml: jobs, "
+                        "account, defaults; partitions.yaml: your partitions and their GPUs) into DIR, a folder "
+                        "outside the repository that you then edit. GPU jobs go to a GPU partition by the "
+                        "partitions file, from each detector's own `gpu` (docs/cluster.md).",
+                        epilog="example:\n  aicd site-profile ~/.config/snakemake/aicd-site\n"
+                               "  snakemake --workflow-profile profiles/slurm --profile ~/.config/snakemake/aicd-site")
+    sp.add_argument("dir", metavar="DIR", help="the site profile's folder (outside the repository)")
+    sp.add_argument("--force", action="store_true", help="replace the files of an existing site profile")
     from .submission_cli import add_parsers
 
     add_parsers(sub, raw)
@@ -171,10 +216,12 @@ def detect_command(args) -> None:
 
     from .detectors.apply import detect, flag_summary, read_files
     from .detectors.bundle import load_bundle
+    from .scores import SCORE_KINDS, declared
 
     if args.out:
         _out_format(args.out)   # refused before any work, not after it
-    model = load_bundle(args.model)
+    check_model_path(args.model)
+    model = load_bundle(args.model, trust_pickle=args.trust_pickle, trust_types=args.trust_type or [])
     started = time.perf_counter()
     files = read_files(args.paths, args.language)
     if files.skipped:  # a counted, reported skip: always on stderr, whatever the logging setup
@@ -184,6 +231,9 @@ def detect_command(args) -> None:
                         + (f" ({files.skip_summary()})" if files.skipped else ""))
     result = detect(model, files)
     print(f"aicd detect: {flag_summary(result, model)}", file=sys.stderr)
+    kind = declared(result)
+    if kind:
+        print(f"aicd detect: score_<class> columns are {SCORE_KINDS[kind]}", file=sys.stderr)
     seconds = time.perf_counter() - started
     log.info("%d files labelled in %.2fs (%.0f files/s), %d skipped", len(result), seconds,
              len(result) / max(seconds, 1e-9), sum(files.skipped.values()))
@@ -192,6 +242,25 @@ def detect_command(args) -> None:
         log.info("wrote %s", args.out)
     else:
         _print_table(result)
+
+
+def check_model_path(model: str) -> None:
+    """A --model that does not exist: one line listing the fitted models nearby (the models
+    folder it names, else every run root's under the working directory)."""
+    from pathlib import Path
+
+    path = Path(model)
+    if path.exists():
+        return
+    parts = path.parts
+    models = Path(*parts[:parts.index("models") + 1]) if "models" in parts else None
+    roots = [models] if models is not None and models.is_dir() else sorted(Path(".").glob("results/**/models"))
+    fitted = sorted(str(p) for root in roots for p in root.glob("*/*")
+                    if p.suffix == ".skops" or (p.is_dir() and (p / "config.json").is_file()))
+    listing = (f"; fitted models here: {', '.join(fitted[:12])}" + (f" and {len(fitted) - 12} more" if len(fitted) > 12
+                                                                   else "")) if fitted else \
+        "; no fitted model under results/: run the workflow first (make demo)"
+    raise AicdError(f"--model {model}: no such file or folder{listing}")
 
 
 def _print_score(result: dict) -> None:
@@ -256,11 +325,18 @@ def compare_command(args) -> None:
     r = compare_files(args.pred_a, args.pred_b, args.gold, args.labels, parse_label_map(args.label_map),
                       args.resamples, args.seed)
     lo, hi = r["difference_ci"]
+    p = f"p < {1 / r['resamples']:.4g}" if r["p_value"] == 0 else f"p = {r['p_value']:.4f}"
     print(f"{r['n']} rows; macro-F1 A {r['macro_f1_a']:.4f}, B {r['macro_f1_b']:.4f}")
-    print(f"A - B = {r['difference']:+.4f} (95% CI {lo:+.4f} to {hi:+.4f}), p = {r['p_value']:.4f} "
-          f"(paired bootstrap, {r['resamples']} resamples, seed {r['seed']})")
+    print(f"A - B = {_signed(r['difference'])} (95% CI {_signed(lo)} to {_signed(hi)}), {p} "
+          f"(paired bootstrap, {r['resamples']} resamples, seed {r['seed']}; the interval and p come from the same "
+          f"resamples: the interval excludes 0 exactly when p <= 0.05)")
     if args.json_out:
         write_json(r, args.json_out)
+
+
+def _signed(x: float) -> str:
+    """+0.0404, or +1.2e-05 for a value too small for four decimals (never a bare -0.0000)."""
+    return f"{x:+.4f}" if x == 0 or abs(x) >= 5e-5 else f"{x:+.1e}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -282,6 +358,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .sources.pinned import main as pinned_main
 
             pinned_main(["fetch"])
+        elif args.command == "site-profile":
+            from .site_profile import main as site_profile_main
+
+            site_profile_main(args)
         else:
             {"detect": detect_command, "score": score_command, "compare": compare_command}[args.command](args)
 

@@ -61,7 +61,13 @@ def _with_defaults(validator_class):
     return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
 
 
+COMMAND_LINE_FLAGS = ("reprobe",)  # top-level booleans a user gives as --config KEY=true
+
+
 def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> None:
+    for key in COMMAND_LINE_FLAGS:  # snakemake's --config reads only True/False as booleans
+        if str(config.get(key)).lower() in ("true", "false"):
+            config[key] = str(config[key]).lower() == "true"
     full = schema(schema_path)
     validator = jsonschema.Draft202012Validator(full)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import published
 from .config import stage_on
 from .generate.protocols import NEEDS_INSTRUCTION
 
@@ -109,6 +110,11 @@ class Plan:
         needs_generation = built or not any(t.mode == "release" for t in tasks.values())
         llm_off: list[str] = []
         generators, instructor_ok = _generators(config, models, resolved, llm_off)
+        generators = list(generators) if needs_generation else []
+        for model in _test_set_generators(tasks, models, config):  # asked for by name: planned whatever `enabled` says
+            if model not in generators:
+                generators.append(model)
+        needs_generation = needs_generation or bool(generators)
         protocols = _protocols(config) if generators else {}
         if generators and not instructor_ok and any(p in NEEDS_INSTRUCTION for p in protocols):
             llm_off.append("the instruction-based protocols (the instructor has no endpoint)")
@@ -157,6 +163,20 @@ class Plan:
     def trained(self, task: str) -> list[str]:
         """Detectors of `task` that learn from its train split (no dummies, no zero-shot)."""
         return [d for t, d in self.pairs if t == task and not self.detectors[d].dummy and not self.detectors[d].zero_shot]
+
+    def paper_rows(self) -> dict[str, str]:
+        """configured detector -> the paper's Table 4 row it is (aicd.published); the others are ours."""
+        return published.match_detectors({d: {"kind": det.kind, "features": det.features, "params": det.params}
+                                          for d, det in self.detectors.items()})
+
+    def averaged(self, task: str) -> tuple[list[str], str]:
+        """"The detectors averaged" of Tables 5-7 and the all-fail analysis, one definition:
+        the paper's trained rows run on `task` (its Table 4 rows less the dummy baselines and
+        the zero-shot Fast-DetectGPT; our own detectors and the LLM judges are kept out). Where
+        none of the paper's rows ran, every trained detector, said as ("ours")."""
+        trained = self.trained(task)
+        paper = [d for d in trained if d in self.paper_rows()]
+        return (paper, "paper") if paper else (trained, "ours")
 
     def score_labels(self, task: str, detector: str) -> tuple:
         """The classes a detector is scored on: the task's, or human vs machine where it binarises."""
@@ -209,10 +229,11 @@ class Plan:
             return any(getattr(FEATURIZERS.get(k), "named_columns", False) for k in feature_kinds(self.features, featureset))
 
         trained = self.trained(task)
+        averaged, _ = self.averaged(task)
         coefficients = [d for d in trained if self.detectors[d].explains == "coefficients"
                         and getattr(FEATURIZERS.get(kind_of(self.detectors[d].features)), "back_projects", False)]
         shap = [d for d in trained if self.detectors[d].explains == "shap" and named(self.detectors[d].features)]
-        return {"coefficients": coefficients[:1], "shap": shap, "trained": trained}
+        return {"coefficients": coefficients[:1], "shap": shap, "trained": averaged}
 
     # ---------------------------------------------------------------- layouts for the report stage
 
@@ -225,20 +246,42 @@ class Plan:
             # perturbed sets are not Table 4 columns: the OOD table gives their flip rates
             "test_sets": [[t, s, spec.get("title", s)] for t, task in self.tasks.items()
                           for s, spec in task.test_sets.items() if "perturbation" not in spec],
+            "paper_rows": self.paper_rows(),  # the others are marked as ours
         }
 
     def subset_tables_layout(self) -> dict:
         tables = {}
         for number, kind in ((5, "binary"), (6, "family"), (7, "fine_grained")):
             task = next((t for t, spec in self.tasks.items() if spec.kind == kind), None)
-            detectors = []
+            detectors, over, ours = [], "paper", []
             if task:
-                two_class = len(self.tasks[task].labels) == 2
-                detectors = [d for t, d in self.pairs if t == task and not self.detectors[d].dummy
-                             and (not self.detectors[d].binarise or two_class)]
+                detectors, over = self.averaged(task)
+                ours = [d for d in self.trained(task) if d not in detectors]
             tables[str(number)] = {"task": task, "labels": list(self.tasks[task].labels) if task else [],
-                                   "detectors": detectors}
+                                   "detectors": detectors, "averaged_over": over, "ours": ours}
         return {"tables": tables, "titles": {d: det.title for d, det in self.detectors.items()}}
+
+    def paper_kind_tasks(self) -> list[str]:
+        """Tasks of one of the paper's three kinds (a column of its Table 4), each kind's first."""
+        seen, out = set(), []
+        for t, task in self.tasks.items():
+            if task.kind in ("binary", "family", "fine_grained") and task.kind not in seen:
+                seen.add(task.kind)
+                out.append(t)
+        return out
+
+    def reproduction_layout(self) -> dict:
+        """What the reproduction table needs: tasks and their kinds, which detector is which of
+        the paper's Table 4 rows, and which judge (score file name) is which Table 8 row."""
+        rows = self.paper_rows()
+        judging = self.config.get("judging") or {}
+        specs = judging.get("judges") or {}
+        judges = [[f"judge_{j}_{m}", published.match_judge(str((specs.get(j) or {}).get("model", "")), m)]
+                  for j in self.judges for m in self.modes]
+        return {"tasks": [[t, task.title, task.kind] for t, task in self.tasks.items()],
+                "task_modes": [[t, task.title, task.kind, task.mode] for t, task in self.tasks.items()],
+                "detectors": [[d, det.title, rows.get(d)] for d, det in self.detectors.items()],
+                "judges": judges}
 
     def figures_layout(self) -> dict:
         return {"tasks": [[t, task.title, list(task.labels)] for t, task in self.tasks.items()],
@@ -342,12 +385,35 @@ def _detector(name: str, spec: dict, cls, tasks: dict, features_environment: str
         tasks=tuple(t for t in tasks if not only or t in only))
 
 
+def _test_set_generators(tasks: dict, models: dict, config: dict) -> list[str]:
+    """Registry models whose generations a task's test set scores (test_sets.X.generation)."""
+    from .errors import AicdError
+
+    out = []
+    for t, task in tasks.items():
+        for name, spec in task.test_sets.items():
+            model = spec.get("generation")
+            if model is None:
+                continue
+            if model not in models:
+                raise AicdError(f"config.tasks.{t}.test_sets.{name}.generation: {model!r} is not in the model "
+                                "registry; add it in a models file layered on config/models.yaml (registry: "
+                                "[config/models.yaml, my_models.yaml], docs/adding_a_generator.md)")
+            if not (config.get("generation") or {}).get("protocols"):
+                raise AicdError(f"config.tasks.{t}.test_sets.{name}.generation: the config has no generation "
+                                "section with protocols to prompt by: layer the test set on config/demo.yaml, or "
+                                "copy its generation section")
+            if model not in out:
+                out.append(model)
+    return out
+
+
 def _generators(config: dict, models: dict, resolved: dict, off: list) -> tuple[list[str], bool]:
     if not stage_on(config, "generation"):
         return [], False
     gen = config["generation"]
     if gen["enabled"] == "auto":
-        names = list(resolved.get("generators") or [])
+        names = [n for n in resolved.get("generators") or [] if n in models]  # a model since removed: gone
         if not names:
             off.append("generation")
         return names, bool(resolved.get("instructor"))

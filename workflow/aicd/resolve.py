@@ -1,13 +1,15 @@
-"""What the plan needs to know of the machine, probed once and recorded: the one place where
-planning does I/O.
+"""What the plan needs to know of the machine, probed once per run and recorded: the one place
+where planning does I/O.
 
 Probed only where the config asks (`enabled: auto`, `optional: true` sources): whether a Docker
 daemon answers, which registry models (generators, the instructor, the judges) have an endpoint,
 which optional sources' files are absent; and, always, that the pinned inputs a source needs are
-in the cache (else it stops, naming the command that fetches them). On the submitting machine
-the answers are written to results/resolved.json (rewritten only when they change); a job on a
-compute node (snakemake --mode remote) reads that record and probes nothing, so every node
-plans the same jobs."""
+in the cache (else it stops, naming the command that fetches them). The answers are recorded in
+RESULTS/resolved.json the first time and kept: a later run plans the same jobs even if the
+machine changed (a Docker daemon that now answers, a key now set), and says so in one line
+with how to take the change in (--config reprobe=true). A question the record lacks (the config
+asks something new) is probed and added. A job on a compute node (snakemake --mode remote)
+reads the record and probes nothing, so every node plans the same jobs."""
 
 from __future__ import annotations
 
@@ -41,17 +43,18 @@ def probe(config: dict, models: dict) -> dict:
 
         out["judges"] = [j for j, s in (config["judging"].get("judges") or {}).items()
                          if has_endpoint(models[s["model"]])]
-    absent = {}
+    absent, optional = {}, False
     for name in (config.get("dataset") or {}).get("sources", []):
         spec = (config.get("sources") or {}).get(name, {})
         if not spec.get("optional"):
             continue
+        optional = True
         files = spec.get("files")
         paths = [files] if isinstance(files, str) else list(files or [])
         missing = [p for p in paths if not os.path.isfile(os.path.expanduser(p))]
         if missing:
             absent[name] = missing[0]
-    if absent:
+    if optional:  # asked, so recorded even when every file is there
         out["absent_sources"] = absent
     return out
 
@@ -80,24 +83,57 @@ def asks(config: dict) -> bool:
     return auto or any((sources.get(n) or {}).get("optional") for n in (config.get("dataset") or {}).get("sources", []))
 
 
-def resolve(config: dict, models: dict, results: str | Path = "results", remote: bool = False) -> dict:
-    """The recorded answers: probed and recorded here, or, in a job on a compute node, read.
-    A config that leaves nothing to the machine needs no record."""
+WHAT = {"execution": "the sandbox stage (a Docker daemon answers)", "generators": "generators with an endpoint",
+        "instructor": "the instructor model's endpoint", "judges": "LLM judges with an endpoint",
+        "absent_sources": "optional sources whose files are absent"}
+
+
+def changes(recorded: dict, fresh: dict) -> list[str]:
+    """One line per recorded answer this machine would now give differently."""
+    lines = []
+    for key, before in recorded.items():
+        if key in fresh and fresh[key] != before:
+            lines.append(f"Recorded: {WHAT.get(key, key)} = {_short(before)}; this machine now says {_short(fresh[key])}. "
+                         "The run keeps its record and plans nothing new; to take the change in, run with "
+                         "--config reprobe=true")
+    return lines
+
+
+def _short(value) -> str:
+    if isinstance(value, list):
+        return f"{len(value)} ({', '.join(map(str, value[:3]))}{', ...' if len(value) > 3 else ''})" if value else "none"
+    if isinstance(value, dict):
+        return ", ".join(value) or "none"
+    return {True: "yes", False: "no"}.get(value, str(value))
+
+
+def resolve(config: dict, models: dict, results: str | Path = "results", remote: bool = False,
+            notes: list | None = None, record: bool = True) -> dict:
+    """The recorded answers: read, or probed and recorded here (the first time, for questions
+    the record lacks, or with `reprobe: true`); in a job on a compute node, only read. `notes`
+    receives one line per answer the machine would now give differently. record=False (a dry
+    run) writes only a first record, never a change. A config that leaves nothing to the machine
+    needs no record."""
     path = Path(results) / RECORD
     if not asks(config):
         return {}
-    if remote:
-        try:
-            return json.loads(path.read_text())
-        except (OSError, ValueError):
-            raise AicdError(f"{path} is missing: `auto` settings and optional sources are resolved on the machine "
-                            "that runs snakemake and read from there by jobs; run snakemake from a directory the "
-                            "compute nodes share") from None
-    answers = probe(config, models)
     try:
         recorded = json.loads(path.read_text())
     except (OSError, ValueError):
         recorded = None
-    if recorded != answers:
+    if remote:
+        if recorded is None:
+            raise AicdError(f"{path} is missing: `auto` settings and optional sources are resolved on the machine "
+                            "that runs snakemake and read from there by jobs; run snakemake from a directory the "
+                            "compute nodes share")
+        return recorded
+    fresh = probe(config, models)
+    if recorded is None or config.get("reprobe"):
+        answers = fresh
+    else:
+        answers = {k: recorded.get(k, v) for k, v in fresh.items()}  # a new question is answered now
+        if notes is not None:
+            notes.extend(changes(recorded, fresh))
+    if recorded != answers and (record or recorded is None):  # a dry run records only a first answer
         write_text(json.dumps(answers, indent=1, sort_keys=True) + "\n", path)  # atomic
     return answers

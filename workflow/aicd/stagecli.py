@@ -42,9 +42,8 @@ def run(main: Callable[[Sequence[str] | None], None], argv: Sequence[str] | None
     try:
         main(argv)
     except AicdError as err:
-        log.error("%s", err)
         if meter is not None:
             meter.report()  # before the error, which stays the log's last line
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {err}", file=sys.stderr)  # once: the console shows it from the job's log
         return 2
     return 0

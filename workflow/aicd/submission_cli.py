@@ -24,8 +24,10 @@ def add_parsers(sub, raw) -> None:
     actions = s.add_subparsers(dest="action", required=True)
     c = actions.add_parser("check", help="check a submission's format, ids and labels (exit 1: problems)")
     c.add_argument("pred", metavar="PRED")
-    c.add_argument("--task", required=True, help="the task (its test ids: results/tasks/TASK/test.parquet)")
-    c.add_argument("--test", help="the file of the task's test ids (default results/tasks/TASK/test.parquet)")
+    c.add_argument("--task", required=True, help="the task (its test ids: RESULTS/tasks/TASK/test.parquet)")
+    c.add_argument("--results", default="results", metavar="RESULTS",
+                   help="the run's results root (default results; a config's `results:`, e.g. results/own_detector)")
+    c.add_argument("--test", help="the file of the task's test ids (default RESULTS/tasks/TASK/test.parquet)")
     _common(c)
     g = actions.add_parser("score", help="score a submission against gold into a results file")
     g.add_argument("pred", metavar="PRED")
@@ -61,13 +63,13 @@ def submission_command(args) -> bool:
 
     label_map = parse_label_map(args.label_map)
     if args.action == "check":
-        test = args.test or str(Path("results") / "tasks" / args.task / "test.parquet")
+        test = args.test or str(Path(args.results) / "tasks" / args.task / "test.parquet")
         if not Path(test).is_file():
             raise AicdError(f"{test}: no such file: give the task's test ids with --test FILE")
         ids, labels = task_ids_and_labels(test, args.labels)
         report = check(args.pred, ids, labels, label_map)
-        print(f"{args.pred}: {report['rows']} rows for {report['task_rows']} test ids of {args.task} "
-              f"(coverage {report['coverage']:.1%}), labels {report['labels']}")
+        print(f"{args.pred}: {report['rows']:,} rows; covers {report['covered']} of {args.task}'s test split; "
+              f"labels {report['labels']}")
         for p in report["problems"]:
             print(f"  problem: {p['problem']}: {p['count']} (e.g. {', '.join(p['examples'])})")
         print("ok: a valid submission" if report["ok"] else f"{len(report['problems'])} problems: not a valid submission")

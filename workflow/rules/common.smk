@@ -1,7 +1,8 @@
 # What the rules share: validation (defaults filled in), the plan (aicd.plan: which jobs exist,
 # a pure function of the config, the model registry and the one recorded resolution of the
-# machine, aicd.resolve), wildcard constraints, the input functions that turn the plan into
-# paths under results/, and resource helpers. Rule files hold rules only.
+# machine, aicd.resolve), the run's results root R (config `results`, aicd.runs), wildcard
+# constraints, the input functions that turn the plan into paths under R, and resource
+# helpers. Rule files hold rules only.
 
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
@@ -10,6 +11,7 @@ from aicd.config import stage_on, validate_config
 from aicd.errors import AicdError
 from aicd.fingerprint import code_version
 from aicd.generate.registry import check_config_models, endpoint_hint, load_registry
+from aicd import runs
 from aicd.plan import SPLITS, Plan
 from aicd.resolve import check_pinned_inputs, resolve
 from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag
@@ -17,15 +19,19 @@ from aicd.sources import pinned
 
 min_version("9.0")
 
-R = "results"
-
-
 try:
     validate_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
-    MODELS = load_registry(repo_path(config["registry"]))
+    R = config["results"].rstrip("/")  # this run's results root (aicd.runs: one run per root)
+    RUN = runs.identity(workflow.configfiles, workflow.basedir)
+    RUN_NOTES = [] if workflow.remote_exec else [n for n in [runs.check(R, RUN)] if n]
+    REGISTRY = config["registry"] if isinstance(config["registry"], list) else [config["registry"]]
+    MODELS = load_registry([repo_path(p) for p in REGISTRY])
     check_config_models(config, MODELS)
     check_pinned_inputs(config, pinned.pins_for)
-    PLAN = Plan.from_config(config, MODELS, resolve(config, MODELS, R, remote=workflow.remote_exec))
+    RESOLVED = resolve(
+        config, MODELS, R, remote=workflow.remote_exec, notes=RUN_NOTES, record=not workflow.output_settings.dryrun
+    )
+    PLAN = Plan.from_config(config, MODELS, RESOLVED)
 except AicdError as err:
     raise WorkflowError(str(err)) from None
 
@@ -151,7 +157,7 @@ def feature_inputs(w):
     spec = config["features"][w.featureset]
     if spec["kind"] == "concat":  # the parts' matrices, then their fitted featurizers
         return [
-            f"{R}/features/{w.task}/{p}/{name}" for name in ("features.npz", "featurizer.pkl") for p in spec["parts"]
+            f"{R}/features/{w.task}/{p}/{name}" for name in ("features.npz", "featurizer.skops") for p in spec["parts"]
         ]
     return tables(w)
 
@@ -169,7 +175,7 @@ def detect_inputs(w):
     if featureset:
         inputs["features"] = f"{R}/features/{w.task}/{featureset}/features.npz"
         # stored in the fitted model, so it applies to raw code (aicd detect, extra test sets)
-        inputs["featurizer"] = f"{R}/features/{w.task}/{featureset}/featurizer.pkl"
+        inputs["featurizer"] = f"{R}/features/{w.task}/{featureset}/featurizer.skops"
     for name, path in detector(w).prepared.items():
         inputs[f"prepared_{name}"] = f"{R}/{path}"
     return inputs
@@ -252,9 +258,11 @@ def analyses_inputs(w):
         "test": f"{R}/tasks/{w.task}/test.parquet",
         "predictions": [f"{R}/predictions/{w.task}/{d}.parquet" for d in chosen["trained"]],
         "coefficients": [
-            p for d in chosen["coefficients"] for p in (f"{R}/models/{w.task}/{d}.pkl", f"{feats(d)}/featurizer.pkl")
+            p
+            for d in chosen["coefficients"]
+            for p in (f"{R}/models/{w.task}/{d}.skops", f"{feats(d)}/featurizer.skops")
         ],
-        "shap": [p for d in chosen["shap"] for p in (f"{R}/models/{w.task}/{d}.pkl", f"{feats(d)}/features.npz")],
+        "shap": [p for d in chosen["shap"] for p in (f"{R}/models/{w.task}/{d}.skops", f"{feats(d)}/features.npz")],
     }
 
 
@@ -266,6 +274,14 @@ def analyses_args(w, input):
     if input.predictions:
         args.append(f"--predictions {' '.join(input.predictions)}")
     return " ".join(args)
+
+
+def test_set_source(w):
+    """A test set's rows: a source's table, or a registry model's generations."""
+    spec = task(w).test_sets[w.test_set]
+    if "generation" in spec:
+        return f"{R}/generations/{spec['generation']}.parquet"
+    return f"{R}/sources/{spec['source']}.parquet"
 
 
 def generation_tables(w):

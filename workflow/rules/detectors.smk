@@ -1,7 +1,8 @@
 # One job per (task, detector): fit on train, predict test. Two rules because a fitted model
 # is stored one of two ways, as its kind declares (aicd.detectors.base.Detector.storage): a
-# pickle file, or a save_pretrained folder. Everything else (threads, environment, GPUs,
-# memory, files other jobs make for it) comes from the plan.
+# skops file (aicd.fitted_files: reading it runs no code from it), or a save_pretrained
+# folder. Everything else (threads, environment, GPUs, memory, files other jobs make for it)
+# comes from the plan.
 
 
 rule detect:
@@ -9,7 +10,7 @@ rule detect:
         unpack(detect_inputs),
     output:
         predictions=f"{R}/predictions/{{task}}/{{detector}}.parquet",
-        model=f"{R}/models/{{task}}/{{detector}}.pkl",
+        model=f"{R}/models/{{task}}/{{detector}}.skops",
         report=f"{R}/models/{{task}}/{{detector}}.json",
         validation_scores=f"{R}/validation_scores/{{task}}/{{detector}}.parquet",
     log:

@@ -1,6 +1,7 @@
 # Sandboxed execution: every program of a source or a generator's table, compiled and run in
-# long-lived Docker containers. Which tables are executed is the plan's (execution.enabled);
-# a job on a node without a Docker daemon fails with one line saying to start dockerd.
+# long-lived containers on Docker or Podman (execution.engine). Which tables are executed is
+# the plan's (execution.enabled); a job on a node without an engine fails with one line saying
+# what to install or start.
 
 
 localrules:
@@ -25,10 +26,11 @@ rule sandbox_image:
         guard=guard("sandbox_image"),
         base=lambda w: config["execution"]["base"],
         base_image=lambda w: config["execution"]["base_image"],
+        engine=lambda w: config["execution"]["engine"],
         tag=lambda w: context_tag(CONTEXT, sandbox_base()),  # a changed Dockerfile or runner rebuilds
     shell:
-        "{params.guard}python -m aicd.sandbox images --base {params.base} --base-image {params.base_image}"
-        " --out {output} > {log} 2>&1"
+        "{params.guard}python -m aicd.sandbox images --engine {params.engine} --base {params.base}"
+        " --base-image {params.base_image} --out {output} > {log} 2>&1"
 
 
 rule execute:
@@ -54,9 +56,11 @@ rule execute:
     params:
         guard=guard("execute"),
         spec=lambda w: as_arg(config_slice(config["execution"], ["workers", "recycle_after", "sample", "limits"])),
+        engine=lambda w: config["execution"]["engine"],
     shell:
-        "{params.guard}python -m aicd.sandbox execute --input {input.table} --name {wildcards.name} --image {input.image}"
-        " --spec {params.spec} --workers {threads} --out {output.table} --report {output.report} > {log} 2>&1"
+        "{params.guard}python -m aicd.sandbox execute --engine {params.engine} --input {input.table}"
+        " --name {wildcards.name} --image {input.image} --spec {params.spec} --workers {threads}"
+        " --out {output.table} --report {output.report} > {log} 2>&1"
 
 
 rule execution_report:

@@ -6,7 +6,7 @@ rule features:
         feature_inputs,
     output:
         features=f"{R}/features/{{task}}/{{featureset}}/features.npz",
-        model=f"{R}/features/{{task}}/{{featureset}}/featurizer.pkl",
+        model=f"{R}/features/{{task}}/{{featureset}}/featurizer.skops",
         report=f"{R}/features/{{task}}/{{featureset}}/report.json",
     log:
         f"{R}/logs/features/{{task}}/{{featureset}}.log",

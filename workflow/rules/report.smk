@@ -1,9 +1,11 @@
-# The input fingerprint (results/inputs.json), Table 4, confusion-matrix figures and
-# results/report.md. Both only read small JSON files: they run where snakemake runs.
+# The input fingerprint (results/inputs.json), the paper's numbers beside ours (reproduction),
+# Table 4, confusion-matrix figures and results/report.md. They only read small JSON files: they
+# run where snakemake runs.
 
 
 localrules:
     inputs,
+    reproduction,
     report,
 
 
@@ -29,8 +31,45 @@ rule inputs:
         " --release {params.release} --code {params.code} --out {output} > {log} 2>&1"
 
 
+rule reproduction:
+    input:
+        scores=all_scores(),
+        judge_scores=[
+            f"{R}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
+        ],
+        subset_tables=f"{R}/tables/subset_tables.json",
+        tasks=expand(f"{R}/tasks/{{task}}/report.json", task=PLAN.tasks),
+        inputs=INPUTS_JSON,
+    output:
+        md=f"{R}/tables/reproduction.md",
+        tex=f"{R}/tables/reproduction.tex",
+        html=report(f"{R}/tables/reproduction.html", caption="../report/reproduction.rst", category="Tables"),
+        json=f"{R}/tables/reproduction.json",
+        figures=expand(f"{R}/figures/reproduction_{{task}}.pdf", task=PLAN.paper_kind_tasks()),
+        figures_png=report(
+            expand(f"{R}/figures/reproduction_{{task}}.png", task=PLAN.paper_kind_tasks()),
+            caption="../report/reproduction_figure.rst",
+            category="Figures",
+        ),
+    log:
+        f"{R}/logs/reproduction/reproduction.log",
+    benchmark:
+        f"{R}/benchmarks/reproduction/reproduction.tsv"
+    conda:
+        env("core")
+    params:
+        layout=lambda w: as_arg(PLAN.reproduction_layout()),
+        tables_dir=lambda w, output: parent(output.md),
+        figures_dir=lambda w, output: os.path.join(os.path.dirname(parent(output.md)), "figures"),
+    shell:
+        "python -m aicd.report reproduction --layout {params.layout} --scores {input.scores}"
+        " --judge-scores {input.judge_scores} --subset-tables {input.subset_tables} --task-reports {input.tasks}"
+        " --inputs {input.inputs} --tables-dir {params.tables_dir} --figures-dir {params.figures_dir} > {log} 2>&1"
+
+
 rule report:
     input:
+        reproduction=f"{R}/tables/reproduction.md",
         inputs=INPUTS_JSON,
         scores=all_scores(),
         sources=expand(f"{R}/sources/{{source}}.report.json", source=PLAN.report_sources()),
@@ -68,4 +107,4 @@ rule report:
         " --data-reports {input.sources} {input.dataset} {input.tasks}"
         " --tables-dir {params.tables_dir} --figures-dir {params.figures_dir} --report {output.report}"
         " --paper-section {input.paper} --test-set-scores {input.test_set_scores}"
-        " --test-set-reports {input.test_set_reports} > {log} 2>&1"
+        " --test-set-reports {input.test_set_reports} --reproduction {input.reproduction} > {log} 2>&1"

@@ -1,4 +1,5 @@
-# Extra test sets (tasks.<task>.test_sets: {name: {source: ...}} or {name: {perturbation: ...}}):
+# Extra test sets (tasks.<task>.test_sets: {name: {source: ...}}, {name: {generation: MODEL}} or
+# {name: {perturbation: ...}}):
 # the detectors fitted once on the task's train split predict and score each set; adding a set
 # adds only its own prediction and scoring jobs (no features or fits). A perturbed set is the
 # task's own test rows rewritten; its score also counts the labels that flip.
@@ -6,7 +7,7 @@
 
 rule test_set:
     input:
-        source=lambda w: f"{R}/sources/{task(w).test_sets[w.test_set]['source']}.parquet",
+        source=test_set_source,
         train=f"{R}/tasks/{{task}}/train.parquet",
     output:
         table=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
@@ -68,7 +69,7 @@ rule perturbed_test_set:
 
 rule predict_test_set:
     input:
-        model=f"{R}/models/{{task}}/{{detector}}.pkl",
+        model=f"{R}/models/{{task}}/{{detector}}.skops",
         test=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
     output:
         f"{R}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
@@ -86,9 +87,12 @@ rule predict_test_set:
         runtime=60,
     params:
         guard=guard("predict_test_set"),
+        # the config entry: the user's own code it names (a kind: python detector's class) is
+        # trusted in the model file
+        spec=detector_spec,
     shell:
         "{params.guard}python -m aicd.detectors predict --model {input.model} --test {input.test} --threads {threads}"
-        " --out {output} > {log} 2>&1"
+        " --spec {params.spec} --out {output} > {log} 2>&1"
 
 
 rule predict_test_set_folder:

@@ -9,18 +9,21 @@ CatBoost with early stopping) then gets one carved from train (10%, seeded, stra
 and recorded in the model and the --report. Writes predictions (id, gold, pred,
 score_<class>..., and a kind's own columns such as Fast-DetectGPT's criterion), the fitted
 model (--model): a self-contained bundle (aicd.detectors.bundle) holding the detector, the
-fitted featurizer of its feature set (--featurizer), the labels and the spec, as a pickle or,
-for a folder-stored kind, a folder; and --report: rows, validation, seconds and what the
+fitted featurizer of its feature set (--featurizer), the labels and the spec, as a skops file
+(reading it runs no code from the file) or, for a folder-stored kind, a folder; and --report: rows, validation, seconds and what the
 detector reports of itself (a threshold, an AUROC). Test features are taken from --features
 when its test ids match the test rows; otherwise computed with --featurizer.
 
 predict: writes id, gold (the table's `target`, else `label`, when present), pred and
-score_<class>... for every row of --test.
+score_<class>... for every row of --test. The model's types must all be trusted
+(aicd.fitted_files); --spec (the detector's config entry) trusts the user's own code it names
+(a kind: python detector's class), --trust-type names more; a pickle is read only with
+--trust-pickle.
 
 Examples:
-  python -m aicd.detectors fit --spec '{"kind": "majority"}' --tasks-dir results/tasks/T1 \\
-      --out preds.parquet --model model.pkl
-  python -m aicd.detectors predict --model results/models/T1/svm_tfidf.pkl --test extra.parquet --out p.parquet"""
+  python -m aicd.detectors fit --spec '{"kind": "majority"}' --tasks-dir results/tasks/binary \\
+      --out preds.parquet --model model.skops
+  python -m aicd.detectors predict --model results/models/binary/svm_tfidf.skops --test extra.parquet --out p.parquet"""
 
 from __future__ import annotations
 
@@ -31,11 +34,12 @@ import time
 
 from ..errors import AicdError
 from ..features.registry import load_featurizer
+from ..fitted_files import add_trust_arguments
 from ..features.tables import add_arguments, read_code, read_splits, read_table, split_paths
 from ..io import write_json, write_parquet
 from ..stagecli import json_arg, run
 from .base import detector_class
-from .bundle import load_bundle, make_bundle, save_bundle
+from .bundle import configured_code, load_bundle, make_bundle, save_bundle
 from .fitting import fit_predict
 
 log = logging.getLogger("aicd.detectors")
@@ -68,7 +72,7 @@ def fit(args) -> None:
                                         args.cache_dir, featurizer, validation, _prepared(args.prepared),
                                         code_reader=lambda split, rows=None: read_code(paths[split], split, rows))
     summary = validation.pop("summary", {})
-    human_scores = validation.pop("validation_human_scores")
+    validation_scored = validation.pop("validation_scores")
     training = validation.pop("training", None)
     languages = tables["train"]["language"].dropna() if "language" in tables["train"] else ()
     bundle = make_bundle(detector, featurizer if detector.needs_features else None, args.spec, args.task, validation,
@@ -78,7 +82,7 @@ def fit(args) -> None:
     save_bundle(bundle, args.model)
     write_parquet(predictions, args.out)
     if args.validation_scores:
-        write_parquet(human_scores, args.validation_scores)
+        write_parquet(validation_scored, args.validation_scores)
     seconds = time.perf_counter() - started
     if args.report:
         write_json({"kind": args.spec["kind"], "task": args.task, "rows": {s: int(len(t)) for s, t in tables.items()},
@@ -92,9 +96,10 @@ def predict(args) -> None:
     if args.threads is not None and args.threads < 1:
         raise AicdError(f"--threads {args.threads}: give 1 or more")
     started = time.perf_counter()
-    model = load_bundle(args.model, threads=args.threads or 1)
+    model = load_bundle(args.model, threads=args.threads or 1, trust_pickle=args.trust_pickle,
+                        trust_types=configured_code(args.spec) + (args.trust_type or []))
     if args.threads and model.detector is not None:
-        model.detector.threads = args.threads  # a pickled detector carries its fit-time count
+        model.detector.threads = args.threads  # a stored detector carries its fit-time count
     table = read_table(args.test, "test")
     if table.empty:
         raise AicdError(f"the test file {args.test} has no rows: nothing to predict")
@@ -114,7 +119,7 @@ def main(argv=None) -> None:
     f.add_argument("--spec", required=True, type=json_arg, help="the detector's config entry, as JSON")
     add_arguments(f)
     f.add_argument("--features", help="features.npz, for detectors that use features")
-    f.add_argument("--featurizer", help="the feature set's fitted featurizer.pkl: stored in the model so it "
+    f.add_argument("--featurizer", help="the feature set's fitted featurizer.skops: stored in the model so it "
                    "applies to raw code, and used for test rows not in --features")
     f.add_argument("--prepared", nargs="*", default=[], metavar="NAME=PATH",
                    help="files another job made for this detector (its kind's prepared_inputs)")
@@ -122,16 +127,20 @@ def main(argv=None) -> None:
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--threads", type=int, default=1)
     f.add_argument("--out", required=True, help="output predictions parquet")
-    f.add_argument("--model", required=True, help="output fitted model (a pickle, or a folder)")
+    f.add_argument("--model", required=True, help="output fitted model (a .skops file, or a folder)")
     f.add_argument("--report", help="output JSON: rows per split, how validation was had, seconds, the summary")
-    f.add_argument("--validation-scores", help="output parquet: id, domain, machine_score of the validation "
-                   "split's human rows (what the scoring stage sets thresholds at a fixed FPR on)")
+    f.add_argument("--validation-scores", help="output parquet: id, domain, gold, machine_score of the validation "
+                   "split's human rows (what the scoring stage sets thresholds at a fixed FPR on) and of a "
+                   "sample of its other rows (the validation AUROC)")
     f.add_argument("--work-dir", help="scratch folder kept across a killed job (encoder checkpoints)")
     f.add_argument("--cache-dir", help="shared cache folder (tokenised splits)")
     p = sub.add_parser("predict", help="apply a fitted model to new rows")
-    p.add_argument("--model", required=True, help="a fitted model (pickle or folder)")
+    p.add_argument("--model", required=True, help="a fitted model (a .skops file or a folder)")
     p.add_argument("--test", required=True, help="the rows to predict (parquet: id, code, language, target)")
     p.add_argument("--out", required=True, help="output predictions parquet")
+    add_trust_arguments(p)
+    p.add_argument("--spec", type=json_arg, default=None, help="the detector's config entry, as JSON: the "
+                   "user's own code it names (a kind: python detector's object) is trusted in the model")
     p.add_argument("--threads", type=int, default=None,
                    help="threads for prediction (the workflow passes the job's {threads}); default: as fitted")
     args = parser.parse_args(argv)

@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..errors import AicdError
 from ..schema import canonical_language
-
+from ..scores import declare
 
 
 def _extension_map() -> dict[str, str]:
@@ -133,7 +133,8 @@ def outside_table3(code: str) -> str:
 
 def detect(model, table: FileTable) -> pd.DataFrame:
     """path, language, language_from, pred, score_<class>..., outside_benchmark,
-    language_unseen for the rows read."""
+    language_unseen for the rows read; what the score columns hold is declared (aicd.scores),
+    as in the workflow's predictions files."""
     rows = table.rows
     predictions = model.predict_rows(rows[["code", "language"]])
     out = pd.concat([rows[["path", "language", "language_from"]].reset_index(drop=True),
@@ -141,7 +142,8 @@ def detect(model, table: FileTable) -> pd.DataFrame:
     out["outside_benchmark"] = [outside_table3(c) for c in rows["code"]]
     seen = set(getattr(model, "train_languages", None) or ())
     out["language_unseen"] = [bool(seen) and lang not in seen for lang in rows["language"]]
-    return out
+    scored = any(str(c).startswith("score_") for c in out.columns)
+    return declare(out, getattr(model.detector, "score_kind", "probability") if scored else None)
 
 
 UNLIKE_TRAINING = 2.0  # ood_score (aicd.detectors.novelty) from which a file is unlike the training rows

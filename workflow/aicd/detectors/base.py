@@ -6,12 +6,14 @@ A detector: fit(X, y) -> self; predict(X) -> label names; optionally predict_sco
 
 What the workflow needs to know about a kind is declared on its class, and the plan
 (aicd.plan) reads it from there; no rule names a kind:
-- `storage`: "file" (a pickle, the default) or "folder" (save_pretrained: override `save`);
+- `storage`: "file" (a skops file, the default: aicd.fitted_files) or "folder" (save_pretrained:
+  override `save`);
 - `max_threads`, `environment` (its jobs' conda environment, envs/{environment}.yaml), `gpu`
   and `mem_mb` (default resources; a config entry's `resources:` overrides them);
 - `zero_shot`: learns nothing from the train split's labels (not a trained row of Tables 5-7);
 - `binarise`: fitted and scored on human vs every other class (Fast-DetectGPT on Task 3);
 - `explains`: "coefficients" (n-gram weights through a back-projecting feature set) or "shap";
+- `score_kind`: what its score_<class> columns hold (aicd.scores: probability, margin, score);
 - `applies_to_new_code`: its fitted model predicts new rows (extra test sets, `aicd detect`);
 - `PARAMS`: its parameter spec (aicd.params), the one home of its defaults;
 - `prepared_inputs(name, params)`: files another job makes for it (a causal LM it scores with)."""
@@ -47,7 +49,7 @@ class Detector:
     needs_features: bool = True
     needs_text: bool = False        # fit/predict take the code strings instead of a feature matrix
     needs_ids: bool = False         # fit/predict take the rows' ids (row_ids: every split's, set by the job)
-    storage: str = "file"           # how the fitted detector is stored: "file" (a pickle) or "folder"
+    storage: str = "file"           # how the fitted detector is stored: "file" (a skops file) or "folder"
     max_threads: int = 1            # threads its jobs can use
     environment: str = "core"       # the conda environment of its jobs (envs/{environment}.yaml)
     gpu: int = 0                    # GPUs its jobs ask for by default
@@ -55,6 +57,7 @@ class Detector:
     zero_shot: bool = False         # learns nothing from the training labels
     binarise: bool = False          # fitted and scored on human vs every other class
     explains: str | None = None     # "coefficients" | "shap": what the analyses read from it
+    score_kind: str = "probability"  # what predict_scores returns (aicd.scores.SCORE_KINDS)
     applies_to_new_code: bool = True  # its fitted model predicts new rows
     PARAMS = ParamSpec("a detector")  # its parameters (aicd.params); `open` ones pass to a library
     uses_validation: bool = False   # fit() reads a validation split (else one is not carved from train)
@@ -68,11 +71,6 @@ class Detector:
         self.params = params
         self.classes_: np.ndarray | None = None
         self.prepared: dict[str, str] = {}  # prepared_inputs' files, set by the job
-
-    @property
-    def model_suffix(self) -> str:
-        """The fitted model's file suffix: ".pkl", or "" for a folder."""
-        return "" if self.storage == "folder" else ".pkl"
 
     @classmethod
     def environment_for(cls, params: dict) -> str:
@@ -127,9 +125,10 @@ class Detector:
         return self.predict(X), self.predict_scores(X)
 
     def save(self, path) -> None:
-        """Store the fitted detector at `path` (a pickle; folder-based detectors override)."""
-        from ..io import write_pickle
-        write_pickle(self, path)
+        """Store the fitted detector at `path` (a skops file that loads without running code:
+        aicd.fitted_files; folder-based detectors override)."""
+        from ..fitted_files import save_fitted
+        save_fitted(self, path)
 
     def check_params(self) -> None:
         """Raise TypeError/ValueError for parameters the detector cannot take (before fitting);

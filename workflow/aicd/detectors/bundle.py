@@ -2,20 +2,23 @@
 
     FittedModel(detector, featurizer, labels, spec, task, code_version, validation)
 
-saved by `python -m aicd.detectors` as its --model output: one pickle for detectors stored as a
-pickle, or, for detectors stored as a folder (the encoders, save_pretrained), the folder with a
-small `bundle.pkl` beside the weights (the same record without the detector). The featurizer is
+saved by `python -m aicd.detectors` as its --model output: one skops file (aicd.fitted_files:
+reading it runs no code from the file) for detectors stored in a file, or, for detectors stored
+as a folder (the encoders, save_pretrained with safetensors), the folder with a small
+`bundle.skops` beside the weights (the same record without the detector). The featurizer is
 the fitted, self-contained object of aicd.features (no paths into results/); None for detectors
 that read code text or nothing.
 
-    model = load_bundle("results/models/T1/svm_tfidf.pkl")
+    model = load_bundle("results/models/binary/svm_tfidf.skops")
     model.predict_rows(table)   # table: code (+ language, id) -> id, pred, score_<class>...
-"""
+
+A pickle (what earlier versions wrote) is read only with trust_pickle (--trust-pickle)."""
 
 from __future__ import annotations
 
+import json
 import logging
-import pickle
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -23,13 +26,15 @@ import numpy as np
 import pandas as pd
 
 from ..errors import AicdError
-from ..io import read_pickle, write_pickle
+from ..fitted_files import SUFFIX, load_fitted, save_fitted, type_name
 from .base import REGISTRY, Detector
 
 log = logging.getLogger("aicd.detectors")
 
-BUNDLE_FILE = "bundle.pkl"   # inside a folder model
-FORMAT = 1
+BUNDLE_FILE = f"bundle{SUFFIX}"   # inside a folder model
+OLD_BUNDLE_FILE = "bundle.pkl"    # what earlier versions wrote there (a pickle)
+FORMAT = 2                        # 1: a pickle; 2: skops
+REFIT = f"refit it (the workflow writes results/models/TASK/DETECTOR{SUFFIX})"
 
 
 def code_version() -> str:
@@ -53,8 +58,8 @@ class FittedModel:
     train_languages: list = field(default_factory=list)  # what `aicd detect` flags as seen in training
 
     def __getattr__(self, name):
-        # The detector's own attributes read through (report.analyses reads `.model_` of the
-        # pickle it is given); never for dunder lookups made while unpickling.
+        # The detector's own attributes read through (`.model_`, `.classes_`); never for dunder
+        # lookups made while the file is read.
         if name.startswith("__") or name == "detector":
             raise AttributeError(name)
         detector = self.__dict__.get("detector")
@@ -70,7 +75,7 @@ class FittedModel:
         if det.needs_features:
             if self.featurizer is None:
                 raise AicdError("this model was saved without its featurizer, so it cannot read new code: "
-                                "refit it with python -m aicd.detectors fit ... --featurizer FEATURIZER.pkl")
+                                f"refit it with python -m aicd.detectors fit ... --featurizer featurizer{SUFFIX}")
             return self.featurizer.transform(rows)
         return np.zeros((len(rows), 0), dtype=np.float32)
 
@@ -104,43 +109,53 @@ def make_bundle(detector: Detector, featurizer, spec: dict, task: str | None = N
 
 
 def save_bundle(bundle: FittedModel, path: str | Path) -> None:
-    """One pickle; or the detector's own folder (save_pretrained) with bundle.pkl inside it."""
+    """One skops file; or the detector's own folder (save_pretrained) with bundle.skops inside it."""
     detector = bundle.detector
     # the job's scratch and cache folders (results/checkpoints/..., results/cache/...) are not
     # part of the model: a bundle holds no path into results/
     detector.work_dir = detector.cache_dir = None
     if detector.storage == "folder":
         detector.save(path)
-        write_pickle(replace(bundle, detector=None), Path(path) / BUNDLE_FILE)
+        save_fitted(replace(bundle, detector=None), Path(path) / BUNDLE_FILE)
     else:
-        write_pickle(bundle, path)
+        save_fitted(bundle, path)
 
 
-def _read(path: Path):
-    try:
-        return read_pickle(path)
-    except ModuleNotFoundError as err:
-        if err.name and not err.name.startswith("aicd"):  # a plug-in's own module (kind: python)
-            raise AicdError(f"{path} holds a detector from the module {err.name!r}, which does not import here: "
-                            "install it, or put its folder on PYTHONPATH") from None
-        raise AicdError(f"{path} is not a fitted model this version can read ({type(err).__name__}: {err})") from None
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as err:
-        raise AicdError(f"{path} is not a fitted model this version can read ({type(err).__name__}: {err})") from None
+def configured_code(spec: dict | None) -> list[str]:
+    """The user's own code that a detector's config entry names: its `package.module:Name`
+    params (a `kind: python` detector's object or score_function), as type names. Its model
+    file may hold objects of these types, trusted because the config naming them is the user's."""
+    names = []
+    for value in ((spec or {}).get("params") or {}).values():
+        if isinstance(value, str) and re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*", value):
+            names.append(value.replace(":", "."))
+    return names
 
 
-def load_bundle(path: str | Path, device: str = "auto", threads: int = 1) -> FittedModel:
-    """A fitted model from what `python -m aicd.detectors fit --model` wrote (a pickle or a folder).
-    An older bare detector pickle loads too, without a featurizer."""
+def _read(path: Path, trust_pickle: bool, trust_types):
+    # kinds registered by the user's own code (already running here) are trusted like the package's
+    registered = [type_name(cls) for cls in REGISTRY.values() if cls.__module__.split(".")[0] != "aicd"]
+    return load_fitted(path, "a fitted model", REFIT, trust_pickle=trust_pickle,
+                       trust_types=[*trust_types, *registered])
+
+
+def load_bundle(path: str | Path, device: str = "auto", threads: int = 1, trust_pickle: bool = False,
+                trust_types=()) -> FittedModel:
+    """A fitted model from what `python -m aicd.detectors fit --model` wrote (a skops file or a
+    folder). Reading it runs no code from the file; its types must all be trusted
+    (aicd.fitted_files; `trust_types` adds the user's own). A pickle of an earlier version (a
+    bundle, or a bare detector, which loads without a featurizer) is read only with trust_pickle."""
     path = Path(path)
     if not path.exists():
-        raise AicdError(f"model {path} does not exist (fit one with the workflow: results/models/TASK/DETECTOR.pkl)")
+        raise AicdError(f"model {path} does not exist (fit one with the workflow: results/models/TASK/DETECTOR{SUFFIX})")
     if path.is_dir():
-        meta_file = path / BUNDLE_FILE
-        if meta_file.exists():
-            bundle = _read(meta_file)
+        meta_file, old_file = path / BUNDLE_FILE, path / OLD_BUNDLE_FILE
+        if meta_file.exists() or old_file.exists():
+            bundle = _read(meta_file if meta_file.exists() else old_file, trust_pickle, trust_types)
+            if not isinstance(bundle, FittedModel):
+                raise AicdError(f"{path}: its {BUNDLE_FILE} holds a {type(bundle).__name__}, not a fitted model's record")
             kind = bundle.detector_kind
         elif (path / "detector.json").exists():
-            import json
             kind = json.loads((path / "detector.json").read_text())["kind"]
             bundle = FittedModel(None, None, [], {"kind": kind}, detector_kind=kind)
         else:
@@ -151,8 +166,8 @@ def load_bundle(path: str | Path, device: str = "auto", threads: int = 1) -> Fit
         bundle.labels = bundle.labels or [str(c) for c in bundle.detector.classes_]
         return bundle
     if path.suffix == ".json":
-        raise AicdError(f"{path} is the job report of a fit, not a model: pass the .pkl or the folder beside it")
-    obj = _read(path)
+        raise AicdError(f"{path} is the job report of a fit, not a model: pass the {SUFFIX} file or the folder beside it")
+    obj = _read(path, trust_pickle, trust_types)
     if isinstance(obj, FittedModel):
         if obj.format > FORMAT:
             raise AicdError(f"{path} was written by a newer version (format {obj.format}); update aicd")
@@ -167,6 +182,6 @@ def load_bundle(path: str | Path, device: str = "auto", threads: int = 1) -> Fit
     raise AicdError(f"{path} holds a {type(obj).__name__}, not a fitted model")
 
 
-def load_detector(path: str | Path) -> Detector:
-    """The detector inside a fitted-model pickle (or a bare detector pickle)."""
-    return load_bundle(path).detector
+def load_detector(path: str | Path, trust_types=()) -> Detector:
+    """The detector inside a fitted model."""
+    return load_bundle(path, trust_types=trust_types).detector

@@ -87,6 +87,7 @@ class LinearSvmDetector(_SklearnDetector):
     stops at its iteration cap on the multi-class tasks and grows linearly past it."""
     max_threads = 4  # BLAS in the L-BFGS solver
     explains = "coefficients"
+    score_kind = "margin"  # the decision function: AUROC needs only its order, no calibration is implied
     PARAMS = ParamSpec("the linear SVM", (
         Param("C", (float,), 1.0, "library", "inverse regularisation strength", minimum=0, exclusive_minimum=True),
         Param("solver", (str,), "lbfgs", "ours", "lbfgs: LinearSVC's primal problem by L-BFGS; liblinear: LinearSVC",

@@ -1,8 +1,9 @@
 """Fitting one detector on a task's splits and predicting its test split: the rows or feature
 matrices each split gives the detector, validation carved from train where a detector needs one
-and none is given, the predictions table (id, gold, pred, score_<class>...), and the scores of
-the validation split's human rows, on which the scoring stage sets thresholds at a fixed
-false-positive rate (aicd.scoring.thresholds)."""
+and none is given, the predictions table (id, gold, pred, score_<class>..., its score kind
+declared: aicd.scores), checked before it is written (aicd.detectors.output_check), and the
+scores of the validation split's human rows, on which the scoring stage sets thresholds at a
+fixed false-positive rate (aicd.scoring.thresholds), with a sample of its other rows."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from ..errors import AicdError
 from ..features import store
 from ..schema import SPLITS
 from ..families import HUMAN
+from ..scores import declare, machine_score, stored
 from . import build
+from .output_check import check_labels, check_scores, describe
 from .validation import carve
 
 log = logging.getLogger("aicd.detectors")
@@ -77,7 +80,7 @@ def check_featurizer_matches(featurizer, features: str, names: list, matrices: d
     mine = list(featurizer.feature_names)
     if mine != list(names):
         raise AicdError(f"--featurizer does not belong to features {features}: it makes {len(mine)} features, "
-                        f"the file holds {len(names)} (or their names differ); pass that feature set's featurizer.pkl")
+                        f"the file holds {len(names)} (or their names differ); pass that feature set's featurizer.skops")
     for split in SPLITS[1:]:
         n = min(rows, len(ids[split]))
         if n == 0 or not np.array_equal(ids[split], tables[split]["id"].to_numpy(dtype=str)):
@@ -85,7 +88,7 @@ def check_featurizer_matches(featurizer, features: str, names: list, matrices: d
         again = featurizer.transform(with_code(tables[split].iloc[:n], code(split, n)))
         if not np.allclose(again, matrices[split][:n], rtol=1e-3, atol=1e-3):
             raise AicdError(f"--featurizer does not reproduce the {split} features stored in {features}: it was "
-                            "fitted on other rows; pass the featurizer.pkl written with that features.npz")
+                            "fitted on other rows; pass the featurizer.skops written with that features.npz")
 
 
 PREDICT_ROWS = 16_384  # rows predicted at a time: a detector's copies of a block (scaled, float64) stay small
@@ -191,14 +194,16 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
             if record is not None:
                 record["calibrated_on"] = int(len(y["validation"]))
         pred, scores = predict_in_blocks(detector, X["test"])
+        check_output(detector, spec, y, pred, scores, tables["test"]["id"].to_numpy())
         # what the detector says of the test rows, before the validation rows are predicted
         extra, summary = detector.extra_columns(), detector.summary(targets(tables["test"], "test"))
-        human_scores = validation_human_scores(detector, X["validation"], y["validation"], validation_rows)
+        validation_scored = validation_scores(detector, X["validation"], y["validation"], validation_rows, seed)
     out = pd.DataFrame({"id": tables["test"]["id"].to_numpy(), "gold": y["test"],
                         "pred": np.asarray(pred, dtype=object)})
     if scores is not None:
         for j, cls in enumerate(detector.classes_):
-            out[f"score_{cls}"] = scores[:, j].astype(np.float32)
+            out[f"score_{cls}"] = stored(scores[:, j])
+    declare(out, detector.score_kind if scores is not None else None)
     for name, values in extra.items():
         out[name] = values
     if novelty is not None:
@@ -206,8 +211,18 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
         detector.novelty_ = novelty  # the saved model scores new rows the same way
     if record is not None:
         record["summary"] = summary
-        record["validation_human_scores"] = human_scores
+        record["validation_scores"] = validation_scored
     return detector, out
+
+
+def check_output(detector, spec: dict, y: dict, pred, scores, ids) -> None:
+    """The test predictions as the task expects them (aicd.detectors.output_check), before
+    anything is written: labels the splits hold, one score per class, no NaN."""
+    allowed = {v for split in y.values() for v in np.asarray(split, dtype=object) if v is not None and v == v}
+    who = describe(spec)
+    check_labels(who, pred, len(ids), allowed, ids)
+    check_scores(who, scores, len(ids), detector.classes_ if detector.classes_ is not None else [],
+                 detector.score_kind, ids)
 
 
 def wants_validation(detector, spec: dict) -> bool:
@@ -254,22 +269,34 @@ def with_training_options(options: dict, detector, train: pd.DataFrame, X, y, fe
     return X, y, done
 
 
-def validation_human_scores(detector, X, y: np.ndarray, rows: pd.DataFrame) -> pd.DataFrame:
-    """id, domain and machine_score (1 - score_human) of the validation rows whose class is
-    human: what a threshold at a fixed false-positive rate is set on. Empty when the detector
-    gives no scores, has no human class, or there are no such rows."""
+VALIDATION_OTHERS = 2000  # rows of the other classes scored beside the human ones (validation AUROC)
+
+
+def validation_scores(detector, X, y: np.ndarray, rows: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """id, domain, gold and machine_score (1 - score_human, aicd.scores.machine_score) of the
+    validation split's human rows, on which a threshold at a fixed false-positive rate is set,
+    and of a seeded sample of its other rows (as many as the human rows, at most
+    VALIDATION_OTHERS), from which the scoring stage tells an inverted detector (validation
+    AUROC below 0.5). Empty when the detector gives no scores, has no human class, or there
+    are no human rows."""
     empty = pd.DataFrame({"id": pd.Series(dtype=str), "domain": pd.Series(dtype=object),
-                          "machine_score": pd.Series(dtype=np.float32)})
+                          "gold": pd.Series(dtype=object), "machine_score": pd.Series(dtype=np.float64)})
     classes = [str(c) for c in (detector.classes_ if detector.classes_ is not None else [])]
-    human = np.flatnonzero(np.asarray(y, dtype=object) == HUMAN)
+    labels = np.asarray(y, dtype=object)
+    human = np.flatnonzero(labels == HUMAN)
     if HUMAN not in classes or len(human) == 0 or len(rows) != len(y):
         return empty
-    if detector.needs_ids and not detector.scores_rows(X[human]):
-        return empty  # predictions made elsewhere: scores of validation rows only where a file gives them
-    _, scores = predict_in_blocks(detector, store.read(X, human) if isinstance(X, np.memmap) else X[human])
+    others = np.flatnonzero((labels != HUMAN) & ~pd.isna(labels))
+    take = min(len(others), len(human), VALIDATION_OTHERS)
+    picked = np.sort(np.concatenate([human, np.random.default_rng(seed).choice(others, take, replace=False)]))
+    if detector.needs_ids and not detector.scores_rows(X[picked]):
+        picked = human  # predictions made elsewhere: a file may give scores of its human rows only
+        if not detector.scores_rows(X[picked]):
+            return empty
+    _, scores = predict_in_blocks(detector, store.read(X, picked) if isinstance(X, np.memmap) else X[picked])
     if scores is None:
         return empty
-    picked = rows.iloc[human]
-    domain = picked["domain"].to_numpy(dtype=object) if "domain" in picked.columns else None
-    return pd.DataFrame({"id": picked["id"].astype(str).to_numpy(), "domain": domain,
-                         "machine_score": (1.0 - scores[:, classes.index(HUMAN)]).astype(np.float32)})
+    chosen = rows.iloc[picked]
+    domain = chosen["domain"].to_numpy(dtype=object) if "domain" in chosen.columns else None
+    return pd.DataFrame({"id": chosen["id"].astype(str).to_numpy(), "domain": domain, "gold": labels[picked],
+                         "machine_score": machine_score(np.asarray(scores)[:, classes.index(HUMAN)])})

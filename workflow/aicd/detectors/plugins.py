@@ -4,7 +4,9 @@ breakdown and the threshold metrics.
 - kind: python, params: {object: "package.module:Name", options: {...}} -- a class with the
   detector API on code strings: fit(codes, labels, val_codes, val_labels) (the validation
   arguments optional), predict(codes) -> label names, optionally predict_scores(codes) ->
-  (rows, classes) in the order of its `classes_`. Built with `options` as keyword arguments.
+  (rows, classes) in the order of its `classes_`: probabilities, unless the class sets
+  `score_kind = "score"` (any real numbers, higher = more that class). Built with `options` as
+  keyword arguments. What it returns is checked in the detect job (aicd.detectors.output_check).
 - kind: python, params: {score_function: "package.module:name"} -- a plain function from a list
   of code strings to one machine-score per string (higher: more likely machine). Zero-shot and
   scored on human vs the rest; its threshold is the one that maximises macro-F1 on the
@@ -26,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import AicdError
+from ..ids import disagreement, match
 from ..families import HUMAN
 from ..params import Param, ParamSpec
 from .base import Detector, register
@@ -128,6 +131,14 @@ class PythonDetector(Detector):
             raise AicdError(f"object {self.params['object']!r} does not take options "
                             f"{self.setting('options')}: {err}") from None
 
+    @property
+    def score_kind(self) -> str:
+        """A score_function's machine-scores are its own scale; an object's predict_scores
+        promise probabilities unless the object says otherwise (its own `score_kind`)."""
+        if self.params.get("score_function"):
+            return "score"
+        return str(getattr(getattr(self, "user_", None), "score_kind", "probability"))
+
     def _function_scores(self, codes) -> np.ndarray:
         values = np.asarray(self.user_(list(codes)), dtype=float).reshape(-1)
         if len(values) != len(codes):
@@ -194,6 +205,7 @@ class PredictionsDetector(Detector):
     needs_ids = True             # fit/predict take the rows' ids
     zero_shot = True
     applies_to_new_code = False  # only the rows of its file
+    score_kind = "score"         # a file's scores: their scale is whoever made them
     PARAMS = ParamSpec("a predictions file", (
         Param("file", (str,), None, "ours", "id, pred[, score_<class>...] of every test row (.csv, .jsonl, .parquet)"),
         Param("validation_file", (str,), None, "ours", "the same for validation rows: thresholds at a fixed FPR"),
@@ -206,14 +218,9 @@ class PredictionsDetector(Detector):
 
     def _read(self, path: str, ids: np.ndarray, split: str, classes: set) -> pd.DataFrame:
         table = load_predictions_table(path)
-        counts = Counter(table["id"])
-        duplicate = sum(1 for n in counts.values() if n > 1)
-        wanted = set(ids)
-        missing, extra = len(wanted - set(counts)), len(set(counts) - wanted)
-        if duplicate or missing or extra:
-            raise AicdError(f"{path}: its ids do not match the {split} split one to one: {missing} {split} ids missing, "
-                            f"{extra} ids not in the {split} split, {duplicate} ids more than once "
-                            f"({len(wanted)} {split} rows, {len(table)} in the file)")
+        found = match(table["id"], ids)
+        if not found.ok:
+            raise AicdError(f"{path}: {disagreement(found, given='file', wanted=f'the {split} split')}")
         outside = Counter(str(v) for v in table["pred"] if v not in classes)
         if outside:
             named = ", ".join(f"{v!r} ({n} rows)" for v, n in outside.most_common(5))

@@ -50,6 +50,8 @@ class Calibrated:
     probabilities) to the validation labels; labels follow the calibrated probabilities. Every
     other attribute is the detector's own."""
 
+    score_kind = "probability"  # whatever the base gave, the calibrator's output is probabilities
+
     def __init__(self, base, calibrator, logs: bool):
         self.base, self.calibrator, self.logs = base, calibrator, logs
 

@@ -1,12 +1,12 @@
 """python -m aicd.features: compute one feature set for one task.
 
 Fits on the train split only, transforms train/validation/test, and writes features.npz
-(X_{split}, ids_{split}, feature_names), the fitted featurizer (a self-contained pickle: it can
-featurize new code with no other file), and a report.
+(X_{split}, ids_{split}, feature_names), the fitted featurizer (a self-contained skops file,
+aicd.fitted_files: it can featurize new code with no other file), and a report.
 
 Rows come from --tasks-dir FOLDER or from --train/--validation/--test files (validation and
 test optional here; absent ones give zero rows). A concat set joins the parts' features.npz
-(--parts) and their fitted featurizers (--part-models, by default featurizer.pkl beside each part)."""
+(--parts) and their fitted featurizers (--part-models, by default featurizer.skops beside each part)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ import sys
 import time
 
 from ..errors import AicdError
-from ..io import write_json, write_pickle
+from ..fitted_files import save_fitted
+from ..io import write_json
 from ..stagecli import json_arg, run
 from .compute import compute, concat_parts
 from .registry import KINDS
@@ -32,11 +33,14 @@ def main(argv=None) -> None:
     add_arguments(parser, test_required=False)
     parser.add_argument("--parts", nargs="*", default=[], help="features.npz files to concatenate (concat)")
     parser.add_argument("--part-models", nargs="*", default=[],
-                        help="the parts' fitted featurizer pickles (concat; default: featurizer.pkl beside each part)")
+                        help="the parts' fitted featurizers (concat; default: featurizer.skops beside each part)")
+    parser.add_argument("--trust-pickle", action="store_true",
+                        help="also read --part-models stored as a pickle (by an earlier version, or by someone "
+                             "else): reading a pickle runs any code the file holds, so only for files you trust")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="processes for the per-row work (parsing, n-grams)")
     parser.add_argument("--out", required=True, help="output features.npz")
-    parser.add_argument("--model", required=True, help="output fitted featurizer (pickle)")
+    parser.add_argument("--model", required=True, help="output fitted featurizer (a skops file: featurizer.skops)")
     parser.add_argument("--report", required=True, help="output JSON report")
     args = parser.parse_args(argv)
 
@@ -46,7 +50,7 @@ def main(argv=None) -> None:
         raise AicdError(f"unknown feature kind {kind!r}; use one of {', '.join(KINDS)}")
     started = time.perf_counter()
     if kind == "concat":
-        featurizer, names, rows = concat_parts(args.parts, args.part_models, args.out)
+        featurizer, names, rows = concat_parts(args.parts, args.part_models, args.out, args.trust_pickle)
         extra = featurizer.report_fields({})
     else:
         if not (args.tasks_dir or args.train):
@@ -58,7 +62,7 @@ def main(argv=None) -> None:
                             "rebuild the task (python -m aicd.splits) with rows in train")
         featurizer, names, rows, sums = compute(kind, params, tables, args.seed, args.out, max(1, args.threads))
         extra = featurizer.report_fields(sums)
-    write_pickle(featurizer, args.model)
+    save_fitted(featurizer, args.model)
     seconds = time.perf_counter() - started
     write_json({"kind": kind, "params": params, "dimensions": len(names), "rows": rows,
                 "seconds": round(seconds, 3), **extra}, args.report)

@@ -64,15 +64,15 @@ def _transform_blocks(featurizer, table: pd.DataFrame, split: str, kind: str):
             log.info("%s %s: %d of %d rows (%.0f s)", kind, split, done, len(table), time.perf_counter() - started)
 
 
-def concat_parts(parts: list[str], part_models: list[str], out: str | Path):
+def concat_parts(parts: list[str], part_models: list[str], out: str | Path, trust_pickle: bool = False):
     """Write the column-wise concatenation of already computed feature sets to `out`, block by
     block; return (featurizer, names, rows per split)."""
     if len(parts) < 2:
         raise AicdError("a concat feature set needs at least two parts")
-    models = part_models or [str(Path(p).with_name("featurizer.pkl")) for p in parts]
+    models = part_models or [str(Path(p).with_name("featurizer.skops")) for p in parts]
     if len(models) != len(parts):
         raise AicdError(f"{len(parts)} --parts but {len(models)} --part-models: give one fitted featurizer per part")
-    fitted = [load_featurizer(path) for path in models]
+    fitted = [load_featurizer(path, trust_pickle) for path in models]
     loaded = [store.load(p) for p in parts]
     first_ids = loaded[0][1]
     for _, ids, _ in loaded[1:]:

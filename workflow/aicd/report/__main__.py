@@ -1,7 +1,8 @@
 """python -m aicd.report: the report stage, one subcommand per output.
 
   table4      Table 4 (.tex, .md, .html), confusion-matrix figures, results/report.md
-  subsets     Tables 5-7 (macro-F1 per test subset, averaged over trained detectors)
+  reproduction  the paper's published numbers beside ours (tables/reproduction.*, figures)
+  subsets     Tables 5-7 (macro-F1 per test subset, averaged over the paper's trained rows)
   table8      Table 8 (the LLM judges)
   generation  token and cost totals per generator (results/generations/report.md)
   ood         the out-of-distribution table (results/tables/ood.md, .tex)
@@ -24,7 +25,7 @@ COMMANDS = {
     "table4": ("build", "main"), "subsets": ("subset_tables", "main"), "table8": ("llm_tables", "table8_main"),
     "generation": ("llm_tables", "generation_main"), "ood": ("ood", "main"), "figures": ("paper_figures", "main"),
     "analyses": ("analyses", "main"), "paper": ("paper_section", "main"), "execution": ("execution", "main"),
-    "card": ("card", "main"), "inputs": (None, "main"),
+    "card": ("card", "main"), "inputs": (None, "main"), "reproduction": ("reproduction", "main"),
 }
 
 

@@ -23,7 +23,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from ..stagecli import json_arg
-from ..io import read_pickle, write_json, write_text
+from ..io import write_json, write_text
 
 
 # -- (a) SVM back-projection -------------------------------------------------------------------
@@ -162,8 +162,9 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m aicd.report analyses", description=__doc__)
     parser.add_argument("--task", required=True)
     parser.add_argument("--title", default=None)
-    parser.add_argument("--svm", nargs=2, metavar=("MODEL_PKL", "TFIDF_FEATURIZER_PKL"))
-    parser.add_argument("--shap", nargs=3, action="append", default=[], metavar=("DETECTOR", "MODEL_PKL", "FEATURES_NPZ"))
+    parser.add_argument("--svm", nargs=2, metavar=("MODEL_SKOPS", "TFIDF_FEATURIZER_SKOPS"))
+    parser.add_argument("--shap", nargs=3, action="append", default=[],
+                        metavar=("DETECTOR", "MODEL_SKOPS", "FEATURES_NPZ"))
     parser.add_argument("--shap-rows", type=int, default=500)
     parser.add_argument("--predictions", nargs="*", default=[], help="trained detectors' predictions parquet files")
     parser.add_argument("--test", required=True)
@@ -172,11 +173,15 @@ def main(argv=None) -> None:
     parser.add_argument("--out-dir", required=True)
     parser.add_argument("--figures-dir", required=True)
     args = parser.parse_args(argv)
+    # the fitted models and featurizers, read without running code from them (aicd.fitted_files)
+    from ..detectors.bundle import load_detector
+    from ..features.registry import load_featurizer
+
     out, figs = Path(args.out_dir), Path(args.figures_dir)
     title = args.title or args.task
     summary = {"task": args.task}
     if args.svm:
-        classes, weights, vocab = svm_ngram_weights(read_pickle(args.svm[0]), read_pickle(args.svm[1]))
+        classes, weights, vocab = svm_ngram_weights(load_detector(args.svm[0]), load_featurizer(args.svm[1]))
         tops = top_ngrams(classes, weights, vocab)
         md, tex = svm_tables(tops)
         write_json({"classes": classes, "top": tops}, out / "svm_ngrams.json")
@@ -196,7 +201,7 @@ def main(argv=None) -> None:
         X = matrices["test"]
         if len(X) > args.shap_rows:
             X = X[np.random.default_rng(args.seed).choice(len(X), args.shap_rows, replace=False)]
-        imp = catboost_shap(read_pickle(model), X, names)
+        imp = catboost_shap(load_detector(model), X, names)
         tops = {c: [(names[j], float(v[j])) for j in np.argsort(-v)[:15]] for c, v in imp.items()}
         write_json({"rows": int(len(X)), "top": tops}, out / f"shap_{det}.json")
         body = [[i + 1, *[f"{tops[c][i][0]} ({tops[c][i][1]:.4f})" for c in tops]] for i in range(15)

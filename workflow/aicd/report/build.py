@@ -17,16 +17,18 @@ from .figures import confusion_figure
 from .subsets import subset_section
 from .test_sets import test_set_section
 from . import threshold_table
+from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, Marks
 from .table4 import Column, Row, markdown_title, plain_title, render, render_html, with_inputs
 
 
 def write_report(layout: dict, score_files: list[str], tables_dir: str, figures_dir: str, report: str,
                  data_report_files: list[str] = (), paper_section: str | None = None,
                  inputs_file: str | None = None, test_set_score_files: list[str] = (),
-                 test_set_report_files: list[str] = ()) -> None:
+                 test_set_report_files: list[str] = (), reproduction: str | None = None) -> None:
     """Write table4.{tex,md,html} to `tables_dir`, the confusion figures to `figures_dir` and
-    `report` (report.md). `layout`: {"tasks": [[name, title]], "detectors": [[name, title,
-    is_dummy]], "test_sets": [[task, set, title]], "provisional": {task: evidence}}."""
+    `report` (report.md), which opens with `reproduction` (the paper beside ours). `layout`:
+    {"tasks": [[name, title]], "detectors": [[name, title, is_dummy]], "test_sets": [[task, set,
+    title]], "provisional": {task: evidence}, "paper_rows": {detector: the paper's row}}."""
     inputs = read_json(inputs_file) if inputs_file else None
 
     columns = [Column(n, t) for n, t in layout["tasks"]]
@@ -46,30 +48,42 @@ def write_report(layout: dict, score_files: list[str], tables_dir: str, figures_
         all_scores[(sc["detector"], f"{sc['task']}·{Path(path).parent.name}")] = sc
     f1 = {k: v["macro_f1"] for k, v in all_scores.items() if v.get("macro_f1") is not None}
     rows = [r for r in rows if any((r.name, c.name) in f1 for c in columns)]  # not run: listed in report.md
-    latex, markdown = with_inputs(*render(rows, columns, f1), inputs)
+    paper_rows = layout.get("paper_rows")
+    tags = Marks.from_scores(all_scores, ours=set() if paper_rows is None else
+                             {r.name for r in rows if r.name not in paper_rows})
+    latex, markdown = with_inputs(*render(rows, columns, f1, tags=tags), inputs)
     # report.md shows each cell's 95% bootstrap interval (score JSON `macro_f1_ci`) as ± half-width
     ci = {k: tuple(v["macro_f1_ci"]) for k, v in all_scores.items() if k in f1 and v.get("macro_f1_ci")}
-    _, markdown_ci = with_inputs(*render(rows, columns, f1, intervals=ci), inputs)
+    _, markdown_ci = with_inputs(*render(rows, columns, f1, intervals=ci, tags=tags), inputs)
     tables = Path(tables_dir)
     write_text(latex, tables / "table4.tex")
     write_text(markdown, tables / "table4.md")
-    write_text(render_html(rows, columns, f1, ci, stamp=stamp(inputs) if inputs else ""), tables / "table4.html")
-    thresholds_md, thresholds_tex, thresholds_html = threshold_table.render(rows, columns, all_scores)
+    write_text(render_html(rows, columns, f1, ci, stamp=stamp(inputs) if inputs else "", tags=tags),
+               tables / "table4.html")
+    thresholds_md, thresholds_tex, thresholds_html = threshold_table.render(rows, columns, all_scores, tags)
     write_text(thresholds_md, tables / "thresholds.md")
     write_text(thresholds_tex, tables / "thresholds.tex")
     write_text(thresholds_html, tables / "thresholds.html")
 
     report_dir = Path(report).parent
     rel = lambda p: os.path.relpath(p, report_dir)  # noqa: E731
-    lines = ["# AICD Bench results", "", *_inputs_head(inputs, rel(inputs_file) if inputs_file else ""),
-             "## Table 4: macro-F1 × 100", "",
-             *(["± is the half-width of the 95% bootstrap interval over test rows (1,000 resamples).", ""] if ci else []),
-             markdown_ci,
-             f"LaTeX: [{rel(tables / 'table4.tex')}]({rel(tables / 'table4.tex')})", "",
-             "## Threshold metrics: AUROC and TPR at a fixed FPR on human code (× 100)", "",
-             threshold_table.CAPTION, "", thresholds_md,
-             f"LaTeX: [{rel(tables / 'thresholds.tex')}]({rel(tables / 'thresholds.tex')})", "",
-             "## Confusion matrices", ""]
+    lines = ["# AICD Bench results", ""]
+    if reproduction:
+        repro = Path(reproduction)
+        lines += [repro.read_text().rstrip(), "",
+                  f"Also as [HTML]({rel(repro.with_suffix('.html'))}), [LaTeX]({rel(repro.with_suffix('.tex'))}) and "
+                  f"[JSON]({rel(repro.with_suffix('.json'))}); figures: "
+                  + ", ".join(f"[{c.title}]({rel(Path(figures_dir) / f'reproduction_{c.name}.png')})"
+                              for c in task_columns if (Path(figures_dir) / f"reproduction_{c.name}.png").is_file())
+                  + ".", ""]
+    lines += _inputs_head(inputs, rel(inputs_file) if inputs_file else "")
+    lines += ["## Table 4: macro-F1 × 100", "", markdown_ci,
+              f"LaTeX: [{rel(tables / 'table4.tex')}]({rel(tables / 'table4.tex')})", "",
+              *class_support_section(all_scores, task_columns),
+              "## Threshold metrics: AUROC and TPR at a fixed FPR on human code (× 100)", "",
+              threshold_table.CAPTION, "", thresholds_md,
+              f"LaTeX: [{rel(tables / 'thresholds.tex')}]({rel(tables / 'thresholds.tex')})", "",
+              "## Confusion matrices", ""]
     titles = {r.name: r.title for r in rows}
     dummies = {r.name for r in rows if r.dummy}
     best = {}  # task -> its best trained detector (a dummy only where nothing else has scores)
@@ -106,6 +120,28 @@ def write_report(layout: dict, score_files: list[str], tables_dir: str, figures_
     if paper_section:
         lines += ["", Path(paper_section).read_text()]
     write_text("\n".join(lines), report)
+
+
+def class_support_section(scores: dict, columns: list[Column]) -> list[str]:
+    """Per task, each gold class's test rows, those under MIN_CLASS_SUPPORT marked: in macro-F1
+    each class weighs the same, however few its rows."""
+    lines = []
+    for col in columns:
+        support = {}
+        for (det, task), s in scores.items():
+            if task == col.name and not s.get("coverage", 1) < 1:  # a judge's sample has other counts
+                support = {c: v.get("support", 0) for c, v in (s.get("per_class") or {}).items()
+                           if v.get("support", 0) > 0}
+                break
+        if support:
+            cells = ", ".join(f"{c} {n}{' **' + SMALL_CLASS + '**' if n < MIN_CLASS_SUPPORT else ''}"
+                              for c, n in sorted(support.items(), key=lambda kv: -kv[1]))
+            lines.append(f"- {col.title}: {cells}")
+    if not lines:
+        return []
+    return ["### Test rows per class", "", f"Each class weighs the same in macro-F1; {SMALL_CLASS}: fewer than "
+            f"{MIN_CLASS_SUPPORT} rows, so a few rows move the score a lot (per-class figures: the score files).", "",
+            *lines, ""]
 
 
 def _inputs_head(inputs: dict | None, link: str) -> list[str]:
@@ -182,7 +218,10 @@ def main(argv=None) -> None:
                         help="results/scores/{task}/test_sets/{set}/{detector}.json: extra test sets, one column each")
     parser.add_argument("--test-set-reports", nargs="*", default=[],
                         help="results/tasks/{task}/test_sets/{set}.report.json: rows removed, class balance")
+    parser.add_argument("--reproduction", default=None,
+                        help="results/tables/reproduction.md: the paper beside ours, the report's first section")
     args = parser.parse_args(argv)
     write_report(args.layout, args.scores, args.tables_dir, args.figures_dir, args.report,
                  data_report_files=args.data_reports, paper_section=args.paper_section, inputs_file=args.inputs,
-                 test_set_score_files=args.test_set_scores, test_set_report_files=args.test_set_reports)
+                 test_set_score_files=args.test_set_scores, test_set_report_files=args.test_set_reports,
+                 reproduction=args.reproduction)

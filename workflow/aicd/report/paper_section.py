@@ -15,41 +15,13 @@ from pathlib import Path
 
 from ..stagecli import json_arg
 from ..io import read_json, write_text
-
-# (title, kind, features or encoder Hub id), the paper's Table 4 order
-PAPER_ROWS = [
-    ("Random", "random", None), ("Majority", "majority", None), ("Fast-DetectGPT", "fast_detectgpt", None),
-    ("CB_{TF-IDF}", "catboost", "tfidf"), ("CB_{AST}", "catboost", "ast"), ("CB_{AST & TF-IDF}", "catboost", "ast_tfidf"),
-    ("SVM_{TF-IDF}", "linear_svm", "tfidf"), ("SVM_{AST}", "linear_svm", "ast"),
-    ("SVM_{AST & TF-IDF}", "linear_svm", "ast_tfidf"),
-    ("LR_{TF-IDF}", "logistic_regression", "tfidf"), ("LR_{AST}", "logistic_regression", "ast"),
-    ("LR_{AST & TF-IDF}", "logistic_regression", "ast_tfidf"),
-    ("CodeBERT", "encoder", "microsoft/codebert-base"), ("CodeT5+", "encoder", "Salesforce/codet5p-220m"),
-    ("ModernBERT", "encoder", "answerdotai/ModernBERT-base"), ("RoBERTa", "encoder", "FacebookAI/roberta-base"),
-    ("UnixCoder", "encoder", "microsoft/unixcoder-base"), ("DeBERTa", "encoder", "microsoft/deberta-v3-base"),
-]
-
+from .. import published
 
 def match_paper_rows(detectors: dict[str, dict]) -> list[tuple[str, str | None]]:
-    """[(paper title, config detector or None)] in the paper's order. detectors: name -> entry."""
-    out = []
-    for title, kind, key in PAPER_ROWS:
-        found = None
-        for name, entry in detectors.items():
-            if entry.get("kind") != kind:
-                continue
-            if kind == "encoder":
-                if (entry.get("params") or {}).get("model") == key:
-                    found = name
-            elif kind in ("catboost", "linear_svm", "logistic_regression"):
-                if entry.get("features") == key:
-                    found = name
-            else:
-                found = name
-            if found:
-                break
-        out.append((title, found))
-    return out
+    """[(paper title, config detector or None)] in the paper's Table 4 order (aicd.published).
+    detectors: name -> config entry."""
+    matched = {row: name for name, row in published.match_detectors(detectors).items()}
+    return [(r.row, matched.get(r.row)) for r in published.rows(4)]
 
 
 def not_run_rows(detectors: dict[str, dict], ran: set[str]) -> list[tuple[str, str]]:
@@ -113,9 +85,9 @@ def main(argv=None) -> None:
                   f"test AUROC {'–' if auc is None else f'{auc:.4f}'}; {rep.get('samples_per_second')} samples/s "
                   f"([record]({rel(path)})).", ""]
     tables = Path(args.tables_dir)
-    for n, what in ((5, "Task 1 macro-F1 per language × domain setting, averaged over trained detectors ± std"),
-                    (6, "Task 2 macro-F1 on seen vs unseen generators, averaged over trained detectors ± std"),
-                    (7, "Task 3 macro-F1 in vs out of domain, averaged over trained detectors ± std")):
+    for n, what in ((5, "Task 1 macro-F1 per language × domain setting, averaged over the paper's trained rows ± std"),
+                    (6, "Task 2 macro-F1 on seen vs unseen generators, averaged over the paper's trained rows ± std"),
+                    (7, "Task 3 macro-F1 in vs out of domain, averaged over the paper's trained rows ± std")):
         md = tables / f"table{n}.md"
         if md.is_file():
             lines += [f"### Table {n}", "", f"{what} ([LaTeX]({rel(tables / f'table{n}.tex')})).", "",
@@ -155,7 +127,8 @@ def main(argv=None) -> None:
                          f"[table]({rel(folder / md)}), [figure]({rel(fig)})")
         af = s.get("all_fail")
         if af:
-            lines.append(f"- {title}: {af['all_wrong']} of {af['of']} test rows are wrong for every trained detector, "
+            lines.append(f"- {title}: {af['all_wrong']} of {af['of']} test rows are wrong for every averaged detector "
+                         "(the paper's trained rows, as in Tables 5-7), "
                          f"counted by language, generator, label and subset with the shortest examples: "
                          f"[{rel(folder / af['file'])}]({rel(folder / af['file'])})")
     lines.append("")

@@ -1,4 +1,4 @@
-"""Tables 5, 6 and 7 of the paper: macro-F1 per evaluation subset, averaged over detectors, with
+"""Tables 5, 6 and 7 of the paper: a value per evaluation subset, averaged over detectors, with
 the standard deviation across detectors.
 
 - Table 5, Task 1 (kind binary): the four language x domain settings, in the paper's row order.
@@ -7,16 +7,21 @@ the standard deviation across detectors.
 
 Numbers come from the per-subset entries of results/scores/{task}/{detector}.json, never typed.
 Our choices where the paper is silent, written beside the tables too:
-- detectors averaged: every trained detector run on the task; the dummy baselines (Random,
-  Majority) and the LLM judges are excluded, and so is Fast-DetectGPT on a multi-class task (it
-  is scored there on binarised labels, another task);
-- the macro-F1 of a subset averages F1 over the task's whole label set, as the paper's tables do (not
-  over whichever classes happen to be present): a label neither in the subset's gold labels nor
-  predicted there counts as F1 0, as scikit-learn's `f1_score(labels=..., zero_division=0)` does;
-- a subset whose gold labels hold one class gets that class's recall (= accuracy there) instead
-  of a macro-F1, marked with a dagger: macro-F1 over one class is not a discrimination score;
-- the standard deviation is the sample standard deviation across detectors (ddof = 1; 0 for one).
-- decimals as the paper prints them: 2 in Table 5, 3 in Tables 6 and 7."""
+- the detectors averaged (aicd.plan.Plan.averaged, the same for the all-fail analysis): the
+  paper's trained rows run on the task; the dummy baselines, the zero-shot Fast-DetectGPT, the
+  LLM judges and our own detectors are kept out (ours are listed beside the table); where none
+  of the paper's rows ran, every trained detector, and the caption says so;
+- a subset's value is the macro-F1 over the task's whole label set, as the paper's tables do (a
+  label neither in the subset's gold labels nor predicted there counts 0, as scikit-learn's
+  `f1_score(labels=..., zero_division=0)` does); a subset whose gold labels hold one class gets
+  that class's recall instead, under its true name in the Metric column: a macro-F1 over one class
+  is no discrimination score, and the row is kept out of the comparison with the paper;
+- the standard deviation is the sample standard deviation across detectors (ddof = 1; 0 for one);
+- the interval is the mean of the detectors' own 95% bootstrap bounds (aicd.scoring.bootstrap.
+  subset_metric): conservative, as wide as the interval of the mean if their errors moved together
+  exactly (they are scored on the same rows), wider otherwise;
+- § marks a subset with a class of fewer than MIN_CLASS_SUPPORT test rows (aicd.report.marks);
+- decimals as the paper prints them: 2 in Table 5, 3 in Tables 6 and 7 (scale 0-1)."""
 
 from __future__ import annotations
 
@@ -26,25 +31,22 @@ from pathlib import Path
 import numpy as np
 from tabulate import tabulate
 
+from .. import published
 from ..stagecli import json_arg
 from ..io import read_json, write_json, write_text
+from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, small_classes
 
 PAPER_TABLES = {
     5: {"kind": "binary", "header": "Setting", "decimals": 2, "label": "tab:task1_subsets",
-        "caption": "Task 1 (Robust Binary Classification): experiments across different domain/language settings. "
-                   "We report Macro F1, averaged over detectors.",
-        "rows": [("seen_language_seen_domain", "Seen domain, seen language"),
-                 ("unseen_language_seen_domain", "Seen domain, unseen language"),
-                 ("unseen_language_unseen_domain", "Unseen domain, unseen language"),
-                 ("seen_language_unseen_domain", "Unseen domain, seen language")]},
+        "caption": "Task 1 (Robust Binary Classification): experiments across different domain/language settings, "
+                   "averaged over detectors."},
     6: {"kind": "family", "header": "Category", "decimals": 3, "label": "tab:task2_subsets",
-        "caption": "Task 2 (Model Family Attribution): average Macro-F1 across models by generator type.",
-        "rows": [("seen_generator", "In-domain Generator"), ("unseen_generator", "Out-of-Domain Generator")]},
+        "caption": "Task 2 (Model Family Attribution): averaged over detectors by generator type."},
     7: {"kind": "fine_grained", "header": "Category", "decimals": 3, "label": "tab:task3_subsets",
-        "caption": "Task 3 (Fine-Grained Human-Machine Classification): average Macro-F1 across classifiers by "
-                   "generator type with std.",
-        "rows": [("in_domain", "In-domain"), ("out_of_domain", "Out-of-Domain")]},
+        "caption": "Task 3 (Fine-Grained Human-Machine Classification): averaged over classifiers by generator type."},
 }
+for _n, _spec in PAPER_TABLES.items():  # the paper's rows and their printed names: aicd/published.yaml
+    _spec["rows"] = [(r.row, r.printed) for r in published.rows(_n)]
 ONE_CLASS_MARK = "†"
 
 
@@ -67,12 +69,30 @@ def mean_std(values: list[float]) -> tuple[float | None, float | None]:
     return float(arr.mean()), float(arr.std(ddof=1)) if len(arr) > 1 else 0.0
 
 
-def compute(number: int, task: str | None, task_labels: list[str], scores: dict[str, dict]) -> dict:
-    """One table's numbers. scores: detector -> its scores JSON for `task`."""
+def detector_value(entry: dict, task_labels: list[str]) -> dict:
+    """{value, ci, one_class, metric} of one detector on one subset: the score file's
+    table_metric where it has one, else recomputed from its per-class entries (no interval)."""
+    metric = entry.get("table_metric")
+    if metric and metric.get("value") is not None:
+        return {"value": float(metric["value"]), "ci": metric.get("ci"), "one_class": metric.get("one_class"),
+                "metric": metric["metric"]}
+    value, one = subset_value(entry, task_labels)
+    return {"value": value, "ci": None, "one_class": one,
+            "metric": f"recall of {one}" if one else "macro-F1 over the task's labels"}
+
+
+def compute(number: int, task: str | None, task_labels: list[str], scores: dict[str, dict],
+            ours: dict[str, dict] | None = None, averaged_over: str = "paper") -> dict:
+    """One table's numbers. scores: detector -> its scores JSON for `task` (the detectors
+    averaged); ours: the trained detectors kept out of the average, shown beside it."""
     spec = PAPER_TABLES[number]
-    out = {"table": number, "task": task, "kind": spec["kind"], "detectors": sorted(scores), "rows": []}
+    out = {"table": number, "task": task, "kind": spec["kind"], "detectors": sorted(scores),
+           "averaged_over": averaged_over, "ours": sorted(ours or {}), "rows": []}
     if task is None:
         out["note"] = f"no task of kind {spec['kind']} in this configuration"
+        return out
+    if not scores:
+        out["note"] = "no trained detector ran on the task"
         return out
     subsets_seen = set()
     for s in scores.values():
@@ -83,22 +103,33 @@ def compute(number: int, task: str | None, task_labels: list[str], scores: dict[
     known = [name for name, _ in spec["rows"]]
     extra = sorted(subsets_seen - set(known))   # e.g. release subsets by identified language only
     for subset, title in [*spec["rows"], *[(e, e.replace("_", " ")) for e in extra]]:
-        per_detector, one_classes, rows = {}, set(), None
+        per_detector, intervals, one_classes, rows, small = {}, [], set(), None, {}
         for det, s in sorted(scores.items()):
             entry = ((s.get("by") or {}).get("subset") or {}).get(subset)
             if not entry or not entry.get("n"):
                 continue
-            value, one = subset_value(entry, task_labels)
+            got = detector_value(entry, task_labels)
             rows = entry["n"]
-            if value is not None:
-                per_detector[det] = value
-            if one:
-                one_classes.add(one)
+            small = small_classes(entry) or small
+            if got["value"] is not None:
+                per_detector[det] = got["value"]
+                if got["ci"]:
+                    intervals.append(got["ci"])
+            if got["one_class"]:
+                one_classes.add(got["one_class"])
         mean, std = mean_std(list(per_detector.values()))
-        out["rows"].append({"subset": subset, "title": title, "rows": rows, "mean": mean, "std": std,
-                            "metric": f"recall of {sorted(one_classes)[0]}" if one_classes else "macro_f1",
-                            "one_class": sorted(one_classes)[0] if one_classes else None,
-                            "per_detector": per_detector})
+        ci = [float(np.mean([c[0] for c in intervals])), float(np.mean([c[1] for c in intervals]))] \
+            if intervals and len(intervals) == len(per_detector) else None
+        ours_values = {}
+        for det, s in sorted((ours or {}).items()):
+            entry = ((s.get("by") or {}).get("subset") or {}).get(subset)
+            if entry and entry.get("n"):
+                ours_values[det] = detector_value(entry, task_labels)["value"]
+        one = sorted(one_classes)[0] if one_classes else None
+        out["rows"].append({"subset": subset, "title": title, "rows": rows, "mean": mean, "std": std, "ci": ci,
+                            "metric": f"recall of {one}" if one else "macro_f1",
+                            "one_class": one, "small_classes": small,
+                            "per_detector": per_detector, "ours": ours_values})
     return out
 
 
@@ -106,51 +137,74 @@ def _fmt(value: float | None, decimals: int) -> str:
     return "–" if value is None else f"{value:.{decimals}f}"
 
 
+def _metric_name(row: dict) -> str:
+    return f"{row['one_class']} recall" if row["one_class"] else "macro-F1"
+
+
+def caption_of(result: dict, titles: dict[str, str] | None = None) -> str:
+    """What every cell is: the detectors averaged (named), the metric, the scale, STD, the interval."""
+    from .table4 import plain_title
+
+    names = ", ".join(plain_title((titles or {}).get(det, det)) for det in result["detectors"])
+    who = (f"the paper's {len(result['detectors'])} trained detector rows run here ({names}); dummy baselines, "
+           "the zero-shot Fast-DetectGPT, LLM judges and detectors the paper does not have are kept out"
+           if result.get("averaged_over", "paper") == "paper" else
+           f"no detector of the paper's ran, so our {len(result['detectors'])} trained detectors ({names})")
+    text = (f"Mean over {who}. Metric: macro-F1 over the task's labels, or, for a subset whose test rows hold one "
+            "class, that class's recall (not comparable with the paper's macro-F1). Scale 0-1, as the paper prints "
+            "it. STD: sample standard deviation across the detectors. 95% CI: the mean of the detectors' own "
+            "bootstrap bounds (test rows resampled; conservative).")
+    if any(r.get("small_classes") for r in result["rows"]):
+        text += f" {SMALL_CLASS}: a class of the subset has fewer than {MIN_CLASS_SUPPORT} test rows."
+    if result.get("ours"):
+        text += " Ours, not averaged: " + ", ".join(plain_title((titles or {}).get(d, d)) for d in result["ours"]) + "."
+    return text
+
+
 def render(result: dict, titles: dict[str, str] | None = None) -> tuple[str, str]:
-    """(latex, markdown) in the paper's layout: setting, Macro F1, STD (±)."""
+    """(latex, markdown) in the paper's layout (setting, value, STD (±)), with the metric's true
+    name and the interval beside it."""
     spec = PAPER_TABLES[result["table"]]
     d = spec["decimals"]
-    body = []
-    for row in result["rows"]:
-        mark = ONE_CLASS_MARK if row["one_class"] else ""
-        if row["rows"] is None:
-            body.append([row["title"], "no rows", ""])
-        else:
-            body.append([row["title"] + mark, _fmt(row["mean"], d), _fmt(row["std"], d)])
-    notes = []
-    if any(r["one_class"] for r in result["rows"]):
-        one = sorted({r["one_class"] for r in result["rows"] if r["one_class"]})
-        notes.append(f"{ONE_CLASS_MARK} the subset's gold labels hold one class ({', '.join(one)}): the recall of that "
-                     "class (= accuracy) is reported instead of a macro-F1.")
-    from .table4 import plain_title
-    names = ", ".join(plain_title((titles or {}).get(det, det)) for det in result["detectors"])
     caption = spec["caption"]
     if "note" in result:
         latex = (f"\\begin{{table}}[t]\n\\centering\n\\textit{{Not computed: {result['note']}.}}\n"
                  f"\\caption{{{caption}}}\n\\label{{{spec['label']}}}\n\\end{{table}}\n")
         md = f"**Table {result['table']}** ({spec['kind']}): not computed: {result['note']}.\n"
         return latex, md
-    headers = [spec["header"], "Macro F1", "STD (±)"]
-    tex_rows = [[c.replace("&", "\\&") for c in r] for r in body]
-    latex = tabulate(tex_rows, headers=headers, tablefmt="latex_booktabs", colalign=("left", "right", "right"),
-                     disable_numparse=True).replace("\\textdagger{}", ONE_CLASS_MARK)
-    latex = latex.replace(ONE_CLASS_MARK, "$^\\dagger$").replace("(\\$\\pm\\$)", "($\\pm$)")
-    note_tex = " ".join(notes).replace(ONE_CLASS_MARK, "$^\\dagger$")
-    latex = (f"\\begin{{table}}[t]\n\\centering\n{latex}\n\\caption{{{caption} Averaged over "
-             f"{len(result['detectors'])} trained detectors (dummy baselines excluded). {note_tex}}}\n"
+    body = []
+    for row in result["rows"]:
+        if row["rows"] is None:
+            body.append([row["title"], "", "no rows", "", ""])
+            continue
+        mark = SMALL_CLASS if row.get("small_classes") else ""
+        ci = row.get("ci")
+        body.append([row["title"], _metric_name(row), _fmt(row["mean"], d) + mark, _fmt(row["std"], d),
+                     f"{ci[0]:.{d}f}–{ci[1]:.{d}f}" if ci else "–"])
+    ours = sorted({det for r in result["rows"] for det in r.get("ours", {})})
+    headers = [spec["header"], "Metric", "Mean", "STD (±)", "95% CI"]
+    for det in ours:
+        headers.append(f"{(titles or {}).get(det, det)} (ours)")
+        for line, row in zip(body, result["rows"]):
+            line.append(_fmt(row.get("ours", {}).get(det), d) if row["rows"] is not None else "")
+    colalign = ("left", "left", "right", "right", "right", *["right"] * len(ours))
+    text = caption_of(result, titles)
+    tex_rows = [[c.replace("&", "\\&").replace("§", "\\S{}").replace("–", "--") for c in r] for r in body]
+    latex = tabulate(tex_rows, headers=[h.replace("±", "$\\pm$").replace("%", "\\%") for h in headers],
+                     tablefmt="latex_raw", colalign=colalign, disable_numparse=True)
+    tex_caption = text.replace("%", "\\%").replace("§", "\\S{}").replace("_", "\\_")
+    latex = (f"\\begin{{table}}[t]\n\\centering\n{latex}\n\\caption{{{caption} {tex_caption}}}\n"
              f"\\label{{{spec['label']}}}\n\\end{{table}}\n")
-    md = tabulate(body, headers=headers, tablefmt="github", colalign=("left", "right", "right"),
-                  disable_numparse=True)
-    md = (f"{md}\n\nTask `{result['task']}`; averaged over {len(result['detectors'])} trained detectors "
-          f"({names}); dummy baselines excluded; sample std across detectors. {' '.join(notes)}\n")
+    md = tabulate(body, headers=headers, tablefmt="github", colalign=colalign, disable_numparse=True)
+    md = f"{md}\n\nTask `{result['task']}`. {caption} {text}\n"
     return latex, md
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m aicd.report subsets", description=__doc__)
     parser.add_argument("--layout", required=True, type=json_arg,
-                        help='JSON {"tables": {"5": {"task": name or null, "labels": [...], "detectors": [...]}}, '
-                             '"titles": {detector: title}}')
+                        help='JSON {"tables": {"5": {"task": name or null, "labels": [...], "detectors": [...], '
+                             '"averaged_over": "paper" | "ours", "ours": [...]}}, "titles": {detector: title}}')
     parser.add_argument("--scores", nargs="*", default=[], help="results/scores/{task}/{detector}.json files")
     parser.add_argument("--tables-dir", required=True)
     parser.add_argument("--inputs", default=None, help="results/inputs.json (the input fingerprint)")
@@ -164,12 +218,13 @@ def main(argv=None) -> None:
     for number in (5, 6, 7):
         spec = args.layout["tables"].get(str(number)) or {}
         task = spec.get("task")
-        wanted = set(spec.get("detectors") or [])
+        wanted, ours = set(spec.get("detectors") or []), set(spec.get("ours") or [])
         scores = {s["detector"]: s for s in loaded if s["task"] == task and s["detector"] in wanted}
-        result = compute(number, task, list(spec.get("labels") or []), scores)
+        mine = {s["detector"]: s for s in loaded if s["task"] == task and s["detector"] in ours}
+        result = compute(number, task, list(spec.get("labels") or []), scores, mine,
+                         spec.get("averaged_over", "paper"))
         latex, md = with_inputs(*render(result, args.layout.get("titles")), inputs)
         write_text(latex, tables / f"table{number}.tex")
         write_text(md, tables / f"table{number}.md")
         summary[str(number)] = result
     write_json(summary, tables / "subset_tables.json")
-

@@ -12,6 +12,8 @@ from functools import partial
 import tabulate as tabulate_mod
 from tabulate import tabulate
 
+from .marks import Marks, tag
+
 NOT_RUN = "–"
 
 
@@ -65,36 +67,51 @@ def _fmt(value: float) -> str:
     return f"{value * 100:.2f}"
 
 
-CAPTION = ("Macro F1-score of baselines across all tasks. Best trained model per task in bold; "
-           "dummy baselines (random or majority) underlined where they outperform every trained model.")
+CAPTION = ("Macro F1-score of baselines across all tasks, macro-F1 × 100 on each task's test split. Best trained "
+           "model per task in bold; dummy baselines (random or majority) underlined where they outperform every "
+           "trained model.")
+INTERVAL_NOTE = "± is the half-width of the 95% bootstrap interval over test rows (1,000 resamples, seeded)."
+# The paper-format table prints no interval, like the paper's: say where each cell's is.
+NO_INTERVAL_NOTE = ("Like the paper's, this table prints no interval: each cell's 95% bootstrap interval over test rows "
+                    "is in report.md (Table 4, as ±), reproduction.md and the detector's score file (macro_f1_ci).")
 
 
 def render(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str], float],
            caption: str = CAPTION, label: str = "tab:baselines", not_run: str = NOT_RUN,
-           intervals: dict[tuple[str, str], tuple[float, float]] | None = None) -> tuple[str, str]:
+           intervals: dict[tuple[str, str], tuple[float, float]] | None = None,
+           tags: Marks | None = None) -> tuple[str, str]:
     """Return (latex, markdown). Also renders Table 8 (other caption, "not run" cells).
     With `intervals` ((detector, task) -> 95% bootstrap interval), each cell that has one
-    also shows its half-width, `87.21 ± 1.30` (the paper's tables print none)."""
+    also shows its half-width, `87.21 ± 1.30` (the paper's tables print none). `tags`: the
+    marks that say when a number is not what its header suggests (aicd.report.marks); the
+    caption then ends with their legend, and the Markdown has the caption under the table."""
     marks = cell_marks(rows, columns, scores)
+    tags = tags or Marks()
+    legend = tags.legend([r.name for r in rows], None)
+    interval_note = INTERVAL_NOTE if intervals else NO_INTERVAL_NOTE if caption == CAPTION else ""
+    full = " ".join(part for part in (caption, interval_note, legend) if part)
 
     def cells(style: str) -> list[list[str]]:
-        return _cells(rows, columns, marks, intervals or {}, not_run, style)
+        return _cells(rows, columns, marks, intervals or {}, not_run, style, tags)
 
     headers_tex = ["Model", *[latex_title(c.title) for c in columns]]
     latex = tabulate(cells("latex"), headers=headers_tex, tablefmt=_latex_booktabs_raw(),
                      colalign=("left", *["right"] * len(columns)), disable_numparse=True)
-    latex = f"\\begin{{table}}[t]\n\\centering\n{latex}\n\\caption{{{caption}}}\n\\label{{{label}}}\n\\end{{table}}\n"
+    tex_caption = full.replace("%", "\\%").replace("×", "$\\times$").replace("±", "$\\pm$").replace("§", "\\S{}")
+    latex = f"\\begin{{table}}[t]\n\\centering\n{latex}\n\\caption{{{tex_caption}}}\n\\label{{{label}}}\n\\end{{table}}\n"
     headers_md = ["Model", *[markdown_title(c.title) for c in columns]]
     markdown = tabulate(cells("markdown"), headers=headers_md, tablefmt="github",
                         colalign=("left", *["right"] * len(columns)), disable_numparse=True) + "\n"
-    return latex, markdown
+    return latex, markdown + f"\n{full}\n"
 
 
-def _cells(rows, columns, marks, intervals, not_run, style: str) -> list[list[str]]:
-    """Table body in one style (latex | markdown | html): bold best trained, underlined dummy."""
+def _cells(rows, columns, marks, intervals, not_run, style: str, tags: Marks | None = None) -> list[list[str]]:
+    """Table body in one style (latex | markdown | html): bold best trained, underlined dummy;
+    `tags` put "ours" on a row and "inverted" and § on a cell (aicd.report.marks)."""
+    tags = tags or Marks()
     body = []
     for r in rows:
-        line = [latex_title(r.title) if style == "latex" else markdown_title(r.title)]
+        line = [(latex_title(r.title) if style == "latex" else markdown_title(r.title)) + tag(tags.row(r.name), style)]
         for col in columns:
             mark = marks.get((r.name, col.name))
             if mark is None:
@@ -111,21 +128,25 @@ def _cells(rows, columns, marks, intervals, not_run, style: str) -> list[list[st
                 text = f"<b>{text}</b>" if bold else (f"<u>{text}</u>" if underline else text)
             else:
                 text = f"**{text}**" if bold else (f"<u>{text}</u>" if underline else text)
-            line.append(text)
+            small = tags.small(r.name, col.name)
+            text += ("\\S{}" if style == "latex" else small) if small else ""
+            line.append(text + tag(tags.cell(r.name, col.name), style))
         body.append(line)
     return body
 
 
 def render_html(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str], float],
                 intervals: dict[tuple[str, str], tuple[float, float]] | None = None, caption: str = CAPTION,
-                stamp: str = "", not_run: str = NOT_RUN) -> str:
+                stamp: str = "", not_run: str = NOT_RUN, tags: Marks | None = None) -> str:
     """A standalone HTML page of the table (Snakemake's --report shows it as is)."""
     import html
 
-    body = _cells(rows, columns, cell_marks(rows, columns, scores), intervals or {}, not_run, "html")
+    tags = tags or Marks()
+    body = _cells(rows, columns, cell_marks(rows, columns, scores), intervals or {}, not_run, "html", tags)
     table = tabulate(body, headers=["Model", *[markdown_title(c.title) for c in columns]], tablefmt="unsafehtml",
                      colalign=("left", *["right"] * len(columns)), disable_numparse=True)
-    note = "<p>± is the half-width of the 95% bootstrap interval.</p>" if intervals else ""
+    legend = tags.legend([r.name for r in rows], None)
+    note = (f"<p>{html.escape(INTERVAL_NOTE)}</p>" if intervals else "") + (f"<p>{html.escape(legend)}</p>" if legend else "")
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Table 4</title>"
             "<style>body{font-family:sans-serif} table{border-collapse:collapse} td,th{padding:2px 10px;"
             "border-bottom:1px solid #ccc}</style></head><body>\n"

@@ -11,9 +11,9 @@ import sys
 from ..errors import AicdError
 from ..io import write_json, write_parquet, write_text
 from ..stagecli import json_arg, run
+from .engine import CHOICES, ENGINES, shared
 from .execute import execute_file, resolve_image
 from .images import ensure_images
-from .pool import docker_available
 
 
 def main(argv=None) -> None:
@@ -28,6 +28,9 @@ def main(argv=None) -> None:
     img.add_argument("--prune-old", action="store_true",
                      help="remove aicd-sandbox images of other build contexts on the same base (~5 GB of disk "
                           "each on Docker's vfs driver); `make images` passes it")
+    img.add_argument("--copy-from", choices=ENGINES, default=None,
+                     help="take the image from this other engine on the machine when it has it (Podman loads "
+                          "what Docker built) instead of building it again")
     ex = sub.add_parser("execute", help="run every program of a table")
     ex.add_argument("--input", required=True, help="sample table (parquet): id, code, language[, generator, tests]")
     ex.add_argument("--name", required=True)
@@ -38,17 +41,24 @@ def main(argv=None) -> None:
                          "--cores, --max-threads and set-threads may lower); default: the spec's workers")
     ex.add_argument("--out", required=True)
     ex.add_argument("--report", required=True)
+    for sub_parser in (img, ex):
+        sub_parser.add_argument("--engine", choices=CHOICES, default="auto",
+                                help="execution.engine: docker, podman, or auto (Docker where its daemon answers, "
+                                     "else Podman)")
     args = parser.parse_args(argv)
-    if not docker_available():
-        raise AicdError("no Docker daemon answers: install docker.io and start dockerd (see README, Sandbox)")
+    engine = shared(args.engine)  # one line naming what to install or start when none answers
     if args.cmd == "images":
-        tag = ensure_images(args.base, args.base_image, args.mirror, prune_old=args.prune_old)
+        if args.copy_from == engine.name:
+            raise AicdError(f"--copy-from {args.copy_from}: that is the engine the image is for")
+        source = shared(args.copy_from) if args.copy_from else None
+        tag = ensure_images(engine, args.base, args.base_image, args.mirror, prune_old=args.prune_old,
+                            copy_from=source)
         print(tag)
         if args.out:
             write_text(tag + "\n", args.out)
         return
     spec = {**args.spec, "workers": args.workers} if args.workers else args.spec
-    results, report = execute_file(args.input, args.name, resolve_image(args.image), spec)
+    results, report = execute_file(args.input, args.name, resolve_image(args.image, engine), spec, engine)
     write_parquet(results, args.out)
     write_json(report, args.report)
 

@@ -15,6 +15,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from ..errors import AicdError
+from .engine import Engine
 from .images import image_exists
 from .pool import Limits, SandboxPool
 
@@ -72,19 +73,20 @@ def summary(results: pd.DataFrame, name: str) -> dict:
     return {"name": name, "rows": len(results), "status": results["status"].value_counts().to_dict(), "rates": rates}
 
 
-def resolve_image(image: str) -> str:
+def resolve_image(image: str, engine: Engine) -> str:
     """A sandbox image tag, or a file holding one (results/sandbox/image.txt); it must exist."""
     tag = open(image).read().strip() if image.endswith(".txt") else image
-    if not image_exists(tag):  # e.g. removed by `images --prune-old` from another checkout
+    if not image_exists(tag, engine):  # e.g. removed by `images --prune-old` from another checkout
         hint = f"delete {image} so the workflow builds it again, or " if image.endswith(".txt") else ""
-        raise AicdError(f"the sandbox image {tag} does not exist on this Docker daemon: {hint}"
-                        "run python -m aicd.sandbox images")
+        where = "this Docker daemon" if engine.name == "docker" else f"this user's {engine.name}"
+        raise AicdError(f"the sandbox image {tag} does not exist on {where}: {hint}"
+                        f"run python -m aicd.sandbox images --engine {engine.name}")
     return tag
 
 
-def execute_file(path: str, name: str, image: str, spec: dict) -> tuple[pd.DataFrame, dict]:
+def execute_file(path: str, name: str, image: str, spec: dict, engine: Engine | str = "auto") -> tuple[pd.DataFrame, dict]:
     """(result rows, report) for every program of the sample table at `path` (or its fixed
-    sample: spec "sample"), run in a pool of spec "workers" containers of `image`."""
+    sample: spec "sample"), run in a pool of spec "workers" containers of `image` on `engine`."""
     rows = pd.read_parquet(path)
     rows_in_table = len(rows)
     missing = {"id", "code", "language"} - set(rows.columns)
@@ -104,7 +106,7 @@ def execute_file(path: str, name: str, image: str, spec: dict) -> tuple[pd.DataF
         return results, {**summary(results, name), "containers_started": 0, "containers_recycled": 0,
                          "rows_in_table": rows_in_table}
     pool = SandboxPool(image, size=int(spec.get("workers", 1)), recycle_after=int(spec.get("recycle_after", 200)),
-                       limits=limits, job=f"execute:{name}")
+                       limits=limits, job=f"execute:{name}", engine=engine)
     # the handler outlives the pool's own close, so a SIGTERM during that close still cleans up
     with stop_on_sigterm(pool), pool, \
             tqdm(total=len(rows), desc=f"execute {name}", unit="prog", mininterval=5, file=sys.stderr) as bar:

@@ -1,20 +1,25 @@
 """Sandbox images: an optional debootstrap base (for hosts with no registry) and the sandbox
-image, tagged by a hash of its build context so a changed Dockerfile or runner rebuilds."""
+image, tagged by a hash of its build context so a changed Dockerfile or runner rebuilds. Built
+with the engine's own builder (`docker build`, `podman build`); looked up, smoke-tested, copied
+between engines and pruned through the SDK."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import subprocess
 import tempfile
 from pathlib import Path
 
 from ..errors import AicdError
-from .pool import CONTEXT, docker
+from .engine import Engine
+from .isolation import CONTEXT
 
 log = logging.getLogger(__name__)
 LOCAL_BASE = "aicd-base:bookworm"
 BASE_LABEL = "aicd.sandbox.base"  # on every sandbox image: the base it was built on
+REPOSITORY = "aicd-sandbox"
 
 
 def context_tag(context: Path = CONTEXT, base_image: str = "") -> str:
@@ -22,17 +27,41 @@ def context_tag(context: Path = CONTEXT, base_image: str = "") -> str:
     for path in sorted(p for p in context.rglob("*") if p.is_file()):
         digest.update(path.relative_to(context).as_posix().encode())
         digest.update(path.read_bytes())
-    return f"aicd-sandbox:{digest.hexdigest()[:12]}"
+    return f"{REPOSITORY}:{digest.hexdigest()[:12]}"
 
 
-def image_exists(tag: str) -> bool:
-    return docker("image", "inspect", tag, timeout=60).returncode == 0
+def short_name(tag: str) -> str:
+    """NAME:TAG as Docker writes it: Podman names what it builds or loads localhost/NAME:TAG, and
+    what its Docker-compatible API builds docker.io/library/NAME:TAG."""
+    for prefix in ("localhost/", "docker.io/library/"):
+        tag = tag.removeprefix(prefix)
+    return tag
 
 
-def build_debootstrap_base(mirror: str = "http://deb.debian.org/debian", suite: str = "bookworm") -> str:
+def image_exists(tag: str, engine: Engine) -> bool:
+    import docker.errors
+
+    try:
+        engine.client.images.get(tag)
+        return True
+    except docker.errors.ImageNotFound:
+        return False
+
+
+def _cli(engine: Engine, *args: str, **kwargs) -> subprocess.CompletedProcess:
+    """The engine's command line, talking to the same engine as the SDK: Docker follows
+    DOCKER_HOST by itself; Podman needs --remote to use the service CONTAINER_HOST names."""
+    remote = ["--remote"] if engine.name == "podman" and os.environ.get("CONTAINER_HOST") else []
+    return subprocess.run([engine.cli(), *remote, *args], capture_output=True, text=True, **kwargs)
+
+
+def build_debootstrap_base(engine: Engine, mirror: str = "http://deb.debian.org/debian", suite: str = "bookworm") -> str:
     """A minimal Debian root made with debootstrap and imported: no registry needed."""
-    if image_exists(LOCAL_BASE):
+    if image_exists(LOCAL_BASE, engine):
         return LOCAL_BASE
+    if os.geteuid() != 0:
+        raise AicdError(f"the {LOCAL_BASE} base is made with debootstrap, which needs root: use --base registry "
+                        "(execution.base: registry), or load an image built elsewhere (docker save | podman load)")
     with tempfile.TemporaryDirectory(prefix="aicd-rootfs-") as root:
         log.info("debootstrap %s from %s (about 30 s)", suite, mirror)
         proc = subprocess.run(["debootstrap", "--variant=minbase", suite, root, mirror], capture_output=True, text=True)
@@ -41,71 +70,113 @@ def build_debootstrap_base(mirror: str = "http://deb.debian.org/debian", suite: 
         # The temporary folder is 0700 and becomes the image's "/": the sandbox user must traverse it.
         Path(root).chmod(0o755)
         tar = subprocess.Popen(["tar", "-C", root, "-c", "."], stdout=subprocess.PIPE)
-        imp = subprocess.run(["docker", "import", "-", LOCAL_BASE], stdin=tar.stdout, capture_output=True, text=True)
+        imp = _cli(engine, "import", "-", LOCAL_BASE, stdin=tar.stdout)
         tar.wait()
         if imp.returncode != 0:
-            raise AicdError(f"docker import failed: {imp.stderr.strip()[:300]}")
+            raise AicdError(f"{engine.name} import failed: {imp.stderr.strip()[:300]}")
     return LOCAL_BASE
 
 
-def build_sandbox_image(base_image: str) -> str:
+def smoke_test(tag: str, engine: Engine) -> str | None:
+    """None when the image runs a program as its default (unprivileged) user, else why not: a
+    broken image (e.g. an untraversable "/") is caught at build time."""
+    import docker.errors
+
+    try:
+        out = engine.client.containers.run(tag, ["python3", "-c", "print('sandbox ok')"], network_mode="none",
+                                           remove=True, stdout=True, stderr=True)
+    except docker.errors.DockerException as err:
+        return str(err)[:300]
+    return None if b"sandbox ok" in out else out.decode("utf-8", "replace")[:300]
+
+
+def build_sandbox_image(base_image: str, engine: Engine) -> str:
     tag = context_tag(CONTEXT, base_image)
-    if image_exists(tag):
+    if image_exists(tag, engine):
         return tag
-    log.info("building %s on %s (installs nine toolchains; minutes on first build)", tag, base_image)
-    proc = subprocess.run(["docker", "build", "--force-rm", "--build-arg", f"BASE_IMAGE={base_image}",
-                           "--label", f"{BASE_LABEL}={base_image}", "-t", tag, str(CONTEXT)],
-                          capture_output=True, text=True)
+    log.info("building %s on %s with %s (installs nine toolchains; minutes on first build)", tag, base_image,
+             engine.name)
+    proc = _cli(engine, "build", "--force-rm", "--build-arg", f"BASE_IMAGE={base_image}",
+                "--label", f"{BASE_LABEL}={base_image}", "-t", tag, str(CONTEXT))
     if proc.returncode != 0:
-        raise AicdError(f"docker build of the sandbox image failed:\n{proc.stderr.strip()[-1500:]}")
-    # A smoke run as the sandbox user catches a broken image (e.g. an untraversable "/") at build time.
-    smoke = docker("run", "--rm", "--network", "none", tag, "python3", "-c", "print('sandbox ok')", timeout=600)
-    if smoke.returncode != 0 or "sandbox ok" not in smoke.stdout:
-        docker("rmi", "-f", tag, timeout=600)
-        raise AicdError(f"the sandbox image {tag} does not run programs: {smoke.stderr.strip()[:300]}")
+        raise AicdError(f"{engine.name} build of the sandbox image failed:\n{proc.stderr.strip()[-1500:]}")
+    why = smoke_test(tag, engine)
+    if why is not None:
+        engine.client.images.remove(tag, force=True)
+        raise AicdError(f"the sandbox image {tag} does not run programs: {why}")
     return tag
 
 
-def remove_stale_sandbox_images(keep: str, base_image: str) -> list[str]:
+def copy_image(tag: str, source: Engine, target: Engine) -> None:
+    """Stream an image from one engine into another (Podman loads what Docker saved)."""
+    import docker.errors
+
+    try:
+        chunks = source.client.api.get_image(tag)
+        for _ in target.client.api.load_image(chunks):
+            pass
+    except docker.errors.DockerException as err:
+        raise AicdError(f"copying {tag} from {source.name} to {target.name} failed: {str(err)[:300]}") from None
+    if not image_exists(tag, target):
+        raise AicdError(f"copying {tag} from {source.name} to {target.name} left no such image there")
+
+
+def sandbox_images(engine: Engine) -> list:
+    """(tag, image) of every aicd-sandbox tag on the engine."""
+    found = []
+    for image in engine.client.images.list():
+        for tag in image.tags:
+            if short_name(tag).split(":", 1)[0] == REPOSITORY:
+                found.append((short_name(tag), image))
+    return found
+
+
+def remove_stale_sandbox_images(keep: str, base_image: str, engine: Engine) -> list[str]:
     """Remove the aicd-sandbox tags other than `keep` that were built on the same base (older or
     newer contexts of this setup; on the vfs storage driver each holds ~5 GB of disk), and
     unlabelled ones (built before images carried their base). Images on another base (the
     registry setup beside the debootstrap one) stay. Best effort: a failure is logged, never
     raised. Returns the tags removed."""
+    import docker.errors
+
     try:
-        listed = docker("images", "--format", "{{.Repository}}:{{.Tag}}", "aicd-sandbox", timeout=60)
-    except (AicdError, subprocess.TimeoutExpired) as err:
+        listed = sandbox_images(engine)
+    except docker.errors.DockerException as err:
         log.warning("stale sandbox images not removed: %s", err)
         return []
     removed = []
-    for tag in listed.stdout.split():
-        if tag == keep or tag.endswith(":<none>"):
+    for tag, image in listed:
+        if tag == keep:
+            continue
+        label = (image.labels or {}).get(BASE_LABEL, "")
+        if label not in ("", base_image):
             continue
         try:
-            label = docker("image", "inspect", "--format", f'{{{{index .Config.Labels "{BASE_LABEL}"}}}}', tag,
-                           timeout=60).stdout.strip()
-            if label not in ("", "<no value>", base_image):
-                continue
-            # An image a container uses stays (rmi without -f refuses it): that is wanted.
-            proc = docker("rmi", tag, timeout=600)
-        except (AicdError, subprocess.TimeoutExpired) as err:
-            log.warning("kept the sandbox image %s: %s", tag, err)
+            # An image a container uses stays (removal without force refuses it): that is wanted.
+            engine.client.images.remove(tag)
+        except docker.errors.DockerException as err:
+            log.warning("kept the sandbox image %s: %s", tag, str(err)[:200])
             continue
-        if proc.returncode == 0:
-            removed.append(tag)
-            log.info("removed the stale sandbox image %s (another build context on %s)", tag, base_image)
-        else:
-            log.warning("kept the sandbox image %s: %s", tag, proc.stderr.strip()[:200])
+        removed.append(tag)
+        log.info("removed the stale sandbox image %s (another build context on %s)", tag, base_image)
     return removed
 
 
-def ensure_images(base: str = "debootstrap", base_image: str = "debian:bookworm-slim", mirror: str | None = None,
-                  prune_old: bool = False) -> str:
+def ensure_images(engine: Engine, base: str = "debootstrap", base_image: str = "debian:bookworm-slim",
+                  mirror: str | None = None, prune_old: bool = False, copy_from: Engine | None = None) -> str:
     """The sandbox image tag, building what is missing. base: 'debootstrap' or 'registry'.
-    prune_old: also remove sandbox images of other build contexts on the same base."""
+    prune_old: also remove sandbox images of other build contexts on the same base. copy_from:
+    another engine on this machine to take the image from when it has it (Docker's, for Podman)."""
     if base == "debootstrap":
-        base_image = build_debootstrap_base(mirror or "http://deb.debian.org/debian")
-    tag = build_sandbox_image(base_image)
+        base_image = LOCAL_BASE
+    tag = context_tag(CONTEXT, base_image)
+    if copy_from is not None and not image_exists(tag, engine) and image_exists(tag, copy_from):
+        log.info("copying %s from %s to %s", tag, copy_from.name, engine.name)
+        copy_image(tag, copy_from, engine)
+    if not image_exists(tag, engine):
+        if base == "debootstrap":
+            build_debootstrap_base(engine, mirror or "http://deb.debian.org/debian")
+        build_sandbox_image(base_image, engine)
     if prune_old:
-        remove_stale_sandbox_images(tag, base_image)
+        remove_stale_sandbox_images(tag, base_image, engine)
     return tag

@@ -1,18 +1,18 @@
 """Long-lived sandbox containers and a pool that runs programs in them.
 
 Creating a container on the vfs storage driver costs 10-40 s, so each worker keeps one. Its
-main process is the trusted runner (containers/sandbox/runner.py --serve), attached to a
-`docker run -i --rm` client: one JSON job per line in, one result per line out. The runner
-starts as root with a handful of capabilities, runs the program as an unprivileged user, and
-answers with the job's nonce; a result without it, or from a container left unclean, is not
-trusted. A container is recycled after `recycle_after` programs, any limit breach or any state
-the program left behind, and replaced when it dies; the batch goes on, and every input gets a
-result row.
+main process is the trusted runner (containers/sandbox/runner.py --serve), whose stdin and
+stdout the pool holds through the engine's attach stream (the `docker` SDK, on Docker or
+Podman): one JSON job per line in, one result per line out. The runner starts as root with a
+handful of capabilities, runs the program as an unprivileged user, and answers with the job's
+nonce; a result without it, or from a container left unclean, is not trusted. A container is
+recycled after `recycle_after` programs, any limit breach or any state the program left
+behind, and replaced when it dies; the batch goes on, and every input gets a result row.
 
 Containers carry labels naming their owner (host, pid, process start time, boot id, PID
 namespace), job and pool: the pool removes its own on close, SIGTERM and exit; when the owner
-is killed outright its clients' stdin closes and the containers remove themselves; and the next
-pool on this host removes any whose owner is provably gone."""
+is killed outright its attach connections close, the runners' stdin ends and the containers
+remove themselves; and the next pool on this host removes any whose owner is provably gone."""
 
 from __future__ import annotations
 
@@ -24,114 +24,35 @@ import os
 import queue
 import secrets
 import socket
+import struct
 import subprocess
 import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..errors import AicdError
-from ..params import Param, ParamSpec
+from .engine import Engine, available, shared
+from .isolation import CONTEXT, RUNNER_CAPS, SECCOMP_PROFILE, container_config, isolation_flags, limits_line, \
+    runner_limits
 from .languages import TOOLCHAINS, job_for
+from .limits import INODE_KB, INODES_PER_MB, LIMITS, RUNNER_RESERVE_MB, Limits
+
+__all__ = ["CONTEXT", "INODE_KB", "INODES_PER_MB", "LIMITS", "RUNNER_CAPS", "RUNNER_RESERVE_MB", "SECCOMP_PROFILE",
+           "Container", "Limits", "SandboxPool", "docker_available", "isolation_flags", "owner_alive", "owner_label",
+           "remove_stale_containers", "sandbox_error", "trusted_answer", "trusted_result"]
 
 log = logging.getLogger(__name__)
 BREACHES = ("timeout", "memory_limit", "output_limit", "sandbox_error")
 STATUSES = {"ok", "compiled", "compile_error", "runtime_error", "wrong_answer", "timeout", "memory_limit", "output_limit",
             "sandbox_error"}
 LABEL = "aicd.sandbox"
-# What the trusted runner needs as root: drop to the program's user (SETUID, SETGID), hand it
-# the job folder (CHOWN), kill what it leaves (KILL), and remove what it leaves (DAC_OVERRIDE,
-# FOWNER). The program itself runs with none.
-RUNNER_CAPS = ("SETUID", "SETGID", "CHOWN", "KILL", "DAC_OVERRIDE", "FOWNER")
-CONTEXT = Path(__file__).resolve().parents[3] / "containers" / "sandbox"  # the sandbox image's build context
-# Docker's default seccomp profile minus io_uring (containers/README.md): in the build context,
-# so the image tag's hash covers it; the docker client reads it from here.
-SECCOMP_PROFILE = CONTEXT / "seccomp.json"
 
 
-# Every tmpfs the program can write gets an inode cap as well as a size cap: tmpfs inodes and
-# dentries are kernel memory charged to the container, so a flood of empty files would
-# otherwise reach the OOM killer (and the runner) long before any size cap. One inode per
-# 16 KB of a folder's size: 16,384 in the default 256 MB work folder, where a Go build (the
-# largest user) makes ~350 files.
-INODES_PER_MB = 64
-# Kernel memory per inode at the cap, measured on kernel 6.18: 0.96 KB for an empty file,
-# 1.47 KB with a 250-character name (files, folders and symlinks alike); user xattrs draw on
-# the same 1 KB-per-inode budget (tmpfs "ispace"). Budgeted with headroom:
-INODE_KB = 2
-# What must stay free for the trusted side once the program's processes are gone: the runner
-# (~12 MB RSS), tini, and the SysV semaphores and message queues the sysctls below allow.
-RUNNER_RESERVE_MB = 32
-
-
-LIMITS = ParamSpec("execution.limits", (
-    Param("wall_s", (float,), 5.0, "ours", "seconds per test run", minimum=0, exclusive_minimum=True),
-    Param("compile_s", (float,), 30.0, "ours", "seconds to compile", minimum=0, exclusive_minimum=True),
-    Param("output_bytes", (int,), 1 << 20, "ours", "stdout and stderr cap, each", minimum=1),
-    Param("memory_mb", (int,), 640, "ours", "container memory, swap capped the same; must cover every tmpfs and "
-          "SysV cap at once plus the runner", minimum=16),
-    Param("pids", (int,), 128, "ours", "processes and threads", minimum=8),
-    Param("cpus", (float,), 1.0, "ours", "CPU quota", minimum=0, exclusive_minimum=True),
-    Param("work_mb", (int,), 256, "ours", "the exec-enabled tmpfs work folder (inode cap 64 per MB)", minimum=1),
-    Param("tmp_mb", (int,), 64, "ours", "/tmp, /dev/shm and SysV shared memory, each (inode caps 64 per MB)",
-          minimum=1),
-))
-_LIMIT = LIMITS.defaults()
-
-
-@dataclass(frozen=True)
-class Limits:
-    wall_s: float = _LIMIT["wall_s"]
-    compile_s: float = _LIMIT["compile_s"]
-    output_bytes: int = _LIMIT["output_bytes"]
-    memory_mb: int = _LIMIT["memory_mb"]
-    pids: int = _LIMIT["pids"]
-    cpus: float = _LIMIT["cpus"]
-    work_mb: int = _LIMIT["work_mb"]
-    tmp_mb: int = _LIMIT["tmp_mb"]
-
-    def __post_init__(self):
-        if min(self.wall_s, self.compile_s, self.output_bytes, self.pids, self.cpus, self.work_mb, self.tmp_mb) <= 0:
-            raise AicdError(f"execution.limits: every limit must be positive, got {self}")
-        # What the program can leave behind outlives it and stays charged to the container:
-        # a full work folder, /tmp and /dev/shm (data and inodes) and SysV shared memory. All of
-        # it together must leave the runner room, so a full folder is the program's "No space
-        # left on device", never an OOM kill of the runner after the program is gone.
-        if self.memory_mb < self.worst_case_mb:
-            raise AicdError(
-                f"execution.limits: memory_mb ({self.memory_mb}) must be at least {self.worst_case_mb}: the work "
-                f"folder ({self.work_mb} MB + {self.inodes(self.work_mb)} inodes), /tmp and /dev/shm ({self.tmp_mb} MB "
-                f"+ {self.inodes(self.tmp_mb)} inodes each), SysV shared memory ({self.tmp_mb} MB) and the runner's "
-                f"{RUNNER_RESERVE_MB} MB all live in the container's memory; raise memory_mb to {self.worst_case_mb} "
-                "or more, or lower work_mb / tmp_mb")
-
-    @staticmethod
-    def inodes(size_mb: int) -> int:
-        """The inode cap (nr_inodes) of a tmpfs of size_mb."""
-        return size_mb * INODES_PER_MB
-
-    @property
-    def worst_case_mb(self) -> int:
-        """The container memory that everything a program can leave behind holds at its caps,
-        plus the runner's reserve."""
-        inodes = self.inodes(self.work_mb) + 2 * self.inodes(self.tmp_mb)
-        return self.work_mb + 3 * self.tmp_mb + -(-inodes * INODE_KB // 1024) + RUNNER_RESERVE_MB
-
-
-def docker(*args: str, timeout: float = 120, input: str | None = None) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout, input=input)
-    except FileNotFoundError:
-        raise AicdError("the docker client is not installed (Debian: apt-get install docker.io)") from None
-
-
-def docker_available() -> bool:
-    try:
-        return docker("info", "--format", "{{.ServerVersion}}", timeout=20).returncode == 0
-    except (AicdError, subprocess.TimeoutExpired):
-        return False
+def docker_available(engine: str = "auto") -> bool:
+    """Whether a container engine for the sandbox answers (the name is older than Podman)."""
+    return available(engine)
 
 
 def _start_time(pid: int) -> str | None:
@@ -179,122 +100,178 @@ def owner_alive(owner: str) -> bool:
     return pid.isdigit() and _start_time(int(pid)) == started
 
 
-def remove_container(name: str, attempts: int = 5) -> bool:
-    """`docker rm -f` until the container is gone: under load the daemon can refuse for a
-    while ("removal already in progress" when --rm got there first, a busy file system on
+def owner_labels(job: str = "", pool_id: str = "") -> dict[str, str]:
+    """Labels that let remove_stale_containers find a container whose owner died, and a pool
+    find its own."""
+    return {LABEL: "1", "aicd.owner": owner_label(), "aicd.job": job, "aicd.pool": pool_id}
+
+
+def _api_errors() -> tuple:
+    import docker.errors
+
+    return docker.errors.DockerException, OSError  # requests' errors (timeouts, a lost socket) are OSErrors
+
+
+def remove_container(engine: Engine, ident: str, attempts: int = 5) -> bool:
+    """Force-remove until the container is gone: under load the engine can refuse for a while
+    ("removal already in progress" when auto-remove got there first, a busy file system on
     vfs). True when it is gone."""
-    proc = None
+    import docker.errors
+
+    api, why = engine.client.api, ""
     for attempt in range(1, attempts + 1):
         try:
-            proc = docker("rm", "-f", name, timeout=600)
-        except subprocess.TimeoutExpired:
-            log.warning("removing container %s is taking long; the daemon goes on with it", name)
-            return False
+            api.remove_container(ident, force=True)
+        except docker.errors.NotFound:
+            return True
+        except _api_errors() as err:  # 409 removal in progress, a timeout on a busy daemon
+            why = str(err)
         for _ in range(2 * attempt):
-            if docker("container", "inspect", name, timeout=60).returncode != 0:
+            try:
+                api.inspect_container(ident)
+            except docker.errors.NotFound:
                 return True
+            except _api_errors() as err:
+                why = str(err)
             time.sleep(1)
-    log.warning("container %s is still there after %d x docker rm -f: %s", name, attempts,
-                proc.stderr.strip()[:200] if proc else "")
+    log.warning("container %s is still there after %d forced removals: %s", ident[:12], attempts, why[:200])
     return False
 
 
-def remove_stale_containers() -> list[str]:
+def labelled(engine: Engine, label: str) -> list:
+    """The containers (running or not) that carry `label` (key=value)."""
+    return engine.client.containers.list(all=True, filters={"label": label}, ignore_removed=True)
+
+
+def remove_stale_containers(engine: Engine | str = "auto") -> list[str]:
     """Remove the sandbox containers on this host whose owning process is gone (a job killed
     with SIGKILL cannot clean up after itself). Returns their names."""
-    proc = docker("ps", "-a", "--filter", f"label={LABEL}=1", "--format", '{{.Names}}\t{{.Label "aicd.owner"}}', timeout=60)
-    stale = [name for name, _, owner in (line.partition("\t") for line in proc.stdout.splitlines())
-             if name and not owner_alive(owner)]
-    for name in stale:
-        log.warning("removing sandbox container %s left by a killed job", name)
-        remove_container(name)
-    return stale
+    engine = shared(engine) if isinstance(engine, str) else engine
+    stale = [c for c in labelled(engine, f"{LABEL}=1") if not owner_alive(c.labels.get("aicd.owner", ""))]
+    for container in stale:
+        log.warning("removing sandbox container %s left by a killed job", container.name)
+        remove_container(engine, container.id)
+    return [c.name for c in stale]
 
 
-def owner_labels(job: str = "", pool_id: str = "") -> list[str]:
-    """`docker run` flags that let remove_stale_containers find a container whose owner died,
-    and a pool find its own."""
-    return ["--label", f"{LABEL}=1", "--label", f"aicd.owner={owner_label()}", "--label", f"aicd.job={job}",
-            "--label", f"aicd.pool={pool_id}"]
+class AttachedStream:
+    """The runner's stdin and its multiplexed stdout/stderr over the engine's attach socket (one
+    8-byte header per frame: stream, then length). Lines of stdout go to a queue, stderr's last
+    lines are kept for messages; None in the queue marks the end of the stream."""
 
+    def __init__(self, engine: Engine, ident: str):
+        self._io = engine.client.api.attach_socket(ident, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+        self.sock = getattr(self._io, "_sock", self._io)
+        self.sock.settimeout(None)  # the session's API timeout would end a quiet stream
+        self.lines: queue.Queue = queue.Queue()
+        self.stderr: collections.deque = collections.deque(maxlen=20)
+        self.ended = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
 
-def isolation_flags(lim: Limits, seccomp: bool = True) -> list[str]:
-    """`docker run` flags of every sandbox container: root for the trusted runner with only
-    RUNNER_CAPS, a reaping init, no network, read-only root, memory = swap cap, pids, CPU, the
-    project's seccomp profile (seccomp=False: Docker's default, for comparing the two), and a
-    size and an inode cap on every tmpfs the program can write."""
-    caps = [arg for cap in RUNNER_CAPS for arg in ("--cap-add", cap)]
-    profile = ["--security-opt", f"seccomp={SECCOMP_PROFILE}"] if seccomp else []
-    return ["--init", "--network", "none", "--read-only",
-            "--tmpfs", f"/work:rw,exec,nosuid,size={lim.work_mb}m,nr_inodes={lim.inodes(lim.work_mb)},uid=0,gid=0,mode=755",
-            "--tmpfs", f"/tmp:rw,exec,nosuid,size={lim.tmp_mb}m,nr_inodes={lim.inodes(lim.tmp_mb)},mode=1777",
-            # A /dev/shm of our own (Docker's --shm-size sets no inode cap).
-            "--tmpfs", f"/dev/shm:rw,nosuid,nodev,size={lim.tmp_mb}m,nr_inodes={lim.inodes(lim.tmp_mb)},mode=1777",
-            # SysV IPC and POSIX message queues are not tmpfs: cap them by sysctl. Semaphores
-            # as Linux's historical defaults (250 per set, 32,000 in all, 128 sets), 64 shared
-            # memory segments of tmp_mb in all, 16 message queues, 16 POSIX queues.
-            "--sysctl", f"kernel.shmmax={lim.tmp_mb << 20}", "--sysctl", f"kernel.shmall={lim.tmp_mb << 8}",
-            "--sysctl", "kernel.shmmni=64", "--sysctl", "kernel.sem=250 32000 32 128",
-            "--sysctl", "kernel.msgmni=16", "--sysctl", "fs.mqueue.queues_max=16",
-            "--memory", f"{lim.memory_mb}m", "--memory-swap", f"{lim.memory_mb}m",
-            "--pids-limit", str(lim.pids), "--cpus", str(lim.cpus),
-            "--user", "0:0", "--cap-drop", "ALL", *caps, "--security-opt", "no-new-privileges", *profile,
-            "--ulimit", "core=0"]
+    def _exactly(self, n: int) -> bytes | None:
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                return None
+            data += chunk
+        return data
+
+    def _read(self) -> None:
+        pending = {1: b"", 2: b""}
+        try:
+            while True:
+                header = self._exactly(8)
+                if header is None:
+                    break
+                stream, size = struct.unpack(">BxxxL", header)
+                data = self._exactly(size)
+                if data is None:
+                    break
+                pending[stream if stream in pending else 2] += data
+                *complete, pending[1] = pending[1].split(b"\n")
+                for line in complete:
+                    self.lines.put(line.decode("utf-8", "replace") + "\n")
+                *errors, pending[2] = pending[2].split(b"\n")
+                self.stderr.extend(e.decode("utf-8", "replace").rstrip() for e in errors)
+        except OSError:
+            pass
+        finally:
+            if pending[1]:
+                self.lines.put(pending[1].decode("utf-8", "replace"))
+            if pending[2]:
+                self.stderr.append(pending[2].decode("utf-8", "replace").rstrip())
+            self.ended.set()
+            self.lines.put(None)
+
+    def send(self, text: str) -> None:
+        self.sock.sendall(text.encode())
+
+    def close_stdin(self) -> None:
+        """The runner's stdin ends (StdinOnce): it exits, and the engine removes the container."""
+        try:
+            self.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        for closing in (self._io.close, self.sock.close):
+            try:
+                closing()
+            except OSError:
+                pass
 
 
 class Container:
-    """One locked-down container: no network, read-only root, capped memory/pids/CPU, no host
-    paths, an exec-enabled tmpfs at /work, a reaping init as PID 1, labelled with its owner.
+    """One locked-down container (aicd.sandbox.isolation): no network, read-only root, capped
+    memory/pids/CPU, no host paths, an exec-enabled tmpfs at /work, a reaping init as PID 1,
+    labelled with its owner.
 
-    Its main process is the trusted runner in serve mode, attached to a `docker run -i --rm`
-    client that this object holds: a job is one line to its stdin, the result one line from
-    its stdout (no `docker exec` and no interpreter start per program). If the owning process
-    dies, the client's stdin closes, the runner exits and Docker removes the container."""
+    Its main process is the trusted runner in serve mode: a job is one line to its stdin, the
+    result one line from its stdout, both over the attach stream this object holds (no exec and
+    no interpreter start per program). If the owning process dies, the stream closes, the
+    runner's stdin ends, it exits, and the engine removes the container."""
 
-    def __init__(self, image: str, limits: Limits, job: str = "", pool_id: str = ""):
+    def __init__(self, image: str, limits: Limits, job: str = "", pool_id: str = "", engine: Engine | str = "auto"):
+        import docker.errors
+
+        self.engine = shared(engine) if isinstance(engine, str) else engine
         self.image, self.limits, self.job, self.pool_id = image, limits, job, pool_id
         self.name = f"aicd-sbx-{uuid.uuid4().hex[:12]}"
         self.used = 0
         self.broken = False
-        self._lines: queue.Queue = queue.Queue()
-        self._stderr: collections.deque = collections.deque(maxlen=20)
+        self.runner_limits = runner_limits(self.engine, limits)
+        api = self.engine.client.api
+        self.id = None
+        self._stream: AttachedStream | None = None
         try:
-            self._proc = subprocess.Popen(
-                ["docker", "run", "-i", "--rm", "--name", self.name, *owner_labels(self.job, self.pool_id),
-                 *isolation_flags(self.limits), self.image, "python3", "-I", "-S", "/opt/aicd/runner.py", "--serve"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
-        except FileNotFoundError:
-            raise AicdError("the docker client is not installed (Debian: apt-get install docker.io)") from None
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+            config = container_config(self.engine, image, limits, owner_labels(job, pool_id))
+            self.id = api.create_container_from_config(config, name=self.name)["Id"]
+            self._stream = AttachedStream(self.engine, self.id)  # before start: no line is missed
+            api.start(self.id)
+        except docker.errors.ImageNotFound:
+            self.remove()
+            raise AicdError(f"the sandbox image {image} does not exist on this {self.engine.name}: run "
+                            f"python -m aicd.sandbox images --engine {self.engine.name}") from None
+        except _api_errors() as err:
+            self.remove()  # a container that was created but did not start still holds a full image copy on vfs
+            raise AicdError(f"cannot start a sandbox container from {image} on {self.engine.name}: "
+                            f"{str(err)[:300]}") from None
         ready = self._next_line(300)  # container creation: 10-40 s on vfs
         if not (isinstance(ready, str) and ready.strip() == json.dumps({"ready": True})):
-            if ready is None:  # the client ended: let its stderr arrive before quoting it
-                try:
-                    self._proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    pass
-                time.sleep(0.2)
-            why = "docker run did not return within 300 s" if ready == "" else self.stderr_tail() or repr(ready)
-            self.remove()  # a container that was created but did not start still holds a full image copy on vfs
+            if ready is None:
+                time.sleep(0.2)  # the stream ended: let its stderr arrive before quoting it
+            why = "the runner did not answer within 300 s" if ready == "" else self.stderr_tail() or repr(ready)
+            self.remove()
             raise AicdError(f"cannot start a sandbox container from {image}: {why[:300]}")
 
-    def _read_stdout(self) -> None:
-        for line in self._proc.stdout:
-            self._lines.put(line)
-        self._lines.put(None)  # end of stream: the runner or the client is gone
-
-    def _read_stderr(self) -> None:
-        for line in self._proc.stderr:
-            self._stderr.append(line.rstrip())
-
     def stderr_tail(self) -> str:
-        return " / ".join(self._stderr)
+        return " / ".join(self._stream.stderr) if self._stream else ""
 
     def _next_line(self, timeout: float) -> str | None:
         """The next line; None at end of stream; "" when none came within timeout."""
         try:
-            return self._lines.get(timeout=timeout)
+            return self._stream.lines.get(timeout=timeout)
         except queue.Empty:
             return ""
 
@@ -306,12 +283,12 @@ class Container:
         lim = self.limits
         nonce = secrets.token_hex(16)
         job = {**job, "nonce": nonce,
-               "limits": {"wall_s": lim.wall_s, "compile_s": lim.compile_s, "output_bytes": lim.output_bytes}}
+               "limits": {"wall_s": lim.wall_s, "compile_s": lim.compile_s, "output_bytes": lim.output_bytes,
+                          "rlimits": self.runner_limits}}
         worst = lim.compile_s + lim.wall_s * max(1, len(job.get("tests") or [])) + 30
         try:
-            self._proc.stdin.write(json.dumps(job) + "\n")
-            self._proc.stdin.flush()
-        except (OSError, ValueError):
+            self._stream.send(json.dumps(job) + "\n")
+        except OSError:
             self.broken = True
             return sandbox_error(f"the container's runner is gone: {self.stderr_tail()[:300]}")
         line = self._next_line(worst)
@@ -322,19 +299,15 @@ class Container:
         return trusted_answer(line, nonce)
 
     def alive(self) -> bool:
-        return not self.broken and self._proc.poll() is None
+        return not self.broken and self._stream is not None and not self._stream.ended.is_set()
 
     def remove(self) -> None:
-        try:
-            self._proc.stdin.close()  # the runner's stdin ends: it exits, and --rm removes the container
-        except (OSError, ValueError):
-            pass
-        remove_container(self.name)
-        try:
-            self._proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
+        if self._stream is not None:
+            self._stream.close_stdin()
+        if self.id is not None:
+            remove_container(self.engine, self.id)
+        if self._stream is not None:
+            self._stream.close()
 
 
 def sandbox_error(error: str, **extra) -> dict:
@@ -342,7 +315,7 @@ def sandbox_error(error: str, **extra) -> dict:
 
 
 def trusted_result(proc: subprocess.CompletedProcess, nonce: str) -> dict:
-    """trusted_answer for a one-shot runner (docker exec or docker run of runner.py)."""
+    """trusted_answer for a one-shot runner (an exec or a run of runner.py)."""
     if proc.returncode != 0:
         return sandbox_error(f"runner exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:300] or 'no output'}")
     return trusted_answer(proc.stdout, nonce)
@@ -368,16 +341,22 @@ class SandboxPool:
     recycle_after: int = 200
     limits: Limits = field(default_factory=Limits)
     job: str = ""                 # recorded as a label on every container
+    engine: Engine | str = "auto"  # an Engine, or execution.engine: auto, docker or podman
 
     def __post_init__(self):
+        if isinstance(self.engine, str):
+            self.engine = shared(self.engine)
         self._free: list[Container] = []
         self._all: set[Container] = set()
         self._lock = threading.Lock()
         self._closed = False
+        self._swept = False
         self.pool_id = uuid.uuid4().hex[:12]
         self.started = 0   # containers created, for reports and tests
         self.recycled = 0  # containers removed because a program breached a limit or left state
-        self.stale_removed = remove_stale_containers()
+        self.stale_removed = remove_stale_containers(self.engine)
+        # What this engine cannot promise here, once, at the start of the run.
+        (log.warning if self.engine.unenforced else log.info)("%s", limits_line(self.engine, self.limits))
         atexit.register(self.close)
 
     def _take(self) -> Container:
@@ -387,7 +366,7 @@ class SandboxPool:
             if self._free:
                 return self._free.pop()
             self.started += 1
-        container = Container(self.image, self.limits, self.job, self.pool_id)
+        container = Container(self.image, self.limits, self.job, self.pool_id, self.engine)
         with self._lock:
             self._all.add(container)
             closed = self._closed
@@ -446,6 +425,8 @@ class SandboxPool:
     def close(self) -> None:
         """Remove every container of this pool, in use or not; later runs are refused."""
         with self._lock:
+            if self._swept and not self._all:
+                return  # closed before (atexit after the with-block): nothing of ours is left
             self._closed = True
             containers = list(self._all)
             self._all.clear()
@@ -455,11 +436,12 @@ class SandboxPool:
         # A container still being created when the pool closed is not registered yet: find it
         # by this pool's label.
         try:
-            proc = docker("ps", "-aq", "--filter", f"label=aicd.pool={self.pool_id}", timeout=60)
-            for ident in proc.stdout.split():
-                remove_container(ident)
-        except (AicdError, subprocess.TimeoutExpired) as err:
+            for leftover in labelled(self.engine, f"aicd.pool={self.pool_id}"):
+                remove_container(self.engine, leftover.id)
+        except _api_errors() as err:
             log.warning("could not list this pool's containers at close: %s", err)
+            return
+        self._swept = True  # a close cut short (SIGTERM during the first) leaves this False: the next one sweeps
 
     def __enter__(self):
         return self

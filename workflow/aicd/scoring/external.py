@@ -24,8 +24,10 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import AicdError
+from ..ids import disagreement, match
 from ..io import read_any  # noqa: F401  (submission and tests read files through it here)
 from ..schema import ABSTAIN
+from ..scores import declared_in_file
 from ..sources.ingest import _label_key
 from .score import BREAKDOWN_COLUMNS, check_label_set
 from .bootstrap import RESAMPLES, describe, paired_test
@@ -116,15 +118,12 @@ def read_gold(path, label_map: dict) -> pd.DataFrame:
     return out
 
 
-def align(predictions: pd.DataFrame, gold: pd.DataFrame, pred_path, allow_missing: bool = False) -> pd.DataFrame:
-    gold_ids, pred_ids = set(gold["id"]), set(predictions["id"])
-    extra, missing = pred_ids - gold_ids, gold_ids - pred_ids
-    if extra:
-        raise AicdError(f"{pred_path}: {len(extra)} predicted ids are not in the gold file "
-                        f"(e.g. {sorted(extra)[0]!r}); {len(pred_ids & gold_ids)} match")
-    if missing and not allow_missing:
-        raise AicdError(f"{pred_path}: {len(missing)} of {len(gold_ids)} gold ids have no prediction "
-                        f"(e.g. {sorted(missing)[0]!r}); score the covered rows only with --allow-missing")
+def align(predictions: pd.DataFrame, gold: pd.DataFrame, pred_path, allow_missing: bool = False,
+          hint: str = "; score the covered rows only with --allow-missing") -> pd.DataFrame:
+    ids = match(predictions["id"], gold["id"])  # (ids repeated in either file are refused when read)
+    if ids.extra or (ids.missing and not allow_missing):
+        raise AicdError(f"{pred_path}: {disagreement(ids, wanted='the gold file', ignore_missing=allow_missing)}"
+                        f"{hint if ids.missing and not ids.extra else ''}")
     merged = gold.merge(predictions, on="id", how="inner", validate="one_to_one")
     if merged.empty:
         raise AicdError(f"{pred_path}: no predicted id is in the gold file: nothing to score")
@@ -172,6 +171,7 @@ def score_file(pred_path, gold_path, labels: list | None = None, label_map: dict
     check_label_set(merged["pred"], label_set, "predicted", allow_abstain=True)
     result = classification_scores(merged["gold"], merged["pred"], label_set, resamples, seed)
     result.update({"predictions": str(pred_path), "gold": str(gold_path), "bootstrap": describe(resamples, seed),
+                   "score_kind": declared_in_file(pred_path),
                    "coverage": len(merged) / len(gold),
                    "by": {col: breakdown(merged["gold"], merged["pred"], merged[col], label_set, resamples, seed)
                           for col in BREAKDOWN_COLUMNS if col in merged.columns and merged[col].notna().any()}})
@@ -187,8 +187,8 @@ def compare_files(pred_a, pred_b, gold_path, labels: list | None = None, label_m
                   resamples: int = RESAMPLES, seed: int = 0) -> dict:
     label_map = label_map or {}
     gold = read_gold(gold_path, label_map)
-    a = align(read_predictions(pred_a, label_map), gold, pred_a)
-    b = align(read_predictions(pred_b, label_map), gold, pred_b)
+    a = align(read_predictions(pred_a, label_map), gold, pred_a, hint=": both files must predict every gold id")
+    b = align(read_predictions(pred_b, label_map), gold, pred_b, hint=": both files must predict every gold id")
     a = a.set_index("id").loc[gold["id"]]
     b = b.set_index("id").loc[gold["id"]]
     label_set = list(labels) if labels else sorted(set(gold["gold"]), key=str)

@@ -10,7 +10,7 @@ from typing import Sequence
 import numpy as np
 
 from ..schema import ABSTAIN  # never a class, always wrong
-from .bootstrap import RESAMPLES, encode, macro_f1_interval
+from .bootstrap import RESAMPLES, encode, macro_f1_interval, subset_metric
 
 
 def class_order(gold: Sequence, pred: Sequence, preferred: Sequence | None = None) -> list:
@@ -58,9 +58,12 @@ def classification_scores(gold: Sequence, pred: Sequence, preferred_order: Seque
     }
 
 
-def breakdown(gold, pred, groups, preferred_order=None, resamples: int = RESAMPLES, seed: int = 0) -> dict:
+def breakdown(gold, pred, groups, preferred_order=None, resamples: int = RESAMPLES, seed: int = 0,
+              task_labels: Sequence | None = None) -> dict:
     """Scores per value of a grouping column (rows with a missing value are left out); each
-    group says `one_class` (the class) when its gold labels hold only one."""
+    group says `one_class` (the class) when its gold labels hold only one. With the task's
+    labels, each group also gets `table_metric`: what Tables 5-7 print for it, with its
+    interval (aicd.scoring.bootstrap.subset_metric)."""
     gold = np.asarray(gold, dtype=object)
     pred = np.asarray(pred, dtype=object)
     groups = np.asarray(groups, dtype=object)
@@ -72,5 +75,7 @@ def breakdown(gold, pred, groups, preferred_order=None, resamples: int = RESAMPL
         present = sorted({str(g) for g in gold[mask]})
         # a group with one gold class: its macro-F1 scores that class alone (and any predicted)
         scores["one_class"] = present[0] if len(present) == 1 else None
+        if task_labels:
+            scores["table_metric"] = subset_metric(gold[mask], pred[mask], list(task_labels), resamples, seed)
         out[str(value)] = scores
     return out

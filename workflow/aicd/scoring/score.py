@@ -1,7 +1,8 @@
 """Scoring one detector's predictions against a task's test split: macro-F1 with a bootstrap
 interval, per-class scores, and the same per subset, language, domain and generator; for a
 detector that gives scores, AUROC and the TPR at fixed FPRs on human code (thresholds set on
-the validation split's human rows: aicd.scoring.thresholds)."""
+the validation split's human rows: aicd.scoring.thresholds), and what its scores are
+(`score_kind`, as its predictions file declares it: aicd.scores)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from collections import Counter
 import pandas as pd
 
 from ..errors import AicdError
+from ..ids import disagreement, match
 from ..schema import ABSTAIN
+from ..scores import declared
 from .bootstrap import RESAMPLES, describe
 from .metrics import breakdown, classification_scores
 from .confidence import confidence_metrics
@@ -49,12 +52,9 @@ def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = N
     if predictions.empty or test.empty:
         raise AicdError(f"nothing to score: {len(predictions)} predictions for {len(test)} test rows; "
                         "rebuild the task with rows in test, then rerun the detector")
-    unknown = set(predictions["id"]) - set(test["id"])
-    missing = set(test["id"]) - set(predictions["id"])
-    if unknown or (missing and not sample):
-        raise AicdError(f"predictions and test split disagree on {len(unknown | missing)} ids "
-                        f"({len(unknown)} predicted ids not in the test split, {len(missing)} test ids not predicted): "
-                        "rerun the detector")
+    ids = match(predictions["id"], test["id"])
+    if ids.extra or ids.repeated or (ids.missing and not sample):
+        raise AicdError(f"{disagreement(ids, ignore_missing=sample)}: rerun the detector")
     merged = test.drop(columns=["target"], errors="ignore").merge(predictions, on="id", validate="one_to_one")
     if labels:
         check_label_set(merged["gold"], labels, "gold")
@@ -63,10 +63,12 @@ def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = N
     result["bootstrap"] = describe(resamples, seed)
     result["coverage"] = len(merged) / len(test) if len(test) else 0.0
     result["by"] = {
-        col: breakdown(merged["gold"], merged["pred"], merged[col], labels, resamples, seed)
+        col: breakdown(merged["gold"], merged["pred"], merged[col], labels, resamples, seed,
+                       task_labels=labels if col == "subset" else None)
         for col in BREAKDOWN_COLUMNS
         if col in merged.columns and merged[col].notna().any()
     }
+    result["score_kind"] = declared(predictions)
     result["threshold_metrics"] = threshold_metrics(merged, validation, fprs, BREAKDOWN_COLUMNS, resamples, seed)
     result["confidence"] = confidence_metrics(merged, labels)
     if "language_origin" in merged.columns:  # release tables: languages identified, not given

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..errors import AicdError
+from ..ids import match
 from ..fingerprint import sha256_file
 from .external import GOLD_COLUMNS, PRED_COLUMNS, _label_text, read_any, score_file
 from .thresholds import FPRS
@@ -59,18 +60,17 @@ def check(pred_path, ids: list[str], labels: list[str], label_map: dict | None =
         if items:
             problems.append({"problem": problem, "count": len(items), "examples": [str(x) for x in items[:5]]})
 
-    counts = Counter(sub_ids)
-    wanted = set(ids)
-    add("ids given more than once", sorted(i for i, n in counts.items() if n > 1))
-    add("ids not in the task's test split", sorted(set(counts) - wanted))
-    add("test ids without a prediction", sorted(wanted - set(counts)))
+    found = match(sub_ids, ids)
+    add("ids given more than once", found.repeated)
+    add("ids not in the task's test split", found.extra)
+    add("test ids without a prediction", found.missing)
     add("rows without a label", sub_ids[values.isna()].tolist())
     outside = Counter(v for v in values.dropna() if v not in labels)
     for value, n in outside.most_common():
         problems.append({"problem": f"label {value!r} is not one of the task's labels {labels}", "count": n,
                          "examples": sub_ids[values == value].head(5).tolist()})
-    covered = len(wanted & set(counts))
-    return {"rows": int(len(table)), "task_rows": len(wanted), "coverage": covered / len(wanted) if wanted else 0.0,
+    return {"rows": int(len(table)), "task_rows": found.wanted,
+            "coverage": found.matched / found.wanted if found.wanted else 0.0, "covered": found.coverage(),
             "labels": labels, "problems": problems, "ok": not problems}
 
 

@@ -1,14 +1,25 @@
 """Threshold metrics of a detector that gives scores: AUROC of human against the rest, and the
 true-positive rate at a fixed false-positive rate on human code, RAID's way.
 
-The machine-score of a row is 1 - score_human (T1: the machine probability; T3: hybrid,
-adversarial and machine together, as the paper binarises it for Fast-DetectGPT). The
-threshold for an FPR is set on the validation split's human rows, never on the test rows: the
-smallest t with at most FPR of them scoring above it. On the test rows it gives a TPR (machine
-code caught) and a realised FPR (humans wrongly accused), each with a percentile bootstrap
-interval over the test rows (the threshold held fixed). Per domain: each domain's own
-threshold from its validation human rows, where it has enough of them (1 / FPR at least);
-the others use the overall threshold and are counted.
+The machine-score of a row is 1 - score_human (aicd.scores.machine_score; T1: the machine
+probability; T3: hybrid, adversarial and machine together, as the paper binarises it for
+Fast-DetectGPT). The threshold for an FPR is set on the validation split's human rows, never on
+the test rows: the smallest t with at most FPR of them scoring above it. On the test rows it
+gives a TPR (machine code caught) and a realised FPR (humans wrongly accused). Two intervals
+each: `tpr_ci` with the threshold held fixed (test rows resampled), and
+`tpr_ci_with_threshold`, where the validation human rows are resampled too, so the threshold's
+own uncertainty is in it (the one the tables print).
+
+A threshold that cannot do what it is for says why (`unreliable`): fewer validation human
+rows than 1 / FPR, the threshold at the largest validation score (ties at the top, as
+saturated probabilities give), or ties at the threshold leaving the validation FPR under half
+the nominal one. A realised test FPR over twice the nominal one (`transfers: false`) means the
+threshold does not transfer to the test's humans; the same per subset, language and domain.
+Where the validation file holds rows of the other classes too, their AUROC there
+(`validation_auroc`) tells an inverted detector (below 0.5).
+
+Per domain: each domain's own threshold from its validation human rows, where it has enough of
+them (1 / FPR at least); the others use the overall threshold and are counted.
 
 The AUROC interval is drawn, like macro-F1's, from multinomial cell counts: cells are (score
 bin, human or not) with the scores in at most BINS quantile bins, so a million rows cost
@@ -19,11 +30,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..families import HUMAN
+from ..scores import machine_score
 from .bootstrap import LEVEL, RESAMPLES, _interval
 
-from ..families import HUMAN
 FPRS = (0.01, 0.05)
 BINS = 1000
+PLACE_ORDER = {"all": 0, "domain": 1, "subset": 2, "language": 3}  # shift's likeliest causes first
+TRANSFER_FACTOR = 2.0  # a realised test FPR above this many times the nominal one: the threshold does not transfer
 
 
 def machine_scores(table: pd.DataFrame) -> np.ndarray | None:
@@ -31,7 +45,7 @@ def machine_scores(table: pd.DataFrame) -> np.ndarray | None:
     column = f"score_{HUMAN}"
     if column not in table.columns or table[column].isna().all():
         return None
-    return 1.0 - table[column].to_numpy(dtype=float)
+    return machine_score(table[column].to_numpy(dtype=float))
 
 
 def auroc(scores: np.ndarray, positive: np.ndarray) -> float | None:
@@ -77,6 +91,68 @@ def threshold_at(human_scores: np.ndarray, fpr: float) -> float | None:
     return float(s[len(s) - 1 - allowed]) if allowed < len(s) else float(s[0]) - 1.0
 
 
+def threshold_problem(human_scores: np.ndarray, threshold: float, fpr: float) -> dict | None:
+    """Why a threshold set on these validation human scores cannot stand for the FPR, or None:
+    {reason, short (for a table cell), why (the whole sentence)}."""
+    human = np.asarray(human_scores, dtype=float)
+    n, need = len(human), int(np.ceil(1.0 / fpr - 1e-9))
+    if n < need:
+        return {"reason": "few_validation_humans", "short": f"< {need} val. humans",
+                "why": f"{n} validation human rows, fewer than 1 / FPR = {need}: no threshold can leave "
+                       f"{fpr:.0%} of them above it (it falls on their largest score)"}
+    above, tied = int((human > threshold).sum()), int((human == threshold).sum())
+    realised = above / n
+    if threshold >= human.max():
+        return {"reason": "threshold_at_maximum", "short": f"ties at max ({tied})",
+                "why": f"{tied} of {n} validation human rows tie at the largest score {threshold:.6g}, so the "
+                       f"threshold sits at the top of the validation scores (saturated scores): a test row must "
+                       f"score above every validation human to count, and the validation FPR is {realised:.2%}, "
+                       f"not {fpr:.0%}"}
+    if realised < fpr / 2:
+        return {"reason": "ties", "short": f"ties ({tied} at t)",
+                "why": f"{tied} of {n} validation human rows tie at the threshold {threshold:.6g}: the scores have "
+                       f"too few distinct values for an FPR of {fpr:.0%} (validation FPR {realised:.2%})"}
+    return None
+
+
+def thresholds_resampled(human: np.ndarray, fpr: float, resamples: int, seed: int) -> np.ndarray | None:
+    """threshold_at of `resamples` bootstrap resamples of the validation human scores. The
+    threshold is their (n - allowed)-th smallest score, and the k-th smallest of n draws from the
+    scores' empirical distribution is that distribution's quantile at the k-th smallest of n
+    uniforms, a Beta(k, n - k + 1) draw: exact, in O(resamples) memory whatever n is."""
+    s = np.sort(np.asarray(human, dtype=float))
+    n = len(s)
+    if resamples < 1 or n == 0:
+        return None
+    k = n - int(np.floor(fpr * n))
+    u = np.random.default_rng(seed + 1).beta(k, n - k + 1, size=resamples)
+    return s[np.clip(np.ceil(u * n).astype(int) - 1, 0, n - 1)]
+
+
+def rates_with_threshold(scores: np.ndarray, positive: np.ndarray, thresholds: np.ndarray | None, seed: int,
+                         level: float = LEVEL) -> dict:
+    """Intervals of the TPR and the realised FPR with the threshold's own uncertainty: each
+    resample takes a resampled threshold (thresholds_resampled) and counts resampled test rows
+    above it (a binomial draw per class at that threshold, the test rows' share above it)."""
+    if thresholds is None:
+        return {"tpr_ci_with_threshold": None, "fpr_ci_with_threshold": None}
+    rng = np.random.default_rng(seed + 2)
+    out = {}
+    for key, rows in (("tpr_ci_with_threshold", scores[positive]), ("fpr_ci_with_threshold", scores[~positive])):
+        if len(rows) == 0:
+            out[key] = None
+            continue
+        ordered = np.sort(rows)
+        share = (len(ordered) - np.searchsorted(ordered, thresholds, side="right")) / len(ordered)
+        out[key] = _interval(rng.binomial(len(ordered), share) / len(ordered), level)
+    return out
+
+
+def transfer(at: dict, fpr: float) -> bool | None:
+    """Does the threshold hold its FPR on the test's humans (realised <= TRANSFER_FACTOR x nominal)?"""
+    return None if at.get("fpr") is None else bool(at["fpr"] <= TRANSFER_FACTOR * fpr)
+
+
 def rates(flagged: np.ndarray, positive: np.ndarray, resamples: int, seed: int, level: float = LEVEL) -> dict:
     """TPR (flagged share of positives) and FPR (flagged share of human rows), with intervals
     from multinomial draws of the four (flagged, positive) cells."""
@@ -107,17 +183,38 @@ def per_domain_thresholds(validation: pd.DataFrame, fpr: float) -> dict[str, dic
     return out
 
 
-def _group_metrics(scores, positive, thresholds: dict, resamples: int, seed: int) -> dict:
+def at_threshold(scores, positive, threshold: float, fpr: float, resampled: np.ndarray | None, resamples: int,
+                 seed: int) -> dict:
+    """TPR and realised FPR at one threshold, both intervals (`resampled`: the threshold's
+    bootstrap draws), and whether it transfers."""
+    at = {"threshold": threshold, **rates(scores > threshold, positive, resamples, seed),
+          **rates_with_threshold(scores, positive, resampled, seed)}
+    at["transfers"] = transfer(at, fpr)
+    return at
+
+
+def _group_metrics(scores, positive, thresholds: dict, resampled: dict, resamples: int, seed: int) -> dict:
     out = {"n": int(len(scores)), "auroc": auroc(scores, positive),
            "auroc_ci": auroc_interval(scores, positive, resamples, seed)}
-    out["at_fpr"] = {key: rates(scores > t, positive, resamples, seed) for key, t in thresholds.items()}
+    out["at_fpr"] = {key: at_threshold(scores, positive, t, float(key), resampled.get(key), resamples, seed)
+                     for key, t in thresholds.items()}
     return out
+
+
+def validation_split(validation: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """(human rows, every row with its gold) of a validation-scores table; a table without a
+    gold column holds human rows only (an older file, or one made elsewhere)."""
+    if "gold" not in validation.columns:
+        return validation, None
+    gold = validation["gold"].astype(str)
+    return validation[gold == HUMAN], validation
 
 
 def threshold_metrics(test: pd.DataFrame, validation: pd.DataFrame | None, fprs=FPRS,
                       breakdown_columns=(), resamples: int = RESAMPLES, seed: int = 0) -> dict:
-    """test: gold and score_<class> per row (plus breakdown columns); validation: the
-    validation split's human rows with machine_score (and domain). Says why when it cannot."""
+    """test: gold and score_<class> per row (plus breakdown columns); validation: machine_score
+    (and domain, and gold where it holds rows of other classes) of validation rows. Says why
+    when it cannot."""
     scores = machine_scores(test)
     if scores is None:
         return {"available": False, "why": f"the detector gives no score for the {HUMAN!r} class "
@@ -125,11 +222,11 @@ def threshold_metrics(test: pd.DataFrame, validation: pd.DataFrame | None, fprs=
     positive = test["gold"].astype(str).to_numpy() != HUMAN
     keep = ~np.isnan(scores)
     result = {"available": True, "positive": f"not {HUMAN}", "score": f"1 - score_{HUMAN}",
-              "unscored_rows": int((~keep).sum())}
+              "unscored_rows": int((~keep).sum()), "transfer_factor": TRANSFER_FACTOR}
     test, scores, positive = test[keep], scores[keep], positive[keep]
     result["auroc"] = auroc(scores, positive)
     result["auroc_ci"] = auroc_interval(scores, positive, resamples, seed)
-    thresholds = {}
+    thresholds, resampled = {}, {}
     if validation is None or validation.empty or validation["machine_score"].isna().all():
         result["at_fpr"] = None
         result["why_no_fpr"] = "no validation scores of human rows to set a threshold on"
@@ -138,14 +235,28 @@ def threshold_metrics(test: pd.DataFrame, validation: pd.DataFrame | None, fprs=
         if not scored.all():  # a row without a score cannot place a threshold: counted, left out
             result["validation_rows_without_score"] = int((~scored).sum())
             validation = validation[scored]
+        validation, every = validation_split(validation)
+        if every is not None:
+            val_positive = every["gold"].astype(str).to_numpy() != HUMAN
+            result["validation_auroc"] = auroc(every["machine_score"].to_numpy(dtype=float), val_positive)
+            result["validation_rows"] = {"human": int((~val_positive).sum()), "other": int(val_positive.sum())}
+            result["inverted"] = None if result["validation_auroc"] is None else bool(result["validation_auroc"] < 0.5)
         human = validation["machine_score"].to_numpy(dtype=float)
         result["validation_human_rows"] = int(len(human))
         result["at_fpr"], result["at_fpr_per_domain"] = {}, {}
         for fpr in fprs:
             key = f"{fpr:g}"
+            if len(human) == 0:
+                result["at_fpr"][key] = {"threshold": None, "unreliable": {
+                    "reason": "no_validation_humans", "short": "no val. humans",
+                    "why": "the validation rows hold no human row: no threshold can be set"}}
+                continue
             thresholds[key] = threshold_at(human, fpr)
-            result["at_fpr"][key] = {"threshold": thresholds[key], **rates(scores > thresholds[key], positive,
-                                                                            resamples, seed)}
+            resampled[key] = thresholds_resampled(human, fpr, resamples, seed)  # once: every group shares it
+            at = at_threshold(scores, positive, thresholds[key], fpr, resampled[key], resamples, seed)
+            at["validation_fpr"] = float((human > thresholds[key]).mean())
+            at["unreliable"] = threshold_problem(human, thresholds[key], fpr)
+            result["at_fpr"][key] = at
             domains = per_domain_thresholds(validation, fpr)
             if "domain" in test.columns and domains:
                 own = test["domain"].astype(str).map(lambda d: domains.get(d, {}).get("threshold"))
@@ -159,6 +270,28 @@ def threshold_metrics(test: pd.DataFrame, validation: pd.DataFrame | None, fprs=
             continue
         values = test[col].to_numpy(dtype=object)
         result["by"][col] = {
-            str(v): _group_metrics(scores[values == v], positive[values == v], thresholds, resamples, seed)
+            str(v): _group_metrics(scores[values == v], positive[values == v], thresholds, resampled, resamples, seed)
             for v in sorted({v for v in values if v is not None and v == v}, key=str)}
+    result["not_transferred"] = not_transferred(result)
     return result
+
+
+def not_transferred(result: dict) -> dict[str, list[dict]]:
+    """FPR -> the subsets, languages, domains (and the whole test split) whose realised FPR is
+    over TRANSFER_FACTOR x the nominal one, with that FPR and their human rows: the whole split,
+    then domains, subsets and languages, each worst first."""
+    out = {}
+    for key, at in (result.get("at_fpr") or {}).items():
+        found = []
+        if at.get("transfers") is False:
+            found.append({"by": "all", "value": "all test rows", "fpr": at["fpr"], "humans": at["humans"]})
+        for col, groups in (result.get("by") or {}).items():
+            if col == "generator":
+                continue  # its only human group is every human row: "all" says it
+            for value, g in groups.items():
+                entry = (g.get("at_fpr") or {}).get(key) or {}
+                if entry.get("transfers") is False:
+                    found.append({"by": col, "value": value, "fpr": entry["fpr"], "humans": entry["humans"]})
+        if found:
+            out[key] = sorted(found, key=lambda p: (PLACE_ORDER.get(p["by"], len(PLACE_ORDER)), -p["fpr"]))
+    return out

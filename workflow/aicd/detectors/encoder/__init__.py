@@ -120,7 +120,7 @@ class EncoderDetector(Detector):
 
     # -- loading -----------------------------------------------------------------------------
 
-    def _load(self, source: str, classes: list[str] | None = None):
+    def _load(self, source: str, classes: list[str] | None = None, safetensors_only: bool = False):
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer, set_seed
         from transformers.utils import logging as hf_logging
@@ -131,10 +131,12 @@ class EncoderDetector(Detector):
         hf_logging.set_verbosity_error()  # "newly initialized weights" is the point of fine-tuning
         try:
             self.tokenizer_ = AutoTokenizer.from_pretrained(path)
-            kwargs = {}
+            # a fitted model folder is read from its safetensors only: a pytorch_model.bin put
+            # beside it is a pickle (transformers reads one with weights_only, but never here)
+            kwargs = {"use_safetensors": True} if safetensors_only else {}
             if classes is not None:
-                kwargs = {"num_labels": len(classes), "id2label": dict(enumerate(classes)),
-                          "label2id": {c: i for i, c in enumerate(classes)}}
+                kwargs.update({"num_labels": len(classes), "id2label": dict(enumerate(classes)),
+                               "label2id": {c: i for i, c in enumerate(classes)}})
             self.model_ = AutoModelForSequenceClassification.from_pretrained(path, **kwargs)
         except (OSError, ValueError, KeyError) as err:
             first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
@@ -367,7 +369,7 @@ class EncoderDetector(Detector):
         settings = {**meta["settings"], "device": device}
         det = cls(seed=meta["seed"], threads=threads, **settings)
         det._setup_device()
-        det._load(str(Path(path).resolve()))
+        det._load(str(Path(path).resolve()), safetensors_only=True)
         det.classes_ = np.array(meta["classes"], dtype=object)  # JSON keeps int / float / bool / str labels
         det.model_.eval()
         return det

@@ -1,0 +1,52 @@
+"""What the sandbox tests share besides fixtures: the engines under test and the marks and
+limits that go with them (conftest.py holds the fixtures)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from aicd.sandbox.pool import Limits
+
+ENGINES = tuple(e.strip() for e in os.environ.get("AICD_SANDBOX_ENGINES", "docker,podman").split(",") if e.strip())
+PODMAN_USER = os.environ.get("AICD_PODMAN_USER", "aicd-podman")
+# For a test whose subject is not the engine: the first engine of the list only.
+ONE_ENGINE = pytest.mark.parametrize("engine", ENGINES[:1], indirect=True)
+TEST_LIMITS = Limits(wall_s=3.0, compile_s=60.0, output_bytes=64 * 1024, memory_mb=320, pids=64, work_mb=128,
+                     tmp_mb=32)
+RUN = [{"stdin": ""}]  # run once on empty stdin, output not judged (with no tests a program is only built)
+HELLO = ("Python", "print('still fine')\n")
+
+
+def stdout(result, test=0):
+    return result["tests"][test]["stdout"] if result["tests"] else ""
+
+
+def run_once(engine, image, command, *, seccomp=True, user="10001:10001", binds=(), limits=None,
+             timeout=600) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of one command in a sandbox container with the pool's
+    settings (seccomp=False: the engine's default profile), through the SDK."""
+    import uuid
+
+    from aicd.sandbox.isolation import container_config
+    from aicd.sandbox.pool import AttachedStream, remove_container
+
+    config = container_config(engine, image, limits or Limits(), {"aicd.sandbox": "1", "aicd.job": "test-once"},
+                              command=list(command), seccomp=seccomp, user=user, binds=list(binds))
+    config["HostConfig"]["AutoRemove"] = False  # its exit code is read after it ends
+    api = engine.client.api
+    ident = api.create_container_from_config(config, name=f"aicd-once-{uuid.uuid4().hex[:8]}")["Id"]
+    try:
+        stream = AttachedStream(engine, ident)
+        api.start(ident)
+        stream.close_stdin()
+        code = api.wait(ident, timeout=timeout)["StatusCode"]
+        assert stream.ended.wait(60), "the attach stream did not end with the container"
+        lines = []
+        while (line := stream.lines.get()) is not None:
+            lines.append(line)
+        stream.close()
+        return code, "".join(lines), "\n".join(stream.stderr)
+    finally:
+        remove_container(engine, ident)

@@ -1,0 +1,142 @@
+"""What a program can reach of the kernel and what it can learn of the host: system calls by
+argument (the project's seccomp profile), socket address families, the hostname, the kernel
+command line and the boot id. Real engines, real image."""
+
+import json
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import textwrap
+from pathlib import Path
+
+import pytest
+from components import require
+from sandbox_support import RUN, run_once, stdout
+
+from aicd.sandbox.images import LOCAL_BASE, image_exists
+
+
+# What the profile allows (containers/README.md, "Socket families": of the nine toolchains only
+# javac needs a socket, AF_UNIX; the network families reach nothing beyond the container's own
+# network namespace); everything else is refused.
+ALLOWED_FAMILIES = {socket.AF_UNIX, socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK}
+NETLINK_ROUTE = 0
+EPERM, EAFNOSUPPORT = 1, 97
+IO_URING = {"nr 425", "nr 426", "nr 427"}
+# socket and socketpair called with zero arguments ask for family 0 (AF_UNSPEC), which ours refuses
+ZERO_ARG_SOCKETS = {"x86_64": {"nr 41", "nr 53"}, "aarch64": {"nr 198", "nr 199"}}.get(platform.machine(), set())
+REFUSED = "ret=-1 errno=1"  # the profile's default action: EPERM
+
+FAMILIES = textwrap.dedent("""
+    import json, socket
+    out = {}
+    for family in range(46):
+        for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM, socket.SOCK_RAW, socket.SOCK_SEQPACKET):
+            try:
+                socket.socket(family, kind).close()
+                out[family] = "ok"
+                break
+            except OSError as err:
+                out[family] = err.errno
+    netlink = {}
+    for proto in (0, 9, 15, 16):  # route; audit, kobject_uevent, generic
+        try:
+            socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, proto).close()
+            netlink[proto] = "ok"
+        except OSError as err:
+            netlink[proto] = err.errno
+    print(json.dumps({"families": out, "netlink": netlink}))
+""")
+
+
+def test_only_the_families_the_toolchains_need_are_allowed(pool):
+    """AF_VSOCK (which --network none does not isolate), AF_PACKET, AF_ALG, AF_BLUETOOTH, ...
+    and netlink beyond routing are refused with an error, not a kill; the program goes on."""
+    result = pool.run_one("Python", FAMILIES, RUN)
+    assert result["status"] == "ok", result
+    seen = json.loads(stdout(result))
+    families = {int(f): outcome for f, outcome in seen["families"].items()}
+    assert {f for f, outcome in families.items() if outcome == "ok"} == ALLOWED_FAMILIES, families
+    refused = {f: outcome for f, outcome in families.items() if f not in ALLOWED_FAMILIES}
+    assert all(outcome in (EPERM, EAFNOSUPPORT) for outcome in refused.values()), refused
+    assert refused[socket.AF_VSOCK] == EPERM and refused[socket.AF_PACKET] == EPERM, refused  # the profile's refusal
+    assert seen["netlink"] == {"0": "ok", "9": EPERM, "15": EPERM, "16": EPERM}, seen["netlink"]
+
+
+def test_the_program_sees_neither_the_container_id_nor_the_hosts_boot(pool):
+    code = ("import os\nprint(os.uname().nodename)\n"
+            "for path in ('/proc/cmdline', '/proc/sys/kernel/random/boot_id'):\n"
+            "    print(repr(open(path).read()))\n")
+    result = pool.run_one("Python", code, RUN)
+    assert result["status"] == "ok", result
+    assert stdout(result).split("\n")[:3] == ["sandbox", "''", "''"], stdout(result)
+
+
+IO_URING_CALLS = textwrap.dedent("""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    params = ctypes.create_string_buffer(120)  # struct io_uring_params, zeroed: a valid request
+    for number, args in ((425, (8, params)), (426, (0, 1, 0, 0, None, 0)), (427, (0, 0, None, 0))):
+        ctypes.set_errno(0)
+        print(number, libc.syscall(number, *args), ctypes.get_errno())
+""")
+
+
+def test_io_uring_is_refused_with_eperm(pool):
+    result = pool.run_one("Python", IO_URING_CALLS, RUN)
+    assert result["status"] == "ok", result
+    assert stdout(result).split("\n")[:3] == ["425 -1 1", "426 -1 1", "427 -1 1"], stdout(result)
+
+
+@pytest.fixture(scope="module")
+def probe(repo):
+    """tests/sandbox/syscall_probe.c, built static, in a folder any engine's user can read."""
+    gcc = shutil.which("gcc")
+    require(gcc is not None, "gcc (to build the static system-call probe)", "apt-get install gcc libc6-dev")
+    folder = Path(tempfile.mkdtemp(prefix="aicd-probe-"))
+    folder.chmod(0o755)
+    built = subprocess.run([gcc, "-static", "-O0", "-o", str(folder / "probe"),
+                            str(repo / "tests" / "sandbox" / "syscall_probe.c")], capture_output=True, text=True)
+    require(built.returncode == 0, f"a static C build ({built.stderr.strip()[-200:]})", "apt-get install libc6-dev")
+    yield folder / "probe"
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def outcomes(engine, image, probe, seccomp: bool) -> dict[str, str]:
+    code, out, err = run_once(engine, image, ["/probe", "470"], seccomp=seccomp, binds=[f"{probe}:/probe:ro"])
+    assert code == 0, err
+    rows = dict(re.match(r"(.*?) ((?:ret|signal|exit)=.*)$", line).groups() for line in out.splitlines())
+    assert sum(key.startswith("nr ") for key in rows) == 471, out[-500:]
+    return rows
+
+
+def refused_by_family(key: str) -> bool:
+    """An `arg` probe of a socket whose family (or netlink protocol) the profile refuses."""
+    kind, _, rest = key.partition(" ")[2].partition("/")
+    if kind in ("socket", "socketpair"):
+        return int(rest.split("/")[0]) not in (ALLOWED_FAMILIES if kind == "socket" else {socket.AF_UNIX})
+    return kind == "netlink" and int(rest) != NETLINK_ROUTE
+
+
+@pytest.mark.parametrize("engine", ["docker"], indirect=True)  # its subject is Docker's built-in default
+def test_the_profile_is_dockers_default_minus_io_uring_and_socket_families(engine, sandbox_image, probe):
+    """Every system call number with zero arguments, and the argument-filtered calls with real
+    arguments, once under Docker's default profile and once under ours, in the same container
+    settings: ours refuses the three io_uring calls and sockets of the refused families (EPERM),
+    and differs from Docker's default nowhere else. After a Docker upgrade that changes its
+    default, this says which calls to add or drop. (Podman's default, containers-common's, is
+    another list; the same profile file is checked on Podman by the tests above.)"""
+    image = LOCAL_BASE if image_exists(LOCAL_BASE, engine) else sandbox_image  # small: quick to create on vfs
+    default, ours = outcomes(engine, image, probe, False), outcomes(engine, image, probe, True)
+    assert default.keys() == ours.keys()
+    differ = {key for key in default if default[key] != ours[key]}
+    unexplained = {key: (default[key], ours[key]) for key in differ - IO_URING - ZERO_ARG_SOCKETS
+                   if not refused_by_family(key)}
+    assert not unexplained, unexplained
+    assert all(ours[key] == REFUSED for key in IO_URING | ZERO_ARG_SOCKETS)
+    assert all(ours[key] == REFUSED for key in ours if key.startswith("arg") and refused_by_family(key))
+    opened = {int(key.split("/")[1]) for key in ours if key.startswith("arg socket/") and ours[key] == "ret=1 errno=0"}
+    assert opened <= ALLOWED_FAMILIES, opened

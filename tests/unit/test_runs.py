@@ -1,0 +1,69 @@
+"""A results root belongs to one run (aicd.runs): the same files rerun, a layer added grows the
+run with one line, anything else is refused with the way to a root of its own; and the
+machine's answers for `auto` are recorded once and kept (aicd.resolve)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from aicd import runs
+from aicd.errors import AicdError
+from aicd.resolve import resolve
+
+
+def test_a_root_is_claimed_by_its_first_run(tmp_path):
+    root = tmp_path / "results"
+    assert runs.check(root, ["config/demo.yaml"]) is None  # nobody's yet
+    runs.claim(root, ["config/demo.yaml"])
+    assert runs.recorded(root)["configfiles"] == ["config/demo.yaml"]
+    assert runs.check(root, ["config/demo.yaml"]) is None  # an ordinary rerun
+
+
+def test_a_layer_grows_the_run_and_dropping_it_is_refused(tmp_path):
+    root = tmp_path / "results"
+    runs.claim(root, ["config/demo.yaml"])
+    note = runs.check(root, ["config/demo.yaml", "mine.yaml"])
+    assert "now also has mine.yaml (a layer added)" in note
+    runs.claim(root, ["config/demo.yaml", "mine.yaml"])
+    with pytest.raises(AicdError) as err:
+        runs.check(root, ["config/demo.yaml"])
+    assert "would rewrite its tables without the rows of mine.yaml" in str(err.value)
+    assert "--config results=DIR" in str(err.value)
+
+
+def test_another_config_is_refused_before_any_job(tmp_path):
+    root = tmp_path / "results"
+    runs.claim(root, ["config/demo.yaml"])
+    with pytest.raises(AicdError, match=r"holds the run of config/demo.yaml .* this run \(config/own_detector.yaml\) "
+                                        r"would overwrite its files"):
+        runs.check(root, ["config/own_detector.yaml"])
+
+
+def test_identity_names_repository_and_working_directory_files_relatively(tmp_path, repo):
+    work, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
+    files = [repo / "config" / "demo.yaml", work / "override.yaml", elsewhere / "mine.yaml"]
+    assert runs.identity(files, repo, work) == ["config/demo.yaml", "override.yaml",
+                                                str((elsewhere / "mine.yaml").resolve())]
+    # the same run when its folder, config and all, is copied elsewhere
+    assert runs.identity([repo / "config" / "demo.yaml", tmp_path / "copy" / "override.yaml"], repo,
+                         tmp_path / "copy") == ["config/demo.yaml", "override.yaml"]
+
+
+def config_asking_for_an_optional_source(path):
+    return {"dataset": {"sources": ["extra"]}, "sources": {"extra": {"files": str(path), "optional": True}}}
+
+
+def test_recorded_answers_are_kept_until_a_reprobe(tmp_path):
+    results, data = tmp_path / "results", tmp_path / "extra.parquet"
+    config = config_asking_for_an_optional_source(data)
+    assert resolve(config, {}, results) == {"absent_sources": {"extra": str(data)}}
+    data.write_text("now here")  # the machine changed
+    notes = []
+    assert resolve(config, {}, results, notes=notes) == {"absent_sources": {"extra": str(data)}}  # kept
+    assert len(notes) == 1 and "--config reprobe=true" in notes[0] and "plans nothing new" in notes[0]
+    assert resolve({**config, "reprobe": True}, {}, results) == {"absent_sources": {}}  # asked for: probed again
+    assert json.loads((results / "resolved.json").read_text()) == {"absent_sources": {}}
+    notes = []
+    assert resolve(config, {}, results, notes=notes) == {"absent_sources": {}} and notes == []

@@ -1,0 +1,220 @@
+"""Fitted models and featurizers on disk, read back without running code from the file.
+
+The format is skops.io's (a zip of JSON and .npy arrays). Reading it rebuilds only the types it
+is told to trust, and a file holding any other type is refused with the type named. Trusted:
+what skops trusts itself (builtins, numpy, scipy; of scikit-learn only the estimators listed
+here, see skops_io); the package's own classes and the other library types they hold, listed
+here (tests/unit/test_model_format.py checks that every built-in detector and feature kind is);
+and the types a caller names (`trust_types`: a kind registered by the user's own code, the class or
+function of a `kind: python` detector). CatBoost and transformers objects are stored inside the
+file in their own libraries' formats (aicd.library_formats).
+
+A pickle (what earlier versions wrote, or a file from anyone) runs whatever code it names when
+it is read, so it is read only where the caller says so (`trust_pickle`: the --trust-pickle
+flags)."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import logging
+import pickle
+import sys
+import zipfile
+from pathlib import Path
+
+from .errors import AicdError
+from .library_formats import portable, restored
+
+log = logging.getLogger("aicd")
+
+SUFFIX = ".skops"
+ZIP_MAGIC = b"PK\x03\x04"
+
+PROJECT_TYPES = (
+    "aicd.detectors.bundle.FittedModel",
+    # the detector kinds stored in a file (an encoder is a save_pretrained folder)
+    "aicd.detectors.dummy.RandomDetector",
+    "aicd.detectors.dummy.MajorityDetector",
+    "aicd.detectors.classical.LogisticRegressionDetector",
+    "aicd.detectors.classical.LinearSvmDetector",
+    "aicd.detectors.classical.CatBoostDetector",
+    "aicd.detectors.robust.RobustDetector",
+    "aicd.detectors.plugins.PythonDetector",
+    "aicd.detectors.plugins.PredictionsDetector",
+    "aicd.detectors.hf_classifier.HFClassifierDetector",
+    "aicd.detectors.fast_detectgpt.FastDetectGPTDetector",
+    # what they hold
+    "aicd.detectors.linear.BlockStandardScaler",
+    "aicd.detectors.linear.SquaredHingeSVC",
+    "aicd.detectors.novelty.Novelty",
+    "aicd.detectors.training.Calibrated",  # a detector with recalibrated scores (training.calibrate)
+    "aicd.library_formats.CatBoostFile",
+    "aicd.library_formats.TransformersFiles",
+    # the feature kinds
+    "aicd.features.tfidf.TfidfSvdFeaturizer",
+    "aicd.features.tfidf.whitespace_tokens",  # the TF-IDF vectoriser's tokenizer (a function)
+    "aicd.features.ast_features.AstFeaturizer",
+    "aicd.features.canonical.CanonicalTfidfFeaturizer",
+    "aicd.features.embedding.CodeEmbeddingFeaturizer",
+    "aicd.features.structure.StructureFeaturizer",
+    "aicd.features.stylometry_set.StylometryFeaturizer",
+    "aicd.features.registry.ConcatFeaturizer",
+)
+# The scikit-learn estimators the package's objects hold (module, name): the only ones trusted
+# (skops_io), with the library types below; numpy, scipy and builtins are skops's own.
+SKLEARN_ESTIMATORS = (
+    ("sklearn.pipeline", "Pipeline"),
+    ("sklearn.preprocessing", "StandardScaler"),
+    ("sklearn.preprocessing", "LabelEncoder"),  # inside HistGradientBoostingClassifier
+    ("sklearn.linear_model", "LogisticRegression"),
+    ("sklearn.svm", "LinearSVC"),
+    ("sklearn.ensemble", "HistGradientBoostingClassifier"),
+    ("sklearn.impute", "SimpleImputer"),
+    ("sklearn.impute", "MissingIndicator"),
+    ("sklearn.feature_extraction.text", "CountVectorizer"),
+    ("sklearn.feature_extraction.text", "TfidfTransformer"),
+    ("sklearn.feature_extraction", "DictVectorizer"),
+)
+LIBRARY_TYPES = (
+    "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",  # the robust detector's trees
+    "numpy.dtype",  # the structured dtype of those trees' node arrays
+)
+
+
+def type_name(cls) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def sklearn_estimators() -> list:
+    return [getattr(importlib.import_module(module), name) for module, name in SKLEARN_ESTIMATORS]
+
+
+def trusted_types(extra=()) -> set[str]:
+    estimators = {type_name(cls) for cls in sklearn_estimators()}
+    return set(PROJECT_TYPES) | estimators | set(LIBRARY_TYPES) | set(extra)
+
+
+def skops_io():
+    """skops.io, imported so that of scikit-learn it trusts by default only SKLEARN_ESTIMATORS
+    (and its own vetted internals). Left alone, skops lists every estimator of scikit-learn at
+    import through sklearn.utils.all_estimators, which imports every module of scikit-learn (and
+    torch, where installed): 3-4 s here in each process that reads or writes a model
+    (BENCHMARKS.md, "Fitted model files"). Imported earlier by someone else, it trusts them all."""
+    if "skops.io" not in sys.modules:
+        import sklearn.utils
+
+        listed = [(cls.__name__, cls) for cls in sklearn_estimators()]
+        every = sklearn.utils.all_estimators
+        sklearn.utils.all_estimators = lambda *args, **kwargs: listed
+        try:
+            importlib.import_module("skops.io")
+        finally:
+            sklearn.utils.all_estimators = every
+    return importlib.import_module("skops.io")
+
+
+def add_trust_arguments(parser) -> None:
+    """--trust-pickle and --trust-type, for the commands that read a fitted model."""
+    parser.add_argument("--trust-pickle", action="store_true",
+                        help="also read a model stored as a pickle (by an earlier version of aicd, or by anyone): "
+                             "reading a pickle runs any code the file holds, so only for a file whose maker you "
+                             "trust; refit the model instead where you can")
+    parser.add_argument("--trust-type", action="append", metavar="TYPE",
+                        help="also read objects of this type (module.Name) from the model: your own code, such as "
+                             "a kind: python detector's class or score function (repeat for more)")
+
+
+def save_fitted(obj, target) -> None:
+    """Write obj to target as a skops file, atomically."""
+    from .io import atomic_path
+
+    sio = skops_io()
+    try:
+        data = _deflate_schema(sio.dumps(portable(obj), compression=zipfile.ZIP_STORED))
+    except (TypeError, ValueError, AttributeError) as err:
+        raise AicdError(f"cannot store {type(obj).__name__} at {target} without pickle ({_why(err)})") from None
+    with atomic_path(target) as tmp:
+        tmp.write_bytes(data)
+
+
+def _deflate_schema(data: bytes) -> bytes:
+    """The skops zip with its JSON deflated and its arrays stored: the JSON shrinks 10-35 times,
+    the arrays (most of a model's bytes) barely, and each deflated member costs a decompressor
+    when it is read (deflating all of them read 1.2-1.5x slower; BENCHMARKS.md, "Fitted model
+    files")."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            method = zipfile.ZIP_STORED if info.filename.endswith(".npy") else zipfile.ZIP_DEFLATED
+            target.writestr(info.filename, source.read(info), compress_type=method)
+    return out.getvalue()
+
+
+def load_fitted(path, what: str, remedy: str, trust_pickle: bool = False, trust_types=()):
+    """The object a skops file at `path` holds, read only if every type in it is trusted.
+    `what` names the object for messages ("a fitted model"), `remedy` says how to make a new
+    one ("refit it with ..."). A pickle is read only with trust_pickle."""
+    path = Path(path)
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    if head == ZIP_MAGIC:
+        return _load_skops(path, what, trust_types)
+    if trust_pickle:
+        return _unpickle(path, what)
+    if head[:1] == b"\x80":
+        raise AicdError(f"{path} is a pickle ({what} written by an earlier version of aicd, or made elsewhere), "
+                        f"and reading a pickle runs any code it holds: {remedy}, or, only if you trust whoever "
+                        "made the file, pass --trust-pickle")
+    raise AicdError(f"{path} is not {what} this version can read (neither a skops file nor a pickle)")
+
+
+def _load_skops(path: Path, what: str, trust_types):
+    sio = skops_io()
+    from skops.io.exceptions import UntrustedTypesFoundException
+
+    data = path.read_bytes()
+    try:
+        # skops reads the whole file into a tree of nodes, audits every type in it against the
+        # trusted list and refuses the file before building anything when one is not trusted
+        obj = sio.loads(data, trusted=sorted(trusted_types(trust_types)))
+    except UntrustedTypesFoundException:
+        refused = sorted(set(sio.get_untrusted_types(data=data)) - trusted_types(trust_types))
+        raise AicdError(f"{path} holds types that are not trusted, so it is not read: {', '.join(refused)} (a type "
+                        "that is your own code, e.g. a kind: python detector's class, is trusted with --trust-type "
+                        "NAME)") from None
+    except ImportError as err:
+        raise _import_error(path, what, err) from None
+    except Exception as err:  # a zip of something else, a file cut short, a malformed file of trusted types
+        raise AicdError(f"{path} is not {what} this version can read ({_why(err)})") from None
+    try:
+        return restored(obj)  # the CatBoost and transformers objects, from their own formats
+    except AicdError as err:
+        raise AicdError(f"{path}: {err}") from None
+    except Exception as err:
+        raise AicdError(f"{path} is not {what} this version can read ({_why(err)})") from None
+
+
+def _unpickle(path: Path, what: str):
+    from .io import read_trusted_pickle
+
+    log.warning("reading the pickle %s (--trust-pickle): this runs any code the file holds", path)
+    try:
+        return read_trusted_pickle(path)
+    except ImportError as err:
+        raise _import_error(path, what, err) from None
+    except (pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, IndexError) as err:
+        raise AicdError(f"{path} is not {what} this version can read ({_why(err)})") from None
+
+
+def _import_error(path: Path, what: str, err: ImportError) -> AicdError:
+    name = getattr(err, "name", None)
+    if name and name.split(".")[0] != "aicd":  # a plug-in's own module (kind: python)
+        return AicdError(f"{path} holds {what} from the module {name!r}, which does not import here: install it, "
+                         "or put its folder on PYTHONPATH")
+    return AicdError(f"{path} is not {what} this version can read ({_why(err)})")
+
+
+def _why(err: Exception) -> str:
+    text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    return f"{type(err).__name__}: {text[:200]}" if text else type(err).__name__

@@ -1,0 +1,97 @@
+"""The paper's published numbers (Tables 4-8), read from published.yaml beside this module, and
+which detector of a configuration each of the paper's rows is.
+
+A value here is as the paper prints it (`scale` 100 for Tables 4 and 8, 1 for Tables 5-7);
+`points(value, scale)` puts any of them on the macro-F1 x 100 scale the comparison uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+PUBLISHED = Path(__file__).resolve().parent / "published.yaml"
+SUBSET_TABLES = (5, 6, 7)
+
+
+@dataclass(frozen=True)
+class PaperRow:
+    table: int
+    row: str                  # our name for the row (Table 4's detector title, a subset, a judge)
+    printed: str              # the row's label as the paper's text prints it
+    match: dict               # which configured detector it is (empty for Tables 5-7)
+    values: dict              # column -> value as printed
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict:
+    return yaml.safe_load(PUBLISHED.read_text())
+
+
+def load() -> dict:
+    """published.yaml's tables, keyed by number."""
+    return {int(k): v for k, v in _data()["tables"].items()}
+
+
+def release() -> dict:
+    """The release the paper evaluates on: {hub, test_rows: {task kind: rows}}."""
+    return _data()["release"]
+
+
+def table(number: int) -> dict:
+    return load()[number]
+
+
+def rows(number: int) -> list[PaperRow]:
+    return [PaperRow(number, r["row"], r["printed"], dict(r.get("match") or {}), dict(r["values"]))
+            for r in table(number)["rows"]]
+
+
+def points(value: float, scale: float) -> float:
+    """A printed value on the macro-F1 x 100 scale."""
+    return float(value) * 100.0 / float(scale)
+
+
+def column_for_kind(number: int, task_kind: str) -> str | None:
+    """Table 4's or 8's column (T1, T2, T3) for a task kind, or None."""
+    for name, col in table(number)["columns"].items():
+        if col.get("task_kind") == task_kind:
+            return name
+    return None
+
+
+def subset_table_for_kind(task_kind: str) -> int | None:
+    """The subset table (5, 6 or 7) that stands for a task kind."""
+    return next((n for n in SUBSET_TABLES if table(n).get("task_kind") == task_kind), None)
+
+
+def is_match(entry: dict, match: dict) -> bool:
+    """Is the configured detector `entry` ({kind, features, params: {model}}) the paper's row?"""
+    if not match or entry.get("kind") != match.get("kind"):
+        return False
+    if "features" in match and entry.get("features") != match["features"]:
+        return False
+    if "model" in match and (entry.get("params") or {}).get("model") != match["model"]:
+        return False
+    return True
+
+
+def match_detectors(detectors: dict[str, dict]) -> dict[str, str]:
+    """configured detector name -> the Table 4 row it is (first configured match per row)."""
+    out = {}
+    for paper_row in rows(4):
+        for name, entry in detectors.items():
+            if name not in out and is_match(entry, paper_row.match):
+                out[name] = paper_row.row
+                break
+    return out
+
+
+def match_judge(model: str, mode: str) -> str | None:
+    """The Table 8 row of a judge (its model id, its prompting mode), or None."""
+    for paper_row in rows(8):
+        if model.startswith(paper_row.match["judge_model"]) and mode == paper_row.match["mode"]:
+            return paper_row.row
+    return None

@@ -1,0 +1,164 @@
+"""What every sandbox container is given and denied, on each engine: the container's
+configuration for the Engine API (the `docker` SDK sends it to Docker or to Podman's compatible
+service), the same settings as `docker run` flags (by hand, and the benchmark's CLI path), and
+the limits the trusted runner enforces itself where the engine cannot."""
+
+from __future__ import annotations
+
+import resource
+from pathlib import Path
+
+from .engine import Engine
+from .limits import Limits
+
+# What the trusted runner needs as root: drop to the program's user (SETUID, SETGID), hand it
+# the job folder (CHOWN), kill what it leaves (KILL), and remove what it leaves (DAC_OVERRIDE,
+# FOWNER). The program itself runs with none.
+RUNNER_CAPS = ("SETUID", "SETGID", "CHOWN", "KILL", "DAC_OVERRIDE", "FOWNER")
+CONTEXT = Path(__file__).resolve().parents[3] / "containers" / "sandbox"  # the sandbox image's build context
+# The project's seccomp profile (containers/README.md): in the build context, so the image
+# tag's hash covers it; sent to the engine from here.
+SECCOMP_PROFILE = CONTEXT / "seccomp.json"
+# tini from the image is PID 1 and reaps orphans: the same on every engine, with no init binary
+# needed on the host (Podman's --init wants catatonit, which Debian's podman does not bring).
+RUNNER_COMMAND = ["/usr/bin/tini", "--", "python3", "-I", "-S", "/opt/aicd/runner.py", "--serve"]
+HOSTNAME = "sandbox"  # not the container id
+# What a program has no use for and could learn the host from. Docker replaces its default list
+# when given one (moby's oci defaults, repeated here); Podman adds `mask=` paths to its own.
+DOCKER_MASKED = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+                 "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+                 "/sys/devices/virtual/powercap")
+HIDDEN = ("/proc/cmdline", "/proc/sys/kernel/random/boot_id")
+PROGRAM_NOFILE = 4096  # open files per program process (the runner's own rlimit)
+# How often the runner counts what the engine cannot cap (tmpfs inodes, the program's memory).
+WATCH_POLL_S = 0.01
+# RLIMIT_DATA counts writable mappings, used or not: a JVM with -Xss64m maps ~800 MB of thread
+# stacks and heap at start while using ~40 MB. So the per-process rlimit is only a backstop
+# against a burst between two counts, memory_mb beyond the limit that the runner's count holds.
+DATA_BACKSTOP_MB = 1024
+
+
+def tmpfs_mounts(lim: Limits, inode_caps: bool = True) -> dict[str, str]:
+    """Every tmpfs the program can write, with a size cap and, where the engine takes it, an
+    inode cap (tmpfs inodes are kernel memory charged to the container: a flood of empty files
+    would reach the OOM killer long before any size cap). Podman 4 refuses `nr_inodes`, `uid`
+    and `gid`: there the runner counts the inodes itself (runner_limits)."""
+    def caps(size_mb: int) -> str:
+        return f"size={size_mb}m" + (f",nr_inodes={lim.inodes(size_mb)}" if inode_caps else "")
+
+    owner = ",uid=0,gid=0" if inode_caps else ""  # root's already where the options are refused
+    mounts = {
+        "/work": f"rw,exec,nosuid,{caps(lim.work_mb)}{owner},mode=755",
+        "/tmp": f"rw,exec,nosuid,{caps(lim.tmp_mb)},mode=1777",
+        # A /dev/shm of our own (Docker's --shm-size sets no inode cap); noexec on every engine.
+        "/dev/shm": f"rw,nosuid,nodev,noexec,{caps(lim.tmp_mb)},mode=1777",
+    }
+    if not inode_caps:
+        # Podman's --read-only mounts writable, uncapped tmpfs on /run and /var/tmp, and its
+        # compatible API has no --read-only-tmpfs=false: cover them with empty read-only ones.
+        mounts |= {path: "ro,nosuid,nodev,noexec,size=16k,mode=755" for path in ("/run", "/var/tmp")}
+    return mounts
+
+
+def sysctls(lim: Limits) -> dict[str, str]:
+    """SysV IPC and POSIX message queues are not tmpfs: capped by sysctl. Semaphores as Linux's
+    historical defaults (250 per set, 32,000 in all, 128 sets), 64 shared memory segments of
+    tmp_mb in all, 16 message queues, 16 POSIX queues."""
+    return {"kernel.shmmax": str(lim.tmp_mb << 20), "kernel.shmall": str(lim.tmp_mb << 8), "kernel.shmmni": "64",
+            "kernel.sem": "250 32000 32 128", "kernel.msgmni": "16", "fs.mqueue.queues_max": "16"}
+
+
+def _hard(kind: int) -> int:
+    hard = resource.getrlimit(kind)[1]
+    return 1 << 20 if hard == resource.RLIM_INFINITY else hard
+
+
+def ulimits() -> list[dict]:
+    """No core files; explicit open-file and process limits (rootful Podman's defaults exceed
+    what a host may allow: "error setting rlimit type 7"), at this process's own hard limits."""
+    return [{"Name": "core", "Soft": 0, "Hard": 0},
+            {"Name": "nofile", "Soft": _hard(resource.RLIMIT_NOFILE), "Hard": _hard(resource.RLIMIT_NOFILE)},
+            {"Name": "nproc", "Soft": _hard(resource.RLIMIT_NPROC), "Hard": _hard(resource.RLIMIT_NPROC)}]
+
+
+def container_config(engine: Engine, image: str, lim: Limits, labels: dict[str, str], command: list[str] | None = None,
+                     seccomp: bool = True, user: str = "0:0", binds: list[str] | None = None) -> dict:
+    """The Engine API's create body of a sandbox container: root for the trusted runner with only
+    RUNNER_CAPS, tini as PID 1, no network, read-only root, memory = swap cap, pids, CPU, the
+    project's seccomp profile (seccomp=False: the engine's default, for comparing the two), a
+    size (and inode) cap on every tmpfs the program can write, the host's paths masked, and the
+    runner's stdin attached and closed when the pool's connection goes (StdinOnce): a pool
+    killed outright leaves containers whose runner exits and which remove themselves."""
+    security = ["no-new-privileges"] + ([engine.seccomp_option(SECCOMP_PROFILE)] if seccomp else [])
+    host = {
+        "NetworkMode": "none", "ReadonlyRootfs": True, "AutoRemove": True, "Init": False,
+        "Tmpfs": tmpfs_mounts(lim, engine.inode_caps), "Sysctls": sysctls(lim),
+        "Memory": lim.memory_mb << 20, "MemorySwap": lim.memory_mb << 20, "PidsLimit": lim.pids,
+        "NanoCpus": int(lim.cpus * 1e9), "CapDrop": ["ALL"], "CapAdd": list(RUNNER_CAPS), "SecurityOpt": security,
+        "Ulimits": ulimits(), "Binds": list(binds or []),
+    }
+    if engine.name == "docker":
+        host["MaskedPaths"] = [*DOCKER_MASKED, *HIDDEN]
+    else:
+        host["SecurityOpt"].append("mask=" + ":".join(HIDDEN))
+    return {"Image": image, "Cmd": command or RUNNER_COMMAND, "Hostname": HOSTNAME, "User": user,
+            "WorkingDir": "/work", "Labels": labels, "OpenStdin": True, "StdinOnce": True, "AttachStdin": True,
+            "AttachStdout": True, "AttachStderr": True, "HostConfig": host}
+
+
+def isolation_flags(lim: Limits, seccomp: bool = True) -> list[str]:
+    """The same settings as `docker run` flags (Docker: by hand, and the benchmark's CLI path)."""
+    tmpfs = [arg for point, opts in tmpfs_mounts(lim).items() for arg in ("--tmpfs", f"{point}:{opts}")]
+    sysctl = [arg for key, value in sysctls(lim).items() for arg in ("--sysctl", f"{key}={value}")]
+    caps = [arg for cap in RUNNER_CAPS for arg in ("--cap-add", cap)]
+    profile = ["--security-opt", f"seccomp={SECCOMP_PROFILE}"] if seccomp else []
+    limits = [arg for u in ulimits() for arg in ("--ulimit", f"{u['Name']}={u['Soft']}:{u['Hard']}")]
+    return ["--network", "none", "--read-only", "--hostname", HOSTNAME, *tmpfs, *sysctl,
+            "--memory", f"{lim.memory_mb}m", "--memory-swap", f"{lim.memory_mb}m",
+            "--pids-limit", str(lim.pids), "--cpus", str(lim.cpus),
+            "--user", "0:0", "--cap-drop", "ALL", *caps, "--security-opt", "no-new-privileges", *profile, *limits]
+
+
+def runner_limits(engine: Engine, lim: Limits) -> dict:
+    """What the runner enforces on the program itself (containers/sandbox/runner.py): file size
+    and open files always (RLIMIT_FSIZE, RLIMIT_NOFILE); where the engine cannot cap them in a
+    cgroup, the memory of all the program's processes together (counted every WATCH_POLL_S,
+    with RLIMIT_DATA as a per-process backstop), processes (RLIMIT_NPROC) and CPU time
+    (RLIMIT_CPU); and where tmpfs mounts take no inode cap, their inode counts."""
+    out: dict = {"fsize_mb": max(lim.work_mb, lim.tmp_mb), "nofile": PROGRAM_NOFILE}
+    missing = engine.unenforced
+    if "memory" in missing:
+        out |= {"memory_mb": lim.memory_mb, "data_mb": lim.memory_mb + DATA_BACKSTOP_MB}
+    if "pids" in missing:
+        out["nproc"] = lim.pids
+    if "cpu" in missing:
+        out["cpus"] = lim.cpus
+    if "inodes" in missing:
+        out["inodes"] = {"/work": lim.inodes(lim.work_mb), "/tmp": lim.inodes(lim.tmp_mb),
+                         "/dev/shm": lim.inodes(lim.tmp_mb)}
+    if "memory" in missing or "inodes" in missing:
+        out["poll_s"] = WATCH_POLL_S
+    return out
+
+
+def limits_line(engine: Engine, lim: Limits) -> str:
+    """One line for the start of a run: the engine, and what it cannot promise here."""
+    missing = engine.unenforced
+    head = f"Sandbox: {engine.describe()}"
+    if not missing:
+        return f"{head}: the engine enforces every limit."
+    poll = f"{WATCH_POLL_S * 1000:g} ms"
+    stand_ins = {"memory": f"the program's memory counted every {poll} and stopped at {lim.memory_mb} MB, "
+                 f"RLIMIT_DATA {lim.memory_mb + DATA_BACKSTOP_MB} MB per process",
+                 "pids": f"RLIMIT_NPROC {lim.pids}, shared by the pool's containers",
+                 "cpu": f"RLIMIT_CPU of {lim.cpus:g} CPU over each step's time limit, a kill rather than a quota",
+                 "inodes": f"tmpfs inodes counted every {poll}, a flood stopped as memory_limit rather than "
+                 "refused with ENOSPC"}
+    cgroup = [m for m in missing if m != "inodes"]
+    line = (f"{head}: the engine cannot enforce {', '.join(missing)} here; the runner stands in "
+            f"({'; '.join(stand_ins[m] for m in missing)})")
+    if cgroup:
+        line += (", but cannot promise the container's total (memory the kernel holds for it, a burst between two "
+                 f"counts); ask the admin for cgroup v2 with the {', '.join(cgroup)} controllers delegated to users "
+                 "(systemd: Delegate=yes for user@.service)")
+    return line + "."

@@ -1,0 +1,70 @@
+"""What a predictions table's score_<class> columns hold, said in the table itself.
+
+Every detector kind declares its `score_kind` (aicd.detectors.base.Detector.score_kind):
+
+- probability: per-row probabilities in [0, 1] that sum to one (CatBoost, logistic regression,
+  the encoders, Fast-DetectGPT's sigmoid, ...);
+- margin: signed distances to each class's decision boundary (the linear SVM's decision
+  function), any real number, higher = more that class; not probabilities;
+- score: any real number, higher = more that class (a plug-in's own scores).
+
+AUROC and the TPR at a fixed FPR read only the order of the scores, so each kind serves them;
+calibration (ECE) needs probabilities. The kind travels in the predictions parquet's metadata
+(pandas `attrs["aicd"]["score_kind"]`) and into the score file.
+
+Scores are stored as float32; `machine_score` turns score_human into the score a threshold is
+set on the same way for validation and test rows, so equal values are equal on both sides."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+SCORE_KINDS = {
+    "probability": "probabilities in [0, 1] that sum to one per row",
+    "margin": "decision-function margins (any real number, higher = more that class); not probabilities",
+    "score": "the detector's own scores (any real number, higher = more that class); not probabilities",
+}
+STORED = np.float32
+
+
+def stored(values) -> np.ndarray:
+    """Scores at the precision predictions files keep."""
+    return np.asarray(values, dtype=float).astype(STORED)
+
+
+def machine_score(score_human) -> np.ndarray:
+    """1 - score_human at stored precision, computed in float64 (the threshold's scale)."""
+    return 1.0 - stored(score_human).astype(np.float64)
+
+
+def declare(table: pd.DataFrame, kind: str | None) -> pd.DataFrame:
+    """Record what the table's score columns hold (None: the table has none)."""
+    if kind is not None and kind not in SCORE_KINDS:
+        raise ValueError(f"score kind {kind!r}: one of {', '.join(SCORE_KINDS)}")
+    table.attrs["aicd"] = {**table.attrs.get("aicd", {}), "score_kind": kind,
+                           "score_meaning": SCORE_KINDS.get(kind)}
+    return table
+
+
+def declared(table: pd.DataFrame) -> str | None:
+    """The score kind a predictions table says it holds; None where it says nothing (a file
+    from elsewhere, or from an earlier version)."""
+    return (table.attrs.get("aicd") or {}).get("score_kind")
+
+
+def declared_in_file(path) -> str | None:
+    """The score kind a predictions parquet declares (from its schema, without reading rows);
+    None for other formats or files that declare none."""
+    from pathlib import Path
+
+    if Path(path).suffix != ".parquet":
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(path).pandas_metadata or {}
+    except (OSError, ValueError):
+        return None
+    attrs = meta.get("attributes") or meta.get("attrs") or {}  # pandas 3 writes "attributes", 2.x "attrs"
+    return (attrs.get("aicd") or {}).get("score_kind")
