@@ -18,6 +18,10 @@ from workflow.test_demo_workflow import planned_jobs
 
 pytestmark = pytest.mark.workflow
 DEAD_DOCKER = "unix:///nonexistent/aicd-test/docker.sock"
+DEAD_PODMAN = "unix:///nonexistent/aicd-test/podman.sock"
+# A machine where no container engine answers: Docker's socket and Podman's service both dead
+# (CONTAINER_HOST names the Podman service to use, so an installed podman is not tried either).
+NO_ENGINE = {"DOCKER_HOST": DEAD_DOCKER, "CONTAINER_HOST": DEAD_PODMAN}
 
 
 def key_names(repo: Path) -> set[str]:
@@ -46,7 +50,7 @@ def full_config_dry_runs(repo, tmp_path_factory):
         if tasks_from not in runs:
             where = tmp_path_factory.mktemp(f"dag_{tasks_from}")
             mode = ("--config", f"tasks_from={tasks_from}")
-            runs[tasks_from] = (dry_run(repo, where / "bare", {"DOCKER_HOST": DEAD_DOCKER}, keys, *mode),
+            runs[tasks_from] = (dry_run(repo, where / "bare", NO_ENGINE, keys, *mode),
                                 dry_run(repo, where / "loaded", {k: "sk-test" for k in keys}, set(), *mode))
         return runs[tasks_from]
     return get
@@ -83,7 +87,7 @@ def test_release_evaluation_plans_no_generation_or_execution(repo, tmp_path, ful
 def test_demo_auto_is_resolved_once_and_recorded(repo, tmp_path):
     """`enabled: auto` (the demo) follows the submitting machine, and says so in results/resolved.json."""
     keys = key_names(repo)
-    proc = dry_run(repo, tmp_path, {"DOCKER_HOST": DEAD_DOCKER}, keys, "--configfile", str(repo / "config" / "demo.yaml"))
+    proc = dry_run(repo, tmp_path, NO_ENGINE, keys, "--configfile", str(repo / "config" / "demo.yaml"))
     resolved = json.loads((tmp_path / "results" / "resolved.json").read_text())
     # an optional source absent here (../shared seen from the temporary directory) is recorded
     # too, so jobs on other nodes leave out the same source without looking for its files
@@ -95,18 +99,22 @@ def test_demo_auto_is_resolved_once_and_recorded(repo, tmp_path):
     assert not [r for r, _ in planned_jobs(proc.stdout) if r in ("execute", "generate", "judge")]
 
 
-def test_execute_without_docker_fails_with_one_line(tmp_path):
+@pytest.mark.parametrize("engine, message", [
+    ("docker", "no Docker daemon answers: install docker.io and start dockerd (see README, Sandbox)"),
+    ("auto", f"no Podman service answers at {DEAD_PODMAN} (CONTAINER_HOST)"),
+])
+def test_execute_without_an_engine_fails_with_one_line(tmp_path, engine, message):
     import pandas as pd
 
     table = tmp_path / "t.parquet"
     pd.DataFrame({"id": ["a"], "code": ["print(1)"], "language": ["Python"]}).to_parquet(table)
-    env = {**os.environ, "DOCKER_HOST": DEAD_DOCKER}
-    proc = subprocess.run([sys.executable, "-m", "aicd.sandbox", "execute", "--input", str(table), "--name", "t",
-                           "--image", "aicd-sandbox:x", "--out", str(tmp_path / "o.parquet"),
+    env = {**os.environ, **NO_ENGINE}
+    proc = subprocess.run([sys.executable, "-m", "aicd.sandbox", "execute", "--engine", engine, "--input", str(table),
+                           "--name", "t", "--image", "aicd-sandbox:x", "--out", str(tmp_path / "o.parquet"),
                            "--report", str(tmp_path / "r.json")], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode != 0
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
-    assert errors == ["error: no Docker daemon answers: install docker.io and start dockerd (see README, Sandbox)"]
+    assert errors == [f"error: {message}"]
     assert "Traceback" not in proc.stderr
 
 
