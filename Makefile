@@ -15,9 +15,12 @@ export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 
 # TORCH=cu128 (or another build of PyTorch's own index: cu126, cpu, ...) installs that build of
 # torch before the extras, e.g. on a cluster's GPU nodes: make setup TORCH=cu128 (docs/cluster.md).
-# Without it pip takes torch as it resolves it (PyPI's Linux wheels are CUDA builds).
+# Without it pip takes torch as it resolves it (PyPI's default Linux wheel is built for one CUDA
+# version; this project's CI machines resolve a CPU build). The stamp names the build, so
+# `make setup TORCH=cu128` on an existing virtualenv installs it.
 TORCH ?=
-$(VENV)/.installed: pyproject.toml
+STAMP := $(VENV)/.installed$(if $(TORCH),-torch-$(TORCH))
+$(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@if [ -n "$(TORCH)" ]; then echo "torch 2.13.0, build $(TORCH), from download.pytorch.org"; \
@@ -25,7 +28,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test,encoders,cluster]'
 	touch $@
 
-setup: $(VENV)/.installed
+setup: $(STAMP)
 
 # The sandbox images (debootstrap base + nine toolchains), when a Docker daemon answers; sandbox
 # images of other contexts on the same base go (~5 GB of disk each on Docker's vfs driver).

@@ -2,11 +2,12 @@
 #
 #   snakemake --cores 16                                   full reproduction (config/config.yaml)
 #   snakemake --cores 2 --configfile config/demo.yaml      demo on the shared trial data
-#   snakemake --profile workflow/profiles/slurm            on a SLURM cluster (edit the profile first)
+#   snakemake --workflow-profile profiles/slurm --profile SITE   on a SLURM cluster (SITE: made by
+#                                                          `aicd site-profile DIR`; docs/cluster.md)
 #
 # Rules are thin: each names its inputs/outputs, threads, resources, log and benchmark and
 # calls one `python -m aicd.<stage>`. Which jobs exist is aicd.plan's (workflow/rules/common.smk).
-# Local settings: --workflow-profile workflow/profiles/default (make demo / make run pass it).
+# Local settings: profiles/default, which snakemake finds beside this file by itself.
 
 import os
 import sys

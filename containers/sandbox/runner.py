@@ -35,6 +35,45 @@ PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 SCRATCH = ("/tmp", "/dev/shm", "/dev/mqueue")  # world-writable places, emptied after every program
 NOT_STATE = {"proc", "sysfs", "cgroup", "cgroup2", "devpts", "securityfs", "debugfs"}
 # The program's processes are the OOM killer's first choice, never the runner.
+
+
+def _ignored_at_start() -> list[int]:
+    """The signals this process was started with ignored (SigIgn), Python's own among them:
+    an ignored signal survives exec, and an engine or host can hand the runner any (one seen:
+    signal 32, glibc's reserved SIGCANCEL, which Python cannot reset)."""
+    try:
+        with open("/proc/self/status") as fh:
+            mask = next(int(line.split()[1], 16) for line in fh if line.startswith("SigIgn:"))
+    except (OSError, StopIteration, ValueError):
+        return [signal.SIGPIPE, signal.SIGXFSZ]
+    return [sig for sig in range(1, 65) if mask >> (sig - 1) & 1]
+
+
+IGNORED_AT_START = _ignored_at_start()
+# rt_sigaction by number (glibc's sigaction refuses its reserved signals 32 and 33); the
+# kernel's struct is the same on both: handler, flags, restorer, an 8-byte mask. Loaded here,
+# before any fork, and only where such a signal came ignored.
+RT_SIGACTION = {"x86_64": 13, "aarch64": 134}.get(os.uname().machine)
+if RT_SIGACTION is not None and any(sig > signal.NSIG - 1 or sig in (32, 33) for sig in IGNORED_AT_START):
+    import ctypes
+
+    RAW_SYSCALL = ctypes.CDLL(None, use_errno=True).syscall
+    SIG_DFL_ACTION = (ctypes.c_ulong * 4)(0, 0, 0, 0)  # SIG_DFL, no flags, no restorer, empty mask
+else:
+    RAW_SYSCALL = None
+
+
+def default_disposition(sig: int) -> None:
+    """SIG_DFL for `sig`, in the child before exec."""
+    try:
+        signal.signal(sig, signal.SIG_DFL)
+        return
+    except (OSError, ValueError):
+        pass
+    if RAW_SYSCALL is not None:
+        RAW_SYSCALL(RT_SIGACTION, sig, ctypes.byref(SIG_DFL_ACTION), None, 8)
+
+
 OOM_FIRST = ["/bin/sh", "-c", '{ echo 1000 > /proc/self/oom_score_adj; } 2>/dev/null; exec "$@"', "sh"]
 
 
@@ -150,9 +189,10 @@ def spawn(argv, cwd, limits=(), env=None):
             os.dup2(pipes[1][1], 1)
             os.dup2(pipes[2][1], 2)
             os.chdir(cwd)
-            # Python ignores these; ignored signals survive exec, and programs expect defaults.
-            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-            signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+            # Ignored signals survive exec (Python ignores SIGPIPE and SIGXFSZ, and the engine may
+            # hand others down); programs expect defaults.
+            for sig in IGNORED_AT_START:
+                default_disposition(sig)
             stage = "limits"
             for kind, soft, hard in limits:
                 resource.setrlimit(kind, (soft, hard))

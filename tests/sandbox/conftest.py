@@ -5,7 +5,8 @@ rootless Podman (the cluster mode) through its Docker-compatible service, both t
 The engine-bound fixtures (`engine`, `sandbox_image`, `pool`) are parametrized over the engines
 of AICD_SANDBOX_ENGINES (default `docker,podman`), so each test that uses one runs on each; a
 session holds one pool per engine. Tests whose subject is not the engine carry ONE_ENGINE
-(sandbox_support.py) and run on the first of the list only. Run as root (CI), the Podman side is rootless all the same: a Podman service
+(sandbox_support.py) and run on one engine only: rootless Podman where it is set up (its
+containers start in a second; Docker's vfs copies the image for each), else the first of the list. Run as root (CI), the Podman side is rootless all the same: a Podman service
 is started as the unprivileged user AICD_PODMAN_USER (default `aicd-podman`, with an
 /etc/subuid range; .ci/run makes it), and the image Docker built is copied into that user's
 storage once (`docker save | podman load` through the SDK, about a minute on vfs). Run as an

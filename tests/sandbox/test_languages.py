@@ -24,6 +24,10 @@ TESTS = [{"stdin": "2 3\n", "expected": "5"}, {"stdin": "10 -4\n", "expected": "
 @pytest.mark.parametrize("language", sorted(ECHO_SUM))
 def test_each_language_passes_its_tests(pool, language):
     result = pool.run_one(language, ECHO_SUM[language], TESTS)
+    if result["status"] == "timeout":
+        # the toolchain's first start in a fresh container reads it from disk (on Podman's overlay,
+        # up to 3x a warm start: BENCHMARKS.md, "Sandbox"); the tests' 3 s limit is tight for that
+        result = pool.run_one(language, ECHO_SUM[language], TESTS)
     assert result["status"] == "ok", result
     assert [t["passed"] for t in result["tests"]] == [True, True]
     assert all(t["cpu_s"] >= 0 and t["max_rss_kb"] > 0 for t in result["tests"])

@@ -11,7 +11,7 @@ from sklearn.metrics import f1_score
 from aicd.errors import AicdError
 from aicd.schema import ABSTAIN
 from aicd.scoring.score import score
-from aicd.scoring.bootstrap import macro_f1_interval, macro_f1_of_counts, paired_test
+from aicd.scoring.bootstrap import interval_and_p, macro_f1_interval, macro_f1_of_counts, paired_test
 from aicd.scoring.metrics import classification_scores
 
 LABELS = ["human", "machine", "hybrid"]
@@ -86,6 +86,16 @@ def test_the_interval_and_the_p_value_agree_at_the_boundary():
         assert excludes == (r["p_value"] <= 0.05), (lo, hi, r["p_value"])
         seen.add(excludes)
     assert seen == {True, False}  # both sides of the boundary were tried
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+@pytest.mark.parametrize("on_far_side, excludes", [(24, True), (25, True), (26, False)])
+def test_interval_and_p_agree_exactly_at_the_boundary(sign, on_far_side, excludes):
+    """1,000 resamples, k = 25: with 25 differences on the far side of 0, p = 0.05 and the
+    interval excludes 0; with 26, p > 0.05 and it does not; the same in both directions."""
+    diff = sign * np.concatenate([-np.arange(1, on_far_side + 1) / 1000, np.arange(1, 1001 - on_far_side) / 100])
+    lo, hi, p = interval_and_p(np.random.default_rng(0).permutation(diff), 0.95)
+    assert (lo > 0 or hi < 0) is excludes and (p <= 0.05) is excludes, (lo, hi, p)
 
 
 def test_100k_rows_take_well_under_a_second():

@@ -178,7 +178,10 @@ def test_the_workflows_validation_scores_are_found_beside_its_predictions(tmp_pa
         results / "predictions" / "T1" / "lr.parquet")
     val = _scored(400, 4, ids="v")
     human = val[val["label"] == 0]
-    pd.DataFrame({"id": human["id"], "domain": "general", "machine_score": human["score_1"]}).to_parquet(
+    # the workflow's shape: every human row and a sample of the others, each with its gold label;
+    # the threshold is set on the human rows only
+    pd.DataFrame({"id": val["id"], "domain": "general", "machine_score": val["score_1"],
+                  "gold": np.where(val["label"] == 1, "machine", "human")}).to_parquet(
         results / "validation_scores" / "T1" / "lr.parquet")
     assert aicd(["score", str(results / "predictions" / "T1" / "lr.parquet"), str(tmp_path / "test.parquet"),
                  "--fpr", "0.01"]) == 0

@@ -1,4 +1,5 @@
-"""Every command that README.md, docs/, config/README.md and the config and profile headers show
+"""Every command that README.md, DEVELOPERS.md, docs/, config/README.md, containers/README.md and the
+Snakefile, config and profile headers show
 runs as written: each is taken from the text (fenced blocks, inline code, `#   ` header lines)
 and checked against the real parsers. A snakemake command must parse with snakemake's own
 argument parser, name config files and profiles that exist, and its config files, merged in
@@ -16,8 +17,9 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-TEXTS = [REPO / "README.md", REPO / "config" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-HEADERS = [*sorted((REPO / "config").glob("*.yaml")), *sorted((REPO / "profiles").glob("*/config.yaml")),
+TEXTS = [REPO / "README.md", REPO / "config" / "README.md", REPO / "DEVELOPERS.md", REPO / "containers" / "README.md",
+         *sorted((REPO / "docs").glob("*.md"))]
+HEADERS = [REPO / "Snakefile", *sorted((REPO / "config").glob("*.yaml")), *sorted((REPO / "profiles").glob("*/config.yaml")),
            *sorted((REPO / "docs" / "examples").glob("*.yaml"))]
 STARTS = ("snakemake", "aicd", "make", "python -m aicd", "python3 -m aicd")
 ENV = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+")

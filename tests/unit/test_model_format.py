@@ -6,6 +6,7 @@ the user passes --trust-pickle, and `aicd detect` says so in one line."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import pickle
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from components import require
 
 from aicd.detectors import REGISTRY, build
 from aicd.detectors.bundle import FittedModel, configured_code, load_bundle, make_bundle, save_bundle
@@ -140,8 +142,8 @@ def test_catboost_is_stored_in_its_own_cbm_format_not_as_a_python_object(rows, f
 
 
 def test_the_robust_detectors_language_model_is_stored_as_safetensors(rows, tmp_path):
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
+    require(importlib.util.find_spec("torch") is not None and importlib.util.find_spec("transformers") is not None,
+            "torch and transformers", "pip install -e '.[encoders]' (make setup does)")
     train, test = rows
     lm = {"layers": 1, "hidden": 16, "heads": 2, "vocab_size": 300, "window": 64, "max_train_tokens": 3000}
     detector = build("robust", {"max_iter": 20, "lm": lm}, seed=1).fit(train["code"].to_numpy(dtype=object),

@@ -52,3 +52,20 @@ def test_a_test_set_of_a_new_models_generations_plans_its_generation_only(repo, 
     config["tasks"]["binary"]["test_sets"]["my_coder"]["generation"] = "nobody"
     with pytest.raises(AicdError, match="'nobody' is not in the model registry"):
         Plan.from_config(config, models, {})
+
+
+def test_a_test_set_model_stays_out_of_a_built_pool(repo, tmp_path):
+    """Where the tasks are built from the pool with its generators' code, a model asked for only
+    as a test set gets its generate jobs but enters neither the pool nor the sandbox stage."""
+    config = yaml.safe_load((repo / "config" / "config.yaml").read_text())
+    config["tasks_from"] = "pool"
+    config["registry"] = [str(repo / "config" / "models.yaml"), str(tmp_path / "mine.yaml")]
+    config["tasks"]["T1"]["test_sets"] = {"my_coder": {"generation": "my-new-coder", "outside_labels": "drop"}}
+    config["generation"]["models"] = ["phi-4"]  # the pool's generators ("all" would take in every registry model)
+    validate_config(config)
+    models = load_registry([repo / "config" / "models.yaml", write(tmp_path / "mine.yaml", {"my-new-coder": NEW})])
+    plan = Plan.from_config(config, models, {"generators": ["phi-4"], "instructor": False, "judges": [],
+                                             "execution": True})
+    assert plan.dataset and plan.dataset["generations"]  # the pool takes in its generators' code ...
+    assert "my-new-coder" in plan.generators and "my-new-coder" not in plan.pool_generators  # ... not this one's
+    assert "phi-4" in plan.pool_generators and "my-new-coder" not in plan.executions

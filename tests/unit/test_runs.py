@@ -67,3 +67,17 @@ def test_recorded_answers_are_kept_until_a_reprobe(tmp_path):
     assert json.loads((results / "resolved.json").read_text()) == {"absent_sources": {}}
     notes = []
     assert resolve(config, {}, results, notes=notes) == {"absent_sources": {}} and notes == []
+
+
+def test_auto_execution_asks_the_configured_engine(monkeypatch):
+    """`enabled: auto` with `engine: docker` records no execution where only Podman could run
+    it: the jobs would use Docker and fail."""
+    from aicd.resolve import probe
+
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/aicd-test/docker.sock")
+    asked = []
+    monkeypatch.setattr("aicd.sandbox.pool.available", lambda engine: asked.append(engine) or engine != "docker")
+    for engine, expected in (("docker", False), ("podman", True), ("auto", True)):
+        config = {"execution": {"enabled": "auto", "engine": engine}}
+        assert probe(config, {})["execution"] is expected
+    assert asked == ["docker", "podman", "auto"]

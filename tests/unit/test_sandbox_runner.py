@@ -203,3 +203,40 @@ def test_programs_start_with_default_signals_and_only_their_three_descriptors(re
     missing = run_job(repo, tmp_path, {"files": {"x": ""}, "compile": None, "tests": [{"stdin": ""}],
                                        "run": ["./not-built"]})
     assert missing["status"] == "runtime_error" and "not-built" in missing["tests"][0]["stderr"]
+
+
+def test_the_runners_process_limit_counts_every_container_of_a_rootless_pool():
+    """RLIMIT_NPROC counts one host uid's processes, shared by a rootless pool's containers: it
+    grows with the pool, so one program's fork loop cannot starve the programs beside it."""
+    from aicd.sandbox.engine import Engine
+    from aicd.sandbox.isolation import limits_line, runner_limits
+    from aicd.sandbox.limits import Limits
+
+    rootless = Engine("podman", None, "4.3.1", True, "1", frozenset())  # cgroup v1: no limit enforced
+    lim = Limits()
+    assert runner_limits(rootless, lim)["nproc"] == lim.pids
+    assert runner_limits(rootless, lim, containers=4)["nproc"] == 4 * lim.pids
+    assert f"RLIMIT_NPROC {4 * lim.pids}, {lim.pids} per container" in limits_line(rootless, lim, 4)
+    rootful = Engine("docker", None, "20.10", False, "1", frozenset({"memory", "pids", "cpu"}))
+    assert "nproc" not in runner_limits(rootful, lim, containers=4)  # the cgroup's pids limit holds per container
+
+
+@pytest.mark.skipif(__import__("os").uname().machine != "x86_64", reason="the test ignores signal 32 by x86-64's number")
+def test_signals_the_runner_was_handed_ignored_are_default_in_the_program(repo, tmp_path):
+    """An engine or host can start the runner with signals ignored (signal 32, glibc's reserved
+    SIGCANCEL, was seen under rootless Podman); ignored survives exec, so the runner resets every
+    one it started with, the reserved ones by raw rt_sigaction."""
+    starter = tmp_path / "start.py"
+    starter.write_text(
+        "import ctypes, os, signal, sys\n"
+        "ctypes.CDLL(None).syscall(13, 32, ctypes.byref((ctypes.c_ulong * 4)(1, 0, 0, 0)), None, 8)  # SIG_IGN\n"
+        "signal.signal(signal.SIGUSR1, signal.SIG_IGN)\n"
+        "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])\n")
+    # grep, not Python: Python ignores SIGPIPE and SIGXFSZ itself at start
+    job = {"files": {}, "compile": None, "run": ["grep", "SigIgn", "/proc/self/status"], "tests": [{"stdin": ""}],
+           "limits": {"wall_s": 2, "compile_s": 30, "output_bytes": 4096}}
+    proc = subprocess.run([sys.executable, str(starter), str(repo / "containers" / "sandbox" / "runner.py")],
+                          input=json.dumps(job), capture_output=True, text=True, timeout=60,
+                          env={"AICD_WORK": str(tmp_path), "PATH": "/usr/local/bin:/usr/bin:/bin"})
+    result = json.loads(proc.stdout)
+    assert result["status"] == "ok" and result["tests"][0]["stdout"].split() == ["SigIgn:", "0" * 16], result

@@ -63,6 +63,22 @@ def test_a_saturated_threshold_says_why_instead_of_zero():
     assert "ties at max" in tex and "ties at max" in page
 
 
+def test_aicd_score_prints_why_a_saturated_threshold_cannot_be_trusted(capsys):
+    from aicd.cli import _print_thresholds
+
+    rng = np.random.default_rng(1)
+    human = rng.random(2000) < 0.5
+    machine = np.where(human, np.where(rng.random(2000) < 0.3, 1.0, rng.random(2000) * 0.5), 1.0)
+    val_human = np.where(rng.random(400) < 0.3, 1.0, rng.random(400) * 0.5)
+    _print_thresholds(threshold_metrics(scores_table(machine, human), validation(val_human), (0.01,), resamples=50),
+                      asked=True)
+    out = capsys.readouterr().out
+    assert "cannot be trusted: " in out and "top of the validation scores" in out
+    no_humans = validation(val_human, np.zeros(len(val_human), bool))  # validation rows, none of them human
+    _print_thresholds(threshold_metrics(scores_table(machine, human), no_humans, (0.01,), resamples=50), asked=True)
+    assert "at 1.0% FPR: not measured: the validation rows hold no human row" in capsys.readouterr().out
+
+
 def test_a_threshold_that_does_not_transfer_is_marked_with_where():
     rng = np.random.default_rng(2)
     n = 4000
@@ -77,6 +93,11 @@ def test_a_threshold_that_does_not_transfer_is_marked_with_where():
     where = {(p["by"], p["value"]) for p in m["not_transferred"]["0.01"]}
     assert ("domain", "general") in where and ("domain", "algorithmic") not in where and ("all", "all test rows") in where
     assert m["by"]["domain"]["algorithmic"]["at_fpr"]["0.01"]["transfers"] is True
+    # a group with fewer than 1/FPR humans cannot tell: one false positive is over the nominal rate
+    few = test[~test["gold"].eq("human").to_numpy() | (np.arange(len(test)) < 150)].assign(domain="general")
+    few.loc[few.index[:60], "domain"] = "tiny"
+    small = threshold_metrics(few, validation(val), (0.01,), ("domain",), resamples=50)["by"]["domain"]["tiny"]
+    assert small["at_fpr"]["0.01"]["humans"] < 100 and small["at_fpr"]["0.01"]["transfers"] is None
     md, _, _ = threshold_table.render([Row("lr", "LR", False)], [Column("T1", "T1")], {("lr", "T1"): {
         "threshold_metrics": m}})
     table_line = next(line for line in md.splitlines() if line.startswith("| LR"))

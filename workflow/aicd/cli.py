@@ -120,8 +120,8 @@ def build_parser():
                    help="false-positive rates on human code to give the TPR at (default 0.01 0.05); needs "
                         "score_<class> columns in PRED and validation scores of human rows (--validation)")
     s.add_argument("--validation", metavar="FILE", help="validation scores the thresholds are set on: a "
-                   "validation_scores parquet (id, domain, machine_score) or predictions on validation rows with "
-                   "gold and score_human; found on its own for RESULTS/predictions/TASK/DETECTOR.parquet")
+                   "validation_scores parquet (id, domain, machine_score; with a gold column, its human rows) or "
+                   "predictions on validation rows with gold and score_human; found on its own for RESULTS/predictions/TASK/DETECTOR.parquet")
     s.add_argument("--json", dest="json_out", metavar="OUT", help="also write the full result as JSON")
 
     c = sub.add_parser("compare", help="paired bootstrap test of two predictions files", formatter_class=raw,
@@ -294,9 +294,25 @@ def _print_thresholds(m: dict, asked: bool) -> None:
         return
     print(f"thresholds set on {m['validation_human_rows']} validation human rows"
           + (f" ({m['validation']})" if m.get("validation") else ""))
+    if m.get("inverted"):
+        print(f"inverted: validation AUROC {m['validation_auroc']:.4f} is below 0.5 (its scores rank human code as "
+              "more machine-like)")
     for key, at in m["at_fpr"].items():
-        print(f"at {float(key):.1%} FPR (threshold {at['threshold']:.4f}): TPR {pm(at['tpr'], at['tpr_ci'])}; "
-              f"humans wrongly flagged on test: {pm(at['fpr'], at['fpr_ci'])} of {at['humans']}")
+        problem = at.get("unreliable")
+        if at.get("threshold") is None:
+            print(f"at {float(key):.1%} FPR: not measured: {problem['why'] if problem else 'no threshold'}")
+            continue
+        # the intervals that resample the validation humans too (the threshold's own uncertainty)
+        tpr_ci = at.get("tpr_ci_with_threshold") or at["tpr_ci"]
+        fpr_ci = at.get("fpr_ci_with_threshold") or at["fpr_ci"]
+        print(f"at {float(key):.1%} FPR (threshold {at['threshold']:.4f}): humans wrongly flagged on test "
+              f"{pm(at['fpr'], fpr_ci)} of {at['humans']}; TPR {pm(at['tpr'], tpr_ci)}")
+        if problem:
+            print(f"  cannot be trusted: {problem['why']}")
+        if at.get("transfers") is False:
+            print(f"  does not transfer: the realised FPR is over twice the nominal {float(key):.1%}, so the "
+                  "threshold set on validation humans does not hold on the test's humans")
+    print("(intervals: 95%, validation humans resampled with the test rows)")
 
 
 def score_command(args) -> None:

@@ -65,7 +65,8 @@ class Plan:
     pairs: tuple
     sources: tuple                 # every configured source
     dataset_sources: tuple         # sources entering the pool (absent optional ones left out)
-    generators: tuple
+    generators: tuple              # every model with generate jobs
+    pool_generators: tuple         # those whose code enters the pool (not one asked for only as a test set)
     gen_protocols: dict
     instruction_protocols: dict
     instructor: str | None
@@ -111,6 +112,7 @@ class Plan:
         llm_off: list[str] = []
         generators, instructor_ok = _generators(config, models, resolved, llm_off)
         generators = list(generators) if needs_generation else []
+        pool_generators = tuple(generators)
         for model in _test_set_generators(tasks, models, config):  # asked for by name: planned whatever `enabled` says
             if model not in generators:
                 generators.append(model)
@@ -128,13 +130,13 @@ class Plan:
         judging = config.get("judging") or {}
         judge_tasks = tuple(tasks) if judging.get("tasks", "all") == "all" else tuple(judging["tasks"])
         modes = tuple(judging.get("modes", ())) if judges else ()
-        executions = _executions(config, generators if needs_generation else [], resolved, notes)
+        executions = _executions(config, pool_generators, resolved, notes)
         lms = {d.name: d.params["train_lm"] for d in detectors.values()
                if "lm" in d.prepared and isinstance(d.params.get("train_lm"), dict)}
         return cls(
             tasks=tasks, detectors=detectors, features=features, pairs=pairs,
             sources=tuple(config.get("sources") or {}), dataset_sources=dataset_sources,
-            generators=tuple(generators) if needs_generation else (),
+            generators=tuple(generators) if needs_generation else (), pool_generators=pool_generators,
             gen_protocols=protocols if needs_generation else {},
             instruction_protocols={p: s for p, s in protocols.items() if p in NEEDS_INSTRUCTION} if needs_generation
             else {},

@@ -31,7 +31,7 @@ def probe(config: dict, models: dict) -> dict:
     if stage_on(config, "execution") and execution["enabled"] == "auto":
         from .sandbox.pool import docker_available
 
-        out["execution"] = docker_available()
+        out["execution"] = docker_available(execution.get("engine", "auto"))  # the engine the jobs will use
     if stage_on(config, "generation") and config["generation"]["enabled"] == "auto":
         from .generate.registry import enabled_models, has_endpoint
 

@@ -287,7 +287,7 @@ def test_set_source(w):
 def generation_tables(w):
     """Generator tables the pool reads: inputs of the build, fingerprinted like the sources."""
     if PLAN.dataset and PLAN.dataset.get("generations"):
-        return [f"{R}/generations/{m}.parquet" for m in PLAN.generators]
+        return [f"{R}/generations/{m}.parquet" for m in PLAN.pool_generators]
     return []
 
 
@@ -296,7 +296,7 @@ def dataset_inputs():
     if not PLAN.dataset:
         return []
     names = [("sources", s) for s in PLAN.dataset_sources]
-    names += [("generations", m) for m in (PLAN.generators if PLAN.dataset.get("generations") else [])]
+    names += [("generations", m) for m in (PLAN.pool_generators if PLAN.dataset.get("generations") else [])]
     return [f"{R}/dataset/normalized/{kind}/{name}.parquet" for kind, name in names]
 
 

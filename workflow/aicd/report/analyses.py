@@ -24,6 +24,7 @@ from tabulate import tabulate
 
 from ..stagecli import json_arg
 from ..io import write_json, write_text
+from .latex import latex_text
 
 
 # -- (a) SVM back-projection -------------------------------------------------------------------
@@ -57,17 +58,12 @@ def svm_tables(tops: dict[str, list[tuple[str, float]]]) -> tuple[str, str]:
     body = [[i + 1, *[(f"`{_md_escape(tops[c][i][0])}` ({tops[c][i][1]:.3f})" if i < len(tops[c]) else "")
                       for c in classes]] for i in range(depth)]
     md = tabulate(body, headers=["rank", *classes], tablefmt="github", disable_numparse=True) + "\n"
-    tex_body = [[i + 1, *[("\\texttt{" + _tex_escape(tops[c][i][0]) + "}" if i < len(tops[c]) else "")
+    tex_body = [[i + 1, *[("\\texttt{" + latex_text(tops[c][i][0]) + "}" if i < len(tops[c]) else "")
                           for c in classes]] for i in range(depth)]
     tex = tabulate(tex_body, headers=["rank", *classes], tablefmt="latex_raw", disable_numparse=True)
     return md, tex
 
 
-def _tex_escape(text: str) -> str:
-    out = text.replace("\\", "\\textbackslash{}")
-    for ch in "&%$#_{}":
-        out = out.replace(ch, "\\" + ch)
-    return out.replace("~", "\\textasciitilde{}").replace("^", "\\textasciicircum{}")
 
 
 # -- (b) CatBoost SHAP ------------------------------------------------------------------------
@@ -188,7 +184,7 @@ def main(argv=None) -> None:
         write_text(f"# {title}: SVM (TF-IDF) coefficients back-projected to n-grams\n\n"
                    "Weight of an n-gram toward a class: the SVM's coefficients, divided by the standardiser's "
                    "scales, times the SVD components (Appendix D.1).\n\n" + md, out / "svm_ngrams.md")
-        write_text(f"\\begin{{table}}[t]\n\\centering\n{tex}\n\\caption{{{_tex_escape(title)}: top n-grams per class "
+        write_text(f"\\begin{{table}}[t]\n\\centering\n{tex}\n\\caption{{{latex_text(title)}: top n-grams per class "
                    "of the TF-IDF SVM, back-projected through the SVD.}}\n\\end{{table}}\n", out / "svm_ngrams.tex")
         summary["svm"] = "svm_ngrams.md"
     from ..features import store

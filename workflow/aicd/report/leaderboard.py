@@ -42,8 +42,14 @@ def read_results(folder) -> list[dict]:
 
 
 def _fpr_1(result: dict):
-    at = ((result.get("threshold_metrics") or {}).get("at_fpr") or {}).get("0.01")
-    return (at or {}).get("tpr"), (at or {}).get("tpr_ci")
+    """TPR at 1% FPR, its interval with the threshold's own uncertainty, and what to say instead
+    of or beside it: why the threshold cannot be trusted, or ‡ where it does not transfer."""
+    at = ((result.get("threshold_metrics") or {}).get("at_fpr") or {}).get("0.01") or {}
+    problem = at.get("unreliable")
+    if problem:
+        return None, None, problem["short"]
+    note = "‡" if at.get("transfers") is False else ""
+    return at.get("tpr"), at.get("tpr_ci_with_threshold") or at.get("tpr_ci"), note
 
 
 def paired_against(leader: dict, other: dict, resamples: int, seed: int) -> dict | None:
@@ -72,11 +78,11 @@ def build(results: list[dict], resamples: int = 1000, seed: int = 0) -> dict:
         rows = []
         for rank, r in enumerate(entries, 1):
             tm = r.get("threshold_metrics") or {}
-            tpr, tpr_ci = _fpr_1(r)
+            tpr, tpr_ci, tpr_note = _fpr_1(r)
             rows.append({"rank": rank, "detector": r["metadata"]["detector"], "date": r["metadata"]["date"],
                          "links": r["metadata"].get("links") or [], "macro_f1": r["macro_f1"],
                          "macro_f1_ci": r.get("macro_f1_ci"), "auroc": tm.get("auroc"), "auroc_ci": tm.get("auroc_ci"),
-                         "tpr_at_1pct_fpr": tpr, "tpr_at_1pct_fpr_ci": tpr_ci,
+                         "tpr_at_1pct_fpr": tpr, "tpr_at_1pct_fpr_ci": tpr_ci, "tpr_at_1pct_fpr_note": tpr_note,
                          "subsets": {s: ((r.get("by") or {}).get("subset", {}).get(s) or {}).get("macro_f1")
                                      for s in subsets},
                          "vs_leader": None if rank == 1 else paired_against(entries[0], r, resamples, seed)})
@@ -99,11 +105,20 @@ def _vs(test) -> str:
     return f"{test['difference'] * 100:.2f} [{lo * 100:.2f}, {hi * 100:.2f}], p = {test['p_value']:.3f}"
 
 
+def _tpr_cell(entry: dict) -> str:
+    note = entry.get("tpr_at_1pct_fpr_note") or ""
+    if entry["tpr_at_1pct_fpr"] is None and note:
+        return html.escape(note)  # the reason the threshold cannot be trusted
+    return _pct(entry["tpr_at_1pct_fpr"], entry["tpr_at_1pct_fpr_ci"]) + (f" {note}" if note else "")
+
+
 def render(boards: dict) -> str:
     parts = ["<!DOCTYPE html>", '<html><head><meta charset="utf-8"><title>AICD Bench leaderboard</title>',
              f"<style>{STYLE}</style></head><body>", "<h1>AICD Bench leaderboard</h1>",
              "<p>Ranked by macro-F1 × 100 (± half-width of the 95% bootstrap interval). TPR at 1% FPR on human "
-             "code, the threshold set on validation human rows. “leader − this”: the leader's macro-F1 minus this "
+             "code, the threshold set on validation human rows (± includes the threshold's own uncertainty; a "
+             "short reason where the threshold cannot be trusted; ‡ where the realised FPR on the test's humans "
+             "is over twice 1%: the threshold does not transfer). “leader − this”: the leader's macro-F1 minus this "
              "one's on the same gold rows, with its 95% paired bootstrap interval and p-value.</p>"]
     for task, board in boards.items():
         subsets = board["subsets"]
@@ -117,7 +132,7 @@ def render(boards: dict) -> str:
             if e["links"]:
                 name = f'<a href="{html.escape(e["links"][0])}">{name}</a>'
             cells = [str(e["rank"]), name, html.escape(e["date"]), _pct(e["macro_f1"], e["macro_f1_ci"]),
-                     _pct(e["auroc"], e["auroc_ci"]), _pct(e["tpr_at_1pct_fpr"], e["tpr_at_1pct_fpr_ci"]),
+                     _pct(e["auroc"], e["auroc_ci"]), _tpr_cell(e),
                      *[_pct(e["subsets"].get(s)) for s in subsets], _vs(e["vs_leader"])]
             parts.append(f'<tr class="{"leader" if e["rank"] == 1 else ""}" data-detector="{html.escape(e["detector"])}">'
                          + "".join(f'<td class="{"name" if i == 1 else ""}">{c}</td>' for i, c in enumerate(cells))

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .latex import latex_text
+
 MIN_CLASS_SUPPORT = 30
 SMALL_CLASS = "§"
 
@@ -85,7 +87,7 @@ class Marks:
             parts.append(f"{SMALL_CLASS} the macro-F1 averages over a class with fewer than {MIN_CLASS_SUPPORT} test "
                          f"rows ({named}), which weighs as much as any other class: a few rows move it a lot.")
         text = " ".join(parts)
-        return text.replace("%", "\\%").replace("§", "\\S{}") if style == "latex" else text
+        return latex_text(text) if style == "latex" else text
 
     def _keys(self, detector: str) -> list[tuple[str, str]]:
         keys = {k for k in (*self.inverted, *self.score_kinds, *self.small_classes) if k[0] == detector}

@@ -18,6 +18,7 @@ import numpy as np
 from ..io import read_json, write_text
 from ..stagecli import json_arg
 from .table4 import plain_title
+from .latex import latex_text
 
 SPLIT_ORDER_PREFIX = ("in_distribution", "codeaid", "lolo:", "lofo:")
 
@@ -83,16 +84,14 @@ def markdown_table(records: Iterable) -> str:
     return "\n".join(lines) + "\n" + note
 
 
-def _tex_escape(text: str) -> str:
-    return text.replace("_", r"\_").replace("#", r"\#").replace("&", r"\&").replace("%", r"\%")
 
 
 def latex_table(records: Iterable) -> str:
     splits, extra, rows = _table(records, lambda f, lo, hi: f"{f:.1f}\\,{{\\scriptsize[{lo:.1f}, {hi:.1f}]}}", "--")
-    head = ["Detector", *[_tex_escape(s) for s in splits], *[e[0] for e in extra]]
+    head = ["Detector", *[latex_text(s) for s in splits], *[e[0] for e in extra]]
     lines = [r"\begin{table*}[t]", r"\centering", r"\small", r"\resizebox{\textwidth}{!}{%",
              r"\begin{tabular}{l" + "c" * (len(head) - 1) + "}", r"\toprule", " & ".join(head) + r" \\", r"\midrule"]
-    lines += [" & ".join([_tex_escape(row[0]), *row[1:]]) + r" \\" for row in rows]
+    lines += [" & ".join([latex_text(row[0]), *row[1:]]) + r" \\" for row in rows]
     lines += [r"\bottomrule", r"\end{tabular}}",
               r"\caption{Out-of-distribution evaluation: macro-F1 ($\times 100$, bootstrap 95\% interval) trained on "
               r"the trial data only; LOLO/LOFO: leave one language/family out.}",

@@ -30,6 +30,7 @@ from ..io import read_json, write_json, write_text
 from ..stagecli import json_arg
 from .marks import SMALL_CLASS, Marks, tag
 from .table4 import latex_title, markdown_title, plain_title
+from .latex import latex_text
 
 WITHIN = 2.0  # points (macro-F1 x 100) that count as reproduced
 CAPTION = ("The paper's published numbers beside ours, macro-F1 × 100 (the paper prints Tables 5-7 on a 0-1 scale: "
@@ -217,7 +218,7 @@ def _row_title(c: dict, style: str, tags: Marks | None = None) -> str:
     if c["table"] in (4, 8):
         title = latex_title(title) if style == "latex" else markdown_title(title)
     elif style == "latex":
-        title = title.replace("&", "\\&")
+        title = latex_text(title)
     if tags is not None and c.get("detector") and c.get("task"):
         title += tag(tags.cell(c["detector"], c["task"]), style)
     return title
@@ -255,6 +256,8 @@ def body(cells: list[dict], style: str, titles: dict, tags: Marks | None = None)
             continue
         if style == "html":
             note = html.escape(note)
+        elif style == "latex":
+            note = latex_text(note)
         out.append([f"{c['table']}", _row_title(c, style, tags), _where(c, titles), _num(c.get("paper")),
                     _ours_text(c, style) + _small(c, style, tags), delta, within, inside, note])
     return out
@@ -324,12 +327,11 @@ def write_tables(cells: list[dict], groups: list[dict], release: tuple[bool, str
           CAPTION + (f" {legend}" if legend else ""), "",
           *(["Cells only one side has:", "", *one_side, ""] if one_side else [])]
     write_text("\n".join(md), tables_dir / "reproduction.md")
-    tex_head = head.replace("**", "").replace("`", "").replace("%", "\\%").replace("_", "\\_")
-    tex_caption = CAPTION.replace("%", "\\%").replace("×", "$\\times$").replace("±", "$\\pm$").replace(
-        "Δ", "$\\Delta$").replace("−", "$-$").replace("≤", "$\\le$")
+    tex_head = latex_text(head.replace("**", "").replace("`", ""))
+    tex_caption = latex_text(CAPTION)
     tex = ["\\begin{table}[t]", "\\centering", "\\small",
            tabulate(body(cells, "latex", titles, tags), tablefmt="latex_raw", disable_numparse=True,
-                    headers=[h.replace("Δ", "$\\Delta$").replace("±", "$\\pm$") for h in HEADERS]).replace("%", "\\%"),
+                    headers=[latex_text(h) for h in HEADERS]),
            f"\\caption{{{tex_caption} {tex_head}}}", "\\label{tab:reproduction}", "\\end{table}", ""]
     write_text("\n".join(tex), tables_dir / "reproduction.tex")
     page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Reproduction</title><style>body{font-family:"

@@ -35,6 +35,7 @@ from .. import published
 from ..stagecli import json_arg
 from ..io import read_json, write_json, write_text
 from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, small_classes
+from .latex import latex_text
 
 PAPER_TABLES = {
     5: {"kind": "binary", "header": "Setting", "decimals": 2, "label": "tab:task1_subsets",
@@ -47,7 +48,6 @@ PAPER_TABLES = {
 }
 for _n, _spec in PAPER_TABLES.items():  # the paper's rows and their printed names: aicd/published.yaml
     _spec["rows"] = [(r.row, r.printed) for r in published.rows(_n)]
-ONE_CLASS_MARK = "†"
 
 
 def subset_value(entry: dict, task_labels: list[str]) -> tuple[float | None, str | None]:
@@ -189,10 +189,10 @@ def render(result: dict, titles: dict[str, str] | None = None) -> tuple[str, str
             line.append(_fmt(row.get("ours", {}).get(det), d) if row["rows"] is not None else "")
     colalign = ("left", "left", "right", "right", "right", *["right"] * len(ours))
     text = caption_of(result, titles)
-    tex_rows = [[c.replace("&", "\\&").replace("§", "\\S{}").replace("–", "--") for c in r] for r in body]
-    latex = tabulate(tex_rows, headers=[h.replace("±", "$\\pm$").replace("%", "\\%") for h in headers],
+    tex_rows = [[latex_text(c) for c in r] for r in body]
+    latex = tabulate(tex_rows, headers=[latex_text(h) for h in headers],
                      tablefmt="latex_raw", colalign=colalign, disable_numparse=True)
-    tex_caption = text.replace("%", "\\%").replace("§", "\\S{}").replace("_", "\\_")
+    tex_caption = latex_text(text)
     latex = (f"\\begin{{table}}[t]\n\\centering\n{latex}\n\\caption{{{caption} {tex_caption}}}\n"
              f"\\label{{{spec['label']}}}\n\\end{{table}}\n")
     md = tabulate(body, headers=headers, tablefmt="github", colalign=colalign, disable_numparse=True)

@@ -12,6 +12,7 @@ from functools import partial
 import tabulate as tabulate_mod
 from tabulate import tabulate
 
+from .latex import latex_text
 from .marks import Marks, tag
 
 NOT_RUN = "–"
@@ -97,7 +98,7 @@ def render(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str],
     headers_tex = ["Model", *[latex_title(c.title) for c in columns]]
     latex = tabulate(cells("latex"), headers=headers_tex, tablefmt=_latex_booktabs_raw(),
                      colalign=("left", *["right"] * len(columns)), disable_numparse=True)
-    tex_caption = full.replace("%", "\\%").replace("×", "$\\times$").replace("±", "$\\pm$").replace("§", "\\S{}")
+    tex_caption = latex_text(full)
     latex = f"\\begin{{table}}[t]\n\\centering\n{latex}\n\\caption{{{tex_caption}}}\n\\label{{{label}}}\n\\end{{table}}\n"
     headers_md = ["Model", *[markdown_title(c.title) for c in columns]]
     markdown = tabulate(cells("markdown"), headers=headers_md, tablefmt="github",

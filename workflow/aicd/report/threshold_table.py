@@ -15,6 +15,7 @@ import html
 
 from tabulate import tabulate
 
+from .latex import latex_text
 from .marks import Marks, tag
 from .table4 import Column, Row, latex_title, markdown_title
 
@@ -46,7 +47,7 @@ def fprs_of(scores: dict) -> list[str]:
 
 
 def _escape(text: str, style: str) -> str:
-    return text.replace("%", "\\%").replace("<", "$<$") if style == "latex" else html.escape(text) \
+    return latex_text(text) if style == "latex" else html.escape(text) \
         if style == "html" else text
 
 

@@ -46,6 +46,8 @@ def image_exists(tag: str, engine: Engine) -> bool:
         return True
     except docker.errors.ImageNotFound:
         return False
+    except (docker.errors.DockerException, OSError) as err:  # a daemon that stopped answering, a timeout
+        raise AicdError(f"cannot ask {engine.name} whether the image {tag} exists: {str(err)[:300]}") from None
 
 
 def _cli(engine: Engine, *args: str, **kwargs) -> subprocess.CompletedProcess:

@@ -119,18 +119,21 @@ def isolation_flags(lim: Limits, seccomp: bool = True) -> list[str]:
             "--user", "0:0", "--cap-drop", "ALL", *caps, "--security-opt", "no-new-privileges", *profile, *limits]
 
 
-def runner_limits(engine: Engine, lim: Limits) -> dict:
+def runner_limits(engine: Engine, lim: Limits, containers: int = 1) -> dict:
     """What the runner enforces on the program itself (containers/sandbox/runner.py): file size
     and open files always (RLIMIT_FSIZE, RLIMIT_NOFILE); where the engine cannot cap them in a
     cgroup, the memory of all the program's processes together (counted every WATCH_POLL_S,
     with RLIMIT_DATA as a per-process backstop), processes (RLIMIT_NPROC) and CPU time
-    (RLIMIT_CPU); and where tmpfs mounts take no inode cap, their inode counts."""
+    (RLIMIT_CPU); and where tmpfs mounts take no inode cap, their inode counts. RLIMIT_NPROC
+    counts every process of the program's uid, and rootless, every container of a pool maps that
+    uid to the same host uid: so it is `pids` per container times the pool's `containers`, or one
+    program's fork loop would starve the programs beside it."""
     out: dict = {"fsize_mb": max(lim.work_mb, lim.tmp_mb), "nofile": PROGRAM_NOFILE}
     missing = engine.unenforced
     if "memory" in missing:
         out |= {"memory_mb": lim.memory_mb, "data_mb": lim.memory_mb + DATA_BACKSTOP_MB}
     if "pids" in missing:
-        out["nproc"] = lim.pids
+        out["nproc"] = lim.pids * max(1, containers)
     if "cpu" in missing:
         out["cpus"] = lim.cpus
     if "inodes" in missing:
@@ -141,7 +144,7 @@ def runner_limits(engine: Engine, lim: Limits) -> dict:
     return out
 
 
-def limits_line(engine: Engine, lim: Limits) -> str:
+def limits_line(engine: Engine, lim: Limits, containers: int = 1) -> str:
     """One line for the start of a run: the engine, and what it cannot promise here."""
     missing = engine.unenforced
     head = f"Sandbox: {engine.describe()}"
@@ -150,7 +153,8 @@ def limits_line(engine: Engine, lim: Limits) -> str:
     poll = f"{WATCH_POLL_S * 1000:g} ms"
     stand_ins = {"memory": f"the program's memory counted every {poll} and stopped at {lim.memory_mb} MB, "
                  f"RLIMIT_DATA {lim.memory_mb + DATA_BACKSTOP_MB} MB per process",
-                 "pids": f"RLIMIT_NPROC {lim.pids}, shared by the pool's containers",
+                 "pids": f"RLIMIT_NPROC {lim.pids * max(1, containers)}, {lim.pids} per container, counted across "
+                 f"the pool's {max(1, containers)} (one host uid)",
                  "cpu": f"RLIMIT_CPU of {lim.cpus:g} CPU over each step's time limit, a kill rather than a quota",
                  "inodes": f"tmpfs inodes counted every {poll}, a flood stopped as memory_limit rather than "
                  "refused with ENOSPC"}

@@ -232,7 +232,8 @@ class Container:
     no interpreter start per program). If the owning process dies, the stream closes, the
     runner's stdin ends, it exits, and the engine removes the container."""
 
-    def __init__(self, image: str, limits: Limits, job: str = "", pool_id: str = "", engine: Engine | str = "auto"):
+    def __init__(self, image: str, limits: Limits, job: str = "", pool_id: str = "", engine: Engine | str = "auto",
+                 pool_size: int = 1):
         import docker.errors
 
         self.engine = shared(engine) if isinstance(engine, str) else engine
@@ -240,7 +241,7 @@ class Container:
         self.name = f"aicd-sbx-{uuid.uuid4().hex[:12]}"
         self.used = 0
         self.broken = False
-        self.runner_limits = runner_limits(self.engine, limits)
+        self.runner_limits = runner_limits(self.engine, limits, pool_size)
         api = self.engine.client.api
         self.id = None
         self._stream: AttachedStream | None = None
@@ -356,7 +357,7 @@ class SandboxPool:
         self.recycled = 0  # containers removed because a program breached a limit or left state
         self.stale_removed = remove_stale_containers(self.engine)
         # What this engine cannot promise here, once, at the start of the run.
-        (log.warning if self.engine.unenforced else log.info)("%s", limits_line(self.engine, self.limits))
+        (log.warning if self.engine.unenforced else log.info)("%s", limits_line(self.engine, self.limits, self.size))
         atexit.register(self.close)
 
     def _take(self) -> Container:
@@ -366,7 +367,7 @@ class SandboxPool:
             if self._free:
                 return self._free.pop()
             self.started += 1
-        container = Container(self.image, self.limits, self.job, self.pool_id, self.engine)
+        container = Container(self.image, self.limits, self.job, self.pool_id, self.engine, self.size)
         with self._lock:
             self._all.add(container)
             closed = self._closed

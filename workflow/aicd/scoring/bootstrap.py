@@ -102,8 +102,10 @@ def paired_test(gold, pred_a, pred_b, labels: list, resamples: int = RESAMPLES, 
     """Macro-F1 of A minus B on the same rows: the observed difference, its bootstrap interval,
     and a two-sided p-value, both from the same resamples and so in agreement: p is twice the
     share of resampled differences on the far side of 0 (ties count on both sides), and the
-    interval (percentiles taken as observed resamples, `inverted_cdf`) excludes 0 exactly when
-    p <= 1 - level. With B resamples, p = 0 means below 1 / B."""
+    interval is the k-th smallest and k-th largest of the B sorted differences with k =
+    floor((1 - level) / 2 * B) (0-based: symmetric order statistics), so it excludes 0 exactly when
+    at most k differences lie on one side of 0, that is when p <= 1 - level. With B resamples,
+    p = 0 means below 1 / B."""
     k = len(labels)
     g, a, b = _encode_gold(gold, labels, resamples), encode(pred_a, labels), encode(pred_b, labels)
     cells = (g * (k + 1) + a) * (k + 1) + b
@@ -112,12 +114,19 @@ def paired_test(gold, pred_a, pred_b, labels: list, resamples: int = RESAMPLES, 
     observed_a, observed_b = macro_f1_of_counts(joint.sum(axis=2)), macro_f1_of_counts(joint.sum(axis=1))
     draws = _draw(counts, resamples, seed).reshape(resamples, k, k + 1, k + 1)
     diff = macro_f1_of_counts(draws.sum(axis=3)) - macro_f1_of_counts(draws.sum(axis=2))
-    below, above = int(np.sum(diff <= 0)), int(np.sum(diff >= 0))
-    p_value = min(1.0, 2 * min(below, above) / resamples)
-    lo, hi = np.quantile(diff, [(1 - level) / 2, 1 - (1 - level) / 2], method="inverted_cdf")
+    lo, hi, p_value = interval_and_p(diff, level)
     return {"n": int(len(g)), "macro_f1_a": float(observed_a), "macro_f1_b": float(observed_b),
             "difference": float(observed_a - observed_b), "difference_ci": [float(lo), float(hi)],
             "p_value": float(p_value), "resamples": int(resamples), "seed": int(seed), "level": level}
+
+
+def interval_and_p(diff: np.ndarray, level: float = LEVEL) -> tuple[float, float, float]:
+    """(lo, hi, p) of resampled differences, in agreement (paired_test's docstring)."""
+    resamples = len(diff)
+    below, above = int(np.sum(diff <= 0)), int(np.sum(diff >= 0))
+    ordered = np.sort(diff)
+    k = int(np.floor((1 - level) / 2 * resamples + 1e-9))
+    return float(ordered[k]), float(ordered[resamples - 1 - k]), min(1.0, 2 * min(below, above) / resamples)
 
 
 def describe(resamples: int, seed: int, level: float = LEVEL) -> dict:

@@ -27,7 +27,7 @@ from ..errors import AicdError
 from ..ids import disagreement, match
 from ..io import read_any  # noqa: F401  (submission and tests read files through it here)
 from ..schema import ABSTAIN
-from ..scores import declared_in_file
+from ..scores import declared_in_file, machine_score
 from ..sources.ingest import _label_key
 from .score import BREAKDOWN_COLUMNS, check_label_set
 from .bootstrap import RESAMPLES, describe, paired_test
@@ -143,6 +143,12 @@ def read_validation_scores(path, label_map: dict) -> pd.DataFrame:
     """The validation human rows' machine-scores from either file shape (module docstring)."""
     table = read_any(path)
     if "machine_score" in table.columns:
+        if any(c in table.columns for c in GOLD_COLUMNS):
+            # the workflow's file also holds a sample of the other classes (for validation AUROC):
+            # the threshold is set on the human rows only
+            table = table[(labels_column(table, GOLD_COLUMNS, path, "gold", label_map) == HUMAN).to_numpy()]
+            if table.empty:
+                raise AicdError(f"{path}: no validation row has the gold label {HUMAN!r}: no threshold can be set")
         return pd.DataFrame({"id": table["id"].astype(str) if "id" in table.columns else range(len(table)),
                              "domain": table["domain"] if "domain" in table.columns else None,
                              "machine_score": pd.to_numeric(table["machine_score"], errors="coerce")}).dropna(
@@ -157,7 +163,7 @@ def read_validation_scores(path, label_map: dict) -> pd.DataFrame:
         raise AicdError(f"{path}: no validation row has the gold label {HUMAN!r}: no threshold can be set")
     return pd.DataFrame({"id": table["id"].astype(str)[human],
                          "domain": table["domain"][human] if "domain" in table.columns else None,
-                         "machine_score": 1.0 - scores[f"score_{HUMAN}"][human]})
+                         "machine_score": machine_score(scores[f"score_{HUMAN}"][human])})
 
 
 def score_file(pred_path, gold_path, labels: list | None = None, label_map: dict | None = None,

@@ -27,6 +27,8 @@ milliseconds; the AUROC itself is exact."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -149,8 +151,12 @@ def rates_with_threshold(scores: np.ndarray, positive: np.ndarray, thresholds: n
 
 
 def transfer(at: dict, fpr: float) -> bool | None:
-    """Does the threshold hold its FPR on the test's humans (realised <= TRANSFER_FACTOR x nominal)?"""
-    return None if at.get("fpr") is None else bool(at["fpr"] <= TRANSFER_FACTOR * fpr)
+    """Does the threshold hold its FPR on the test's humans (realised <= TRANSFER_FACTOR x nominal)?
+    None where that is not measured, or measured on fewer than 1/FPR human rows: there a single
+    false positive is already more than the nominal rate, so the group cannot tell."""
+    if at.get("fpr") is None or (at.get("humans") or 0) < math.ceil(1 / fpr - 1e-9):
+        return None
+    return bool(at["fpr"] <= TRANSFER_FACTOR * fpr)
 
 
 def rates(flagged: np.ndarray, positive: np.ndarray, resamples: int, seed: int, level: float = LEVEL) -> dict:
