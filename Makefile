@@ -1,5 +1,6 @@
 # The two commands a newcomer needs; each sets itself up on a fresh machine.
 #   make demo   the demo run (Table 4 on the shared trial data, ~minutes on 2 cores)
+#   make demo-llm   the full demo: the packaged local LLM in every stage (T3, Table 8, zero-shot panel)
 #   make test   the test suite
 #   make run    the full reproduction (needs the AICD Bench release: Hub access or local files)
 #   make setup TORCH=cu128   the virtualenv with a CUDA build of torch (GPU nodes)
@@ -11,7 +12,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 
-.PHONY: setup images workflow-image pinned-inputs test demo run clean
+.PHONY: setup images workflow-image pinned-inputs test demo demo-llm run clean
 
 # TORCH=cu128 (or another build of PyTorch's own index: cu126, cpu, ...) installs that build of
 # torch before the extras, e.g. on a cluster's GPU nodes: make setup TORCH=cu128 (docs/cluster.md).
@@ -61,6 +62,12 @@ test: setup images pinned-inputs
 
 demo: setup pinned-inputs
 	$(PY) -m snakemake --cores $(CORES) --configfile config/demo.yaml
+
+# The full demo: the core demo plus SmolLM2-135M-Instruct (a pinned input, served on loopback
+# by `transformers serve` for each job that needs it) writing code under the paper's protocols
+# (Task 3), judging (Table 8) and scoring the zero-shot panel; results under results/demo_llm.
+demo-llm: setup pinned-inputs
+	$(PY) -m snakemake --cores $(CORES) --configfile config/demo.yaml config/demo_llm.yaml
 
 run: setup
 	HF_HUB_OFFLINE=0 HF_DATASETS_OFFLINE=0 $(PY) -m snakemake --cores $(CORES)

@@ -160,9 +160,11 @@ def build_parser():
                                "  snakemake --workflow-profile profiles/slurm --profile ~/.config/snakemake/aicd-site")
     sp.add_argument("dir", metavar="DIR", help="the site profile's folder (outside the repository)")
     sp.add_argument("--force", action="store_true", help="replace the files of an existing site profile")
+    from .serve_cli import add_parser as add_serve_parser
     from .submission_cli import add_parsers
 
     add_parsers(sub, raw)
+    add_serve_parser(sub, raw)
     return parser
 
 
@@ -378,6 +380,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .site_profile import main as site_profile_main
 
             site_profile_main(args)
+        elif args.command == "serve-local":
+            from .serve_cli import serve_local_command
+
+            serve_local_command(args)
         else:
             {"detect": detect_command, "score": score_command, "compare": compare_command}[args.command](args)
 

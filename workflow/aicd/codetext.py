@@ -28,6 +28,15 @@ def strip_reasoning(text: str) -> str:
     return text.strip()
 
 
+# A generation whose answer holds no fenced code block, though every generation prompt asks
+# for one: kept as a row with this status (no code), counted and shown by the generate stage.
+NO_CODE_BLOCK = "no_code_block"
+
+
+def has_code_block(text: str | None) -> bool:
+    return bool(text) and _FENCE.search(strip_reasoning(text)) is not None
+
+
 def extract_code(text: str | None) -> str:
     """The code in an LLM answer: the longest fenced block if there is one (an unclosed
     fence, as in a truncated answer, runs to the end), else the whole answer, trimmed."""

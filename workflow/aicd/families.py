@@ -12,6 +12,10 @@ FAMILIES = (
     "Meta-Llama", "IBM-Granite", "Mistral", "OpenAI", "Gemini",
 )
 HUMAN = "human"
+# A generator outside the paper's 11 families (a model of the registry's own, such as the
+# pinned SmolLM2): its code enters Tasks 1 and 3 like any model's, never Task 2, whose classes
+# are the 11 families and human (a family-attribution build counts its rows as family_unknown).
+OTHER = "other"
 
 # (substring, family), checked in order. "gemini" before "gemma" is not needed (no overlap),
 # but "codellama" must hit Meta-Llama and "yi-coder" 01-ai.

@@ -44,6 +44,7 @@ PROJECT_TYPES = (
     "aicd.detectors.plugins.PredictionsDetector",
     "aicd.detectors.hf_classifier.HFClassifierDetector",
     "aicd.detectors.fast_detectgpt.FastDetectGPTDetector",
+    "aicd.detectors.zero_shot_lm.ZeroShotLMDetector",
     # what they hold
     "aicd.detectors.linear.BlockStandardScaler",
     "aicd.detectors.linear.SquaredHingeSVC",
@@ -59,6 +60,7 @@ PROJECT_TYPES = (
     "aicd.features.embedding.CodeEmbeddingFeaturizer",
     "aicd.features.structure.StructureFeaturizer",
     "aicd.features.stylometry_set.StylometryFeaturizer",
+    "aicd.features.lm_stats.LMStatsFeaturizer",
     "aicd.features.registry.ConcatFeaturizer",
 )
 # The scikit-learn estimators the package's objects hold (module, name): the only ones trusted

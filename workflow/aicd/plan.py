@@ -43,6 +43,7 @@ class DetectorPlan:
     applies_to_new_code: bool
     prepared: dict          # input name -> path under results/ (another job makes it)
     tasks: tuple            # the tasks it runs on
+    samples_test: bool = False  # predicts the sample of test rows its feature set scored (lm_stats rows)
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,8 @@ class Plan:
         tasks = {name: _task(name, spec, config) for name, spec in config["tasks"].items()}
         features = dict(config.get("features") or {})
         detectors = {name: _detector(name, spec, kinds[spec["kind"]], tasks,
-                                     feature_environment(features, spec.get("features"), featurizers))
+                                     feature_environment(features, spec.get("features"), featurizers),
+                                     sampled_splits(features, spec.get("features")))
                      for name, spec in config["detectors"].items()}
         pairs = tuple((t, d) for t in tasks for d, det in detectors.items() if t in det.tasks)
         absent = dict(resolved.get("absent_sources") or {})
@@ -368,7 +370,16 @@ def feature_environment(features: dict, featureset: str | None, featurizers: dic
     return "neural" if "neural" in needs else "core"
 
 
-def _detector(name: str, spec: dict, cls, tasks: dict, features_environment: str = "core") -> DetectorPlan:
+def sampled_splits(features: dict, featureset: str | None) -> set:
+    """The splits of which a feature set (or a concat part) scores only a sample (lm_stats rows)."""
+    specs = [features.get(featureset, {})] if featureset else []
+    if specs and specs[0].get("kind") == "concat":
+        specs = [features.get(p, {}) for p in specs[0].get("parts", [])]
+    return {split for spec in specs for split in ((spec.get("params") or {}).get("rows") or {})}
+
+
+def _detector(name: str, spec: dict, cls, tasks: dict, features_environment: str = "core",
+              sampled: set = frozenset()) -> DetectorPlan:
     resources = spec.get("resources") or {}
     only = spec.get("tasks")
     params = spec.get("params") or {}
@@ -384,7 +395,8 @@ def _detector(name: str, spec: dict, cls, tasks: dict, features_environment: str
         environment="neural" if features_environment == "neural" else environment, gpu=int(resources.get("gpu", cls.gpu)), mem_mb=int(resources.get("mem_mb", cls.mem_mb)),
         runtime=resources.get("runtime"), zero_shot=cls.is_zero_shot(params), binarise=cls.binarises(params), explains=cls.explains,
         applies_to_new_code=cls.applies_to_new_code, prepared=cls.prepared_inputs(name, params),
-        tasks=tuple(t for t in tasks if not only or t in only))
+        tasks=tuple(t for t in tasks if not only or t in only),
+        samples_test=bool(getattr(cls, "covers_feature_rows", False)) and "test" in sampled)
 
 
 def _test_set_generators(tasks: dict, models: dict, config: dict) -> list[str]:

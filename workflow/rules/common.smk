@@ -204,6 +204,28 @@ def model_arg(name):
     return as_arg(MODELS[name])
 
 
+def served_here(name):
+    """A registry model this machine serves for its jobs (serve:, no api_base): they run the server."""
+    return bool(MODELS[name].get("serve")) and not MODELS[name].get("api_base")
+
+
+def llm_threads(name):
+    return int(MODELS[name]["serve"].get("threads", 2)) if served_here(name) else 1
+
+
+def llm_mem_mb(name, base):
+    """A job that serves its model holds the model and the server too (~2 GB for SmolLM2)."""
+    extra = 3000 if served_here(name) else 0
+    return lambda w, attempt: (base + extra) * attempt
+
+
+def judge_sample_args():
+    judging = config["judging"]
+    args = [f"--max-rows {judging['max_rows']}"] if judging.get("max_rows") else []
+    args += [f"--max-code-chars {judging['max_code_chars']}"] if judging.get("max_code_chars") else []
+    return " ".join(args)
+
+
 def generation_sources(protocols):
     """The source tables the protocols prompt from, by name."""
     return {
@@ -232,8 +254,10 @@ def all_scores():
 
 
 def score_sample_flag(w):
-    # LLM judges label a stratified sample of the test split, not all of it.
-    return "--sample" if w.detector in PLAN.judge_detectors else ""
+    # LLM judges label a stratified sample of the test split, not all of it; so do zero-shot
+    # detectors over a feature set that scored a sample (lm_stats rows)
+    sampled = w.detector in PLAN.detectors and PLAN.detectors[w.detector].samples_test
+    return "--sample" if w.detector in PLAN.judge_detectors or sampled else ""
 
 
 def reference_predictions(w):

@@ -15,14 +15,15 @@ rule instructions:
     output:
         f"{R}/instructions/instructions.parquet",
     log:
-        f"{R}/logs/instructions/instructions.log",
+        job=f"{R}/logs/instructions/instructions.log",
+        server=f"{R}/logs/instructions/instructions.server.log",
     benchmark:
         f"{R}/benchmarks/instructions/instructions.tsv"
     conda:
         env("llm")
-    threads: 1
+    threads: lambda w: llm_threads(PLAN.instructor)
     resources:
-        mem_mb=lambda w, attempt: 2000 * attempt,
+        mem_mb=lambda w, attempt: llm_mem_mb(PLAN.instructor, 2000)(w, attempt),
         runtime=lambda w, attempt: 240 * attempt,
     params:
         guard=guard("instructions"),
@@ -35,7 +36,7 @@ rule instructions:
     shell:
         "{params.guard}python -m aicd.generate instructions --model {params.model} {params.sources}"
         " --prompts {params.prompts} --protocols {params.protocols} --llm {params.llm} --seed {params.seed}"
-        " --out {output} > {log} 2>&1"
+        " --server-log {log.server} --out {output} > {log.job} 2>&1"
 
 
 rule generate:
@@ -46,16 +47,17 @@ rule generate:
         table=f"{R}/generations/{{model}}.parquet",
         report=f"{R}/generations/{{model}}.report.json",
     log:
-        f"{R}/logs/generate/{{model}}.log",
+        job=f"{R}/logs/generate/{{model}}.log",
+        server=f"{R}/logs/generate/{{model}}.server.log",
     benchmark:
         f"{R}/benchmarks/generate/{{model}}.tsv"
     wildcard_constraints:
         model=one_of(PLAN.generators),
     conda:
         env("llm")
-    threads: 1
+    threads: lambda w: llm_threads(w.model)
     resources:
-        mem_mb=lambda w, attempt: 2000 * attempt,
+        mem_mb=lambda w, attempt: llm_mem_mb(w.model, 2000)(w, attempt),
         runtime=lambda w, attempt: 240 * attempt,
     params:
         guard=guard("generate"),
@@ -69,7 +71,8 @@ rule generate:
     shell:
         "{params.guard}python -m aicd.generate generate --model {params.model} {params.sources}"
         " --prompts {params.prompts} --protocols {params.protocols} {params.instructions}"
-        " --llm {params.llm} --seed {params.seed} --out {output.table} --report {output.report} > {log} 2>&1"
+        " --llm {params.llm} --seed {params.seed} --server-log {log.server}"
+        " --out {output.table} --report {output.report} > {log.job} 2>&1"
 
 
 rule generation_report:
@@ -100,16 +103,17 @@ rule judge:
         predictions=f"{R}/predictions/{{task}}/judge_{{judge}}_{{mode}}.parquet",
         report=f"{R}/judges/{{task}}/{{judge}}_{{mode}}.report.json",
     log:
-        f"{R}/logs/judge/{{task}}/{{judge}}_{{mode}}.log",
+        job=f"{R}/logs/judge/{{task}}/{{judge}}_{{mode}}.log",
+        server=f"{R}/logs/judge/{{task}}/{{judge}}_{{mode}}.server.log",
     benchmark:
         f"{R}/benchmarks/judge/{{task}}/{{judge}}_{{mode}}.tsv"
     wildcard_constraints:
         judge=one_of(PLAN.judges),
     conda:
         env("llm")
-    threads: 1
+    threads: lambda w: llm_threads(PLAN.judges[w.judge]["model"])
     resources:
-        mem_mb=mem_mb(2000, 4),
+        mem_mb=lambda w, input, attempt: llm_mem_mb(PLAN.judges[w.judge]["model"], 2000 + 4 * input.size_mb)(w, attempt),
         runtime=lambda w, attempt: 240 * attempt,
     params:
         guard=guard("judge"),
@@ -118,13 +122,16 @@ rule judge:
         target=lambda w: (config["tasks"][w.task].get("derive") or config["tasks"][w.task]).get("target", "label"),
         prompts=lambda w: repo_path(config["judging"]["prompts"]),
         fraction=lambda w: config["judging"]["fraction"],
+        sample=lambda w: judge_sample_args(),
+        mode_params=lambda w: as_arg((PLAN.judges[w.judge].get("params") or {}).get(w.mode, {})),
         llm=lambda w: as_arg(config["llm"]),
         seed=SEED,
     shell:
         "{params.guard}python -m aicd.judge --model {params.model} --mode {wildcards.mode} --test {input.test}"
         " --labels {params.labels} --target {params.target} --prompts {params.prompts}"
-        " --fraction {params.fraction} --seed {params.seed} --llm {params.llm}"
-        " --out {output.predictions} --report {output.report} > {log} 2>&1"
+        " --fraction {params.fraction} {params.sample} --params {params.mode_params} --seed {params.seed}"
+        " --llm {params.llm} --server-log {log.server}"
+        " --out {output.predictions} --report {output.report} > {log.job} 2>&1"
 
 
 rule table8:

@@ -16,7 +16,9 @@ What the workflow needs to know about a kind is declared on its class, and the p
 - `score_kind`: what its score_<class> columns hold (aicd.scores: probability, margin, score);
 - `applies_to_new_code`: its fitted model predicts new rows (extra test sets, `aicd detect`);
 - `PARAMS`: its parameter spec (aicd.params), the one home of its defaults;
-- `prepared_inputs(name, params)`: files another job makes for it (a causal LM it scores with)."""
+- `prepared_inputs(name, params)`: files another job makes for it (a causal LM it scores with);
+- `covers_feature_rows`: predicts the rows its feature set scored, a sample where the set
+  scored one (the zero-shot panel on a CPU run); its score file then covers a sample."""
 
 from __future__ import annotations
 
@@ -61,6 +63,7 @@ class Detector:
     applies_to_new_code: bool = True  # its fitted model predicts new rows
     PARAMS = ParamSpec("a detector")  # its parameters (aicd.params); `open` ones pass to a library
     uses_validation: bool = False   # fit() reads a validation split (else one is not carved from train)
+    covers_feature_rows: bool = False  # predicts only the validation/test rows its feature set scored (a sample)
     wants_group_validation: bool = False  # what it tunes on validation must come from held-out groups
     work_dir: str | None = None     # scratch folder that outlives a killed job (checkpoints); set by the job
     cache_dir: str | None = None    # shared cache folder (e.g. tokenised splits); set by the job

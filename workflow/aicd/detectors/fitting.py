@@ -147,6 +147,10 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
         X = feature_matrices(features, tables, featurizer, load=needed, code=code)
     else:
         X = {s: np.zeros((len(t), 0), dtype=np.float32) for s, t in tables.items()}
+    if detector.covers_feature_rows and detector.needs_features:
+        covered = keep_covered_rows(X, tables)
+        if record is not None:
+            record["covered_rows"] = covered
     y = {s: detector.label_of(targets(tables[s], s)) for s in tables}  # human vs the rest where it binarises
     if len(np.unique(y["train"])) < 2 and detector.needs_features:
         raise AicdError("the train split has fewer than two classes: nothing to learn")
@@ -213,6 +217,21 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
         record["summary"] = summary
         record["validation_scores"] = validation_scored
     return detector, out
+
+
+def keep_covered_rows(X: dict, tables: dict) -> dict:
+    """Validation and test cut to the rows the feature set scored (a row of NaN was left out of
+    its sample: aicd.features.compute); {split: {scored, of}}. The predictions then cover a
+    sample of the test split, and the score file says so."""
+    out = {}
+    for split in ("validation", "test"):
+        matrix = store.read(X[split]) if isinstance(X[split], np.memmap) else np.asarray(X[split])
+        keep = ~np.isnan(matrix).all(axis=1) if matrix.ndim == 2 and matrix.shape[1] else np.ones(len(matrix), bool)
+        out[split] = {"scored": int(keep.sum()), "of": int(len(keep))}
+        if not keep.all():
+            X[split], tables[split] = matrix[keep], tables[split].iloc[np.flatnonzero(keep)]
+            log.info("%s: %d of %d rows scored by the feature set are predicted", split, keep.sum(), len(keep))
+    return out
 
 
 def check_output(detector, spec: dict, y: dict, pred, scores, ids) -> None:

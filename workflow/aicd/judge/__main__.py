@@ -12,6 +12,7 @@ import sys
 from ..stagecli import json_arg, run
 from ..io import write_json, write_parquet
 from ..llm.endpoint import require_endpoint
+from ..generate.registry import servable
 from .run import judge
 
 
@@ -26,12 +27,17 @@ def main(argv=None) -> None:
     parser.add_argument("--fraction", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--llm", type=json_arg, default={})
+    parser.add_argument("--max-rows", type=int, default=None, help="at most this many rows of the stratified sample")
+    parser.add_argument("--max-code-chars", type=int, default=None, help="cut each program to this many characters")
+    parser.add_argument("--params", type=json_arg, default={}, help="sampling parameters for this mode (JSON)")
+    parser.add_argument("--server-log", help="the log of the local server, for a judge served here (serve:)")
     parser.add_argument("--out", required=True)
     parser.add_argument("--report", required=True)
     args = parser.parse_args(argv)
-    require_endpoint(args.model, "judge")
+    require_endpoint(args.model, "judge", servable=servable)
     out, report = judge(args.model, args.mode, args.test, args.labels, args.target, args.prompts, args.fraction,
-                        args.seed, args.llm)
+                        args.seed, args.llm, max_rows=args.max_rows, max_code_chars=args.max_code_chars,
+                        params=args.params, server_log=args.server_log)
     write_parquet(out, args.out)
     write_json(report, args.report)
 

@@ -8,12 +8,18 @@ from ..errors import AicdError
 from ..splits.stratified import assign_splits
 
 
-def judge_sample(test: pd.DataFrame, fraction: float, seed: int) -> pd.DataFrame:
-    """A stratified sample: within each (class, language, domain) stratum, `fraction` of rows."""
+def judge_sample(test: pd.DataFrame, fraction: float, seed: int, max_rows: int | None = None) -> pd.DataFrame:
+    """A stratified sample: within each (class, language, domain) stratum, `fraction` of rows;
+    at most `max_rows` of them (the same stratified splitter on the sample, seeded)."""
     if not 0 < fraction <= 1:
         raise AicdError(f"judging fraction must be in (0, 1], got {fraction}")
-    if fraction == 1:
-        return test
     by = [c for c in ("target", "language", "domain") if c in test.columns]
-    split = assign_splits(test.fillna({c: "" for c in by}), by, {"test": fraction, "train": 1 - fraction}, seed)
-    return test[split == "test"]
+    sample = test
+    if fraction < 1:
+        split = assign_splits(test.fillna({c: "" for c in by}), by, {"test": fraction, "train": 1 - fraction}, seed)
+        sample = test[split == "test"]
+    if max_rows and len(sample) > max_rows:
+        keep = max_rows / len(sample)
+        split = assign_splits(sample.fillna({c: "" for c in by}), by, {"test": keep, "train": 1 - keep}, seed)
+        sample = sample[split == "test"]
+    return sample

@@ -11,6 +11,7 @@ logs or results."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import random
@@ -136,7 +137,7 @@ class LLMClient:
         }
 
     async def complete(self, messages: list, params: dict, semaphore: asyncio.Semaphore | None = None) -> dict:
-        key = request_key(self.model["litellm_model"], messages, params)
+        key = request_key(self.cache_model, messages, params)
         hit = self.cache.get(key)
         if hit is not None:
             too_large = self._too_large(hit)  # cached before the cap existed
@@ -165,10 +166,22 @@ class LLMClient:
             if too_large:  # never cached, never retried: the same prompt would likely do it again
                 log.warning("%s", too_large)
                 return _error_row(too_large, attempts, result)
-            self.cache.put(key, self.model["litellm_model"], result)
+            self.cache.put(key, self.cache_model, result)
             return _row(result, attempts=attempts, cached=False)
         message = self._redact(f"{type(last_error).__name__}: {str(last_error).splitlines()[0][:300]}")
         return _error_row(message, attempts)
+
+    def uncached(self, requests: list[tuple[list, dict]]) -> int:
+        """How many of the requests the cache cannot answer (a rerun that needs none sends nothing)."""
+        return sum(self.cache.get(request_key(self.cache_model, m, p)) is None for m, p in requests)
+
+    @property
+    def cache_model(self) -> str:
+        """What names the model in the cache key: its litellm string, and for a model served
+        here how it is served (another dtype or batching gives other answers)."""
+        serve = self.model.get("serve")
+        name = self.model["litellm_model"]
+        return f"{name}#serve={json.dumps(serve, sort_keys=True)}" if serve else name
 
     def _too_large(self, result: dict) -> str | None:
         size = len(result["text"].encode("utf-8")) + len((result.get("reasoning") or "").encode("utf-8"))
@@ -198,7 +211,7 @@ def client_from_config(model: dict, llm: dict) -> LLMClient:
     return LLMClient(
         model, RequestCache(llm.get("cache", "llm_cache/requests.sqlite")),
         concurrency=model.get("concurrency", llm.get("concurrency", 8)),
-        timeout=llm.get("timeout", 120),
+        timeout=model.get("timeout", llm.get("timeout", 120)),
         retry=RetryPolicy(llm.get("max_retries", 5), llm.get("backoff_base", 1.0), llm.get("backoff_max", 60.0)),
         rpm=model.get("rpm"), tpm=model.get("tpm"),
         max_response_bytes=int(llm.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)),

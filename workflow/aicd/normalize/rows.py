@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from ..errors import AicdError
 from ..schema import LABELS, SAMPLE_COLUMNS, canonical_language
-from ..codetext import clean_code, extract_code
+from ..codetext import NO_CODE_BLOCK, clean_code, extract_code
 from . import filters
 from ..parallel import map_chunks
 from .langid import DECISIVE, identify_language
@@ -72,6 +72,8 @@ def normalize_table(raw: pd.DataFrame, name: str, spec: dict | None = None, thre
     notes: Counter[str] = Counter()
 
     if "status" in raw.columns:  # a generation table: failed requests have no code
+        no_block = raw["status"].eq(NO_CODE_BLOCK)
+        reject[no_block & reject.isna()] = NO_CODE_BLOCK  # an answer without the code block asked for
         reject[raw["status"].ne("ok") & reject.isna()] = "generation_failed"
     codes = []
     for i, value in enumerate(df["code"].tolist()):

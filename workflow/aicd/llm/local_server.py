@@ -1,0 +1,179 @@
+"""A local model served for one job by an existing OpenAI-compatible server, on loopback.
+
+A registry entry with `serve:` and no `api_base` names a model this machine can serve itself
+(config/models_local.yaml: the pinned SmolLM2-135M-Instruct). The job that needs it starts
+`transformers serve` (the `transformers` CLI's server; chosen over llama.cpp's by measurement,
+BENCHMARKS.md "Local LLM server") on 127.0.0.1 at a free port, waits for its health check,
+sends its requests through litellm like to any vLLM or Ollama endpoint, and stops it (SIGTERM,
+then SIGKILL). The server dies with the job if the job is killed (aicd.subprocesses), and is not
+started at all when every request is already in the request cache.
+
+    serve:
+      model: package:smollm2-135m-instruct   # a pinned model, a local folder or a Hub id
+      server: transformers                   # the one server started here
+      dtype: bfloat16                        # or float32 / auto
+      batching: true                         # continuous batching: ~5x the tokens per CPU-second,
+                                             # but a request's sampled text then depends on what
+                                             # was batched beside it (false: one at a time, seeded)
+      threads: 2                             # the job's (and the server's) threads
+
+To serve it yourself instead (one command, then give the entry that api_base):
+
+    aicd serve-local SmolLM2-135M-Instruct   # prints the api_base, stops on Ctrl-C"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..errors import AicdError
+from ..subprocesses import start, stop
+
+log = logging.getLogger("aicd.llm.server")
+
+SERVERS = ("transformers",)
+DEFAULTS = {"server": "transformers", "dtype": "bfloat16", "batching": True, "threads": 2, "device": "cpu",
+            "start_timeout_s": 600}
+INSTALL = "pip install -e '.[encoders]' (it brings transformers[serving]: fastapi and uvicorn)"
+
+
+def settings(model: dict) -> dict:
+    spec = {**DEFAULTS, **(model.get("serve") or {})}
+    if spec["server"] not in SERVERS:
+        raise AicdError(f"model {model.get('name')}: serve.server must be one of {', '.join(SERVERS)}, "
+                        f"got {spec['server']!r}")
+    if not spec.get("model"):
+        raise AicdError(f"model {model.get('name')}: serve needs a model (package:NAME, a local folder or a Hub id)")
+    return spec
+
+
+def served_name(model: dict) -> str:
+    """The model name requests carry: litellm_model without its provider prefix."""
+    return model["litellm_model"].split("/", 1)[1] if "/" in model["litellm_model"] else model["litellm_model"]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def check_installed() -> None:
+    import importlib.util
+
+    missing = [m for m in ("transformers", "fastapi", "uvicorn", "torch") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise AicdError(f"the local model server needs {', '.join(missing)}: {INSTALL}")
+
+
+class LocalServer:
+    """`transformers serve` for one model on 127.0.0.1; a context manager."""
+
+    def __init__(self, model: dict, log_path: str | os.PathLike | None = None, seed: int = 0,
+                 port: int | None = None):
+        self.model, self.spec, self.seed, self.asked_port = model, settings(model), seed, port
+        self.name = served_name(model)
+        self.log_path = Path(log_path) if log_path else None
+        self.proc = None
+
+    def command(self, port: int) -> list[str]:
+        cmd = [sys.executable, "-m", "transformers.cli.transformers", "serve", self.name,
+               "--host", "127.0.0.1", "--port", str(port), "--dtype", str(self.spec["dtype"]),
+               "--device", str(self.spec["device"]), "--default-seed", str(self.seed), "--log-level", "warning"]
+        return cmd + (["--continuous-batching"] if self.spec["batching"] else [])
+
+    def __enter__(self) -> "LocalServer":
+        from ..pretrained import resolve_model
+
+        check_installed()
+        folder = resolve_model(self.spec["model"])
+        self.scratch = tempfile.TemporaryDirectory(prefix="aicd-serve-")
+        # the server is pinned to the name it was started with; a link of that name in a
+        # folder of its own lets requests carry the registry's name whatever the folder is called
+        link = Path(self.scratch.name) / self.name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(Path(folder).resolve(), target_is_directory=True)
+        self.log_path = self.log_path or Path(self.scratch.name) / "server.log"
+        threads = str(int(self.spec["threads"]))
+        env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
+               "HF_HUB_OFFLINE": "1", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1", "NO_COLOR": "1"}
+        self.port = self.asked_port or free_port()
+        started = time.monotonic()
+        self.proc = start(self.command(self.port), self.log_path, env=env, cwd=self.scratch.name)
+        try:
+            self._wait_healthy(started)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        log.info("%s served by transformers serve at %s (pid %d, ready in %.0f s, log %s)", self.name,
+                 self.api_base, self.proc.pid, time.monotonic() - started, self.log_path)
+        return self
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _wait_healthy(self, started: float) -> None:
+        deadline = started + float(self.spec["start_timeout_s"])
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AicdError(f"the local server for {self.name} exited with status {self.proc.returncode} before "
+                                f"answering: {self._log_tail()}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                pass
+            time.sleep(0.5)
+        raise AicdError(f"the local server for {self.name} did not answer its health check within "
+                        f"{self.spec['start_timeout_s']} s (serve.start_timeout_s): {self._log_tail()}")
+
+    def _log_tail(self, chars: int = 600) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace").strip()
+        except OSError:
+            return "no log"
+        lines = [line for line in text.splitlines() if line.strip()]
+        return " | ".join(lines[-6:])[-chars:] or "no output"
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            status = stop(self.proc)
+            log.info("local server for %s stopped (status %s)", self.name, status)
+            self.proc = None
+        if getattr(self, "scratch", None) is not None:
+            self.scratch.cleanup()
+            self.scratch = None
+
+
+@contextmanager
+def serving(client, requests: list, log_path=None, seed: int = 0):
+    """The client, sending to a server started here for the block when its model asks to be
+    served locally, has no api_base, and some request is not in the cache yet."""
+    model = client.model
+    if not model.get("serve") or model.get("api_base") or not client.uncached(requests):
+        yield client
+        return
+    with LocalServer(model, log_path, seed) as server:
+        client.model, concurrency = {**model, "api_base": server.api_base}, client.concurrency
+        if not server.spec["batching"]:
+            client.concurrency = 1  # one request at a time: each sampled with its own seed, in order
+        try:
+            yield client
+        finally:
+            client.model, client.concurrency = model, concurrency
+
+
+def request_params(model: dict, seed: int) -> dict:
+    """A model's sampling parameters, with the run's seed for a model served here (OpenAI's
+    `seed`; the server seeds each request with it)."""
+    return {**model["params"], "seed": int(seed)} if model.get("serve") else dict(model["params"])
