@@ -111,3 +111,24 @@ def test_aicd_score_marks_a_one_class_group(tmp_path, capsys):
     assert main(["score", str(tmp_path / "pred.csv"), str(tmp_path / "gold.parquet"), "--resamples", "20"]) == 0
     out = capsys.readouterr().out
     assert "one_class" in out and "(one_class: the language's gold rows hold that class alone" in out
+
+
+def test_the_leaderboard_heads_each_view_for_what_it_is():
+    from aicd.report.leaderboard import build, render
+
+    rng = np.random.default_rng(3)
+    test = pd.DataFrame({"gold": ["human"] * 465 + ["machine"] * 500,
+                         "score_human": np.r_[rng.beta(5, 2, 465), rng.beta(2, 5, 500)]})
+    validation = pd.DataFrame({"machine_score": rng.beta(2, 4, 400)})  # shifted humans: the threshold moves
+    from aicd.scoring.thresholds import threshold_metrics
+
+    m = threshold_metrics(test, validation, (0.01,), resamples=100)
+    boards = build([{"task": "T1", "metadata": {"detector": "Mine", "date": "2026-12-04"}, "macro_f1": 0.8,
+                     "macro_f1_ci": [0.78, 0.82], "threshold_metrics": m}])
+    entry = boards["T1"]["entries"][0]
+    assert entry["tpr_at_1pct_fpr"] == m["roc_at_fpr"]["0.01"]["tpr"]  # "TPR @ 1% FPR": the ROC operating point
+    assert entry["deployment_1pct_tpr"] == m["deployment_at_fpr"]["0.01"]["tpr"]
+    page = render(boards)
+    assert "<th class=\"\">TPR @ 1% FPR</th>" in page and "val. threshold for 1%: TPR (test FPR)" in page
+    realised = m["deployment_at_fpr"]["0.01"]["fpr"]
+    assert f"(test FPR {realised * 100:.2f}" in page

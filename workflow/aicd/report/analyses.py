@@ -208,7 +208,7 @@ def main(argv=None) -> None:
         write_text(f"# {title}: mean |SHAP| per feature, {dtitle} ({len(X)} test rows)\n\n"
                    + tabulate(body, headers=["rank", *tops], tablefmt="github", disable_numparse=True) + "\n",
                    out / f"shap_{det}.md")
-        shap_figure(imp, names, f"{title}: {dtitle}, mean |SHAP| (CatBoost)", figs / f"shap_{args.task}_{det}")
+        shap_figure(imp, names, f"{title}: {dtitle}\nmean |SHAP| (CatBoost)", figs / f"shap_{args.task}_{det}")
         summary["shap"][det] = f"shap_{det}.md"
     if args.predictions:
         preds = {Path(p).stem: pd.read_parquet(p) for p in args.predictions}

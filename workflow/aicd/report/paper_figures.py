@@ -119,7 +119,7 @@ def language_figure(all_scores: dict[str, dict], titles: dict[str, str], task_ti
         for j in range(len(langs)):
             if one[i, j]:
                 ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor="0.92", edgecolor="0.6", hatch="///", lw=0))
-                ax.text(j, i, f"{one[i, j]}\nonly", ha="center", va="center", fontsize=5, color="0.2")
+                ax.text(j, i, f"{one[i, j]}\nonly", ha="center", va="center", fontsize=6, color="0.2")
             elif not np.isnan(matrix[i, j]):
                 ax.text(j, i, f"{matrix[i, j]:.0f}", ha="center", va="center", fontsize=6,
                         color="white" if matrix[i, j] < 50 else "black")
