@@ -132,3 +132,17 @@ def test_the_leaderboard_heads_each_view_for_what_it_is():
     assert "<th class=\"\">TPR @ 1% FPR</th>" in page and "val. threshold for 1%: TPR (test FPR)" in page
     realised = m["deployment_at_fpr"]["0.01"]["fpr"]
     assert f"(test FPR {realised * 100:.2f}" in page
+
+
+def test_fast_detectgpts_note_names_both_validation_samples():
+    from aicd.report.paper_section import fast_detectgpt_validation, paper_figure
+
+    rec = {"rows": {"validation": 648}, "fit": {"threshold": -12.94, "threshold_from": "validation",
+                                               "threshold_rows": 200, "threshold_macro_f1": 0.3355,
+                                               "threshold_auroc": 0.1594}}
+    score = {"threshold_metrics": {"validation_auroc": 0.1709, "validation_rows": {"human": 320, "other": 320}}}
+    text = fast_detectgpt_validation(rec, score)
+    assert "a class-stratified sample of 200 of the 648 validation rows" in text and "AUROC 0.1594 on those rows" in text
+    assert "every validation human row (320" in text and "validation AUROC 0.1709" in text
+    assert paper_figure("confusion_best", "binary") == "the paper has no such figure for Task 1"
+    assert paper_figure("confusion_best", "family") == "the paper's Figure 1"

@@ -71,9 +71,9 @@ def fast_detectgpt_validation(rec: dict, score: dict | None) -> str:
     m = (score or {}).get("threshold_metrics") or {}
     if m.get("validation_auroc") is not None:
         counts = m.get("validation_rows") or {}
-        text += (f"; the inverted mark and the deployment thresholds read another sample, the validation scores file "
-                 f"({counts.get('human', 0):,} human rows and {counts.get('other', 0):,} others: validation AUROC "
-                 f"{m['validation_auroc']:.4f})")
+        text += (f"; the inverted mark reads another sample, the validation scores file: every validation human row "
+                 f"({counts.get('human', 0):,}, the rows the deployment thresholds are set on) and a seeded sample of "
+                 f"{counts.get('other', 0):,} others, validation AUROC {m['validation_auroc']:.4f}")
     return text
 
 
