@@ -20,6 +20,13 @@ export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 # version; this project's CI machines resolve a CPU build). The stamp names the build, so
 # `make setup TORCH=cu128` on an existing virtualenv installs it.
 TORCH ?=
+# RAID's own evaluation code, which tests/unit/test_raid_agreement.py checks the threshold metrics
+# against. Not in the `test` extra: raid-bench 0.2.0 pins numpy 1.26, pandas 2.2 and scikit-learn
+# 1.3, which this project's own requirements exclude (pip reports ResolutionImpossible); the code
+# the test runs (raid/evaluate.py) uses only numpy, pandas and scikit-learn calls that the newer
+# versions keep, so it is installed without its pins.
+RAID_BENCH_VERSION := 0.2.0
+RAID_STAMP := $(VENV)/.installed-raid-bench-$(RAID_BENCH_VERSION)
 STAMP := $(VENV)/.installed$(if $(TORCH),-torch-$(TORCH))
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -29,7 +36,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test,encoders,cluster]'
 	touch $@
 
-setup: $(STAMP)
+$(RAID_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --no-deps raid-bench==$(RAID_BENCH_VERSION)
+	touch $@
+
+setup: $(STAMP) $(RAID_STAMP)
 
 # The sandbox images (debootstrap base + nine toolchains), when a Docker daemon answers; sandbox
 # images of other contexts on the same base go (~5 GB of disk each on Docker's vfs driver).

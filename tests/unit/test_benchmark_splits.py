@@ -131,6 +131,14 @@ def test_task_report_lists_each_test_subset_and_its_one_class(pool):
         assert summary["rows"] == len(rows)
         assert summary["target"] == rows["target"].value_counts().sort_index().to_dict()
         assert summary["one_class"] == (rows["target"].iloc[0] if rows["target"].nunique() == 1 else None)
+    # each split's rows per class by domain and language, for the report's data block
+    for split, table in tables.items():
+        by = report["splits"][split]["classes_by"]
+        for column in ("domain", "language"):
+            assert sum(sum(c.values()) for c in by[column].values()) == len(table)
+            for value, classes in by[column].items():
+                rows = table[table[column].astype(str) == value]
+                assert classes == rows["target"].astype(str).value_counts().sort_index().to_dict()
     # a subset of one class is named as such
     only_human = test[test["target"] == "human"]
     from aicd.splits.release_language import subset_summary

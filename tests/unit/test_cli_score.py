@@ -160,10 +160,11 @@ def test_fpr_with_a_users_validation_file_and_a_label_map(tmp_path, capsys):
                  "--json", str(tmp_path / "s.json")]) == 0
     m = json.loads((tmp_path / "s.json").read_text())["threshold_metrics"]
     assert m["validation_human_rows"] == int((validation["label"] == 0).sum())
-    at = m["at_fpr"]["0.05"]
+    at = m["deployment_at_fpr"]["0.05"]
     assert abs(at["fpr"] - 0.05) < 0.025 and at["tpr"] > 0.3  # threshold from validation holds on test
     out = capsys.readouterr().out
-    assert "AUROC (human vs the rest)" in out and "at 5.0% FPR" in out and "humans wrongly flagged" in out
+    assert "AUROC (human vs the rest)" in out and "validation threshold for 5.0% FPR" in out \
+        and "humans wrongly flagged" in out and "TPR @ 5.0% FPR (ROC operating point" in out
 
 
 def test_the_workflows_validation_scores_are_found_beside_its_predictions(tmp_path, capsys):
@@ -186,7 +187,7 @@ def test_the_workflows_validation_scores_are_found_beside_its_predictions(tmp_pa
     assert aicd(["score", str(results / "predictions" / "T1" / "lr.parquet"), str(tmp_path / "test.parquet"),
                  "--fpr", "0.01"]) == 0
     out = capsys.readouterr().out
-    assert f"thresholds set on {len(human)} validation human rows" in out and "at 1.0% FPR" in out
+    assert f"thresholds set on {len(human)} validation human rows" in out and "for 1.0% FPR" in out
 
 
 def test_fpr_says_why_without_scores_or_validation(files, tmp_path, capsys):

@@ -108,13 +108,18 @@ def _tree(root, fingerprint="abc", table="x", code="v1"):
         "source:trial/file:t.parquet": {"sha256": fingerprint * 10}}}))
     (root / "tables" / "table4.tex").write_text(table)
     (root / "scores" / "binary" / "lr.json").write_text("{}")
+    (root / "figures").mkdir()
+    (root / "figures" / "confusion_binary.png").write_bytes(b"\x89PNG same")
+    (root / "logs").mkdir()
+    (root / "logs" / "score.log").write_text(f"took {len(str(root))} s")  # differs between the trees: not compared
     return root
 
 
 def test_verify_identical_different_files_and_different_inputs(tmp_path, capsys):
     a = _tree(tmp_path / "a" / "results")
     ok, lines = verify(tmp_path / "a", _tree(tmp_path / "b"))
-    assert ok and lines[-1] == "identical: 2 table and score files byte for byte"
+    assert ok and lines[-2] == "identical: 3 tables, score files, figures and reports byte for byte"
+    assert lines[-1].startswith("not compared: logs/ and benchmarks/")
     ok, lines = verify(a, _tree(tmp_path / "c", table="y"))
     assert not ok and "differs: tables/table4.tex" in lines
     ok, lines = verify(a, _tree(tmp_path / "d", fingerprint="def"))
@@ -123,3 +128,28 @@ def test_verify_identical_different_files_and_different_inputs(tmp_path, capsys)
     assert aicd_main(["verify", str(a), str(tmp_path / "d")]) == 1
     assert aicd_main(["verify", str(a), str(tmp_path / "nothing")]) == 2
     assert "error:" in capsys.readouterr().err
+
+
+FIGURE = """
+import sys
+import matplotlib.pyplot as plt
+from aicd.report.figures import write_figure
+fig, ax = plt.subplots()
+ax.bar(["a", "b"], [1, 2])
+ax.set_title("same inputs, same bytes")
+write_figure(fig, sys.argv[1] + ".pdf", sys.argv[1] + ".png")
+"""
+
+
+def test_figures_are_the_same_bytes_in_two_processes(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    for name in ("one", "two"):
+        subprocess.run([sys.executable, "-c", FIGURE, str(tmp_path / name)], check=True)
+        time.sleep(1.1)  # a PDF creation date would differ by then
+    for suffix in (".pdf", ".png"):
+        one, two = (tmp_path / f"one{suffix}").read_bytes(), (tmp_path / f"two{suffix}").read_bytes()
+        assert len(one) > 1000 and one == two, suffix
+    assert b"CreationDate" not in (tmp_path / "one.pdf").read_bytes()

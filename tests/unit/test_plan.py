@@ -185,3 +185,18 @@ def test_a_config_that_leaves_nothing_to_the_machine_needs_no_record(tmp_path, d
     assert asks(demo) and not asks(config)
     assert resolve(config, models, tmp_path, remote=True) == {}  # a node without the record plans
     assert not (tmp_path / "resolved.json").exists()
+
+
+def test_a_row_that_is_not_the_papers_is_said_so_and_not_averaged_as_the_papers(demo, models):
+    config = copy.deepcopy(demo)
+    config["detectors"]["lr_ast"]["paper"] = {"comparable": False, "note": "trained on a tenth of the rows"}
+    config["detectors"]["minilm"]["paper"] = {"row": "CodeBERT", "comparable": False, "note": "a CPU MiniLM"}
+    plan = plan_of(config, models)
+    layout = plan.reproduction_layout()
+    assert layout["comparability"]["lr_ast"] == {"comparable": False, "note": "trained on a tenth of the rows"}
+    assert ["minilm", "MiniLM-L6-v2 (CPU demo)", "CodeBERT"] in layout["detectors"]
+    assert set(layout["dummies"]) == {"random", "majority"}
+    averaged, over = plan.averaged("binary")
+    assert over == "paper" and "lr_ast" not in averaged and "lr_tfidf" in averaged and "minilm" not in averaged
+    assert "lr_ast" in plan.subset_tables_layout()["tables"]["5"]["ours"]  # shown beside the average, not in it
+    assert plan.report_layout()["task_modes"] == {"binary": "build", "family": "build"}

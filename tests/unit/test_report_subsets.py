@@ -18,15 +18,19 @@ def test_subset_section_marks_one_class_inferred_unrecoverable_and_provisional()
         "T3": {"test_subsets": {}, "subset_notes": {"not_recoverable": {"source": NOT_RECOVERABLE["source"]}}},
     }
     scores = {"by": {"subset": {"seen_language": {"macro_f1": 0.5, "n": 6}},
-                     "language": {"Go": {"macro_f1": 0.25, "n": 2}, "Python": {"macro_f1": 1.0, "n": 4}}}}
+                     "language": {"Go": {"macro_f1": 0.25, "n": 2},
+                                  "Python": {"macro_f1": 1.0, "n": 4, "one_class": "human",
+                                             "per_class": {"human": {"recall": 0.75}}}}}}
     text = "\n".join(subset_section(task_reports, {"binary": "T1 Binary", "T1": "Task 1", "T3": "Task 3"},
                                     {"T1": ("LR", scores)}, {"T3": "0 human and 2 hybrid by inspection"}))
     assert "| unseen_language_unseen_domain | 4 | human 4 **(one class: human only)** | – |" in text
     assert "Subsets holding one class (unseen_language_unseen_domain)" in text
     assert "| seen_language (inferred) | 6 | human 3, machine 3 | 50.00 |" in text
-    assert "Per language (identified by aicd.normalize.langid), LR: Go 25.00 (n = 2), Python 100.00 (n = 4)." in text
+    assert ("Per language (identified by aicd.normalize.langid), LR, macro-F1 × 100: Go 25.00 (n = 2), Python "
+            "(n = 4, **one class: human**; human recall 75.00).") in text  # a one-class slice's macro-F1 is never printed
+    assert "One class: that language's test rows hold one gold class" in text
     assert "not recoverable from the release, **domain**: the release has no domain" in text
     assert "not recoverable from the release, **source**" in text
-    assert "6 of 6 rows (2 from the cache, 4 identified now, 5.1 ms per row" in text
+    assert "6 of 6 rows (2 from the cache, 4 identified now;" in text and "ms per row" not in text  # no time: same bytes
     assert "**label map provisional**: 0 human and 2 hybrid by inspection" in text
     assert "No test subsets" in text.split("### Task 3")[1]

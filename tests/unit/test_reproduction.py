@@ -84,7 +84,7 @@ def test_headlines_and_the_release_line(run):
     summary = json.loads((run / "tables" / "reproduction.json").read_text())
     t1 = next(h for h in summary["headlines"] if h["table"] == 4 and h["column"] == "T1")
     assert (t1["compared"], t1["within"], t1["inside"]) == (2, 1, 1)
-    assert summary["on_release"] is False and "T2's test split has 1000 rows" in summary["why"]
+    assert summary["on_release"] is False and "task T2: 1000 test rows, the release's 507,874" in summary["why"]
     md = (run / "tables" / "reproduction.md").read_text()
     assert "**This run is not on the paper's release**" in md and "abc123def456" in md
     assert "Table 4, T1 (Task 1): **1 of 2** cells within ±2 points" in md
@@ -107,4 +107,60 @@ def test_on_release_needs_the_hub_release_with_its_full_test_split():
     local = {"T1": {"release": {"files": {}}, "splits": {"test": {"rows": 1_108_207}}}}
     assert on_release(layout, local)[0] is False and "local files" in on_release(layout, local)[1]
     built = {"task_modes": [["binary", "T1", "binary", "build"]]}
-    assert on_release(built, {}) == (False, "task binary is built from the sources, not the release")
+    assert on_release(built, {}) == (False, "task binary: built from the sources, not the release")
+
+
+def test_rows_keep_their_titles_not_comparable_cells_and_dummy_agreement(tmp_path):
+    """A detector whose config says it is not the paper's gets "not comparable" with its note and
+    no Δ; a comparable one with a note prints it; each row keeps its own title; agreeing dummy
+    baselines are named in the headline; Tables 5-7 name the rows averaged; § is carried."""
+    layout = {**LAYOUT, "detectors": [["random", "Random", "Random"], ["fdg", "Fast-DetectGPT (toy LM)", "Fast-DetectGPT"],
+                                      ["svm_tfidf", "SVM_{TF-IDF}", "SVM_{TF-IDF}"]],
+              "dummies": ["random"],
+              "comparability": {"fdg": {"comparable": False, "note": "a toy LM trained here, the paper's is pretrained"},
+                                "svm_tfidf": {"comparable": True, "note": "500 SVD components"}}}
+    files = []
+    for s in (score("random", "T1", 0.4600, [0.4400, 0.4800]),     # paper 45.73: within 2
+              score("fdg", "T1", 0.4500, [0.4300, 0.4700]),        # paper 44.99: would be "within", is not comparable
+              score("svm_tfidf", "T1", 0.4310, [0.4200, 0.4400])):  # paper 43.05: within 2
+        path = tmp_path / f"{s['detector']}.json"
+        path.write_text(json.dumps(s))
+        files.append(str(path))
+    subsets = {"5": {"task": "T1", "detectors": ["svm_tfidf"], "averaged_over": "paper", "rows": [
+        {"subset": "seen_language_seen_domain", "mean": 0.65, "std": 0.0, "ci": [0.6, 0.7], "one_class": None,
+         "small_classes": {"machine": 12}}]}, "6": {"task": None, "rows": []}, "7": {"task": None, "rows": []}}
+    (tmp_path / "subsets.json").write_text(json.dumps(subsets))
+    main(["--layout", json.dumps(layout), "--scores", *files, "--subset-tables", str(tmp_path / "subsets.json"),
+          "--tables-dir", str(tmp_path / "tables"), "--figures-dir", str(tmp_path / "figures")])
+    summary = json.loads((tmp_path / "tables" / "reproduction.json").read_text())
+    fdg = next(c for c in summary["cells"] if c["row"] == "Fast-DetectGPT" and c["column"] == "T1")
+    assert fdg["status"] == "not comparable" and "delta" not in fdg and fdg["ours_value"] == pytest.approx(45.0)
+    t1 = next(h for h in summary["headlines"] if h["table"] == 4 and h["column"] == "T1")
+    assert (t1["compared"], t1["within"], t1["not_comparable"], t1["dummy_within"]) == (2, 2, 1, ["Random"])
+    md = (tmp_path / "tables" / "reproduction.md").read_text()
+    assert "**2 of 2** cells within ±2 points (1 of them dummy baseline: Random)" in md
+    line = next(x for x in md.splitlines() if x.startswith("| 4 ") and "Fast-DetectGPT" in x)
+    assert "Fast-DetectGPT — ours: Fast-DetectGPT (toy LM)" in line and "(ours 45.00 [43.00–47.00])" in line
+    assert "not comparable: a toy LM trained here, the paper's is pretrained" in line and "+0.01" not in line
+    svm = next(x for x in md.splitlines() if x.startswith("| 4 ") and "SVM" in x)
+    assert "500 SVD components" in svm and "+0.05" in svm and "ours:" not in svm  # same title: not repeated
+    t5 = next(x for x in md.splitlines() if x.startswith("| 5 "))
+    assert "65.00 [60.00–70.00]§" in t5 and "does not list" in t5
+    assert ("- Table 5: ours is the mean over 1 rows, the paper's trained rows run here: SVM (TF-IDF). The paper's is "
+            "\"averaged over detectors\" (its caption) and does not say which.") in md
+    assert "§ after ours" in md
+
+
+def test_every_task_off_the_release_is_named():
+    built = {"task_modes": [["binary", "T1", "binary", "build"], ["family", "T2", "family", "build"]]}
+    assert on_release(built, {}) == (False, "tasks binary, family: built from the sources, not the release")
+
+
+def test_a_paper_row_named_in_the_config_and_a_wrong_one():
+    from aicd.errors import AicdError
+
+    dets = {"minilm": {"kind": "encoder", "params": {"model": "package:x"}, "paper": {"row": "CodeBERT"}},
+            "codebert": {"kind": "encoder", "params": {"model": "microsoft/codebert-base"}}}
+    assert published.match_detectors(dets) == {"minilm": "CodeBERT"}  # the named row is taken, not matched twice
+    with pytest.raises(AicdError, match="paper.row 'CodeBert' is not a row of the paper's Table 4"):
+        published.match_detectors({"x": {"kind": "encoder", "paper": {"row": "CodeBert"}}})

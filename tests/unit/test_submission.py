@@ -126,7 +126,7 @@ def test_the_leaderboard_ranks_and_tests_against_the_leader(tmp_path, gold):
     assert entries[0]["vs_leader"] is None
     weak = entries[2]["vs_leader"]
     assert weak["difference"] > 0.15 and weak["p_value"] < 0.05 and weak["difference_ci"][0] > 0
-    assert boards["T1"]["subsets"] == ["seen", "unseen"] and entries[1]["tpr_at_1pct_fpr"] is None  # no validation
+    assert boards["T1"]["subsets"] == ["seen", "unseen"] and entries[1]["tpr_at_1pct_fpr"] is None  # labels only, no scores
     assert build(read_results(board), resamples=200) == boards  # seeded
     middle = json.loads((board / "Middle.json").read_text())
     (board / "Middle.json").write_text(json.dumps({**middle, "label_map": {"0": "human", "1": "machine"}}))

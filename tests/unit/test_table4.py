@@ -30,10 +30,12 @@ def test_ties_for_best_are_all_bold():
     assert latex.count("\\textbf{50.00}") == 2
 
 
-def test_intervals_print_half_width_only_where_given():
+def test_intervals_print_half_width_only_where_given_and_symmetric():
     scores = {("svm", "T1"): 0.5, ("cb", "T1"): 0.4}
-    latex, md = render(ROWS[2:], COLS[:1], scores, intervals={("svm", "T1"): (0.48, 0.5260)})
+    latex, md = render(ROWS[2:], COLS[:1], scores, intervals={("svm", "T1"): (0.477, 0.523)})
     assert "**50.00 ± 2.30**" in md                # half of 4.60 points
     assert "\\textbf{50.00 $\\pm$ 2.30}" in latex
+    _, lopsided = render(ROWS[2:], COLS[:1], scores, intervals={("svm", "T1"): (0.48, 0.5260)})
+    assert "**50.00 [48.00, 52.60]**" in lopsided and "±" not in lopsided.split("\n\n")[0]  # no ± hides it
     cb_line = next(line for line in md.splitlines() if line.startswith("| CB"))
     assert "40.00" in cb_line and "±" not in cb_line

@@ -52,7 +52,7 @@ def test_a_saturated_threshold_says_why_instead_of_zero():
     machine = np.where(human, np.where(rng.random(2000) < 0.3, 1.0, rng.random(2000) * 0.5), 1.0)
     val_human = np.where(rng.random(400) < 0.3, 1.0, rng.random(400) * 0.5)
     m = threshold_metrics(scores_table(machine, human), validation(val_human), (0.01,), resamples=100)
-    at = m["at_fpr"]["0.01"]
+    at = m["deployment_at_fpr"]["0.01"]
     assert at["threshold"] == 1.0 and at["tpr"] == 0.0  # what used to print as "0.00 ± 0.00"
     assert at["unreliable"]["reason"] == "threshold_at_maximum" and "top of the validation scores" in \
         at["unreliable"]["why"]
@@ -76,7 +76,8 @@ def test_aicd_score_prints_why_a_saturated_threshold_cannot_be_trusted(capsys):
     assert "cannot be trusted: " in out and "top of the validation scores" in out
     no_humans = validation(val_human, np.zeros(len(val_human), bool))  # validation rows, none of them human
     _print_thresholds(threshold_metrics(scores_table(machine, human), no_humans, (0.01,), resamples=50), asked=True)
-    assert "at 1.0% FPR: not measured: the validation rows hold no human row" in capsys.readouterr().out
+    assert "validation threshold for 1.0% FPR: not measured: the validation rows hold no human row" in \
+        capsys.readouterr().out
 
 
 def test_a_threshold_that_does_not_transfer_is_marked_with_where():
@@ -88,22 +89,26 @@ def test_a_threshold_that_does_not_transfer_is_marked_with_where():
     test = scores_table(1 / (1 + np.exp(-raw)), human, domain=domain)
     val = 1 / (1 + np.exp(-rng.normal(0, 1, 1000)))  # validation humans: the algorithmic ones only
     m = threshold_metrics(test, validation(val), (0.01,), ("domain",), resamples=200)
-    at = m["at_fpr"]["0.01"]
+    at = m["deployment_at_fpr"]["0.01"]
     assert at["unreliable"] is None and at["transfers"] is False and at["fpr"] > 0.02
     where = {(p["by"], p["value"]) for p in m["not_transferred"]["0.01"]}
     assert ("domain", "general") in where and ("domain", "algorithmic") not in where and ("all", "all test rows") in where
-    assert m["by"]["domain"]["algorithmic"]["at_fpr"]["0.01"]["transfers"] is True
+    assert m["by"]["domain"]["algorithmic"]["deployment_at_fpr"]["0.01"]["transfers"] is True
     # a group with fewer than 1/FPR humans cannot tell: one false positive is over the nominal rate
     few = test[~test["gold"].eq("human").to_numpy() | (np.arange(len(test)) < 150)].assign(domain="general")
     few.loc[few.index[:60], "domain"] = "tiny"
     small = threshold_metrics(few, validation(val), (0.01,), ("domain",), resamples=50)["by"]["domain"]["tiny"]
-    assert small["at_fpr"]["0.01"]["humans"] < 100 and small["at_fpr"]["0.01"]["transfers"] is None
+    assert small["deployment_at_fpr"]["0.01"]["humans"] < 100 and small["deployment_at_fpr"]["0.01"]["transfers"] is None
     md, _, _ = threshold_table.render([Row("lr", "LR", False)], [Column("T1", "T1")], {("lr", "T1"): {
         "threshold_metrics": m}})
     table_line = next(line for line in md.splitlines() if line.startswith("| LR"))
-    assert "‡" in table_line.split("|")[3]  # the realised-FPR cell, the first after AUROC
-    assert "Where the threshold does not transfer" in md and "domain general" in md
-    assert md.index("FPR realised @ 1%") < md.index("TPR @ 1% FPR")  # the realised FPR leads
+    head = next(line for line in md.splitlines() if line.startswith("| Model")).split("|")
+    fpr_cell = [h.strip() for h in head].index("val. threshold for 1%: FPR on test")
+    assert "‡" in table_line.split("|")[fpr_cell]  # the realised-FPR cell of the deployment view
+    assert "‡" not in table_line.split("|")[3]  # the ROC operating point, headed TPR @ 1% FPR, never transfers
+    assert "Where the validation threshold does not transfer" in md and "domain general" in md
+    assert md.index("TPR @ 1% FPR") < md.index("val. threshold for 1%: FPR on test") < \
+        md.index("val. threshold for 1%: TPR")  # the realised FPR leads its TPR
 
 
 def test_the_tpr_interval_holds_the_thresholds_uncertainty():
@@ -112,7 +117,7 @@ def test_the_tpr_interval_holds_the_thresholds_uncertainty():
     human = rng.random(n) < 0.5
     machine = 1 / (1 + np.exp(-(rng.normal(0, 1, n) + np.where(human, 0.0, 2.0))))
     val = 1 / (1 + np.exp(-rng.normal(0, 1, 300)))  # few validation humans: a shaky threshold
-    at = threshold_metrics(scores_table(machine, human), validation(val), (0.01,), resamples=400)["at_fpr"]["0.01"]
+    at = threshold_metrics(scores_table(machine, human), validation(val), (0.01,), resamples=400)["deployment_at_fpr"]["0.01"]
     fixed = at["tpr_ci"][1] - at["tpr_ci"][0]
     full = at["tpr_ci_with_threshold"][1] - at["tpr_ci_with_threshold"][0]
     assert full > 2 * fixed
@@ -169,7 +174,8 @@ def test_plugins_with_saturated_or_tied_scores_get_their_reason(task, tmp_path, 
     s = fit_and_score(task_dir, tmp_path / plugin, {"kind": "python", "params": {"object": f"untrusted_plugins:{plugin}"}})
     m = s["threshold_metrics"]
     assert m["validation_human_rows"] >= 100  # enough for 1%: the reason is the scores', not the count's
-    assert m["at_fpr"]["0.01"]["unreliable"]["reason"] == reason
+    assert m["deployment_at_fpr"]["0.01"]["unreliable"]["reason"] == reason
     md, _, _ = threshold_table.render([Row("d", plugin, False)], [Column("T1", "T1")], {("d", "T1"): s})
     line = next(line for line in md.splitlines() if line.startswith(f"| {plugin}"))
-    assert "ties" in line and "0.00 ± 0.00" not in line
+    deployment = line.split("|")[5:]  # Model, AUROC and the two ROC points first
+    assert "ties" in "|".join(deployment) and "0.00 ± 0.00" not in "|".join(deployment)

@@ -75,14 +75,14 @@ def test_the_threshold_comes_from_validation_and_the_realised_fpr_is_near_it():
     m = threshold_metrics(test, val, (0.01, 0.05), ("domain",), 200, 0)
     assert m["available"] and m["validation_human_rows"] == len(val)
     for fpr in (0.01, 0.05):
-        at = m["at_fpr"][f"{fpr:g}"]
+        at = m["deployment_at_fpr"][f"{fpr:g}"]
         assert abs(at["fpr"] - fpr) < 0.25 * fpr  # same distribution: the nominal rate holds on test
         assert 0 < at["tpr"] < 1 and at["tpr_ci"][0] <= at["tpr"] <= at["tpr_ci"][1]
-    assert m["at_fpr"]["0.05"]["tpr"] > m["at_fpr"]["0.01"]["tpr"]
+    assert m["deployment_at_fpr"]["0.05"]["tpr"] > m["deployment_at_fpr"]["0.01"]["tpr"]
     # a threshold set on other rows: validation humans scored higher (a shifted domain) raise it
     shifted = val.assign(machine_score=val["machine_score"] + 0.2)
-    assert threshold_metrics(test, shifted, (0.01,))["at_fpr"]["0.01"]["fpr"] < m["at_fpr"]["0.01"]["fpr"]
-    per_domain = m["at_fpr_per_domain"]["0.01"]
+    assert threshold_metrics(test, shifted, (0.01,))["deployment_at_fpr"]["0.01"]["fpr"] < m["deployment_at_fpr"]["0.01"]["fpr"]
+    per_domain = m["deployment_at_fpr_per_domain"]["0.01"]
     assert set(per_domain["domains"]) == {"algorithmic", "general"} and per_domain["overall_threshold_rows"] == 0
     assert set(m["by"]["domain"]) == {"algorithmic", "general"}
 
@@ -93,7 +93,7 @@ def test_a_domain_with_too_few_validation_humans_uses_the_overall_threshold():
     val = pd.DataFrame({"id": human_val["id"], "domain": human_val["domain"],
                         "machine_score": 1 - human_val["score_human"]})
     val.loc[val.index[:40], "domain"] = "b"  # 40 rows: fewer than 1 / 0.01
-    per_domain = threshold_metrics(test, val, (0.01,), resamples=50)["at_fpr_per_domain"]["0.01"]
+    per_domain = threshold_metrics(test, val, (0.01,), resamples=50)["deployment_at_fpr_per_domain"]["0.01"]
     assert set(per_domain["domains"]) == {"a"}
     assert per_domain["overall_threshold_rows"] == int((test["domain"] == "b").sum())
 
@@ -104,8 +104,9 @@ def test_without_scores_or_validation_it_says_why():
         "available": False, "why": "the detector gives no score for the 'human' class (labels only, or a task "
                                    "without human rows)"}
     m = threshold_metrics(synthetic(100, 6), None, resamples=50)
-    assert m["available"] and m["auroc"] is not None and m["at_fpr"] is None
-    assert "no validation scores" in m["why_no_fpr"]
+    assert m["available"] and m["auroc"] is not None and m["deployment_at_fpr"] is None
+    assert "no validation scores" in m["why_no_deployment"]
+    assert m["roc_at_fpr"]["0.01"]["humans"] > 0  # the ROC operating point needs the test rows only
 
 
 def test_a_fitted_detectors_validation_scores_reach_the_score_file(trial_raw, tmp_path):
@@ -129,7 +130,7 @@ def test_a_fitted_detectors_validation_scores_reach_the_score_file(trial_raw, tm
                   "--test", str(paths["test"]), "--labels", "human", "machine", "--resamples", "100",
                   "--validation-scores", str(out / "v.parquet"), "--fpr", "0.05", "--out", str(tmp_path / "s.json")])
     m = json.loads((tmp_path / "s.json").read_text())["threshold_metrics"]
-    assert m["available"] and m["validation_human_rows"] == len(humans) and set(m["at_fpr"]) == {"0.05"}
+    assert m["available"] and m["validation_human_rows"] == len(humans) and set(m["deployment_at_fpr"]) == {"0.05"}
     assert m["validation_auroc"] > 0.5 and m["inverted"] is False
     predictions = pd.read_parquet(out / "p.parquet")
     expected = roc_auc_score(predictions["gold"] != "human", 1 - predictions["score_human"])
@@ -173,6 +174,6 @@ def test_validation_rows_without_a_score_are_counted_and_left_out():
     val.loc[val.index[:25], "machine_score"] = np.nan
     m = threshold_metrics(test, val, (0.05,), resamples=50)
     assert m["validation_rows_without_score"] == 25 and m["validation_human_rows"] == len(val) - 25
-    assert np.isfinite(m["at_fpr"]["0.05"]["threshold"])
+    assert np.isfinite(m["deployment_at_fpr"]["0.05"]["threshold"])
     none = threshold_metrics(test, val.assign(machine_score=np.nan), (0.05,), resamples=50)
-    assert none["at_fpr"] is None
+    assert none["deployment_at_fpr"] is None

@@ -58,7 +58,9 @@ def test_the_leaderboard_page_shows_the_ranking(tmp_path):
     data = json.loads((tmp_path / "site" / "leaderboard.json").read_text())["T1"]["entries"]
     assert [r[1] for r in ranking] == [e["detector"] for e in data] == ["Alpha", "Beta", "Gamma"]
     assert [r[0] for r in ranking] == ["1", "2", "3"]
-    assert ranking[0][2].startswith(f"{data[0]['macro_f1'] * 100:.2f} ± ")
+    value = f"{data[0]['macro_f1'] * 100:.2f}"  # with its interval: ± where symmetric, else its ends
+    assert ranking[0][2].startswith(f"{value} ± ") or ranking[0][2].startswith(f"{value} ["), ranking[0][2]
     assert ranking[0][3] == "leader" and "p = " in ranking[2][3]
-    assert headers[:6] == ["Rank", "Detector", "Date", "Macro-F1", "AUROC", "TPR @ 1% FPR"] and "seen" in headers
+    assert headers[:7] == ["Rank", "Detector", "Date", "Macro-F1", "AUROC", "TPR @ 1% FPR",
+                           "val. threshold for 1%: TPR (test FPR)"] and "seen" in headers
     assert shot.stat().st_size > 5_000

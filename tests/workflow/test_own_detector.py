@@ -97,7 +97,7 @@ def test_own_detectors_are_table4_rows_with_threshold_metrics(own_run):
         assert score["coverage"] == 1.0 and "language" in score["by"], detector
         m = score["threshold_metrics"]
         assert m["available"] and 0 <= m["auroc"] <= 1 and m["validation_human_rows"] > 0, detector
-        assert set(m["at_fpr"]) == {"0.01", "0.05"} and "language" in m["by"], detector
+        assert set(m["deployment_at_fpr"]) == {"0.01", "0.05"} and "language" in m["by"], detector
         assert m["auroc_ci"][0] <= m["auroc"] <= m["auroc_ci"][1], detector
     theirs = pd.read_parquet(results / "predictions" / "binary" / "theirs.parquet")
     given = pd.read_csv(files / "test.csv", dtype={"id": str})

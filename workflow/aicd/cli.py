@@ -6,7 +6,7 @@ The AICD Bench command:
     aicd score PRED GOLD                 macro-F1 (95% bootstrap CI), per class, per subset; AUROC
                                          and TPR at a fixed FPR (--fpr) where PRED has scores
     aicd compare PRED_A PRED_B GOLD      paired bootstrap test of the macro-F1 difference
-    aicd verify RESULTS_A RESULTS_B      same inputs: are all tables and scores byte-identical?
+    aicd verify RESULTS_A RESULTS_B      same inputs: are all tables, scores and figures byte-identical?
     aicd submission check|score PRED     a hidden-label submission: check it, score it into results
     aicd leaderboard DIR --out SITE      a static leaderboard site from submission results
     aicd fetch-inputs                    download and verify the pinned inputs (make pinned-inputs)
@@ -40,7 +40,7 @@ examples (paths the demo creates; another run's root, e.g. results/own_detector,
   aicd compare results/predictions/binary/svm_tfidf.parquet results/predictions/binary/lr_ast.parquet \\
       results/tasks/binary/test.parquet
 
-  # are two runs the same? (input fingerprints, then every table and score byte for byte)
+  # are two runs the same? (input fingerprints, then every table, score and figure byte for byte)
   aicd verify results results/own_detector
 
 Gold files: parquet, CSV or JSONL with `id` and `target`, `label` or `gold` (the first present); subset,
@@ -140,8 +140,10 @@ def build_parser():
 
     v = sub.add_parser("verify", help="compare two result trees (exit 0: identical, 1: not)", formatter_class=raw,
                        description="Are two runs the same? Compares their input fingerprints and code versions "
-                                   "(results/inputs.json). Same inputs and code: every table and score file must be "
-                                   "byte-identical, and each that differs is named. Otherwise what differs is named.",
+                                   "(results/inputs.json). Same inputs and code: every table, score file, figure, "
+                                   "analysis and report must be byte-identical, and each that differs is named; the "
+                                   "last line says what is not compared (logs, times, intermediate files). "
+                                   "Otherwise what differs is named.",
                        epilog="examples:\n  aicd verify run1/results run2/results\n"
                               "  aicd verify results results/own_detector     # two runs side by side")
     v.add_argument("a", help="a results folder (or the working directory holding results/)")
@@ -280,9 +282,13 @@ def _print_score(result: dict) -> None:
                  **({"ci_low": v["macro_f1_ci"][0], "ci_high": v["macro_f1_ci"][1]} if v["macro_f1_ci"] else {}),
                  "one_class": v.get("one_class") or ""} for g, v in groups.items()]
         _print_table(pd.DataFrame(rows), "{:.4f}")
+        if any(r["one_class"] for r in rows):
+            print(f"(one_class: the {column}'s gold rows hold that class alone, so its macro-F1 measures that class, "
+                  "not discrimination)")
 
 
 def _print_thresholds(m: dict, asked: bool) -> None:
+    """Both views of the TPR at a fixed FPR, each named for what it is (aicd.scoring.thresholds)."""
     def pm(value, ci):
         return "n/a" if value is None else f"{value:.4f}" + (f" (95% CI {ci[0]:.4f} to {ci[1]:.4f})" if ci else "")
 
@@ -291,30 +297,41 @@ def _print_thresholds(m: dict, asked: bool) -> None:
             print(f"\nno threshold metrics: {m['why']}")
         return
     print(f"\nAUROC (human vs the rest): {pm(m['auroc'], m['auroc_ci'])}")
-    if m["at_fpr"] is None:
-        print(f"TPR at a fixed FPR: not given: {m['why_no_fpr']} (pass --validation FILE)")
+    for key, point in (m.get("roc_at_fpr") or {}).items():
+        if point is None:
+            continue
+        head = (f"TPR @ {float(key):.1%} FPR (ROC operating point: threshold set on the test's {point['humans']} "
+                "human rows)")
+        if not point["reachable"]:
+            print(f"{head}: unreachable: {point['unreachable']['why']}")
+        else:
+            print(f"{head}: {pm(point['tpr'], point.get('tpr_ci'))} at a test FPR of {point['fpr']:.2%}")
+    if m.get("deployment_at_fpr") is None:
+        print(f"deployment view (a threshold set on validation humans): not given: {m['why_no_deployment']} "
+              "(pass --validation FILE)")
         return
-    print(f"thresholds set on {m['validation_human_rows']} validation human rows"
-          + (f" ({m['validation']})" if m.get("validation") else ""))
+    print(f"deployment view: thresholds set on {m['validation_human_rows']} validation human rows"
+          + (f" ({m['validation']})" if m.get("validation") else "") + ", applied to the test rows")
     if m.get("inverted"):
         print(f"inverted: validation AUROC {m['validation_auroc']:.4f} is below 0.5 (its scores rank human code as "
               "more machine-like)")
-    for key, at in m["at_fpr"].items():
+    for key, at in m["deployment_at_fpr"].items():
         problem = at.get("unreliable")
         if at.get("threshold") is None:
-            print(f"at {float(key):.1%} FPR: not measured: {problem['why'] if problem else 'no threshold'}")
+            print(f"validation threshold for {float(key):.1%} FPR: not measured: "
+                  f"{problem['why'] if problem else 'no threshold'}")
             continue
         # the intervals that resample the validation humans too (the threshold's own uncertainty)
         tpr_ci = at.get("tpr_ci_with_threshold") or at["tpr_ci"]
         fpr_ci = at.get("fpr_ci_with_threshold") or at["fpr_ci"]
-        print(f"at {float(key):.1%} FPR (threshold {at['threshold']:.4f}): humans wrongly flagged on test "
-              f"{pm(at['fpr'], fpr_ci)} of {at['humans']}; TPR {pm(at['tpr'], tpr_ci)}")
+        print(f"validation threshold for {float(key):.1%} FPR ({at['threshold']:.4f}): humans wrongly flagged on "
+              f"test {pm(at['fpr'], fpr_ci)} of {at['humans']}; TPR there {pm(at['tpr'], tpr_ci)}")
         if problem:
             print(f"  cannot be trusted: {problem['why']}")
         if at.get("transfers") is False:
             print(f"  does not transfer: the realised FPR is over twice the nominal {float(key):.1%}, so the "
                   "threshold set on validation humans does not hold on the test's humans")
-    print("(intervals: 95%, validation humans resampled with the test rows)")
+    print("(deployment intervals: 95%, validation humans resampled with the test rows)")
 
 
 def score_command(args) -> None:

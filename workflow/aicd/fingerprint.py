@@ -148,8 +148,16 @@ def diff_inputs(a: dict, b: dict) -> list[str]:
     return lines
 
 
-# What must be byte-identical between two runs on the same inputs and code.
-COMPARED = ("tables/*", "scores/*/*.json", "dataset/counts.csv")
+# What must be byte-identical between two runs on the same inputs and code: every table, score
+# file, figure (PDFs written without a creation date: aicd.report.figures.write_figure), analysis
+# and the report itself.
+COMPARED = ("tables/*", "scores/*/*.json", "scores/*/test_sets/*/*.json", "figures/*", "analyses/*/*", "report.md",
+            "paper_results.md", "dataset/counts.csv", "dataset/README.md")
+# What is not compared, and why (printed by `aicd verify`).
+SKIPPED = ("logs/ and benchmarks/ (job logs and times), run.json and resolved.json (the config files' paths and "
+           "what the machine offered), and the intermediate files whose numbers reach the compared ones: sources/, "
+           "dataset/ beyond its card and counts, tasks/, features/, predictions/, validation_scores/, models/, lm/, "
+           "checkpoints/, cache/, generations/, judges/, execution/")
 
 
 def results_dir(path: str | os.PathLike) -> Path:
@@ -160,8 +168,8 @@ def results_dir(path: str | os.PathLike) -> Path:
 
 def verify(a: str | os.PathLike, b: str | os.PathLike) -> tuple[bool, list[str]]:
     """Compare two result trees: (identical, lines to print). Same fingerprint and code: every
-    table and score file must be byte-identical, and those that are not are named. Otherwise
-    the inputs that differ are named."""
+    file COMPARED names must be byte-identical, and those that are not are named; the last line
+    says what is not compared (SKIPPED). Otherwise the inputs that differ are named."""
     from .errors import AicdError
 
     ra, rb = results_dir(a), results_dir(b)
@@ -184,9 +192,11 @@ def verify(a: str | os.PathLike, b: str | os.PathLike) -> tuple[bool, list[str]]
             bad.append(f"only in {'A' if fa.is_file() else 'B'}: {name}")
         elif fa.read_bytes() != fb.read_bytes():
             bad.append(f"differs: {name}")
+    skipped = f"not compared: {SKIPPED}"
     if bad:
-        return False, [head, f"same inputs, but {len(bad)} of {len(names)} table and score files differ:", *bad]
-    return True, [head, f"identical: {len(names)} table and score files byte for byte"]
+        return False, [head, f"same inputs, but {len(bad)} of {len(names)} tables, score files, figures and reports "
+                             "differ:", *bad, skipped]
+    return True, [head, f"identical: {len(names)} tables, score files, figures and reports byte for byte", skipped]
 
 
 def release_inputs(release: dict[str, dict]) -> dict[str, dict]:

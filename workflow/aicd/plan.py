@@ -44,6 +44,7 @@ class DetectorPlan:
     prepared: dict          # input name -> path under results/ (another job makes it)
     tasks: tuple            # the tasks it runs on
     samples_test: bool = False  # predicts the sample of test rows its feature set scored (lm_stats rows)
+    paper: dict = field(default_factory=dict)  # the config's `paper`: row, comparable, note (aicd.published)
 
 
 @dataclass(frozen=True)
@@ -170,16 +171,18 @@ class Plan:
 
     def paper_rows(self) -> dict[str, str]:
         """configured detector -> the paper's Table 4 row it is (aicd.published); the others are ours."""
-        return published.match_detectors({d: {"kind": det.kind, "features": det.features, "params": det.params}
-                                          for d, det in self.detectors.items()})
+        return published.match_detectors({d: {"kind": det.kind, "features": det.features, "params": det.params,
+                                              "paper": det.paper} for d, det in self.detectors.items()})
 
     def averaged(self, task: str) -> tuple[list[str], str]:
         """"The detectors averaged" of Tables 5-7 and the all-fail analysis, one definition:
-        the paper's trained rows run on `task` (its Table 4 rows less the dummy baselines and
-        the zero-shot Fast-DetectGPT; our own detectors and the LLM judges are kept out). Where
-        none of the paper's rows ran, every trained detector, said as ("ours")."""
+        the paper's trained rows run on `task` (its Table 4 rows less the dummy baselines, the
+        zero-shot Fast-DetectGPT and a row whose config says it is not comparable with the
+        paper's, `paper: {comparable: false}`; our own detectors and the LLM judges are kept out).
+        Where none of the paper's rows ran, every trained detector, said as ("ours")."""
         trained = self.trained(task)
-        paper = [d for d in trained if d in self.paper_rows()]
+        paper = [d for d in trained if d in self.paper_rows()
+                 and published.comparability({"paper": self.detectors[d].paper})["comparable"]]
         return (paper, "paper") if paper else (trained, "ours")
 
     def score_labels(self, task: str, detector: str) -> tuple:
@@ -251,6 +254,7 @@ class Plan:
             "test_sets": [[t, s, spec.get("title", s)] for t, task in self.tasks.items()
                           for s, spec in task.test_sets.items() if "perturbation" not in spec],
             "paper_rows": self.paper_rows(),  # the others are marked as ours
+            "task_modes": {t: task.mode for t, task in self.tasks.items()},  # the report's data block
         }
 
     def subset_tables_layout(self) -> dict:
@@ -285,6 +289,9 @@ class Plan:
         return {"tasks": [[t, task.title, task.kind] for t, task in self.tasks.items()],
                 "task_modes": [[t, task.title, task.kind, task.mode] for t, task in self.tasks.items()],
                 "detectors": [[d, det.title, rows.get(d)] for d, det in self.detectors.items()],
+                "dummies": [d for d, det in self.detectors.items() if det.dummy],
+                "comparability": {d: published.comparability({"paper": det.paper}) for d, det in self.detectors.items()
+                                  if det.paper},
                 "judges": judges}
 
     def figures_layout(self) -> dict:
@@ -292,10 +299,11 @@ class Plan:
                 "detectors": [[d, det.title, det.dummy] for d, det in self.detectors.items()]}
 
     def paper_layout(self) -> dict:
-        keys = ("kind", "title", "features", "params")
+        keys = ("kind", "title", "features", "params", "paper")
         return {"detectors": {d: {k: self.config["detectors"][d][k] for k in keys if k in self.config["detectors"][d]}
                               for d in self.detectors},
-                "tasks": {t: task.title for t, task in self.tasks.items()}}
+                "tasks": {t: task.title for t, task in self.tasks.items()},
+                "kinds": {t: task.kind for t, task in self.tasks.items()}}
 
     def table8_layout(self, hint: str = "") -> dict:
         judging = self.config.get("judging") or {}
@@ -395,7 +403,7 @@ def _detector(name: str, spec: dict, cls, tasks: dict, features_environment: str
         environment="neural" if features_environment == "neural" else environment, gpu=int(resources.get("gpu", cls.gpu)), mem_mb=int(resources.get("mem_mb", cls.mem_mb)),
         runtime=resources.get("runtime"), zero_shot=cls.is_zero_shot(params), binarise=cls.binarises(params), explains=cls.explains,
         applies_to_new_code=cls.applies_to_new_code, prepared=cls.prepared_inputs(name, params),
-        tasks=tuple(t for t in tasks if not only or t in only),
+        tasks=tuple(t for t in tasks if not only or t in only), paper=dict(spec.get("paper") or {}),
         samples_test=bool(getattr(cls, "covers_feature_rows", False)) and "test" in sampled)
 
 

@@ -79,14 +79,37 @@ def is_match(entry: dict, match: dict) -> bool:
 
 
 def match_detectors(detectors: dict[str, dict]) -> dict[str, str]:
-    """configured detector name -> the Table 4 row it is (first configured match per row)."""
+    """configured detector name -> the Table 4 row it is: the row its `paper.row` names, else
+    the first configured match per row by kind, features and model."""
+    from .errors import AicdError
+
+    names = [r.row for r in rows(4)]
     out = {}
+    for name, entry in detectors.items():
+        row = (entry.get("paper") or {}).get("row")
+        if row is not None and row not in names:
+            raise AicdError(f"detector {name}: paper.row {row!r} is not a row of the paper's Table 4 "
+                            f"(its rows: {', '.join(names)})")
+        if row is not None and row in out.values():
+            raise AicdError(f"detector {name}: paper.row {row!r} is already another detector's row")
+        if row is not None:
+            out[name] = row
     for paper_row in rows(4):
+        if paper_row.row in out.values():
+            continue
         for name, entry in detectors.items():
-            if name not in out and is_match(entry, paper_row.match):
+            if name not in out and "row" not in (entry.get("paper") or {}) and is_match(entry, paper_row.match):
                 out[name] = paper_row.row
                 break
     return out
+
+
+def comparability(entry: dict) -> dict:
+    """How a configured detector stands beside its paper row: {comparable, note} from its
+    `paper` key (comparable unless it says otherwise; the note says what differs, and is the
+    reason where it is not comparable)."""
+    paper = entry.get("paper") or {}
+    return {"comparable": bool(paper.get("comparable", True)), "note": paper.get("note")}
 
 
 def match_judge(model: str, mode: str) -> str | None:

@@ -25,6 +25,7 @@ from tabulate import tabulate
 from ..stagecli import json_arg
 from ..io import write_json, write_text
 from .latex import latex_text
+from .table4 import plain_title
 
 
 # -- (a) SVM back-projection -------------------------------------------------------------------
@@ -83,7 +84,8 @@ def shap_figure(importance: dict[str, np.ndarray], names: list[str], title: str,
     from .paper_figures import save_figure, plt
     classes = list(importance)
     distinct = [c for i, c in enumerate(classes) if not any(importance[c] is importance[d] for d in classes[:i])]
-    fig, axes = plt.subplots(1, len(distinct), figsize=(4.2 * len(distinct), 0.28 * top + 1.5), squeeze=False)
+    fig, axes = plt.subplots(1, len(distinct), figsize=(4.2 * len(distinct), 0.28 * top + 1.5), squeeze=False,
+                             layout="constrained")
     for ax, c in zip(axes[0], distinct):
         order = np.argsort(-importance[c])[:top][::-1]
         ax.barh([names[j][:40] for j in order], importance[c][order], color="#4C72B0")
@@ -202,11 +204,11 @@ def main(argv=None) -> None:
         write_json({"rows": int(len(X)), "top": tops}, out / f"shap_{det}.json")
         body = [[i + 1, *[f"{tops[c][i][0]} ({tops[c][i][1]:.4f})" for c in tops]] for i in range(15)
                 if all(i < len(tops[c]) for c in tops)]
-        dtitle = args.titles.get(det, det)
+        dtitle = plain_title(args.titles.get(det, det))
         write_text(f"# {title}: mean |SHAP| per feature, {dtitle} ({len(X)} test rows)\n\n"
                    + tabulate(body, headers=["rank", *tops], tablefmt="github", disable_numparse=True) + "\n",
                    out / f"shap_{det}.md")
-        shap_figure(imp, names, f"{title}: {dtitle}, mean |SHAP| (CatBoost)", figs / f"shap_{args.task}_{det}")
+        shap_figure(imp, names, f"{title}: {dtitle}\nmean |SHAP| (CatBoost)", figs / f"shap_{args.task}_{det}")
         summary["shap"][det] = f"shap_{det}.md"
     if args.predictions:
         preds = {Path(p).stem: pd.read_parquet(p) for p in args.predictions}

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..stagecli import json_arg
 from ..fingerprint import stamp
 from ..io import read_json, write_text
+from .data_block import data_block
 from .figures import confusion_figure
 from .subsets import subset_section
 from .test_sets import test_set_section
@@ -67,7 +68,10 @@ def write_report(layout: dict, score_files: list[str], tables_dir: str, figures_
 
     report_dir = Path(report).parent
     rel = lambda p: os.path.relpath(p, report_dir)  # noqa: E731
-    lines = ["# AICD Bench results", ""]
+    data_reports = [read_json(path) for path in data_report_files]
+    task_reports = {r["task"]: r for r in data_reports if "task" in r and "splits" in r}
+    lines = ["# AICD Bench results", "",
+             *data_block(task_reports, {c.name: c.title for c in task_columns}, layout.get("task_modes") or {})]
     if reproduction:
         repro = Path(reproduction)
         lines += [repro.read_text().rstrip(), "",
@@ -104,8 +108,6 @@ def write_report(layout: dict, score_files: list[str], tables_dir: str, figures_
                   f"(macro-F1 {value * 100:.2f}, n = {all_scores[(name, col.name)]['n']})", "",
                   f"![confusion matrix]({rel(f'{stem}.png')}) ([PDF]({rel(f'{stem}.pdf')}))", ""]
     lines += test_set_section([read_json(path) for path in test_set_report_files], task_titles)
-    data_reports = [read_json(path) for path in data_report_files]
-    task_reports = {r["task"]: r for r in data_reports if "task" in r and "splits" in r}
     best_scores = {t: (markdown_title(titles.get(d, d)), all_scores[(d, t)]) for t, (_, d) in best.items()}
     lines += subset_section(task_reports, {c.name: c.title for c in task_columns}, best_scores,
                             layout.get("provisional") or {})
@@ -163,6 +165,18 @@ def _input_line(key: str, rec: dict) -> str:
     return f"`{key}`: {what}{sha}"
 
 
+def audit_line(audit: dict) -> str:
+    """The label audit's corrections, in numbers that add up: how many of the checked rows, and
+    the largest of the groups (generator, label) they fall in."""
+    corrected, checked = audit["corrected"], audit.get("checked") or audit["corrected"]
+    which = (f"all {checked:,} checked rows: the label map contradicts the generator column on every row, so the "
+             "whole label column was replaced from the generator column" if corrected == checked else
+             f"{corrected:,} of {checked:,} checked rows took their label from the generator column, which the "
+             "label map contradicted there")
+    dropped = f"; {audit['uncorrectable']:,} rows it could not correct were dropped" if audit.get("uncorrectable") else ""
+    return f"label audit (label_audit: correct): {which}{dropped} ({audit.get('example', '')})"
+
+
 def _data_summary(rep: dict) -> list[str]:
     if "rejected_total" in rep:  # results/dataset/filter_report.json
         reasons = ", ".join(f"{k} {v}" for k, v in rep["rejected"].items()) or "none"
@@ -180,8 +194,7 @@ def _data_summary(rep: dict) -> list[str]:
         if rep.get("not_sampled"):
             parts.append(f"  - left out by the configured sample size: {rep['not_sampled']}")
         if audit.get("corrected"):
-            parts.append(f"  - label audit: {audit['corrected']} labels corrected from the generator column "
-                         f"(label_audit: correct; {audit.get('example', '')})")
+            parts.append(f"  - {audit_line(audit)}")
         return parts
     sizes = ", ".join(f"{s} {v['rows']}" for s, v in rep["splits"].items())
     parts = [f"- task **{rep['task']}** ({rep['kind']}): {sizes}"]

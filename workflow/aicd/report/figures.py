@@ -1,4 +1,7 @@
-"""Confusion-matrix figure (row-normalised) for one detector on one task, as PDF and PNG."""
+"""Confusion-matrix figure (row-normalised) for one detector on one task, as PDF and PNG; and
+`write_figure`, the one place every figure of the report is written: same inputs, same bytes (the
+PDF without its creation date, the PNG without a timestamp), so two runs' results folders can be
+compared byte for byte (`aicd verify`)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,19 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ..io import atomic_path  # noqa: E402
+
+
+# matplotlib writes the PDF's creation date unless told not to; its PNGs carry no time, only the
+# Software key (matplotlib's version), the same for the same installation.
+PDF_METADATA = {"CreationDate": None, "ModDate": None}
+
+
+def write_figure(fig, pdf_path: str | Path, png_path: str | Path, dpi: int = 150) -> None:
+    """Write `fig` as PDF and PNG, each atomically, and close it."""
+    for path, fmt in ((pdf_path, "pdf"), (png_path, "png")):
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=PDF_METADATA if fmt == "pdf" else None)
+    plt.close(fig)
 
 
 def confusion_figure(scores: dict, title: str, pdf_path: str | Path, png_path: str | Path) -> None:
@@ -29,9 +45,6 @@ def confusion_figure(scores: dict, title: str, pdf_path: str | Path, png_path: s
             for j in range(len(labels)):
                 ax.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=7,
                         color="white" if matrix[i, j] > 0.5 else "black")
-    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="share of the gold class's rows")
     fig.tight_layout()
-    for path, fmt in ((pdf_path, "pdf"), (png_path, "png")):
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=150)
-    plt.close(fig)
+    write_figure(fig, pdf_path, png_path)

@@ -1,7 +1,9 @@
 """A static leaderboard site from submission results files (aicd.scoring.submission): per task,
-the submissions ranked by macro-F1 with its interval, AUROC, TPR at 1% FPR on human code, the
-macro-F1 per subset, and a paired bootstrap test of each against the leader on the same gold
-rows. Writes SITE/index.html and SITE/leaderboard.json (the same numbers, for scripts)."""
+the submissions ranked by macro-F1 with its interval, AUROC, the TPR at 1% FPR on human code in
+both views (the ROC operating point, and the validation threshold applied to test with the FPR it
+realises there: aicd.scoring.thresholds), the macro-F1 per subset, and a paired bootstrap test of
+each against the leader on the same gold rows. Writes SITE/index.html and SITE/leaderboard.json
+(the same numbers, for scripts)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from ..errors import AicdError
 from ..fingerprint import sha256_file
 from ..io import write_json, write_text
 from ..scoring.external import compare_files
+from .intervals import SAYS, with_interval
 
 STYLE = ("body{font-family:sans-serif;margin:2em} table{border-collapse:collapse;margin-bottom:2em} "
          "td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right} td.name,th.name{text-align:left} "
@@ -41,15 +44,24 @@ def read_results(folder) -> list[dict]:
     return found
 
 
+def _roc_1(result: dict):
+    """The ROC operating point at 1% FPR: (TPR, its interval, the reason where it is unreachable)."""
+    point = ((result.get("threshold_metrics") or {}).get("roc_at_fpr") or {}).get("0.01") or {}
+    if point and not point.get("reachable"):
+        return None, None, (point.get("unreachable") or {}).get("short", "unreachable")
+    return point.get("tpr"), point.get("tpr_ci"), ""
+
+
 def _fpr_1(result: dict):
-    """TPR at 1% FPR, its interval with the threshold's own uncertainty, and what to say instead
-    of or beside it: why the threshold cannot be trusted, or ‡ where it does not transfer."""
-    at = ((result.get("threshold_metrics") or {}).get("at_fpr") or {}).get("0.01") or {}
+    """The validation threshold for 1% FPR applied to test: TPR, its interval with the
+    threshold's own uncertainty, the FPR it realises on the test's humans, and what to say
+    instead of or beside it: why the threshold cannot be trusted, or ‡ where it does not transfer."""
+    at = ((result.get("threshold_metrics") or {}).get("deployment_at_fpr") or {}).get("0.01") or {}
     problem = at.get("unreliable")
     if problem:
-        return None, None, problem["short"]
+        return None, None, None, problem["short"]
     note = "‡" if at.get("transfers") is False else ""
-    return at.get("tpr"), at.get("tpr_ci_with_threshold") or at.get("tpr_ci"), note
+    return at.get("tpr"), at.get("tpr_ci_with_threshold") or at.get("tpr_ci"), at.get("fpr"), note
 
 
 def paired_against(leader: dict, other: dict, resamples: int, seed: int) -> dict | None:
@@ -78,11 +90,14 @@ def build(results: list[dict], resamples: int = 1000, seed: int = 0) -> dict:
         rows = []
         for rank, r in enumerate(entries, 1):
             tm = r.get("threshold_metrics") or {}
-            tpr, tpr_ci, tpr_note = _fpr_1(r)
+            roc, roc_ci, roc_note = _roc_1(r)
+            tpr, tpr_ci, realised, tpr_note = _fpr_1(r)
             rows.append({"rank": rank, "detector": r["metadata"]["detector"], "date": r["metadata"]["date"],
                          "links": r["metadata"].get("links") or [], "macro_f1": r["macro_f1"],
                          "macro_f1_ci": r.get("macro_f1_ci"), "auroc": tm.get("auroc"), "auroc_ci": tm.get("auroc_ci"),
-                         "tpr_at_1pct_fpr": tpr, "tpr_at_1pct_fpr_ci": tpr_ci, "tpr_at_1pct_fpr_note": tpr_note,
+                         "tpr_at_1pct_fpr": roc, "tpr_at_1pct_fpr_ci": roc_ci, "tpr_at_1pct_fpr_note": roc_note,
+                         "deployment_1pct_tpr": tpr, "deployment_1pct_tpr_ci": tpr_ci,
+                         "deployment_1pct_test_fpr": realised, "deployment_1pct_note": tpr_note,
                          "subsets": {s: ((r.get("by") or {}).get("subset", {}).get(s) or {}).get("macro_f1")
                                      for s in subsets},
                          "vs_leader": None if rank == 1 else paired_against(entries[0], r, resamples, seed)})
@@ -91,9 +106,7 @@ def build(results: list[dict], resamples: int = 1000, seed: int = 0) -> dict:
 
 
 def _pct(value, ci=None) -> str:
-    if value is None:
-        return "–"
-    return f"{value * 100:.2f}" + (f" ± {(ci[1] - ci[0]) * 50:.2f}" if ci else "")
+    return with_interval(value, ci, "html")
 
 
 def _vs(test) -> str:
@@ -106,23 +119,39 @@ def _vs(test) -> str:
 
 
 def _tpr_cell(entry: dict) -> str:
+    """The ROC operating point at 1% FPR, or why it is unreachable."""
     note = entry.get("tpr_at_1pct_fpr_note") or ""
     if entry["tpr_at_1pct_fpr"] is None and note:
-        return html.escape(note)  # the reason the threshold cannot be trusted
-    return _pct(entry["tpr_at_1pct_fpr"], entry["tpr_at_1pct_fpr_ci"]) + (f" {note}" if note else "")
+        return html.escape(note)
+    return _pct(entry["tpr_at_1pct_fpr"], entry["tpr_at_1pct_fpr_ci"])
+
+
+def _deployment_cell(entry: dict) -> str:
+    """The validation threshold's TPR on test and the FPR it realises there."""
+    note = entry.get("deployment_1pct_note") or ""
+    if entry.get("deployment_1pct_tpr") is None:
+        return html.escape(note) if note else "–"
+    realised = entry.get("deployment_1pct_test_fpr")
+    at = f" (test FPR {realised * 100:.2f}{note})" if realised is not None else (f" {note}" if note else "")
+    return _pct(entry["deployment_1pct_tpr"], entry["deployment_1pct_tpr_ci"]) + at
 
 
 def render(boards: dict) -> str:
     parts = ["<!DOCTYPE html>", '<html><head><meta charset="utf-8"><title>AICD Bench leaderboard</title>',
              f"<style>{STYLE}</style></head><body>", "<h1>AICD Bench leaderboard</h1>",
-             "<p>Ranked by macro-F1 × 100 (± half-width of the 95% bootstrap interval). TPR at 1% FPR on human "
-             "code, the threshold set on validation human rows (± includes the threshold's own uncertainty; a "
-             "short reason where the threshold cannot be trusted; ‡ where the realised FPR on the test's humans "
-             "is over twice 1%: the threshold does not transfer). “leader − this”: the leader's macro-F1 minus this "
-             "one's on the same gold rows, with its 95% paired bootstrap interval and p-value.</p>"]
+             f"<p>Ranked by macro-F1 × 100 with its 95% bootstrap interval ({html.escape(SAYS)}) TPR @ 1% FPR: "
+             "the ROC operating point, the threshold set so that at most 1% of the test's human rows score above it "
+             "(the field's definition, RAID's; “unreachable” where ties or too few humans leave no such "
+             "threshold). Val. threshold for 1%: the deployment view, the threshold set for 1% FPR on validation "
+             "human rows and applied to test, its TPR (the interval includes the threshold's own uncertainty) and "
+             "the FPR it realises on the test's humans; a short reason where the threshold cannot be trusted; ‡ "
+             "where that FPR is over twice 1%: the threshold does not transfer. “leader − this”: the leader's "
+             "macro-F1 minus this one's on the same gold rows, with its 95% paired bootstrap interval and "
+             "p-value.</p>"]
     for task, board in boards.items():
         subsets = board["subsets"]
-        head = ["Rank", "Detector", "Date", "Macro-F1", "AUROC", "TPR @ 1% FPR", *subsets, "leader − this"]
+        head = ["Rank", "Detector", "Date", "Macro-F1", "AUROC", "TPR @ 1% FPR", "val. threshold for 1%: TPR (test FPR)",
+                *subsets, "leader − this"]
         parts += [f'<h2 id="task-{html.escape(task)}">{html.escape(task)}</h2>',
                   f'<table class="board" data-task="{html.escape(task)}"><thead><tr>'
                   + "".join(f'<th class="{"name" if h == "Detector" else ""}">{html.escape(h)}</th>' for h in head)
@@ -132,7 +161,7 @@ def render(boards: dict) -> str:
             if e["links"]:
                 name = f'<a href="{html.escape(e["links"][0])}">{name}</a>'
             cells = [str(e["rank"]), name, html.escape(e["date"]), _pct(e["macro_f1"], e["macro_f1_ci"]),
-                     _pct(e["auroc"], e["auroc_ci"]), _tpr_cell(e),
+                     _pct(e["auroc"], e["auroc_ci"]), _tpr_cell(e), _deployment_cell(e),
                      *[_pct(e["subsets"].get(s)) for s in subsets], _vs(e["vs_leader"])]
             parts.append(f'<tr class="{"leader" if e["rank"] == 1 else ""}" data-detector="{html.escape(e["detector"])}">'
                          + "".join(f'<td class="{"name" if i == 1 else ""}">{c}</td>' for i, c in enumerate(cells))

@@ -1,8 +1,10 @@
 """The paper's figures, one matplotlib style, each as PDF (for LaTeX) and PNG (for the report):
 
 - confusion_{task}_best_percent: row-normalised confusion matrix in percent of the best trained
-  detector per task (Figures 1-2); confusion_{task}_all: every detector of the task (Figures 7, 9);
-- language_{task}: macro-F1 per language for every detector (Figure 4);
+  detector per task (the paper's Figures 1-2, for T2 and T3); confusion_{task}_all: every detector of
+  the task (Figures 7, 9, for T2 and T3; the paper has neither for T1);
+- language_{task}: macro-F1 per language for every detector (Figure 4); a language whose test rows
+  hold one class is hatched and named, never drawn as a score;
 - subsets_{task}: per-subset macro-F1 for every detector (Figures 5, 6, 8); a one-class subset's
   bar is that class's recall, hatched, as in Tables 5-7;
 - data_distribution, data_distribution_language: lines of code, average and maximum line length,
@@ -25,7 +27,8 @@ import pandas as pd  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from ..stagecli import json_arg  # noqa: E402
-from ..io import atomic_path, read_json, write_json  # noqa: E402
+from ..io import read_json, write_json  # noqa: E402
+from .figures import write_figure  # noqa: E402
 from .subset_tables import subset_value  # noqa: E402
 from .table4 import plain_title  # noqa: E402
 
@@ -38,15 +41,13 @@ MEASUREMENTS = [("lines_of_code", "lines of code", True), ("avg_line_length", "a
 
 
 def save_figure(fig, stem: str | Path) -> list[str]:
+    """stem.pdf and stem.png (aicd.report.figures.write_figure); a figure made with a layout
+    engine (constrained: room for a suptitle) keeps it, the others are tightened."""
     stem = Path(stem)
-    fig.tight_layout()
-    paths = []
-    for fmt in ("pdf", "png"):
-        path = stem.with_name(stem.name + f".{fmt}")
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=150)
-        paths.append(str(path))
-    plt.close(fig)
+    if fig.get_layout_engine() is None:
+        fig.tight_layout()
+    paths = [str(stem.with_name(stem.name + f".{fmt}")) for fmt in ("pdf", "png")]
+    write_figure(fig, *paths)
     return paths
 
 
@@ -81,38 +82,50 @@ def confusion_grid(all_scores: dict[str, dict], titles: dict[str, str], task_tit
     rows = math.ceil(len(dets) / cols)
     n = max(len(s["labels"]) for s in all_scores.values())
     cell = max(2.8, 0.35 * n + 1.5)
-    fig, axes = plt.subplots(rows, cols, figsize=(cell * cols, cell * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(cell * cols, cell * rows + 0.5), squeeze=False, layout="constrained")
     for ax, det in zip(axes.flat, dets):
         s = all_scores[det]
         _confusion_axes(ax, s, f"{plain_title(titles.get(det, det))} ({100 * s['macro_f1']:.1f})", annotate=n <= 6)
     for ax in list(axes.flat)[len(dets):]:
         ax.axis("off")
+    fig.colorbar(axes.flat[0].images[0], ax=axes, shrink=0.5, label="% of the gold class's rows")
     fig.suptitle(f"{task_title}: row-normalised confusion matrices (%), macro-F1 × 100 in brackets")
     return save_figure(fig, stem)
 
 
 def language_figure(all_scores: dict[str, dict], titles: dict[str, str], task_title: str, stem) -> list[str] | None:
+    """macro-F1 x 100 per detector and language; a language whose test rows hold one class is
+    hatched and says so instead of a number (its macro-F1 measures that class alone)."""
+    from matplotlib.patches import Rectangle
+
     langs = sorted({lang for s in all_scores.values() for lang in (s.get("by") or {}).get("language", {})})
     if not langs:
         return None
     dets = list(all_scores)
     matrix = np.full((len(dets), len(langs)), np.nan)
+    one = np.full((len(dets), len(langs)), "", dtype=object)
     for i, d in enumerate(dets):
         for j, lang in enumerate(langs):
             e = all_scores[d].get("by", {}).get("language", {}).get(lang)
-            if e and e.get("macro_f1") is not None:
-                matrix[i, j] = e["macro_f1"]
-    fig, ax = plt.subplots(figsize=(1.0 + 0.7 * len(langs), 1.0 + 0.35 * len(dets)))
-    im = ax.imshow(matrix, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+            if e and e.get("one_class"):
+                one[i, j] = e["one_class"]
+            elif e and e.get("macro_f1") is not None:
+                matrix[i, j] = 100 * e["macro_f1"]
+    fig, ax = plt.subplots(figsize=(1.6 + 0.75 * len(langs), 1.6 + 0.35 * len(dets)))
+    im = ax.imshow(matrix, vmin=0, vmax=100, cmap="viridis", aspect="auto")
     ax.set_xticks(range(len(langs)), langs, rotation=45, ha="right")
     ax.set_yticks(range(len(dets)), [plain_title(titles.get(d, d)) for d in dets], fontsize=7)
     for i in range(len(dets)):
         for j in range(len(langs)):
-            if not np.isnan(matrix[i, j]):
-                ax.text(j, i, f"{100 * matrix[i, j]:.0f}", ha="center", va="center", fontsize=6,
-                        color="white" if matrix[i, j] < 0.5 else "black")
-    fig.colorbar(im, ax=ax, label="macro-F1")
-    ax.set_title(f"{task_title}: macro-F1 per language")
+            if one[i, j]:
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor="0.92", edgecolor="0.6", hatch="///", lw=0))
+                ax.text(j, i, f"{one[i, j]}\nonly", ha="center", va="center", fontsize=6, color="0.2")
+            elif not np.isnan(matrix[i, j]):
+                ax.text(j, i, f"{matrix[i, j]:.0f}", ha="center", va="center", fontsize=6,
+                        color="white" if matrix[i, j] < 50 else "black")
+    fig.colorbar(im, ax=ax, label="macro-F1 × 100")
+    ax.set_title(f"{task_title}: macro-F1 × 100 per language\n(hatched: the language's test rows hold one class)",
+                 fontsize=9)
     return save_figure(fig, stem)
 
 
@@ -155,7 +168,8 @@ def distribution_figures(tables: list[pd.DataFrame], stem_label, stem_language) 
     paths = []
     for by, stem in (("label", stem_label), ("language", stem_language)):
         groups = [g for g in sorted(rows[by].dropna().unique())]
-        fig, axes = plt.subplots(1, len(have), figsize=(3.2 * len(have), 3.2 if by == "label" else 3.8), squeeze=False)
+        fig, axes = plt.subplots(1, len(have), figsize=(3.2 * len(have), 3.2 if by == "label" else 3.8), squeeze=False,
+                                 layout="constrained")
         for ax, (col, title, log) in zip(axes[0], have):
             data = [rows.loc[rows[by] == g, col].dropna().to_numpy() for g in groups]
             if by == "label":

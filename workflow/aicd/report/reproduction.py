@@ -8,7 +8,13 @@ from results/tables/subset_tables.json (averages over the paper's trained rows o
 that holds one class reports a recall, kept out of the comparison), Table 8 from the LLM judges'
 score files. All on the macro-F1 x 100 scale (Tables 5-7 are printed 0-1 by the paper).
 
-A headline per table and task counts the cells within +-2 points and inside the interval. One
+Each row keeps its own title beside the paper's row name. A configured detector that is not
+the paper's detector (its config's `paper: {comparable: false, note}`: a trained toy LM where
+the paper's is pretrained, a CPU demo encoder in place of the paper's) gets "not comparable"
+with its note instead of a difference; a comparable one's note is printed beside its cells.
+
+A headline per table and task counts the cells within +-2 points and inside the interval, and
+how many of those agreeing cells are dummy baselines (whose agreement says little). One
 line says whether the run is on the paper's release (every compared task read from the
 release with its full test split) or not, naming the data by the run's input fingerprint: on
 other data (the demo, the OOD config, one's own) the comparison still prints, and shows how far
@@ -28,7 +34,7 @@ from tabulate import tabulate
 from .. import published
 from ..io import read_json, write_json, write_text
 from ..stagecli import json_arg
-from .marks import SMALL_CLASS, Marks, tag
+from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, Marks, tag
 from .table4 import latex_title, markdown_title, plain_title
 from .latex import latex_text
 
@@ -71,33 +77,42 @@ def table4_tasks(layout: dict, number: int = 4) -> dict[str, str]:
 
 def table4_cells(layout: dict, scores: dict) -> list[dict]:
     """Every (paper row or our detector) x (T1, T2, T3) cell. layout: tasks [[name, title, kind]],
-    detectors [[name, title, paper row or null]]; scores: (detector, task) -> score file."""
+    detectors [[name, title, paper row or null]], dummies [names], comparability {name:
+    {comparable, note}}; scores: (detector, task) -> score file."""
     spec = published.table(4)
     task_of = table4_tasks(layout)
     by_row = {row: name for name, _, row in layout["detectors"] if row}
+    titles = {name: title for name, title, _ in layout["detectors"]}
+    dummies = set(layout.get("dummies") or ())
+    standing = layout.get("comparability") or {}
     out = []
     for paper_row in published.rows(4):
         det = by_row.get(paper_row.row)
+        comp = standing.get(det) or {"comparable": True, "note": None}
+        who = {"task": None, "detector": det, "title": titles.get(det), "dummy": det in dummies}
         for column in spec["columns"]:
             paper = paper_row.values.get(column)
             task = task_of.get(column)
+            who["task"] = task
             s = scores.get((det, task)) if det and task else None
-            if s is not None and s.get("macro_f1") is not None:
+            if s is not None and s.get("macro_f1") is not None and not comp["comparable"]:
+                out.append(_cell(4, paper_row.row, column, paper, status="not comparable", ours_value=_pts(s["macro_f1"]),
+                                 ours_ci=_ci_pts(s.get("macro_f1_ci")), why=comp["note"], **who))
+            elif s is not None and s.get("macro_f1") is not None:
                 out.append(_cell(4, paper_row.row, column, paper, _pts(s["macro_f1"]), _ci_pts(s.get("macro_f1_ci")),
-                                 task=task, detector=det))
+                                 note=comp["note"], **who))
             elif paper is not None:
                 why = ("no task of this kind in the run" if task is None else
                        "not in this configuration" if det is None else "configured, no scores")
-                out.append(_cell(4, paper_row.row, column, paper, task=task, detector=det, why=why))
-    titles = {name: title for name, title, _ in layout["detectors"]}
+                out.append(_cell(4, paper_row.row, column, paper, why=why, **who))
     for name, title, row in layout["detectors"]:
         if row:
             continue
         for column, task in task_of.items():
             s = scores.get((name, task))
             if s is not None and s.get("macro_f1") is not None:
-                out.append(_cell(4, titles[name], column, None, _pts(s["macro_f1"]), _ci_pts(s.get("macro_f1_ci")),
-                                 task=task, detector=name, why="ours: not a row of the paper"))
+                out.append(_cell(4, title, column, None, _pts(s["macro_f1"]), _ci_pts(s.get("macro_f1_ci")),
+                                 task=task, detector=name, title=title, why="ours: not a row of the paper"))
     return out
 
 
@@ -131,8 +146,25 @@ def subset_cells(layout: dict, summary: dict) -> list[dict]:
             else:
                 out.append(_cell(number, paper_row.printed, "mean", paper, _pts(mine["mean"]), _ci_pts(mine.get("ci")),
                                  paper_std=paper_std, ours_std=_pts(mine.get("std")), task=result["task"],
-                                 detectors=len(result.get("detectors") or [])))
+                                 detectors=len(result.get("detectors") or []), small=bool(mine.get("small_classes")),
+                                 note=f"ours: the mean of {len(result.get('detectors') or [])} rows (named below); "
+                                      "the paper's: averaged over detectors it does not list"))
     return out
+
+
+def averaged_lines(summary: dict, titles: dict) -> list[str]:
+    """Per subset table: the rows our side averages, named, and that the paper does not list its own."""
+    lines = []
+    for number in published.SUBSET_TABLES:
+        result = summary.get(str(number)) or {}
+        if not result.get("task") or not result.get("rows"):
+            continue
+        names = ", ".join(plain_title(titles.get(d, d)) for d in result.get("detectors") or [])
+        side = "the paper's trained rows run here" if result.get("averaged_over", "paper") == "paper" else \
+            "our trained detectors (none of the paper's ran)"
+        lines.append(f"- Table {number}: ours is the mean over {len(result.get('detectors') or [])} rows, {side}: "
+                     f"{names}. The paper's is \"averaged over detectors\" (its caption) and does not say which.")
+    return lines
 
 
 def judge_cells(layout: dict, judge_scores: dict) -> list[dict]:
@@ -158,17 +190,20 @@ def judge_cells(layout: dict, judge_scores: dict) -> list[dict]:
 
 
 def headlines(cells: list[dict]) -> list[dict]:
-    """Per table and column (task): cells compared, within +-2 points, paper inside our interval."""
+    """Per table and column (task): cells compared, within +-2 points (and which of those are dummy
+    baselines' rows), paper inside our interval."""
     groups = {}
     for c in cells:
         key = (c["table"], c["column"])
         g = groups.setdefault(key, {"table": c["table"], "column": c["column"], "task": c.get("task"), "compared": 0,
                                     "within": 0, "inside": 0, "with_interval": 0, "paper_only": 0, "ours_only": 0,
-                                    "not_comparable": 0})
+                                    "not_comparable": 0, "dummy_within": []})
         g["task"] = g["task"] or c.get("task")
         if c["status"] == "both":
             g["compared"] += 1
             g["within"] += bool(c["within"])
+            if c["within"] and c.get("dummy"):
+                g["dummy_within"].append(c["row"])
             if c["inside"] is not None:
                 g["with_interval"] += 1
                 g["inside"] += bool(c["inside"])
@@ -177,56 +212,82 @@ def headlines(cells: list[dict]) -> list[dict]:
     return list(groups.values())
 
 
-def on_release(layout: dict, task_reports: dict) -> tuple[bool, str]:
-    """(is this run on the paper's release, the reason): every task of a paper kind read from the
-    release's Hub dataset with its full test split."""
+def not_release(layout: dict, task_reports: dict) -> dict[str, str]:
+    """task -> why it is not the paper's release (every task of a paper kind that is not read
+    from the release's Hub dataset with its full test split)."""
     release = published.release()
-    kinds = [(name, kind, mode) for name, _, kind, mode in layout["task_modes"] if kind]
-    if not kinds:
-        return False, "no task of the paper's three kinds"
-    for name, kind, mode in kinds:
-        if mode != "release":
-            return False, f"task {name} is {'built from the sources' if mode == 'build' else mode}, not the release"
+    out = {}
+    for name, _, kind, mode in layout["task_modes"]:
+        if not kind:
+            continue
         rep = task_reports.get(name) or {}
         hub = (rep.get("release") or {}).get("hub")
-        if hub != release["hub"]:
-            return False, f"task {name} is read from {'local files' if not hub else hub}, not {release['hub']}"
         rows = ((rep.get("splits") or {}).get("test") or {}).get("rows")
-        if rows != release["test_rows"][kind]:
-            return False, f"task {name}'s test split has {rows} rows, the release's {release['test_rows'][kind]:,}"
-    return True, f"every task is read from {release['hub']} with its full test split"
+        if mode != "release":
+            out[name] = f"{'built from the sources' if mode == 'build' else mode}, not the release"
+        elif hub != release["hub"]:
+            out[name] = f"read from {'local files' if not hub else hub}, not {release['hub']}"
+        elif rows != release["test_rows"][kind]:
+            out[name] = f"{rows} test rows, the release's {release['test_rows'][kind]:,}"
+    return out
+
+
+def on_release(layout: dict, task_reports: dict) -> tuple[bool, str]:
+    """(is this run on the paper's release, the reason): every task of a paper kind read from the
+    release's Hub dataset with its full test split; otherwise every task that is not, and why."""
+    release = published.release()
+    if not any(kind for _, _, kind, _ in layout["task_modes"]):
+        return False, "no task of the paper's three kinds"
+    reasons = not_release(layout, task_reports)
+    if not reasons:
+        return True, f"every task is read from {release['hub']} with its full test split"
+    grouped: dict[str, list[str]] = {}
+    for name, why in reasons.items():
+        grouped.setdefault(why, []).append(name)
+    parts = [f"task{'s' if len(names) > 1 else ''} {', '.join(names)}: {why}" for why, names in grouped.items()]
+    return False, "; ".join(parts)
 
 
 def _num(value) -> str:
     return "–" if value is None else f"{value:.2f}"
 
 
+def _interval(ci, style: str) -> str:
+    dash = "--" if style == "latex" else "–"
+    return f" [{ci[0]:.2f}{dash}{ci[1]:.2f}]" if ci else ""
+
+
 def _ours_text(c: dict, style: str) -> str:
     if c.get("ours") is None:
         if c.get("ours_value") is not None:
-            return f"({c.get('ours_metric', 'other detectors')} {_num(c['ours_value'])})"
+            metric = c.get("ours_metric", "ours" if c["table"] == 4 else "other detectors")
+            return f"({metric} {_num(c['ours_value'])}{_interval(c.get('ours_ci'), style)})"
         return "–"
-    text = _num(c["ours"])
-    if c.get("ci"):
-        dash = "--" if style == "latex" else "–"
-        text += f" [{c['ci'][0]:.2f}{dash}{c['ci'][1]:.2f}]"
-    return text
+    return _num(c["ours"]) + _interval(c.get("ci"), style)
 
 
 def _row_title(c: dict, style: str, tags: Marks | None = None) -> str:
-    title = c["row"]
-    if c["table"] in (4, 8):
-        title = latex_title(title) if style == "latex" else markdown_title(title)
-    elif style == "latex":
-        title = latex_text(title)
+    """The paper's row, and ours where its own title says more (Fast-DetectGPT — ours: Fast-DetectGPT
+    (demo code LM))."""
+    def styled(text: str) -> str:
+        if c["table"] in (4, 8):
+            return latex_title(text) if style == "latex" else markdown_title(text)
+        return latex_text(text) if style == "latex" else text
+
+    title = styled(c["row"])
+    own = c.get("title")
+    if c["table"] == 4 and own and plain_title(own) != plain_title(c["row"]):
+        title += (" -- ours: " if style == "latex" else " — ours: ") + styled(own)
     if tags is not None and c.get("detector") and c.get("task"):
         title += tag(tags.cell(c["detector"], c["task"]), style)
     return title
 
 
 def _small(c: dict, style: str, tags: Marks | None) -> str:
-    """§ after ours where its macro-F1 averages over a class with few test rows."""
-    if tags is None or not c.get("detector") or not tags.small(c["detector"], c.get("task")):
+    """§ after ours where its macro-F1 averages over a class with few test rows (Table 4: the
+    detector's score file; Tables 5-7: the subset's)."""
+    small = c.get("small") or (tags is not None and c.get("detector") and tags.small(c["detector"], c.get("task")))
+    if not small:
         return ""
     return "\\S{}" if style == "latex" else SMALL_CLASS
 
@@ -248,7 +309,7 @@ def body(cells: list[dict], style: str, titles: dict, tags: Marks | None = None)
             within = yes[0] if c["within"] else yes[1]
             inside = "–" if c["inside"] is None else (yes[0] if c["inside"] else yes[1])
             delta = f"{c['delta']:+.2f}"
-            note = ""
+            note = c.get("note") or ""
         elif c["status"] == "not comparable":
             within = inside = delta = ""
             note = "not comparable: " + c.get("why", "")
@@ -264,6 +325,8 @@ def body(cells: list[dict], style: str, titles: dict, tags: Marks | None = None)
 
 
 HEADERS = ["Table", "row", "task", "paper", "ours [95% CI]", "Δ", "±2", "in CI", "note"]
+SMALL_NOTE = (f"{SMALL_CLASS} after ours: its macro-F1 averages over a class with fewer than {MIN_CLASS_SUPPORT} test "
+              "rows (Tables 5-7: a class of the subset), which weighs as much as any other.")
 
 
 def one_side_lines(cells: list[dict], titles: dict) -> list[str]:
@@ -298,8 +361,17 @@ def headline_lines(groups: list[dict], titles: dict) -> list[str]:
         if not g["compared"]:
             silent.setdefault(g["table"], []).append(g)
             continue
-        lines.append(f"- {where}: **{g['within']} of {g['compared']}** cells within ±{WITHIN:g} points; the paper's "
-                     f"value inside our 95% interval in **{g['inside']} of {g['with_interval']}**"
+        dummies = g.get("dummy_within") or []
+        of_them = ""
+        if dummies:
+            names = ", ".join(plain_title(r) for r in dummies)
+            if len(dummies) == g["within"] == 1:
+                of_them = f" (a dummy baseline: {names})"
+            else:
+                of_them = (f" ({'all' if len(dummies) == g['within'] else len(dummies)} of them dummy "
+                           f"baseline{'s' if len(dummies) > 1 else ''}: {names})")
+        lines.append(f"- {where}: **{g['within']} of {g['compared']}** cells within ±{WITHIN:g} points{of_them}; the "
+                     f"paper's value inside our 95% interval in **{g['inside']} of {g['with_interval']}**"
                      + (f"; {g['not_comparable']} not comparable" if g["not_comparable"] else ""))
     for table_number, gs in silent.items():
         cols = ", ".join(g["column"] for g in gs) if table_number in (4, 8) else ""
@@ -317,32 +389,41 @@ def data_line(release: tuple[bool, str], inputs: dict | None) -> str:
 
 
 def write_tables(cells: list[dict], groups: list[dict], release: tuple[bool, str], inputs: dict | None, titles: dict,
-                 tables_dir: Path, tags: Marks | None = None) -> None:
+                 tables_dir: Path, tags: Marks | None = None, averaged: list[str] = ()) -> None:
+    """reproduction.{md,tex,html}; `averaged`: averaged_lines, the rows each side of Tables 5-7 averages."""
     head = data_line(release, inputs)
     legend = (tags or Marks()).legend(sorted({c["detector"] for c in cells if c.get("detector")}), None,
                                       shown=("inverted",))
+    if any(c.get("small") for c in cells) and SMALL_CLASS not in legend:
+        legend = f"{legend} {SMALL_NOTE}".strip()
+    caption = CAPTION + (f" {legend}" if legend else "")
     one_side = one_side_lines(cells, titles)
     md = ["## Reproduction: the paper beside ours", "", head, "", *headline_lines(groups, titles), "",
           tabulate(body(cells, "markdown", titles, tags), headers=HEADERS, tablefmt="github", disable_numparse=True), "",
-          CAPTION + (f" {legend}" if legend else ""), "",
+          caption, "",
+          *(["The rows averaged in Tables 5-7:", "", *averaged, ""] if averaged else []),
           *(["Cells only one side has:", "", *one_side, ""] if one_side else [])]
     write_text("\n".join(md), tables_dir / "reproduction.md")
     tex_head = latex_text(head.replace("**", "").replace("`", ""))
-    tex_caption = latex_text(CAPTION)
+    tex_averaged = latex_text(" ".join(line[2:] for line in averaged))
     tex = ["\\begin{table}[t]", "\\centering", "\\small",
            tabulate(body(cells, "latex", titles, tags), tablefmt="latex_raw", disable_numparse=True,
                     headers=[latex_text(h) for h in HEADERS]),
-           f"\\caption{{{tex_caption} {tex_head}}}", "\\label{tab:reproduction}", "\\end{table}", ""]
+           f"\\caption{{{latex_text(caption)} {tex_averaged} {tex_head}}}", "\\label{tab:reproduction}",
+           "\\end{table}", ""]
     write_text("\n".join(tex), tables_dir / "reproduction.tex")
+
+    def items(lines: list[str]) -> str:
+        return "<ul>" + "".join(f"<li>{html.escape(line[2:].replace('**', ''))}</li>" for line in lines) + "</ul>\n"
+
     page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Reproduction</title><style>body{font-family:"
             "sans-serif} table{border-collapse:collapse} td,th{padding:2px 8px;border-bottom:1px solid #ccc}</style>"
             f"</head><body>\n<h1>Reproduction: the paper beside ours</h1>\n<p>{html.escape(head.replace('**', ''))}</p>\n"
-            "<ul>" + "".join(f"<li>{html.escape(line[2:].replace('**', ''))}</li>" for line in headline_lines(groups, titles))
-            + "</ul>\n" + tabulate(body(cells, "html", titles, tags), headers=HEADERS, tablefmt="unsafehtml",
-                                    disable_numparse=True)
-            + f"\n<p>{html.escape(CAPTION + (' ' + legend if legend else ''))}</p>\n"
-            + ("<p>Cells only one side has:</p><ul>" + "".join(f"<li>{html.escape(line[2:])}</li>" for line in one_side)
-               + "</ul>\n" if one_side else "") + "</body></html>\n")
+            + items(headline_lines(groups, titles))
+            + tabulate(body(cells, "html", titles, tags), headers=HEADERS, tablefmt="unsafehtml", disable_numparse=True)
+            + f"\n<p>{html.escape(caption)}</p>\n"
+            + (f"<p>The rows averaged in Tables 5-7:</p>{items(averaged)}" if averaged else "")
+            + (f"<p>Cells only one side has:</p>{items(one_side)}" if one_side else "") + "</body></html>\n")
     write_text(page, tables_dir / "reproduction.html")
 
 
@@ -367,21 +448,23 @@ def main(argv=None) -> None:
     reports = {r["task"]: r for r in map(read_json, args.task_reports) if "task" in r}
     inputs = read_json(args.inputs) if args.inputs else None
     release = on_release(args.layout, reports)
-    cells = (table4_cells(args.layout, scores) + subset_cells(args.layout, read_json(args.subset_tables))
-             + judge_cells(args.layout, judges))
+    summary = read_json(args.subset_tables)
+    cells = table4_cells(args.layout, scores) + subset_cells(args.layout, summary) + judge_cells(args.layout, judges)
     groups = headlines(cells)
     titles = {name: title for name, title, _ in args.layout["tasks"]}
     tables = Path(args.tables_dir)
     tags = Marks.from_scores(scores, ours=set())
     for c in cells:
         c["marks"] = tags.cell(c["detector"], c["task"]) if c.get("detector") and c.get("task") else []
-    write_tables(cells, groups, release, inputs, titles, tables, tags)
+    averaged = averaged_lines(summary, {name: title for name, title, _ in args.layout["detectors"]})
+    write_tables(cells, groups, release, inputs, titles, tables, tags, averaged)
     write_json({"on_release": release[0], "why": release[1], "fingerprint": (inputs or {}).get("fingerprint"),
                 "within_points": WITHIN, "headlines": groups, "cells": cells}, tables / "reproduction.json")
     figures = Path(args.figures_dir)
+    reasons = not_release(args.layout, reports)
     for column, name in table4_tasks(args.layout).items():
         title = titles[name]
         chosen = [c for c in cells if c["table"] == 4 and c.get("task") == name]
         reproduction_figure(chosen, f"{title}: ours against the paper's Table 4 ({column})",
                             figures / f"reproduction_{name}.pdf", figures / f"reproduction_{name}.png",
-                            note=None if release[0] else "not the paper's release: " + release[1])
+                            note=f"not the paper's release: task {name}: {reasons[name]}" if name in reasons else None)

@@ -1,7 +1,10 @@
 """Ours against the paper's Table 4 for one task, as paired bars: a row per detector in the
 paper's order, the paper's value (grey) over its +-2 point band, ours below it with its 95%
 interval, coloured by whether it is within +-2 points (green), has the paper's value inside its
-interval (orange) or neither (red). Rows only one side has keep their one bar and say so."""
+interval (orange) or neither (red); a row whose detector is not the paper's (its config says so)
+is grey and hatched and says "not comparable" instead of a difference. Rows only one side has
+keep their one bar and say so; each row is labelled with the paper's row and, where it says
+more, our detector's own title."""
 
 from __future__ import annotations
 
@@ -13,18 +16,27 @@ matplotlib.use("Agg")  # no display on build machines or cluster nodes
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from ..io import atomic_path  # noqa: E402
+from .figures import write_figure  # noqa: E402
 from .table4 import plain_title  # noqa: E402
 
 BAND = 2.0
 COLOURS = {"within": "tab:green", "inside": "tab:orange", "neither": "tab:red", "ours only": "tab:blue",
-           "paper": "0.55"}
+           "not comparable": "0.8", "paper": "0.55"}
 
 
 def _verdict(cell: dict) -> str:
-    if cell["status"] == "ours only":
-        return "ours only"
+    if cell["status"] in ("ours only", "not comparable"):
+        return cell["status"]
     return "within" if cell["within"] else ("inside" if cell.get("inside") else "neither")
+
+
+def label(cell: dict) -> str:
+    """The paper's row, ours where its title says more, and the cell's marks."""
+    text = plain_title(cell["row"])
+    own = cell.get("title")
+    if own and plain_title(own) != text:
+        text += f"\nours: {plain_title(own)}"
+    return text + "".join(f" [{m}]" for m in cell.get("marks", []))
 
 
 def reproduction_figure(cells: list[dict], title: str, pdf_path: str | Path, png_path: str | Path,
@@ -41,17 +53,23 @@ def reproduction_figure(cells: list[dict], title: str, pdf_path: str | Path, png
             ax.barh(y + height / 2, c["paper"], height, color=COLOURS["paper"])
             ax.fill_betweenx([y + 0.02, y + height - 0.02], c["paper"] - BAND, c["paper"] + BAND, color="tab:green",
                              alpha=0.25, lw=0)
-        if c.get("ours") is not None:
-            colour = COLOURS[_verdict(c)]
-            err = [[c["ours"] - c["ci"][0]], [c["ci"][1] - c["ours"]]] if c.get("ci") else None
-            ax.barh(y - height / 2, c["ours"], height, color=colour, xerr=err, capsize=2,
-                    error_kw={"elinewidth": 0.8, "ecolor": "black"})
+        ours = c["ours"] if c.get("ours") is not None else c.get("ours_value") if c["status"] == "not comparable" \
+            else None
+        if ours is not None:
+            ci = c.get("ci") or c.get("ours_ci")
+            err = [[ours - ci[0]], [ci[1] - ours]] if ci else None
+            ax.barh(y - height / 2, ours, height, color=COLOURS[_verdict(c)], xerr=err, capsize=2,
+                    hatch="///" if c["status"] == "not comparable" else None, edgecolor="0.5" if
+                    c["status"] == "not comparable" else None, error_kw={"elinewidth": 0.8, "ecolor": "black"})
             if c.get("delta") is not None:
-                ax.text(max(c["ours"], c["paper"]) + BAND + 1, y, f"Δ {c['delta']:+.1f}", va="center", fontsize=7)
+                ax.text(max(ours, c["paper"]) + BAND + 1, y, f"Δ {c['delta']:+.1f}", va="center", fontsize=7)
+            elif c["status"] == "not comparable":
+                ax.text(max(ours, c.get("paper") or 0) + BAND + 1, y, "not comparable", va="center", fontsize=7,
+                        color="0.3")
         else:
             ax.text((c.get("paper") or 0) + BAND + 1, y - height / 2, "not run here", va="center", fontsize=7,
                     color="0.3")
-    labels = [plain_title(c["row"]) + "".join(f" [{m}]" for m in c.get("marks", [])) for c in reversed(rows)]
+    labels = [label(c) for c in reversed(rows)]
     ax.set_yticks(range(len(rows)), labels, fontsize=8)
     ax.set_xlim(0, 100)
     ax.set_xlabel("macro-F1 × 100 (upper bar: the paper's Table 4; lower bar: ours with its 95% interval)")
@@ -61,7 +79,9 @@ def reproduction_figure(cells: list[dict], title: str, pdf_path: str | Path, png
                        Patch(color=COLOURS["within"], label=f"ours, within ±{BAND:g}"),
                        Patch(color=COLOURS["inside"], label="ours, paper inside our interval"),
                        Patch(color=COLOURS["neither"], label="ours, neither"),
-                       Patch(color=COLOURS["ours only"], label="ours only (not a row of the paper)")],
+                       Patch(color=COLOURS["ours only"], label="ours only (not a row of the paper)"),
+                       Patch(facecolor=COLOURS["not comparable"], edgecolor="0.5", hatch="///",
+                             label="ours, not the paper's detector")],
               fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     if not rows:
         ax.text(0.5, 0.5, "no cell of the paper's Table 4 for this task", ha="center", va="center",
@@ -69,7 +89,4 @@ def reproduction_figure(cells: list[dict], title: str, pdf_path: str | Path, png
     if note:
         fig.text(0.01, 0.005, note, fontsize=7, va="bottom", color="0.25")
     fig.tight_layout(rect=(0, 0.03 if note else 0, 1, 1))
-    for path, fmt in ((pdf_path, "pdf"), (png_path, "png")):
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=150)
-    plt.close(fig)
+    write_figure(fig, pdf_path, png_path)

@@ -153,7 +153,8 @@ def caption_of(result: dict, titles: dict[str, str] | None = None) -> str:
     text = (f"Mean over {who}. Metric: macro-F1 over the task's labels, or, for a subset whose test rows hold one "
             "class, that class's recall (not comparable with the paper's macro-F1). Scale 0-1, as the paper prints "
             "it. STD: sample standard deviation across the detectors. 95% CI: the mean of the detectors' own "
-            "bootstrap bounds (test rows resampled; conservative).")
+            "bootstrap bounds (test rows resampled; conservative). The paper's own table says \"averaged over "
+            "detectors\" and does not list which, so its rows and ours may differ.")
     if any(r.get("small_classes") for r in result["rows"]):
         text += f" {SMALL_CLASS}: a class of the subset has fewer than {MIN_CLASS_SUPPORT} test rows."
     if result.get("ours"):

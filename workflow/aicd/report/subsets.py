@@ -17,6 +17,16 @@ def _f1(entry: dict | None) -> str:
     return f"{entry['macro_f1'] * 100:.2f}"
 
 
+def _language_cell(lang: str, entry: dict) -> str:
+    """'Go 25.00 (n = 2)', or for a language whose test rows hold one class its recall, named."""
+    one = entry.get("one_class")
+    if not one:
+        return f"{lang} {_f1(entry)} (n = {entry['n']})"
+    recall = ((entry.get("per_class") or {}).get(one) or {}).get("recall")
+    said = f"; {one} recall {recall * 100:.2f}" if recall is not None else ""
+    return f"{lang} (n = {entry['n']}, **one class: {one}**{said})"
+
+
 def one_class_note(summary: dict) -> str:
     """'(one class: human only)' for a subset whose test rows are all of one class, else ''."""
     return f"(one class: {summary['one_class']} only)" if summary.get("one_class") else ""
@@ -57,8 +67,11 @@ def subset_section(task_reports: dict[str, dict], titles: dict[str, str], best: 
         languages = by.get("language") or {}
         if languages:
             origin = " (identified by aicd.normalize.langid)" if "language" in inferred else ""
-            cells = ", ".join(f"{lang} {_f1(v)} (n = {v['n']})" for lang, v in languages.items())
-            lines += [f"Per language{origin}, {name}: {cells}.", ""]
+            cells = ", ".join(_language_cell(lang, v) for lang, v in languages.items())
+            lines += [f"Per language{origin}, {name}, macro-F1 × 100: {cells}.", ""]
+            if any(v.get("one_class") for v in languages.values()):
+                lines += ["One class: that language's test rows hold one gold class, where a macro-F1 would measure "
+                          "that class alone, so its recall is given instead (as Tables 5-7 do).", ""]
         for field, why in inferred.items():
             lines.append(f"- inferred **{field}**: {why}")
         for field, why in (notes.get("not_recoverable") or {}).items():
@@ -66,9 +79,9 @@ def subset_section(task_reports: dict[str, dict], titles: dict[str, str], best: 
         langid = rep.get("language_identification") or {}
         test_id = langid.get("test") or {}
         if test_id.get("identified"):
-            cost = f", {test_id['ms_per_row']} ms per row" if test_id.get("ms_per_row") is not None else ""
+            # its time per row stays in the task report: a time would make two runs' reports differ
             lines.append(f"- language identification, test split: {test_id['identified']} of {test_id['rows']} rows "
-                         f"({test_id['from_cache']} from the cache, {test_id['computed']} identified now{cost}; "
+                         f"({test_id['from_cache']} from the cache, {test_id['computed']} identified now; "
                          f"{test_id.get('low_margin', 0)} close calls, margin < 0.5)")
         if task in provisional:
             lines.append(f"- **label map provisional**: {provisional[task]}")

@@ -12,6 +12,7 @@ from functools import partial
 import tabulate as tabulate_mod
 from tabulate import tabulate
 
+from .intervals import SAYS, with_interval
 from .latex import latex_text
 from .marks import Marks, tag
 
@@ -64,17 +65,13 @@ def plain_title(title: str) -> str:
     return re.sub(r"_\{([^}]*)\}", r" (\1)", title)
 
 
-def _fmt(value: float) -> str:
-    return f"{value * 100:.2f}"
-
-
 CAPTION = ("Macro F1-score of baselines across all tasks, macro-F1 × 100 on each task's test split. Best trained "
            "model per task in bold; dummy baselines (random or majority) underlined where they outperform every "
            "trained model.")
-INTERVAL_NOTE = "± is the half-width of the 95% bootstrap interval over test rows (1,000 resamples, seeded)."
+INTERVAL_NOTE = "95% bootstrap intervals over test rows (1,000 resamples, seeded): " + SAYS
 # The paper-format table prints no interval, like the paper's: say where each cell's is.
 NO_INTERVAL_NOTE = ("Like the paper's, this table prints no interval: each cell's 95% bootstrap interval over test rows "
-                    "is in report.md (Table 4, as ±), reproduction.md and the detector's score file (macro_f1_ci).")
+                    "is in report.md (Table 4), reproduction.md and the detector's score file (macro_f1_ci).")
 
 
 def render(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str], float],
@@ -83,7 +80,8 @@ def render(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str],
            tags: Marks | None = None) -> tuple[str, str]:
     """Return (latex, markdown). Also renders Table 8 (other caption, "not run" cells).
     With `intervals` ((detector, task) -> 95% bootstrap interval), each cell that has one
-    also shows its half-width, `87.21 ± 1.30` (the paper's tables print none). `tags`: the
+    also shows it, `87.21 ± 1.30` or `27.20 [7.60, 32.40]` where it is not symmetric
+    (aicd.report.intervals; the paper's tables print none). `tags`: the
     marks that say when a number is not what its header suggests (aicd.report.marks); the
     caption then ends with their legend, and the Markdown has the caption under the table."""
     marks = cell_marks(rows, columns, scores)
@@ -119,10 +117,7 @@ def _cells(rows, columns, marks, intervals, not_run, style: str, tags: Marks | N
                 line.append(not_run)
                 continue
             value, bold, underline = mark
-            text = _fmt(value)
-            if (r.name, col.name) in intervals:
-                lo, hi = intervals[(r.name, col.name)]
-                text += (" $\\pm$ " if style == "latex" else " ± ") + f"{(hi - lo) * 50:.2f}"
+            text = with_interval(value, intervals.get((r.name, col.name)), style)
             if style == "latex":
                 text = f"\\textbf{{{text}}}" if bold else (f"\\underline{{{text}}}" if underline else text)
             elif style == "html":

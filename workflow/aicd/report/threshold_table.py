@@ -1,13 +1,18 @@
 """The threshold-metrics table beside Table 4: per task, each detector that gives scores with its
-AUROC (human against the rest) and, at each FPR on human code, first the FPR its threshold
-really had on the test's humans, then the TPR there, the threshold set on the validation
-split's human rows. Every value x 100 with the half-width of its 95% bootstrap interval (TPR and
-FPR: the validation humans resampled too, so the threshold's own uncertainty is in it).
+AUROC (human against the rest) and the TPR at each fixed FPR on human code in two views, each
+headed for what it is (aicd.scoring.thresholds):
 
-A threshold that cannot stand for its FPR shows why instead of a number; a realised FPR over
-twice the nominal one is marked, and where (subset, language, domain) it happens is listed
-below the table; an inverted detector (validation AUROC < 50) and scores that are margins are
-marked on the detector's name."""
+- "TPR @ 1% FPR": the ROC operating point, the TPR where the test humans' own FPR is at most 1%
+  (the field's definition, RAID's): "unreachable" with the reason where no threshold gets there;
+- "val. threshold for 1%: FPR on test" and "…: TPR": the deployment view, the threshold set on
+  the validation split's human rows and applied to test, with the FPR it realises on the test's
+  humans and the TPR there (‡: that FPR is over twice the nominal one; where, below the table).
+
+Every value x 100 with its 95% bootstrap interval (aicd.report.intervals: ± where symmetric,
+[low, high] where not; deployment view: the validation humans resampled too, so the threshold's
+own uncertainty is in it). A deployment threshold that cannot stand for its FPR shows why
+instead of a number; an inverted detector (validation AUROC < 50) and scores that are margins
+are marked on the detector's name."""
 
 from __future__ import annotations
 
@@ -15,34 +20,35 @@ import html
 
 from tabulate import tabulate
 
+from .intervals import SAYS, with_interval
 from .latex import latex_text
 from .marks import Marks, tag
 from .table4 import Column, Row, latex_title, markdown_title
 
 NOT_TRANSFERRED = "‡"
-CAPTION = ("AUROC (human vs. the rest) and, at each nominal false-positive rate on human code, the FPR the threshold "
-           "realised on the test's human rows and the TPR (machine code caught) there, all × 100. Thresholds are "
-           "set on the validation split's human rows. ± is the half-width of the 95% bootstrap interval; for FPR "
-           "and TPR it resamples the validation human rows as well as the test rows, so it includes the "
-           "threshold's own uncertainty (the score file also keeps the interval with the threshold fixed, "
-           "`tpr_ci`). ‡: the realised FPR is over twice the nominal one: the threshold does not transfer to the "
-           "test's humans (where, below). A cell with a reason instead of a value: the threshold cannot stand for "
-           "that FPR (the full reason is in the score file, `unreliable`).")
+CAPTION = ("AUROC (human vs. the rest) and the TPR (machine code caught) at each fixed false-positive rate on human "
+           "code, in two views, all × 100. TPR @ 1% FPR: the ROC operating point, the threshold set on the test rows "
+           "so that at most 1% of the test's human rows score above it (the field's definition, as RAID's evaluation "
+           "computes it); \"unreachable\" where ties or too few humans leave no threshold between 0 and 1% FPR, and "
+           "(at x% FPR) where ties hold the test FPR under half the target. Val. threshold for 1%: the deployment "
+           "view, the threshold set for 1% FPR on the validation split's human rows and applied to test, with the FPR "
+           "it realises on the test's human rows and the TPR there; its interval resamples the validation human rows "
+           "as well as the test rows, so it includes the threshold's own uncertainty (the score file also keeps the "
+           "interval with the threshold fixed, `tpr_ci`). " + SAYS + " ‡: the realised FPR is over twice the nominal "
+           "one: the validation threshold does not transfer to the test's humans (where, below). A deployment cell "
+           "with a reason instead of a value: the threshold cannot stand for that FPR (the full reason is in the "
+           "score file, `unreliable`).")
 
 
 def _value(value, ci, style: str) -> str:
-    if value is None:
-        return "–"
-    text = f"{value * 100:.2f}"
-    if ci:
-        text += (" $\\pm$ " if style == "latex" else " ± ") + f"{(ci[1] - ci[0]) * 50:.2f}"
-    return text
+    return with_interval(value, ci, style)
 
 
 def fprs_of(scores: dict) -> list[str]:
     keys = set()
     for s in scores.values():
-        keys |= set((s.get("threshold_metrics") or {}).get("at_fpr") or {})
+        m = s.get("threshold_metrics") or {}
+        keys |= set(m.get("roc_at_fpr") or {}) | set(m.get("deployment_at_fpr") or {})
     return sorted(keys, key=float)
 
 
@@ -51,8 +57,8 @@ def _escape(text: str, style: str) -> str:
         if style == "html" else text
 
 
-def _at_cells(at: dict | None, style: str) -> list[str]:
-    """[realised FPR, TPR] of one nominal FPR."""
+def _deployment_cells(at: dict | None, style: str) -> list[str]:
+    """[FPR realised on test, TPR] of the validation threshold for one nominal FPR."""
     if at is None:
         return ["no threshold", "–"]
     problem = at.get("unreliable")
@@ -62,6 +68,20 @@ def _at_cells(at: dict | None, style: str) -> list[str]:
     if at.get("transfers") is False:
         fpr += "$^{\\ddagger}$" if style == "latex" else NOT_TRANSFERRED
     return [fpr, _value(at.get("tpr"), at.get("tpr_ci_with_threshold"), style)]
+
+
+def roc_cell(point: dict | None, fpr: float, style: str) -> str:
+    """The ROC operating point's TPR, or why it is unreachable; (at x% FPR) where ties hold the
+    test FPR under half the target."""
+    if point is None:
+        return "–"
+    if not point.get("reachable"):
+        return _escape((point.get("unreachable") or {}).get("short", "unreachable"), style)
+    text = _value(point["tpr"], point.get("tpr_ci"), style)
+    if point["fpr"] < fpr / 2:
+        pct = "\\%" if style == "latex" else "%"
+        text += f" (at {point['fpr'] * 100:.2f}{pct} FPR)"
+    return text
 
 
 def task_rows(rows: list[Row], task: str, scores: dict, fprs: list[str], style: str,
@@ -75,21 +95,24 @@ def task_rows(rows: list[Row], task: str, scores: dict, fprs: list[str], style: 
         title = latex_title(r.title) if style == "latex" else markdown_title(r.title)
         title += tag((marks or Marks()).row(r.name, task), style)
         if not m.get("available"):
-            body.append([title, "no scores", *["–"] * (2 * len(fprs))])
+            body.append([title, "no scores", *["–"] * (3 * len(fprs))])
             continue
         cells = [title, _value(m.get("auroc"), m.get("auroc_ci"), style)]
+        cells += [roc_cell((m.get("roc_at_fpr") or {}).get(key), float(key), style) for key in fprs]
         for key in fprs:
-            cells += _at_cells((m.get("at_fpr") or {}).get(key), style)
+            cells += _deployment_cells((m.get("deployment_at_fpr") or {}).get(key), style)
         body.append(cells)
     return body
 
 
 def headers(fprs: list[str], style: str) -> list[str]:
+    """"TPR @ 1% FPR" heads the ROC operating point only; the deployment view says it is the
+    validation threshold's."""
     pct = "\\%" if style == "latex" else "%"
-    out = ["Model", "AUROC"]
-    for k in fprs:
-        nominal = f"{float(k) * 100:g}{pct}"
-        out += [f"FPR realised @ {nominal}", f"TPR @ {nominal} FPR"]
+    nominal = [f"{float(k) * 100:g}{pct}" for k in fprs]
+    out = ["Model", "AUROC", *[f"TPR @ {n} FPR" for n in nominal]]
+    for n in nominal:
+        out += [f"val. threshold for {n}: FPR on test", f"val. threshold for {n}: TPR"]
     return out
 
 
@@ -104,7 +127,7 @@ def transfer_rows(rows: list[Row], task: str, scores: dict, style: str) -> list[
     for r in rows:
         m = (scores.get((r.name, task)) or {}).get("threshold_metrics") or {}
         for key, places in sorted((m.get("not_transferred") or {}).items(), key=lambda kv: float(kv[0])):
-            if ((m.get("at_fpr") or {}).get(key) or {}).get("unreliable"):
+            if ((m.get("deployment_at_fpr") or {}).get(key) or {}).get("unreliable"):
                 continue  # its cell already says why the threshold cannot stand
             title = latex_title(r.title) if style == "latex" else markdown_title(r.title)
             named = [f"{p['value'] if p['by'] == 'all' else p['by'] + ' ' + p['value']} {p['fpr'] * 100:.1f}% "
@@ -115,7 +138,8 @@ def transfer_rows(rows: list[Row], task: str, scores: dict, style: str) -> list[
     return out
 
 
-TRANSFER_HEADERS = ["Model", "nominal FPR", "where it does not transfer: realised FPR of the human rows there"]
+TRANSFER_HEADERS = ["Model", "nominal FPR", "where the validation threshold does not transfer: realised FPR of the "
+                    "human rows there"]
 
 
 def render(rows: list[Row], columns: list[Column], scores: dict, marks: Marks | None = None) -> tuple[str, str, str]:
@@ -129,30 +153,30 @@ def render(rows: list[Row], columns: list[Column], scores: dict, marks: Marks | 
             if not body:
                 continue
             table = tabulate(body, headers=headers(fprs, style), tablefmt=fmt, disable_numparse=True,
-                             colalign=("left", *["right"] * (2 * len(fprs) + 1)))
+                             colalign=("left", *["right"] * (3 * len(fprs) + 1)))
             legend = marks.legend([r.name for r in rows], col.name, style)
             moved = transfer_rows(rows, col.name, scores, style)
             moved_table = tabulate(moved, headers=TRANSFER_HEADERS, tablefmt=fmt, disable_numparse=True) if moved else ""
             if style == "markdown":
                 out += [f"### {markdown_title(col.title)}", "", table, "", *([legend, ""] if legend else [])]
                 if moved:
-                    out += [f"{NOT_TRANSFERRED} Where the threshold does not transfer (realised FPR over twice the "
-                            "nominal one):", "", moved_table, ""]
+                    out += [f"{NOT_TRANSFERRED} Where the validation threshold does not transfer (realised FPR "
+                            "over twice the nominal one):", "", moved_table, ""]
             elif style == "latex":
-                caption = CAPTION.replace("%", "\\%").replace("±", "$\\pm$").replace("‡", "$^{\\ddagger}$")
+                caption = latex_text(CAPTION.replace("`", ""))
                 out += [f"% {col.name}", "\\begin{table}[t]\n\\centering", table,
                         f"\\caption{{{latex_title(col.title)}: {caption} {legend}}}",
                         f"\\label{{tab:thresholds-{col.name}}}\n\\end{{table}}", ""]
                 if moved:
                     out += ["\\begin{table}[t]\n\\centering", moved_table,
-                            f"\\caption{{{latex_title(col.title)}: where the threshold does not transfer (realised "
+                            f"\\caption{{{latex_title(col.title)}: where the validation threshold does not transfer (realised "
                             "FPR over twice the nominal one).}", f"\\label{{tab:thresholds-transfer-{col.name}}}\n"
                             "\\end{table}", ""]
             else:
                 out += [f"<h2>{html.escape(col.title)}</h2>", table, *([f"<p>{legend}</p>"] if legend else [])]
                 if moved:
-                    out += [f"<p>{NOT_TRANSFERRED} Where the threshold does not transfer (realised FPR over twice "
-                            "the nominal one):</p>", moved_table]
+                    out += [f"<p>{NOT_TRANSFERRED} Where the validation threshold does not transfer (realised FPR "
+                            "over twice the nominal one):</p>", moved_table]
     document = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Threshold metrics</title>"
                 "<style>body{font-family:sans-serif} table{border-collapse:collapse} td,th{padding:2px 10px;"
                 "border-bottom:1px solid #ccc}</style></head><body>\n" + "\n".join(page)

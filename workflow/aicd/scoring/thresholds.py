@@ -1,25 +1,39 @@
 """Threshold metrics of a detector that gives scores: AUROC of human against the rest, and the
-true-positive rate at a fixed false-positive rate on human code, RAID's way.
+true-positive rate at a fixed false-positive rate on human code, in two views named for what
+they are.
 
 The machine-score of a row is 1 - score_human (aicd.scores.machine_score; T1: the machine
 probability; T3: hybrid, adversarial and machine together, as the paper binarises it for
-Fast-DetectGPT). The threshold for an FPR is set on the validation split's human rows, never on
-the test rows: the smallest t with at most FPR of them scoring above it. On the test rows it
-gives a TPR (machine code caught) and a realised FPR (humans wrongly accused). Two intervals
-each: `tpr_ci` with the threshold held fixed (test rows resampled), and
-`tpr_ci_with_threshold`, where the validation human rows are resampled too, so the threshold's
-own uncertainty is in it (the one the tables print).
+Fast-DetectGPT).
 
-A threshold that cannot do what it is for says why (`unreliable`): fewer validation human
-rows than 1 / FPR, the threshold at the largest validation score (ties at the top, as
+(a) `roc_at_fpr`, the ROC operating point: the TPR where the test humans' own FPR is at most the
+    target, the threshold set on the test rows themselves (aicd.scoring.roc_point). This is the
+    field's "TPR @ 1% FPR": RAID's evaluation (raid-bench's `run_evaluation`, its leaderboard)
+    and an ROC curve read at that FPR. RAID tunes it per domain by default; the pooled point here
+    is its `per_domain_tuning=False`, and each domain's own point is under by.domain.
+    "Unreachable", with the reason, where no threshold gives an FPR above 0 and at most the
+    target (few test humans, ties at the top score). tests/unit/test_raid_agreement.py checks
+    both views and the AUROC against raid-bench's own code.
+(b) `deployment_at_fpr`, the deployment view (ours): the threshold is set on the validation
+    split's human rows, never on the test rows (the smallest t with at most FPR of them scoring
+    above it), and applied to the test rows, where it gives a TPR (machine code caught) and a
+    realised FPR (humans wrongly accused), which may be far from the nominal one. RAID computes
+    the same TPR when it is given the validation humans to tune on. Two intervals each:
+    `tpr_ci` with the threshold held fixed (test rows resampled), and `tpr_ci_with_threshold`,
+    where the validation human rows are resampled too, so the threshold's own uncertainty is in
+    it (the one the tables print).
+
+A deployment threshold that cannot do what it is for says why (`unreliable`): fewer validation
+human rows than 1 / FPR, the threshold at the largest validation score (ties at the top, as
 saturated probabilities give), or ties at the threshold leaving the validation FPR under half
 the nominal one. A realised test FPR over twice the nominal one (`transfers: false`) means the
 threshold does not transfer to the test's humans; the same per subset, language and domain.
 Where the validation file holds rows of the other classes too, their AUROC there
 (`validation_auroc`) tells an inverted detector (below 0.5).
 
-Per domain: each domain's own threshold from its validation human rows, where it has enough of
-them (1 / FPR at least); the others use the overall threshold and are counted.
+Per domain (`deployment_at_fpr_per_domain`): each domain's own threshold from its validation
+human rows, where it has enough of them (1 / FPR at least); the others use the overall
+threshold and are counted.
 
 The AUROC interval is drawn, like macro-F1's, from multinomial cell counts: cells are (score
 bin, human or not) with the scores in at most BINS quantile bins, so a million rows cost
@@ -35,9 +49,13 @@ import pandas as pd
 from ..families import HUMAN
 from ..scores import machine_score
 from .bootstrap import LEVEL, RESAMPLES, _interval
+from .roc_point import BINS, bin_draws, roc_point  # noqa: F401  (BINS: the bins the intervals draw over)
 
 FPRS = (0.01, 0.05)
-BINS = 1000
+VIEWS = {"roc_at_fpr": "the ROC operating point: TPR where the test humans' own FPR is at most the target "
+                       "(threshold set on the test rows; RAID's definition)",
+         "deployment_at_fpr": "the deployment view: the threshold set on validation humans, applied to test, with "
+                              "the FPR and TPR it realises there"}
 PLACE_ORDER = {"all": 0, "domain": 1, "subset": 2, "language": 3}  # shift's likeliest causes first
 TRANSFER_FACTOR = 2.0  # a realised test FPR above this many times the nominal one: the threshold does not transfer
 
@@ -70,16 +88,11 @@ def _auroc_of_counts(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
 
 
 def auroc_interval(scores: np.ndarray, positive: np.ndarray, resamples: int, seed: int,
-                   level: float = LEVEL) -> list[float] | None:
+                   level: float = LEVEL, draws: np.ndarray | None = None) -> list[float] | None:
+    """`draws`: aicd.scoring.roc_point.bin_draws of these rows, shared with the ROC points' intervals."""
     if resamples < 1 or positive.all() or not positive.any():
         return None
-    edges = np.unique(np.quantile(scores, np.linspace(0, 1, BINS + 1)[1:-1]))
-    bins = np.searchsorted(edges, scores, side="right") if len(np.unique(scores)) > BINS \
-        else np.unique(scores, return_inverse=True)[1]
-    k = int(bins.max()) + 1
-    counts = np.bincount(bins * 2 + positive.astype(int), minlength=2 * k)
-    rng = np.random.default_rng(seed)
-    draws = rng.multinomial(int(counts.sum()), counts / counts.sum(), size=resamples).reshape(resamples, k, 2)
+    draws = bin_draws(scores, positive, resamples, seed) if draws is None else draws
     values = _auroc_of_counts(draws[..., 1], draws[..., 0])
     return _interval(values[~np.isnan(values)], level) if (~np.isnan(values)).any() else None
 
@@ -199,11 +212,25 @@ def at_threshold(scores, positive, threshold: float, fpr: float, resampled: np.n
     return at
 
 
-def _group_metrics(scores, positive, thresholds: dict, resampled: dict, resamples: int, seed: int) -> dict:
+def shared_draws(scores, positive, resamples: int, seed: int) -> np.ndarray | None:
+    """One set of bootstrap draws of these rows for the AUROC's and the ROC points' intervals."""
+    both = bool(positive.any()) and not bool(positive.all())
+    return bin_draws(scores, positive, resamples, seed) if resamples >= 1 and both else None
+
+
+def roc_points(scores, positive, fprs, resamples: int, seed: int, draws=None) -> dict | None:
+    """FPR key -> the ROC operating point there (aicd.scoring.roc_point); None without both classes."""
+    points = {f"{fpr:g}": roc_point(scores, positive, fpr, resamples, seed, draws) for fpr in fprs}
+    return None if all(v is None for v in points.values()) else points
+
+
+def _group_metrics(scores, positive, fprs, thresholds: dict, resampled: dict, resamples: int, seed: int) -> dict:
+    draws = shared_draws(scores, positive, resamples, seed)
     out = {"n": int(len(scores)), "auroc": auroc(scores, positive),
-           "auroc_ci": auroc_interval(scores, positive, resamples, seed)}
-    out["at_fpr"] = {key: at_threshold(scores, positive, t, float(key), resampled.get(key), resamples, seed)
-                     for key, t in thresholds.items()}
+           "auroc_ci": auroc_interval(scores, positive, resamples, seed, draws=draws),
+           "roc_at_fpr": roc_points(scores, positive, fprs, resamples, seed, draws)}
+    out["deployment_at_fpr"] = {key: at_threshold(scores, positive, t, float(key), resampled.get(key), resamples,
+                                                  seed) for key, t in thresholds.items()}
     return out
 
 
@@ -214,6 +241,47 @@ def validation_split(validation: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFra
         return validation, None
     gold = validation["gold"].astype(str)
     return validation[gold == HUMAN], validation
+
+
+def deployment(result: dict, test: pd.DataFrame, scores, positive, validation: pd.DataFrame, fprs, resamples: int,
+               seed: int) -> tuple[dict, dict]:
+    """(b) The deployment view into `result`: thresholds set on the validation humans, applied to
+    the test rows; returns (FPR key -> threshold, FPR key -> its bootstrap draws) for the groups."""
+    thresholds, resampled = {}, {}
+    scored = validation["machine_score"].notna()
+    if not scored.all():  # a row without a score cannot place a threshold: counted, left out
+        result["validation_rows_without_score"] = int((~scored).sum())
+        validation = validation[scored]
+    validation, every = validation_split(validation)
+    if every is not None:
+        val_positive = every["gold"].astype(str).to_numpy() != HUMAN
+        result["validation_auroc"] = auroc(every["machine_score"].to_numpy(dtype=float), val_positive)
+        result["validation_rows"] = {"human": int((~val_positive).sum()), "other": int(val_positive.sum())}
+        result["inverted"] = None if result["validation_auroc"] is None else bool(result["validation_auroc"] < 0.5)
+    human = validation["machine_score"].to_numpy(dtype=float)
+    result["validation_human_rows"] = int(len(human))
+    result["deployment_at_fpr"], result["deployment_at_fpr_per_domain"] = {}, {}
+    for fpr in fprs:
+        key = f"{fpr:g}"
+        if len(human) == 0:
+            result["deployment_at_fpr"][key] = {"threshold": None, "unreliable": {
+                "reason": "no_validation_humans", "short": "no val. humans",
+                "why": "the validation rows hold no human row: no threshold can be set"}}
+            continue
+        thresholds[key] = threshold_at(human, fpr)
+        resampled[key] = thresholds_resampled(human, fpr, resamples, seed)  # once: every group shares it
+        at = at_threshold(scores, positive, thresholds[key], fpr, resampled[key], resamples, seed)
+        at["validation_fpr"] = float((human > thresholds[key]).mean())
+        at["unreliable"] = threshold_problem(human, thresholds[key], fpr)
+        result["deployment_at_fpr"][key] = at
+        domains = per_domain_thresholds(validation, fpr)
+        if "domain" in test.columns and domains:
+            own = test["domain"].astype(str).map(lambda d: domains.get(d, {}).get("threshold"))
+            per_row = own.fillna(thresholds[key]).to_numpy(dtype=float)
+            result["deployment_at_fpr_per_domain"][key] = {
+                **rates(scores > per_row, positive, resamples, seed), "domains": domains,
+                "overall_threshold_rows": int(own.isna().sum())}
+    return thresholds, resampled
 
 
 def threshold_metrics(test: pd.DataFrame, validation: pd.DataFrame | None, fprs=FPRS,
@@ -227,56 +295,27 @@ def threshold_metrics(test: pd.DataFrame, validation: pd.DataFrame | None, fprs=
                                            "(labels only, or a task without human rows)"}
     positive = test["gold"].astype(str).to_numpy() != HUMAN
     keep = ~np.isnan(scores)
-    result = {"available": True, "positive": f"not {HUMAN}", "score": f"1 - score_{HUMAN}",
+    result = {"available": True, "positive": f"not {HUMAN}", "score": f"1 - score_{HUMAN}", "views": VIEWS,
               "unscored_rows": int((~keep).sum()), "transfer_factor": TRANSFER_FACTOR}
     test, scores, positive = test[keep], scores[keep], positive[keep]
+    draws = shared_draws(scores, positive, resamples, seed)
     result["auroc"] = auroc(scores, positive)
-    result["auroc_ci"] = auroc_interval(scores, positive, resamples, seed)
+    result["auroc_ci"] = auroc_interval(scores, positive, resamples, seed, draws=draws)
+    result["roc_at_fpr"] = roc_points(scores, positive, fprs, resamples, seed, draws)
     thresholds, resampled = {}, {}
     if validation is None or validation.empty or validation["machine_score"].isna().all():
-        result["at_fpr"] = None
-        result["why_no_fpr"] = "no validation scores of human rows to set a threshold on"
+        result["deployment_at_fpr"] = None
+        result["why_no_deployment"] = "no validation scores of human rows to set a threshold on"
     else:
-        scored = validation["machine_score"].notna()
-        if not scored.all():  # a row without a score cannot place a threshold: counted, left out
-            result["validation_rows_without_score"] = int((~scored).sum())
-            validation = validation[scored]
-        validation, every = validation_split(validation)
-        if every is not None:
-            val_positive = every["gold"].astype(str).to_numpy() != HUMAN
-            result["validation_auroc"] = auroc(every["machine_score"].to_numpy(dtype=float), val_positive)
-            result["validation_rows"] = {"human": int((~val_positive).sum()), "other": int(val_positive.sum())}
-            result["inverted"] = None if result["validation_auroc"] is None else bool(result["validation_auroc"] < 0.5)
-        human = validation["machine_score"].to_numpy(dtype=float)
-        result["validation_human_rows"] = int(len(human))
-        result["at_fpr"], result["at_fpr_per_domain"] = {}, {}
-        for fpr in fprs:
-            key = f"{fpr:g}"
-            if len(human) == 0:
-                result["at_fpr"][key] = {"threshold": None, "unreliable": {
-                    "reason": "no_validation_humans", "short": "no val. humans",
-                    "why": "the validation rows hold no human row: no threshold can be set"}}
-                continue
-            thresholds[key] = threshold_at(human, fpr)
-            resampled[key] = thresholds_resampled(human, fpr, resamples, seed)  # once: every group shares it
-            at = at_threshold(scores, positive, thresholds[key], fpr, resampled[key], resamples, seed)
-            at["validation_fpr"] = float((human > thresholds[key]).mean())
-            at["unreliable"] = threshold_problem(human, thresholds[key], fpr)
-            result["at_fpr"][key] = at
-            domains = per_domain_thresholds(validation, fpr)
-            if "domain" in test.columns and domains:
-                own = test["domain"].astype(str).map(lambda d: domains.get(d, {}).get("threshold"))
-                per_row = own.fillna(thresholds[key]).to_numpy(dtype=float)
-                result["at_fpr_per_domain"][key] = {
-                    **rates(scores > per_row, positive, resamples, seed), "domains": domains,
-                    "overall_threshold_rows": int(own.isna().sum())}
+        thresholds, resampled = deployment(result, test, scores, positive, validation, fprs, resamples, seed)
     result["by"] = {}
     for col in breakdown_columns:
         if col not in test.columns or not test[col].notna().any():
             continue
         values = test[col].to_numpy(dtype=object)
         result["by"][col] = {
-            str(v): _group_metrics(scores[values == v], positive[values == v], thresholds, resampled, resamples, seed)
+            str(v): _group_metrics(scores[values == v], positive[values == v], fprs, thresholds, resampled, resamples,
+                                   seed)
             for v in sorted({v for v in values if v is not None and v == v}, key=str)}
     result["not_transferred"] = not_transferred(result)
     return result
@@ -287,7 +326,7 @@ def not_transferred(result: dict) -> dict[str, list[dict]]:
     over TRANSFER_FACTOR x the nominal one, with that FPR and their human rows: the whole split,
     then domains, subsets and languages, each worst first."""
     out = {}
-    for key, at in (result.get("at_fpr") or {}).items():
+    for key, at in (result.get("deployment_at_fpr") or {}).items():
         found = []
         if at.get("transfers") is False:
             found.append({"by": "all", "value": "all test rows", "fpr": at["fpr"], "humans": at["humans"]})
@@ -295,7 +334,7 @@ def not_transferred(result: dict) -> dict[str, list[dict]]:
             if col == "generator":
                 continue  # its only human group is every human row: "all" says it
             for value, g in groups.items():
-                entry = (g.get("at_fpr") or {}).get(key) or {}
+                entry = (g.get("deployment_at_fpr") or {}).get(key) or {}
                 if entry.get("transfers") is False:
                     found.append({"by": col, "value": value, "fpr": entry["fpr"], "humans": entry["humans"]})
         if found:

@@ -305,8 +305,10 @@ def audit_labels(samples: pd.DataFrame, target: str, mode: str, source: str, ski
         return samples, report
 
     bad = checked[conflict]
-    worst = bad.groupby(["generator", col]).size().sort_values(ascending=False).head(3)
-    detail = "; ".join(f"generator '{g}' labelled '{lab}' ({n} rows)" for (g, lab), n in worst.items())
+    groups = bad.groupby(["generator", col]).size().sort_values(ascending=False)
+    worst = groups.head(3)
+    detail = (f"the largest {len(worst)} of {len(groups)} (generator, label) groups: " if len(groups) > len(worst)
+              else "") + "; ".join(f"generator '{g}' labelled '{lab}' ({n} rows)" for (g, lab), n in worst.items())
     if mode == "error":
         share = n_conflicts / len(checked)
         hint = " The label map looks reversed." if share > 0.9 else ""
@@ -331,6 +333,7 @@ def audit_labels(samples: pd.DataFrame, target: str, mode: str, source: str, ski
         skips.add("label_conflict", ref)
     report["corrected"] = int(fixable.sum())
     report["uncorrectable"] = int((~fixable).sum())
+    report["groups"] = int(len(groups))
     report["example"] = detail
     log.warning("%s: corrected %d labels from the generator column (label_audit: correct)", source, report["corrected"])
     samples = samples.drop(index=idx[~fixable.to_numpy()])

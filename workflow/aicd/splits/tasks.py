@@ -139,6 +139,19 @@ def require_rows(task: str, tables: dict[str, pd.DataFrame], report: dict) -> No
                     "rows of its classes, or change its fractions or subsets in config")
 
 
+def classes_by(table: pd.DataFrame, column: str) -> dict[str, dict[str, int]]:
+    """value of `column` -> rows per class (target) there: what a reader needs to see a slice that
+    holds one class (the report's data block)."""
+    if column not in table or not table[column].notna().any():
+        return {}
+    known = table[table[column].notna()]
+    counts = known.groupby([known[column].astype(str), known["target"].astype(str)]).size()
+    out: dict[str, dict[str, int]] = {}
+    for (value, target), n in sorted(counts.items()):
+        out.setdefault(value, {})[target] = int(n)
+    return out
+
+
 def _report(task: str, tables: dict[str, pd.DataFrame], rows_in: int, skipped: dict, how: dict) -> dict:
     return {
         "task": task,
@@ -151,6 +164,7 @@ def _report(task: str, tables: dict[str, pd.DataFrame], rows_in: int, skipped: d
                 "target": t["target"].value_counts().sort_index().to_dict(),
                 "language": t["language"].astype(str).value_counts().sort_index().to_dict(),
                 "subset": t["subset"].astype(str).value_counts().sort_index().to_dict() if "subset" in t else {},
+                "classes_by": {col: classes_by(t, col) for col in ("domain", "language")},
             }
             for s, t in tables.items()
         },
