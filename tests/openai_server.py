@@ -6,7 +6,8 @@ requested by markers in the last message, `[[fault:KIND:N]]`, which make the fir
 attempts at that exact prompt fail; KIND is one of
   429 (with Retry-After), 500, slow (answers after --slow seconds), malformed (invalid JSON),
   empty (empty content), length (finish_reason "length"), drop (connection closed),
-  auth (401), context (400 context_length_exceeded), huge (a 2 MB answer: HUGE_BYTES).
+  auth (401), context (400 context_length_exceeded), huge (a 2 MB answer: HUGE_BYTES),
+  prose (an answer in words with no code block and no label: what a small model may say).
 A judge prompt containing "Answer with one of: a, b, c" gets {"label": <one of them>}.
 
   python tests/openai_server.py [--port 0] [--slow 5]     prints "PORT <n>" when ready
@@ -96,6 +97,8 @@ class FakeLLM:
         finish = "stop"
         if fault and fault.group(1) == "empty":
             content = ""
+        if fault and fault.group(1) == "prose":
+            content = "Sure! This looks like a nice piece of work. Let me know if you need anything else."
         if fault and fault.group(1) == "huge":
             line = "    x = x + 1  # padding\n"
             content = "```python\ndef f(x):\n" + line * (HUGE_BYTES // len(line)) + "    return x\n```"

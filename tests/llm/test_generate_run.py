@@ -59,3 +59,24 @@ def test_without_instructions_the_inverse_protocol_is_a_counted_skip(server, tmp
     assert table.empty
     assert json.loads((tmp_path / "g.json").read_text())["skipped_before_prompting"] == {
         "inverse_instruction:no_instruction": 2}
+
+
+def test_an_answer_without_a_code_block_is_a_counted_row_without_code(server, tmp_path):
+    """Every generation prompt asks for one fenced code block; an answer in words is not taken
+    for code: its row says no_code_block (counted with an example) and normalisation drops it."""
+    from aicd.normalize.rows import normalize_table
+
+    path = tmp_path / "human.parquet"
+    pd.DataFrame({"id": ["h0", "h1"], "code": ["def f(x):\n    return x\n", "[[fault:prose:9]]\ndef g(y):\n    return y\n"],
+                  "label": "human", "language": "Python", "domain": "algorithmic", "source": "s",
+                  "problem_id": ["p0", "p1"]}).to_parquet(path)
+    model = {**server.model(), "name": "Gen", "family": "OpenAI", "params": {}}
+    table = generate(model, [f"s={path}"], PROMPTS, {"hybrid_rewrite": {"n": 2}},
+                     {"cache": str(tmp_path / "c.sqlite")}, 0, str(tmp_path / "g.parquet"), str(tmp_path / "g.json"))
+    report = json.loads((tmp_path / "g.json").read_text())
+    assert report["no_code_block"]["count"] == 1 and "nice piece of work" in report["no_code_block"]["example"]
+    assert report["status"] == {"ok": 1, "no_code_block": 1}
+    prose = table[table["status"] == "no_code_block"]
+    assert len(prose) == 1 and prose["code"].iloc[0] == "" and "Sure!" in prose["raw"].iloc[0]
+    rows, _ = normalize_table(table, "Gen", progress=False)
+    assert rows.loc[rows["id"].eq(prose["id"].iloc[0]), "reject"].tolist() == ["no_code_block"]

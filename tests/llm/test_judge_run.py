@@ -23,3 +23,24 @@ def test_a_judge_answers_every_sampled_row_with_a_label(server, tmp_path):
     assert len(preds) == report["judged"] == 20 and report["test_rows"] == n
     assert preds.groupby("gold").size().to_dict() == {"human": 10, "machine": 10}  # stratified by class
     assert set(preds["pred"]) <= {"human", "machine"} and report["abstentions"] == 0 and report["errors"] == 0
+
+
+def test_unparseable_answers_are_counted_with_an_example_and_the_sample_is_capped(server, tmp_path):
+    """Every human row's answer is prose (the fault marker survives the cut to 40 characters):
+    exactly the sampled human rows are abstentions, counted, with what such an answer said."""
+    n = 40
+    codes = [("[[fault:prose:9]]\n" if i % 2 == 0 else "") + f"x = {i}\n" + "y = 1\n" * 10 for i in range(n)]
+    pd.DataFrame({"id": [f"t{i}" for i in range(n)], "code": codes, "target": ["human", "machine"] * (n // 2),
+                  "language": "Python", "domain": "algorithmic"}).to_parquet(tmp_path / "test.parquet")
+    model = {**server.model(), "name": "J", "params": {"temperature": 0}}
+    preds, report = judge(model, "zs", str(tmp_path / "test.parquet"), ["human", "machine"], "label",
+                          str(REPO / "config" / "prompts" / "judge.v1.yaml"), 1.0, 0,
+                          {"cache": str(tmp_path / "c.sqlite"), "max_retries": 0}, max_rows=12, max_code_chars=40)
+    assert report["judged"] == len(preds) == 12  # capped, stratified: half of each class
+    assert preds.groupby("gold").size().to_dict() == {"human": 6, "machine": 6}
+    from aicd.schema import ABSTAIN
+
+    assert report["abstentions"] == 6 == int((preds["pred"] == ABSTAIN).sum())
+    assert set(preds.loc[preds["pred"] == ABSTAIN, "gold"]) == {"human"}
+    assert "nice piece of work" in report["abstention_example"]
+    assert report["programs_cut"] == 12 and report["code_cut_to_chars"] == 40

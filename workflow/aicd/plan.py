@@ -308,7 +308,9 @@ class Plan:
     def table8_layout(self, hint: str = "") -> dict:
         judging = self.config.get("judging") or {}
         return {"tasks": [[t, self.tasks[t].title] for t in (self.judge_tasks or self._all_judge_tasks())],
-                "judges": [[j, s["title"]] for j, s in (judging.get("judges") or {}).items()],
+                "judges": [[j, s["title"], published.match_judge(str(s.get("model", "")), "zs")
+                            or published.match_judge(str(s.get("model", "")), "cot")]
+                           for j, s in (judging.get("judges") or {}).items()],
                 "modes": list(self.modes or judging.get("modes", [])), "hint": hint}
 
     def _all_judge_tasks(self) -> tuple:

@@ -68,8 +68,14 @@ def subset_table_for_kind(task_kind: str) -> int | None:
 
 
 def is_match(entry: dict, match: dict) -> bool:
-    """Is the configured detector `entry` ({kind, features, params: {model}}) the paper's row?"""
+    """Is the configured detector `entry` ({kind, features, params: {model}}) the paper's row?
+    `match.any_of` lists alternatives (Fast-DetectGPT: its own kind, or the zero-shot panel's
+    fast_detectgpt criterion); `match.criterion` is the panel's criterion parameter."""
+    if match and "any_of" in match:
+        return any(is_match(entry, alt) for alt in match["any_of"])
     if not match or entry.get("kind") != match.get("kind"):
+        return False
+    if "criterion" in match and (entry.get("params") or {}).get("criterion") != match["criterion"]:
         return False
     if "features" in match and entry.get("features") != match["features"]:
         return False

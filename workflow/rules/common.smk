@@ -210,13 +210,55 @@ def served_here(name):
 
 
 def llm_threads(name):
-    return int(MODELS[name]["serve"].get("threads", 2)) if served_here(name) else 1
+    return int(MODELS[name]["serve"].get("threads", 1)) if served_here(name) else 1
 
 
 def llm_mem_mb(name, base):
     """A job that serves its model holds the model and the server too (~2 GB for SmolLM2)."""
     extra = 3000 if served_here(name) else 0
     return lambda w, attempt: (base + extra) * attempt
+
+
+def generator_card_scored(model):
+    """{where: {detector: {predictions, test}}}: each fitted detector on the model's rows of a
+    pool task's test split (its code entered the pool), and on each test set of its generations."""
+    out = {}
+    if model in PLAN.pool_generators and PLAN.dataset and PLAN.dataset.get("generations"):
+        for t, d in PLAN.pairs:
+            if PLAN.tasks[t].mode == "build":
+                where = f"{PLAN.tasks[t].title}: its rows of the test split"
+                out.setdefault(where, {})[d] = {
+                    "predictions": f"{R}/predictions/{t}/{d}.parquet",
+                    "test": f"{R}/tasks/{t}/test.parquet",
+                }
+    for t, s, d in PLAN.test_set_plan():
+        if PLAN.tasks[t].test_sets[s].get("generation") == model:
+            out.setdefault(f"{PLAN.tasks[t].title}: test set {s}", {})[d] = {
+                "predictions": f"{R}/predictions/{t}/test_sets/{s}/{d}.parquet",
+                "test": f"{R}/tasks/{t}/test_sets/{s}.parquet",
+            }
+    return out
+
+
+def generator_card_inputs(w):
+    inputs = {
+        "generations": f"{R}/generations/{w.model}.parquet",
+        "report": f"{R}/generations/{w.model}.report.json",
+        "scored": sorted(
+            {p for per in generator_card_scored(w.model).values() for c in per.values() for p in c.values()}
+        ),
+    }
+    if w.model in PLAN.executions:
+        inputs["execution"] = f"{R}/execution/{w.model}.report.json"
+    if w.model in PLAN.pool_generators and PLAN.dataset and PLAN.dataset.get("generations"):
+        inputs["normalized"] = f"{R}/dataset/normalized/generations/{w.model}.report.json"
+    return inputs
+
+
+def generator_card_args(w, input):
+    args = [f"--execution {input.execution}"] if "execution" in input.keys() else []
+    args += [f"--normalized {input.normalized}"] if "normalized" in input.keys() else []
+    return " ".join(args)
 
 
 def judge_sample_args():
@@ -331,6 +373,7 @@ def targets():
         out.append(f"{R}/tables/table8.tex")
     if PLAN.generation:
         out.append(f"{R}/generations/report.json")
+    out += [f"{R}/generators/{m}.md" for m in PLAN.generators]
     out += [f"{R}/execution/report.md"] if PLAN.executions else []
     out += [f"{R}/dataset/README.md"] if PLAN.dataset else []
     out += [f"{R}/tables/ood.md", f"{R}/tables/ood.tex"] if PLAN.ood_tasks() else []

@@ -6,6 +6,7 @@
 
 localrules:
     generation_report,
+    generator_card,
     table8,
 
 
@@ -96,6 +97,33 @@ rule generation_report:
         " --out-json {output.json} --out-md {output.md} > {log} 2>&1"
 
 
+# A generator's card: its requests, its code's sandbox outcomes and filter counts, and how every
+# fitted detector does on its code, by protocol (aicd.report.generator_card).
+rule generator_card:
+    input:
+        unpack(generator_card_inputs),
+    output:
+        md=f"{R}/generators/{{model}}.md",
+        json=f"{R}/generators/{{model}}.json",
+    log:
+        f"{R}/logs/generator_card/{{model}}.log",
+    benchmark:
+        f"{R}/benchmarks/generator_card/{{model}}.tsv"
+    wildcard_constraints:
+        model=one_of(PLAN.generators),
+    conda:
+        env("core")
+    params:
+        model=lambda w: model_arg(w.model),
+        scored=lambda w: as_arg(generator_card_scored(w.model)),
+        titles=lambda w: as_arg({d: det.title for d, det in PLAN.detectors.items()}),
+        args=generator_card_args,
+    shell:
+        "python -m aicd.report generator-card --model {params.model} --report {input.report}"
+        " --generations {input.generations} {params.args} --scored {params.scored} --titles {params.titles}"
+        " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
+
+
 rule judge:
     input:
         test=f"{R}/tasks/{{task}}/test.parquet",
@@ -128,6 +156,7 @@ rule judge:
         seed=SEED,
     shell:
         "{params.guard}python -m aicd.judge --model {params.model} --mode {wildcards.mode} --test {input.test}"
+        " --task {wildcards.task}"
         " --labels {params.labels} --target {params.target} --prompts {params.prompts}"
         " --fraction {params.fraction} {params.sample} --params {params.mode_params} --seed {params.seed}"
         " --llm {params.llm} --server-log {log.server}"
@@ -137,6 +166,9 @@ rule judge:
 rule table8:
     input:
         scores=[f"{R}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes],
+        reports=[
+            f"{R}/judges/{t}/{j}_{m}.report.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
+        ],
         inputs=INPUTS_JSON,
     output:
         tex=f"{R}/tables/table8.tex",
@@ -151,5 +183,5 @@ rule table8:
         layout=lambda w: as_arg(PLAN.table8_layout(endpoint_hint(MODELS))),
         tables_dir=lambda w, output: parent(output.tex),
     shell:
-        "python -m aicd.report table8 --layout {params.layout} --scores {input.scores}"
+        "python -m aicd.report table8 --layout {params.layout} --scores {input.scores} --reports {input.reports}"
         " --inputs {input.inputs} --tables-dir {params.tables_dir} > {log} 2>&1"

@@ -47,6 +47,9 @@ class LMStatsFeaturizer:
     environment = "neural"
     named_columns = True
     back_projects = False
+    # the detect job's check that --featurizer made --features re-featurizes no rows: it would
+    # load the LM in every panel job; the names, and the parameters in the fitted file, say it
+    verify_rows = 0
     PARAMS = PARAMS
 
     def __init__(self, seed: int = 0, **params) -> None:

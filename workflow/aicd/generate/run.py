@@ -15,12 +15,12 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from ..codetext import NO_CODE_BLOCK, has_code_block
+from ..codetext import NO_CODE_BLOCK, has_code_block, strip_reasoning
 from ..errors import AicdError
 from ..io import write_json, write_parquet
 from ..llm.client import client_from_config
 from ..llm.failures import check_failures
-from ..llm.local_server import request_params, serving
+from ..llm.local_server import model_card, request_params, serving
 from ..llm.prompts import PromptSet
 from .protocols import NEEDS_INSTRUCTION, PROTOCOL_LABELS, build_requests, protocol_rows
 
@@ -66,14 +66,17 @@ def instructions(model: dict, sources: list[str], prompts_file: str, protocols: 
         results = client.run(requests, bar)
     check_failures(results, model, "instruction", llm.get("fail_threshold"))
     table = pd.DataFrame({"source_sample_id": wanted["id"].to_numpy(),
-                          "instruction": [r["text"].strip() if r["status"] == "ok" else None for r in results],
+                          # a statement cut at max_tokens still states the task: used, and counted
+                          "instruction": [r["text"].strip() if r["status"] in ("ok", "truncated") else None
+                                          for r in results],
                           "status": [r["status"] for r in results], "error": [r["error"] for r in results],
                           "prompt_id": prompts.prompt_id(name), "instructor": model["name"],
                           "prompt_tokens": [r["prompt_tokens"] for r in results],
                           "completion_tokens": [r["completion_tokens"] for r in results],
                           "cost": [r["cost"] for r in results]})
     write_parquet(table, out)
-    log.info("instructions: %d rows, %d ok, %d requests sent", len(table), (table["status"] == "ok").sum(), client.sent)
+    log.info("instructions: %d rows, %d ok, %d cut at max_tokens (used as they are), %d requests sent", len(table),
+             (table["status"] == "ok").sum(), (table["status"] == "truncated").sum(), client.sent)
     return table
 
 
@@ -101,7 +104,7 @@ def generate(model: dict, sources: list[str], prompts_file: str, protocols: dict
     with serving(client, requests, server_log, seed) as client, _progress(len(planned), model["name"]) as bar:
         results = client.run(requests, bar)
     failed = check_failures(results, model, "generation", llm.get("fail_threshold"))
-    results, no_block = without_code_block(results)
+    results, no_block = without_code_block(results, [row.language for _, row, _, _ in planned])
     records = []
     for (protocol, row, prompt_id, _), res in zip(planned, results):
         rid = hashlib.sha256(f"{model['name']}\0{prompt_id}\0{row.id}".encode()).hexdigest()[:16]
@@ -131,6 +134,7 @@ def generate(model: dict, sources: list[str], prompts_file: str, protocols: dict
         "prompt_tokens": int(table["prompt_tokens"].sum()) if len(table) else 0,
         "completion_tokens": int(table["completion_tokens"].sum()) if len(table) else 0,
         "cost": float(table["cost"].sum()) if len(table) else 0.0,
+        "model_card": model_card(model),
     }
     write_json(report, report_path)
     log.info("%s: %d rows (%s), %d requests sent, cost %.4f", model["name"], len(table), report["status"],
@@ -138,19 +142,34 @@ def generate(model: dict, sources: list[str], prompts_file: str, protocols: dict
     return table
 
 
-def without_code_block(results: list[dict]) -> tuple[list[dict], dict]:
-    """Answers that hold no fenced code block (every generation prompt asks for one) become rows
-    with status no_code_block and no code, not prose taken for code; ({count, example})."""
-    out, count, example = [], 0, None
-    for res in results:
+def without_code_block(results: list[dict], languages: list) -> tuple[list[dict], dict]:
+    """Every generation prompt asks for one fenced code block. An answer without one is taken
+    as code when the whole of it parses in the row's language with no error (small models
+    often answer with bare code; counted as bare_code); otherwise it becomes a row with status
+    no_code_block and no code, not prose taken for code. ({count, example, bare_code})."""
+    out, count, bare, example = [], 0, 0, None
+    for res, language in zip(results, languages):
         if res["status"] in ("ok", "truncated") and not has_code_block(res["text"]):
-            count += 1
-            example = example or res["text"].strip()[:300]
-            res = {**res, "status": NO_CODE_BLOCK, "code": ""}
+            if parses_cleanly(res["text"], language):
+                bare += 1
+            else:
+                count += 1
+                example = example or res["text"].strip()[:300]
+                res = {**res, "status": NO_CODE_BLOCK, "code": ""}
         out.append(res)
     if count:
-        log.warning("%d answers hold no code block (status %s); e.g. %r", count, NO_CODE_BLOCK, example[:120])
-    return out, {"count": count, "example": example}
+        log.warning("%d answers hold no code block and do not parse as code (status %s); e.g. %r", count,
+                    NO_CODE_BLOCK, example[:120])
+    return out, {"count": count, "example": example, "bare_code": bare}
+
+
+def parses_cleanly(text: str, language) -> bool:
+    from ..treesitter import GRAMMARS, parse
+
+    text = strip_reasoning(text or "")
+    if not text.strip() or language not in GRAMMARS:
+        return False
+    return not parse(text, language).root_node.has_error
 
 
 def _tests_of(row) -> str | None:

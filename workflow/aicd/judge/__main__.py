@@ -21,6 +21,7 @@ def main(argv=None) -> None:
     parser.add_argument("--model", required=True, type=json_arg, help="the judge's registry entry, as JSON")
     parser.add_argument("--mode", required=True, choices=["zs", "cot"])
     parser.add_argument("--test", required=True, help="the task's test.parquet")
+    parser.add_argument("--task", default=None, help="the task's name (said in the report)")
     parser.add_argument("--labels", nargs="+", required=True, help="the task's classes")
     parser.add_argument("--target", default="label", choices=["label", "family"])
     parser.add_argument("--prompts", required=True, help="config/prompts/judge.vN.yaml")
@@ -39,7 +40,7 @@ def main(argv=None) -> None:
                         args.seed, args.llm, max_rows=args.max_rows, max_code_chars=args.max_code_chars,
                         params=args.params, server_log=args.server_log)
     write_parquet(out, args.out)
-    write_json(report, args.report)
+    write_json({"task": args.task, **report}, args.report)
 
 
 if __name__ == "__main__":

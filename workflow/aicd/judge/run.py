@@ -14,7 +14,7 @@ from tqdm import tqdm
 from ..errors import AicdError
 from ..llm.client import client_from_config
 from ..llm.failures import check_failures
-from ..llm.local_server import request_params, serving
+from ..llm.local_server import model_card, request_params, serving
 from ..llm.prompts import PromptSet
 from ..schema import ABSTAIN
 from .parse import parse_answer
@@ -58,7 +58,7 @@ def judge(model: dict, mode: str, test_path: str, labels: list[str], target: str
               "errors": int((out["status"] == "error").sum()), "requests_sent": client.sent,
               "prompt_tokens": int(sum(r["prompt_tokens"] for r in results)),
               "completion_tokens": int(sum(r["completion_tokens"] for r in results)),
-              "cost": float(sum(r["cost"] for r in results))}
+              "cost": float(sum(r["cost"] for r in results)), "model_card": model_card(model)}
     log.info("judged %d of %d test rows; %d abstentions (unparseable answers, scored as wrong)", len(out), len(test),
              report["abstentions"])
     return out, report

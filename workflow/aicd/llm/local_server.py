@@ -15,7 +15,9 @@ started at all when every request is already in the request cache.
       batching: true                         # continuous batching: ~5x the tokens per CPU-second,
                                              # but a request's sampled text then depends on what
                                              # was batched beside it (false: one at a time, seeded)
-      threads: 2                             # the job's (and the server's) threads
+      threads: 1                             # the job's (and the server's) threads
+      kv_cache_tokens: 24576                 # continuous batching's paged cache, tokens
+      batch_tokens: 256                      # tokens per batching step
 
 To serve it yourself instead (one command, then give the entry that api_base):
 
@@ -40,8 +42,13 @@ from ..subprocesses import start, stop
 log = logging.getLogger("aicd.llm.server")
 
 SERVERS = ("transformers",)
-DEFAULTS = {"server": "transformers", "dtype": "bfloat16", "batching": True, "threads": 2, "device": "cpu",
-            "start_timeout_s": 600}
+# threads 1: on a busy 2-core machine a second OpenMP thread spins more than it computes (the
+# same batch took 7x the CPU time with 2; BENCHMARKS.md, "Local LLM server"). kv_cache_tokens and
+# batch_tokens bound continuous batching's paged cache: left to itself it takes most of the free
+# memory (14 GB here) and every step then attends over all of it.
+DEFAULTS = {"server": "transformers", "dtype": "bfloat16", "batching": True, "threads": 1, "device": "cpu",
+            "kv_cache_tokens": 24576, "batch_tokens": 256, "start_timeout_s": 600}
+PAGE_TOKENS = 256  # transformers' continuous-batching page (its default page_size)
 INSTALL = "pip install -e '.[encoders]' (it brings transformers[serving]: fastapi and uvicorn)"
 
 
@@ -88,7 +95,11 @@ class LocalServer:
         cmd = [sys.executable, "-m", "transformers.cli.transformers", "serve", self.name,
                "--host", "127.0.0.1", "--port", str(port), "--dtype", str(self.spec["dtype"]),
                "--device", str(self.spec["device"]), "--default-seed", str(self.seed), "--log-level", "warning"]
-        return cmd + (["--continuous-batching"] if self.spec["batching"] else [])
+        if not self.spec["batching"]:
+            return cmd
+        pages = -(-int(self.spec["kv_cache_tokens"]) // PAGE_TOKENS)
+        return cmd + ["--continuous-batching", "--cb-num-blocks", str(pages),
+                      "--cb-max-batch-tokens", str(int(self.spec["batch_tokens"]))]
 
     def __enter__(self) -> "LocalServer":
         from ..pretrained import resolve_model
@@ -177,3 +188,18 @@ def request_params(model: dict, seed: int) -> dict:
     """A model's sampling parameters, with the run's seed for a model served here (OpenAI's
     `seed`; the server seeds each request with it)."""
     return {**model["params"], "seed": int(seed)} if model.get("serve") else dict(model["params"])
+
+
+def model_card(model: dict) -> dict | None:
+    """The card of a model served here (aicd.local_models' card.json where its folder has one)
+    and how it was served; None for a model reached at its own endpoint."""
+    serve = model.get("serve")
+    if not serve or model.get("api_base"):
+        return None
+    from ..local_models import card_of_folder
+    from ..pretrained import resolve_model
+
+    spec = settings(model)
+    card = card_of_folder(resolve_model(spec["model"])) or {"name": spec["model"]}
+    how = "continuous batching" if spec["batching"] else "one request at a time, seeded"
+    return {**card, "served_by": f"transformers serve on 127.0.0.1 ({spec['dtype']}, {how}, {spec['threads']} threads)"}

@@ -5,6 +5,7 @@
   subsets     Tables 5-7 (macro-F1 per test subset, averaged over the paper's trained rows)
   table8      Table 8 (the LLM judges)
   generation  token and cost totals per generator (results/generations/report.md)
+  generator-card  one generator's card: requests, sandbox, filters, detection by protocol
   ood         the out-of-distribution table (results/tables/ood.md, .tex)
   figures     the paper's figures (per language, per generator, filter distributions, ...)
   analyses    SVM n-gram back-projection, CatBoost SHAP, rows every detector gets wrong
@@ -26,6 +27,7 @@ COMMANDS = {
     "generation": ("llm_tables", "generation_main"), "ood": ("ood", "main"), "figures": ("paper_figures", "main"),
     "analyses": ("analyses", "main"), "paper": ("paper_section", "main"), "execution": ("execution", "main"),
     "card": ("card", "main"), "inputs": (None, "main"), "reproduction": ("reproduction", "main"),
+    "generator-card": ("generator_card", "main"),
 }
 
 

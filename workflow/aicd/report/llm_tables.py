@@ -18,22 +18,78 @@ CAPTION = ("Zero-shot LLM experiments: macro-F1 of LLM judges with simple zero-s
            "chain-of-thought prompting (cot), on a stratified sample of each test split.")
 
 
-def table8(layout: dict, score_files: list[str], tables_dir: str, inputs: dict | None = None) -> None:
+def table8(layout: dict, score_files: list[str], tables_dir: str, inputs: dict | None = None,
+           reports: list[str] | None = None) -> None:
     columns = [Column(n, t) for n, t in layout["tasks"]]
-    rows = [Row(f"{j}_{m}", f"{t}_{{{m}}}", False) for j, t in layout["judges"] for m in layout["modes"]]
+    ours = {j for j, _, paper in (_judge_rows(layout)) if paper is None}
+    rows = [Row(f"{j}_{m}", f"{t}_{{{m}}}" + (" (ours)" if j in ours and "ours" not in t else ""), False)
+            for j, t, _ in _judge_rows(layout) for m in layout["modes"]]
     scores = {}
     for path in score_files:
         s = read_json(path)
         if s.get("macro_f1") is not None:
             scores[(s["detector"].removeprefix("judge_"), s["task"])] = s["macro_f1"]
-    latex, markdown = render(rows, columns, scores, caption=CAPTION, label="tab:llm-judges", not_run=NOT_RUN)
+    caption = CAPTION + (OURS_NOTE if ours & {j for j, _ in scores} else "")
+    latex, markdown = render(rows, columns, scores, caption=caption, label="tab:llm-judges", not_run=NOT_RUN)
     if not scores:
         note = f"No judge ran: {layout.get('hint', 'no judge has an endpoint')}."
         latex += f"% {note}\n"
         markdown += f"\n{note}\n"
+    notes = judge_notes([read_json(r) for r in reports or []], dict(layout["tasks"]))
+    if notes:
+        markdown += "\n" + "\n".join(notes) + "\n"
     latex, markdown = with_inputs(latex, markdown, inputs)
     write_text(latex, Path(tables_dir) / "table8.tex")
     write_text(markdown, Path(tables_dir) / "table8.md")
+
+
+# A judge of our own (the packaged local model) is not one of the paper's: its rows say so and are
+# compared with the paper's judges only side by side (reproduction.md), never averaged with them.
+OURS_NOTE = (" Rows marked (ours) are judges the paper did not run; they sit beside the paper's judges, "
+             "never in an average with them.")
+
+
+def _judge_rows(layout: dict) -> list[tuple[str, str, str | None]]:
+    """(judge, title, the paper's Table 8 judge it is or None) from the layout."""
+    return [(j[0], j[1], j[2] if len(j) > 2 else None) for j in layout["judges"]]
+
+
+def judge_notes(reports: list[dict], task_titles: dict) -> list[str]:
+    """One line per judged cell: how many rows of how many, and the unparseable answers (scored
+    as wrong), with the judge's model card where it was served here."""
+    lines, cards = [], {}
+    for r in sorted(reports, key=lambda r: (r.get("judge", ""), r.get("mode", ""), r.get("task", ""))):
+        task = task_titles.get(r.get("task"), r.get("task", "?"))
+        cut = f"; {r['programs_cut']} programs cut to {r['code_cut_to_chars']:,} characters" \
+            if r.get("programs_cut") else ""
+        lines.append(f"- {r['judge']} {r['mode']} on {task}: {r['judged']:,} of {r['test_rows']:,} test rows "
+                     f"(a seeded sample stratified by class, language and domain); {r['abstentions']:,} answers "
+                     f"named no class (unparseable, scored as wrong){cut}.")
+        if r.get("model_card"):
+            cards[r["judge"]] = r["model_card"]
+    for judge, card in sorted(cards.items()):
+        lines.append(f"- {judge}: {card_line(card)}")
+    return lines
+
+
+def card_line(card: dict) -> str:
+    """A local model's card in one line (aicd.local_models' card.json, and how it was served)."""
+    parts = [card.get("title") or card.get("name", "?")]
+    if card.get("origin"):
+        parts.append(str(card["origin"]))
+    if card.get("licence"):
+        parts.append(f"licence {card['licence']}")
+    if card.get("parameters"):
+        parts.append(f"{card['parameters'] / 1e6:.1f}M parameters")
+    if card.get("quantisation"):
+        parts.append(str(card["quantisation"]))
+    wheel = card.get("wheel") or {}
+    if wheel.get("package"):
+        parts.append(f"from the pinned wheel {wheel['package']} {wheel.get('version', '')} (sha256 "
+                     f"{str(wheel.get('sha256', ''))[:12]}…)")
+    if card.get("served_by"):
+        parts.append(f"served by {card['served_by']}")
+    return "; ".join(parts)
 
 
 def generation_report(reports: list[str], disabled: list[str], hint: str, out_json: str, out_md: str) -> None:
@@ -59,8 +115,9 @@ def table8_main(argv=None) -> None:
     t8.add_argument("--scores", nargs="*", default=[])
     t8.add_argument("--tables-dir", required=True)
     t8.add_argument("--inputs", default=None, help="results/inputs.json (the input fingerprint)")
+    t8.add_argument("--reports", nargs="*", default=[], help="the judges' report files (rows judged, unparseable)")
     args = t8.parse_args(argv)
-    table8(args.layout, args.scores, args.tables_dir, read_json(args.inputs) if args.inputs else None)
+    table8(args.layout, args.scores, args.tables_dir, read_json(args.inputs) if args.inputs else None, args.reports)
 
 
 def generation_main(argv=None) -> None:

@@ -6,7 +6,9 @@
   as more machine-like;
 - margins / scores: its score_<class> columns are not probabilities (aicd.scores);
 - § beside a macro-F1: a class of the test rows has fewer than MIN_CLASS_SUPPORT rows, yet
-  weighs as much as any other in the macro average.
+  weighs as much as any other in the macro average;
+- sample: the cell covers a seeded sample of the test split (an LLM judge, a zero-shot
+  criterion over an LM's statistics computed on a sample), its size in the legend.
 
 Read from the score files (threshold_metrics.inverted, score_kind, per_class support) and from
 which configured detectors are the paper's rows (aicd.published)."""
@@ -26,6 +28,7 @@ MEANINGS = {
                 "machine-like",
     "margins": "its scores are SVM margins, not probabilities (AUROC and TPR read only their order)",
     "scores": "its scores are the detector's own scale, not probabilities (AUROC and TPR read only their order)",
+    "sample": "computed on a seeded sample of the test split, not all of it",
 }
 
 
@@ -35,6 +38,7 @@ class Marks:
     inverted: set = field(default_factory=set)             # (detector, task)
     score_kinds: dict = field(default_factory=dict)        # (detector, task) -> score kind
     small_classes: dict = field(default_factory=dict)      # (detector, task) -> {class: test rows}
+    sampled: dict = field(default_factory=dict)            # (detector, task) -> (rows scored, test rows)
 
     @classmethod
     def from_scores(cls, scores: dict, ours: set[str]) -> "Marks":
@@ -48,6 +52,9 @@ class Marks:
             small = small_classes(s)
             if small:
                 marks.small_classes[key] = small
+            covered = sample_size(s)
+            if covered:
+                marks.sampled[key] = covered
         return marks
 
     def row(self, detector: str, task: str | None = None) -> list[str]:
@@ -61,7 +68,8 @@ class Marks:
         return tags
 
     def cell(self, detector: str, task: str) -> list[str]:
-        return ["inverted"] if (detector, task) in self.inverted else []
+        return (["inverted"] if (detector, task) in self.inverted else []) + \
+            (["sample"] if (detector, task) in self.sampled else [])
 
     def small(self, detector: str, task: str) -> str:
         return SMALL_CLASS if (detector, task) in self.small_classes else ""
@@ -80,7 +88,11 @@ class Marks:
                     small.setdefault(key[1], self.small_classes[key])
             if det in self.ours and "ours" not in used and (shown is None or "ours" in shown):
                 used.append("ours")
-        parts = [f"{t}: {MEANINGS[t]}." for t in used]
+        parts = [f"{t}: {MEANINGS[t]}." for t in used if t != "sample"]
+        samples = sorted({(k, v) for k, v in self.sampled.items() if k[0] in detectors and (task is None or k[1] == task)})
+        if samples and "sample" in used:
+            sizes = "; ".join(f"{d} on {t}: {n:,} of {of:,} test rows" for (d, t), (n, of) in samples)
+            parts.append(f"sample: {MEANINGS['sample']} ({sizes}).")
         if small:
             named = "; ".join(f"{t}: " + ", ".join(f"{c} {n}" for c, n in sorted(v.items(), key=lambda kv: kv[1]))
                               for t, v in sorted(small.items()))
@@ -90,8 +102,17 @@ class Marks:
         return latex_text(text) if style == "latex" else text
 
     def _keys(self, detector: str) -> list[tuple[str, str]]:
-        keys = {k for k in (*self.inverted, *self.score_kinds, *self.small_classes) if k[0] == detector}
+        keys = {k for k in (*self.inverted, *self.score_kinds, *self.small_classes, *self.sampled) if k[0] == detector}
         return sorted(keys)
+
+
+def sample_size(score: dict) -> tuple[int, int] | None:
+    """(rows scored, test rows) of a score file that covers a sample of its test split, else None."""
+    coverage = score.get("coverage")
+    if coverage is None or coverage >= 1:
+        return None
+    scored = sum(int(v.get("support", 0)) for v in (score.get("per_class") or {}).values())
+    return (scored, int(round(scored / coverage))) if coverage > 0 and scored else None
 
 
 def small_classes(score: dict, minimum: int = MIN_CLASS_SUPPORT) -> dict[str, int]:

@@ -1,0 +1,162 @@
+"""python -m aicd.report generator-card: one generator model's card (results/generators/{model}.md,
+.json): how its requests went, how much of its code ran in the sandbox, how many of its rows
+each Table 3 filter and dedup kept, and how detectable its code is to every fitted detector.
+
+Detection, per task and detector, on the model's rows of that task's test split (where its code
+entered the pool) or of a test set made of its generations (tasks.X.test_sets: {generation: M}),
+by protocol:
+  rows         the model's rows scored
+  recall       share labelled as their own class (machine, hybrid or adversarial)
+  flagged      share labelled anything but human
+  AUROC        its rows against the split's human rows, on the detector's machine score
+               (1 - score_human), where the detector gives scores and the split has humans
+  TPR@1%FPR    the ROC operating point: share of its rows above the score that 1% of the
+               split's human rows exceed (aicd.scoring.roc_point; "unreachable" with ties)
+Cells over fewer than 30 rows are marked §: a few rows move them a lot."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..io import read_json, write_json, write_text
+from ..scores import machine_score
+from ..scoring.roc_point import roc_point
+from ..stagecli import json_arg
+from .llm_tables import card_line
+
+FPR = 0.01
+SMALL = 30
+
+
+def detection(preds: pd.DataFrame, test: pd.DataFrame, ids: set, model_rows: pd.DataFrame) -> list[dict]:
+    """Per protocol (and all): the model's rows' recall, flagged share, AUROC and TPR@1%FPR."""
+    merged = test[["id"]].merge(preds, on="id")
+    mine = merged[merged["id"].isin(ids)].merge(model_rows[["id", "protocol"]], on="id", how="left")
+    humans = merged[merged["gold"].eq("human") & ~merged["id"].isin(ids)]
+    out = []
+    for protocol, rows in [("all", mine), *sorted(mine.groupby(mine["protocol"].fillna("?")))]:
+        if rows.empty:
+            continue
+        cell = {"protocol": protocol, "rows": int(len(rows)),
+                "recall": float((rows["pred"] == rows["gold"]).mean()),
+                "flagged": float((rows["pred"] != "human").mean()), "auroc": None, "tpr_at_1pct": None}
+        if "score_human" in preds.columns and len(humans):
+            scores = np.concatenate([machine_score(rows["score_human"]), machine_score(humans["score_human"])])
+            positive = np.r_[np.ones(len(rows), bool), np.zeros(len(humans), bool)]
+            from sklearn.metrics import roc_auc_score
+
+            cell["auroc"] = float(roc_auc_score(positive, scores))
+            point = roc_point(scores, positive, FPR)
+            cell["tpr_at_1pct"] = None if point is None or not point["reachable"] else point["tpr"]
+            cell["why_unreachable"] = None if point is None or point["reachable"] else point["unreachable"]
+        out.append(cell)
+    return out
+
+
+def requests_section(report: dict) -> list[str]:
+    status = report.get("status") or {}
+    no_block = (report.get("no_code_block") or {})
+    lines = ["## Requests", "", f"{report['rows']:,} prompts ({', '.join(f'{k} {v}' for k, v in sorted((report.get('by_protocol') or {}).items()))}); "
+             f"statuses: {', '.join(f'{k} {v:,}' for k, v in sorted(status.items())) or 'none'}; "
+             f"{report['prompt_tokens']:,} prompt and {report['completion_tokens']:,} completion tokens, "
+             f"{report['requests_sent']:,} requests sent."]
+    if no_block.get("bare_code"):
+        lines.append(f"{no_block['bare_code']:,} answers gave bare code without the code block asked for (taken as "
+                     "code: the whole answer parsed in its language).")
+    if no_block.get("count"):
+        lines.append(f"{no_block['count']:,} answers held no code block and did not parse as code (rows without "
+                     f"code), e.g. \"{str(no_block.get('example') or '')[:160]}\".")
+    return lines + [""]
+
+
+def execution_section(execution: dict | None) -> list[str]:
+    if not execution:
+        return ["## Execution", "", "Not run in the sandbox (no container engine answered, or execution is off).", ""]
+    from ..sandbox.execute import BUILT
+
+    status = execution.get("status") or {}
+    total = sum(status.values())
+    built = sum(v for k, v in status.items() if k in BUILT)
+    return ["## Execution", "", f"{total:,} programs run in the sandbox: "
+            + ", ".join(f"{k} {v:,}" for k, v in sorted(status.items()))
+            + (f"; built (compiled or passed the syntax check): {built / total:.0%}." if total else "."), ""]
+
+
+def filters_section(normalized: dict | None) -> list[str]:
+    if not normalized:
+        return ["## Filters", "", "Its code did not go through the dataset stage (a test set of its generations).", ""]
+    rejected = normalized.get("rejected") or {}
+    dropped = {k: v for k, v in rejected.items() if k is not None and k == k}
+    parts = ", ".join(f"{k} {v:,}" for k, v in sorted(dropped.items(), key=lambda kv: -kv[1])) or "none"
+    return ["## Filters", "", f"{normalized['rows_in']:,} rows in, {normalized['kept']:,} kept by the code checks and "
+            f"the Table 3 filters (before deduplication against the pool); dropped: {parts}.", ""]
+
+
+def _pct(x) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+
+
+def detection_section(cells: dict, titles: dict) -> list[str]:
+    lines = ["## Detection", "", "Per task and fitted detector, on this model's rows (by protocol): recall = share "
+             "labelled as their own class; flagged = share labelled anything but human; AUROC and TPR at 1% FPR "
+             "(the ROC operating point) against the same split's human rows. § = fewer than 30 rows.", ""]
+    for where, per_detector in cells.items():
+        lines += [f"### {where}", "", "| detector | protocol | rows | recall | flagged | AUROC | TPR @ 1% FPR |",
+                  "|---|---|---:|---:|---:|---:|---:|"]
+        for detector, rows in per_detector.items():
+            for c in rows:
+                mark = " §" if c["rows"] < SMALL else ""
+                tpr = _pct(c["tpr_at_1pct"]) if c.get("why_unreachable") is None else "unreachable"
+                lines.append(f"| {titles.get(detector, detector)} | {c['protocol']} | {c['rows']:,}{mark} | "
+                             f"{_pct(c['recall'])} | {_pct(c['flagged'])} | {_pct(c['auroc'])} | {tpr} |")
+        lines.append("")
+    return lines
+
+
+def generator_card(model: dict, report: dict, generations: pd.DataFrame, execution: dict | None,
+                   normalized: dict | None, scored: list[dict], titles: dict) -> tuple[str, dict]:
+    """(Markdown, JSON) of one model's card. scored: {where: {detector: {predictions, test}}}."""
+    ids = set(generations["id"])
+    cells: dict = {}
+    for where, per_detector in scored.items():
+        for detector, files in per_detector.items():
+            preds = pd.read_parquet(files["predictions"])
+            found = detection(preds, pd.read_parquet(files["test"], columns=["id"]), ids, generations)
+            if found:
+                cells.setdefault(where, {})[detector] = found
+    head = [f"# {model['name']}", "", f"Family {model.get('family')}"
+            + (f" (made by {model['maker']}; not one of the paper's 11 families: its code is in Tasks 1 and 3, "
+               "never Task 2)" if model.get("family") == "other" else "")
+            + f"; litellm model `{model.get('litellm_model')}`.", ""]
+    if report.get("model_card"):
+        head += [f"Model card: {card_line(report['model_card'])}.", ""]
+    body = requests_section(report) + execution_section(execution) + filters_section(normalized)
+    body += detection_section(cells, titles) if cells else ["## Detection", "", "No fitted detector scored its rows.", ""]
+    data = {"model": model["name"], "family": model.get("family"), "requests": report, "execution": execution,
+            "filters": normalized, "detection": cells}
+    return "\n".join(head + body), data
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(prog="python -m aicd.report generator-card", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", required=True, type=json_arg, help="the model's registry entry (JSON)")
+    p.add_argument("--report", required=True, help="results/generations/{model}.report.json")
+    p.add_argument("--generations", required=True, help="results/generations/{model}.parquet")
+    p.add_argument("--execution", default=None, help="results/execution/{model}.report.json, where it ran")
+    p.add_argument("--normalized", default=None, help="results/dataset/normalized/generations/{model}.report.json")
+    p.add_argument("--scored", type=json_arg, default={}, help='{where: {detector: {"predictions", "test"}}}')
+    p.add_argument("--titles", type=json_arg, default={}, help="detector -> its title")
+    p.add_argument("--out-md", required=True)
+    p.add_argument("--out-json", required=True)
+    args = p.parse_args(argv)
+    generations = pd.read_parquet(args.generations, columns=["id", "protocol", "status"])
+    markdown, data = generator_card(args.model, read_json(args.report), generations,
+                                    read_json(args.execution) if args.execution else None,
+                                    read_json(args.normalized) if args.normalized else None, args.scored, args.titles)
+    write_text(markdown + "\n", args.out_md)
+    write_json(data, args.out_json)
