@@ -77,7 +77,7 @@ def agreement(model: str, texts: list[str], machine: np.ndarray, window: int, ba
         cost[dtype] = (len(texts) / wall, cpu / len(texts), int(np.isnan(out[:, 0]).sum()))
         del stats
     print(f"\n### AUROC, {len(texts)} seeded trial rows ({int(machine.sum())} machine, {int((~machine).sum())} human), "
-          f"window {window}, batch {batch}, {threads} threads\n")
+          f"window {window}, batch {batch}, {threads} thread{'s' if threads != 1 else ''}\n")
     for dtype, (rate, per_row, nan) in cost.items():
         print(f"- {dtype}: {rate:.2f} rows/s (wall), {per_row:.3f} CPU-s/row, {nan} rows too short to score")
     print("\n| criterion | AUROC float32 | AUROC bfloat16 | max abs score difference | scores |")
