@@ -212,9 +212,10 @@ class TokenStats:
     `reference_path`, default the same) per text: `compute(texts) -> (n, 6) float64`.
 
     window: tokens per text, BOS included (longer code is truncated); batch_size: texts per
-    forward pass (sorted by length, right padding with an attention mask); device: cpu (default), auto (CUDA when present) or
-    cuda; dtype: auto, float32 or bfloat16 (of the backbone; the head is float32); threads: torch
-    CPU threads; chunk_tokens: positions per LM-head chunk (0: the model's own full logits)."""
+    forward pass (sorted by length, right padding with an attention mask); device: cpu, auto
+    (CUDA when present) or cuda; dtype: auto, float32 or bfloat16 (of the backbone; the head is
+    float32); threads: torch CPU threads; chunk_tokens: positions per LM-head chunk (0: the
+    model's own full logits)."""
 
     def __init__(self, model_path: str, reference_path: str | None = None, window: int = 256, batch_size: int = 8,
                  device: str = "cpu", dtype: str = "auto", threads: int = 1, chunk_tokens: int = 128):
