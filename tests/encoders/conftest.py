@@ -85,3 +85,17 @@ def tiny_t5(tmp_path_factory, code_rows):
     T5Model(config).save_pretrained(folder)
     fast.save_pretrained(folder)
     return str(folder)
+
+
+@pytest.fixture(scope="session")
+def packaged_lm():
+    """The pinned SmolLM2-135M-Instruct's converted folder (config/pinned_inputs.yaml; converted
+    once into the cache by aicd.local_models)."""
+    from aicd.pinned_files import cache_dir
+    from aicd.local_models import pinned_models
+    from aicd.pretrained import resolve_model
+
+    entry = pinned_models()["smollm2-135m-instruct"]
+    require((cache_dir() / entry["file"]).is_file(), f"the pinned model file {entry['file']}",
+            "make pinned-inputs (make test does it)")
+    return resolve_model("package:smollm2-135m-instruct")

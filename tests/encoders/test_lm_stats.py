@@ -7,11 +7,9 @@ padding, bad input; and a few trial rows through the real SmolLM2 in bfloat16 an
 from __future__ import annotations
 
 import functools
-import os
 
 import numpy as np
 import pytest
-from components import require
 
 from aicd.errors import AicdError
 from aicd.lm.stats import CRITERIA, STAT_NAMES, TokenStats, choose_dtype, criterion
@@ -174,12 +172,14 @@ def test_criteria_signs_and_undefined_values():
 def test_texts_under_two_tokens_are_nan(tiny_llamas):
     q, _, no_bos = tiny_llamas
     with_bos = TokenStats(q, window=WINDOW, dtype="float32").compute(["", "x", "int x;"])
-    assert np.isnan(with_bos[0]).all()  # BOS alone: nothing scored
+    # BOS alone: nothing scored, a count of 0 (a text too short, not a text left out) and NaN
+    assert with_bos[0, COL["tokens"]] == 0 and np.isnan(np.delete(with_bos[0], COL["tokens"])).all()
     assert with_bos[1, COL["tokens"]] == 1 and np.isfinite(with_bos[1:]).all()  # "x" scored from BOS
     plain = TokenStats(no_bos, window=WINDOW, dtype="float32")
     assert plain.encode(["x"]) == [[plain.tokenizer.convert_tokens_to_ids("x")]]
     got = plain.compute(["", "x", "int x;"])
-    assert np.isnan(got[:2]).all() and np.isfinite(got[2]).all()
+    assert (got[:2, COL["tokens"]] == 0).all() and np.isnan(np.delete(got[:2], COL["tokens"], axis=1)).all()
+    assert np.isfinite(got[2]).all()
     for name in CRITERIA:
         assert np.isnan(criterion(name, got[:2])).all(), name
 
@@ -246,12 +246,10 @@ def test_auto_dtype_follows_the_cpu():
     assert choose_dtype("float32", "cpu") == "float32"
 
 
-def test_real_causal_lm_bfloat16_close_to_float32(code_rows):
+def test_real_causal_lm_bfloat16_close_to_float32(code_rows, packaged_lm):
     """SmolLM2-135M (Llama, 49,152-token vocabulary) on four trial rows, two human and two
     machine: bfloat16's backbone changes every statistic by little."""
-    path = os.environ.get("AICD_TEST_CAUSAL_LM")
-    require(bool(path), "a converted causal LM folder (SmolLM2-135M-Instruct)",
-            "set AICD_TEST_CAUSAL_LM to its folder (written by save_pretrained)")
+    path = packaged_lm
     code, target = code_rows
     rows = [str(c) for c in code[target == "human"][:2]] + [str(c) for c in code[target == "machine"][:2]]
     fp32 = TokenStats(path, window=96, batch_size=2, dtype="float32").compute(rows)

@@ -107,3 +107,20 @@ def test_the_fitted_panel_model_file_applies_itself_to_new_code(tiny_lm, tables,
     assert out.loc[out["id"] == "short", "pred"].item() == "human"
     direct = criterion("loglik", featurizer.transform(new.iloc[:2]).astype(np.float64))
     assert np.isfinite(direct).all()
+
+
+def test_statistics_are_computed_once_per_text_and_read_back_by_the_next_job(tiny_lm, tables, tmp_path):
+    """A second feature set over the same texts (another task of the run, the same model and
+    window) reads every statistic from the run's cache and gets the same numbers."""
+    params = {"model": tiny_lm, "window": 48, "batch_size": 8, "dtype": "float32", "rows": {"train": 0}}
+    first, *_ = compute("lm_stats", params, tables, 7, tmp_path / "a.npz", cache_dir=str(tmp_path / "cache"))
+    assert first.scored_ == 140 and first.cached_ == 0  # validation 60 + test 80
+    second, *_ = compute("lm_stats", params, tables, 7, tmp_path / "b.npz", cache_dir=str(tmp_path / "cache"))
+    assert second.scored_ == 0 and second.cached_ == 140
+    for split in ("validation", "test"):
+        a = store.read(store.matrix(tmp_path / "a.npz", split))
+        b = store.read(store.matrix(tmp_path / "b.npz", split))
+        assert np.array_equal(a, b, equal_nan=True)
+    other = {**params, "window": 32}  # another window is another statistic
+    third, *_ = compute("lm_stats", other, tables, 7, tmp_path / "c.npz", cache_dir=str(tmp_path / "cache"))
+    assert third.scored_ == 140 and third.cached_ == 0

@@ -37,6 +37,9 @@ def run(repo: Path, workdir: Path, *args: str, check: bool = True) -> subprocess
     return proc
 
 
+TRAINED_LM = "trained_lm"  # the slice's extra detector (below): not in config/demo.yaml
+
+
 def write_override(workdir: Path, trial_path: Path, lr_c: float = 1.0, lr_title: str = "LR_{TF-IDF}") -> None:
     override = {
         "sources": {"trial": {"files": str(trial_path), "limit": 500},
@@ -46,9 +49,19 @@ def write_override(workdir: Path, trial_path: Path, lr_c: float = 1.0, lr_title:
             "lr_tfidf": {"params": {"C": lr_c}, "title": lr_title},
             # the demo's MiniLM, shrunk to 2 optimizer steps on 64 rows at window 128
             "minilm": {"params": {"max_train_rows": 64, "max_validation_rows": 32, "window": 128}},
-            # Fast-DetectGPT's code LM, shrunk to one layer on 40k tokens
-            "fast_detectgpt": {"params": {"window": 128, "max_validation_rows": 64,
-                                          "train_lm": {"layers": 1, "max_train_tokens": 40000, "window": 128}}},
+            # a row the core demo does not have: the probability curvature of a causal LM trained here
+            # (1 layer, 40k tokens of T1's human train code), titled as what it is and marked as not the
+            # paper's Fast-DetectGPT (the full demo scores that with a pretrained LM, make demo-llm)
+            TRAINED_LM: {"kind": "fast_detectgpt", "title": "Curvature of a trained code LM", "tasks": ["binary"],
+                         "paper": {"row": "Fast-DetectGPT", "comparable": False,
+                                   "note": "its scoring LM is a 1-layer model trained here on 40k tokens of T1's "
+                                           "human train code; the paper's Fast-DetectGPT scores with a zero-shot "
+                                           "pretrained LM"},
+                         "resources": {"gpu": 0, "mem_mb": 4000, "runtime": 30, "threads": 1},
+                         "params": {"window": 128, "max_validation_rows": 64, "device": "cpu",
+                                    "train_lm": {"task": "binary", "layers": 1, "hidden": 128, "heads": 4,
+                                                 "vocab_size": 4096, "max_train_tokens": 40000, "window": 128,
+                                                 "learning_rate": 3.0e-3}}},
         },
     }
     (workdir / "override.yaml").write_text(yaml.safe_dump(override))
@@ -113,10 +126,11 @@ def test_table4_has_a_number_for_every_detector_and_task(demo, repo):
     latex = (demo / "results" / "tables" / "table4.tex").read_text()
     body = latex.split("\\midrule")[1].split("\\bottomrule")[0]
     lines = [line.strip().rstrip("\\").strip() for line in body.strip().splitlines()]
-    assert len(lines) == len(config["detectors"]) == 14  # 11 classical, robust, the MiniLM encoder, Fast-DetectGPT
-    # A detector limited to some tasks (the demo's MiniLM and Fast-DetectGPT: T1) shows "–" elsewhere.
+    # 11 classical, robust, the MiniLM encoder, and the slice's trained-LM row
+    assert len(lines) == len(config["detectors"]) + 1 == 14
+    # A detector limited to some tasks (the demo's MiniLM and the trained LM: T1) shows "–" elsewhere.
     expected_dashes = sum(len([t for t in config["tasks"] if t not in det.get("tasks", list(config["tasks"]))])
-                          for det in config["detectors"].values())
+                          for det in config["detectors"].values()) + len(config["tasks"]) - 1
     dashes = 0
     for line in lines:
         cells = [c.strip() for c in re.split(r"(?<!\\)&", line)]  # column separators, not "\&"
@@ -201,22 +215,22 @@ def test_report_opens_with_the_paper_beside_ours_and_marks_what_cannot_be_truste
     for c in compared:  # ours is the score file's, the paper's the transcription's
         assert abs(c["ours"] - scores[(c["detector"], c["task"])]["macro_f1"] * 100) < 1e-9
         assert abs(c["delta"] - (c["ours"] - c["paper"])) < 1e-9
-    # the paper's 12 non-encoder rows on T1 less Fast-DetectGPT, whose demo LM is not the paper's (its config says
-    # so: not comparable, no Δ), and the same 11 on T2 (where the paper prints "-" for Fast-DetectGPT)
+    # the paper's 12 non-encoder rows on T1 less Fast-DetectGPT, which the slice's trained LM stands for without being
+    # it (its config says so: not comparable, no Δ), and the same 11 on T2 (where the paper prints "-" for it)
     assert len([c for c in compared if c["column"] == "T1"]) == 11 and len([c for c in compared if c["column"] == "T2"]) == 11
-    fdg_cell = next(c for c in summary["cells"] if c["table"] == 4 and c.get("detector") == "fast_detectgpt")
+    fdg_cell = next(c for c in summary["cells"] if c["table"] == 4 and c.get("detector") == TRAINED_LM)
     assert fdg_cell["status"] == "not comparable" and "pretrained" in fdg_cell["why"]
     t2 = next(h for h in summary["headlines"] if h["table"] == 4 and h["column"] == "T2")
     assert set(t2["dummy_within"]) <= {"Random", "Majority"}  # agreeing dummy baselines are counted apart
     for task in ("binary", "family"):
         assert (results / "figures" / f"reproduction_{task}.png").stat().st_size > 10_000
     # an inverted detector is tagged wherever it appears, and only then
-    fdg = scores[("fast_detectgpt", "binary")]["threshold_metrics"]
+    fdg = scores[(TRAINED_LM, "binary")]["threshold_metrics"]
     thresholds = (results / "tables" / "thresholds.md").read_text()
-    fdg_line = next(line for line in thresholds.splitlines() if line.startswith("| Fast-DetectGPT"))
-    # the demo's Fast-DetectGPT ranks human code as more machine-like on validation
+    fdg_line = next(line for line in thresholds.splitlines() if line.startswith("| Curvature of a trained code LM"))
+    # the trained LM's curvature ranks human code as more machine-like on validation
     assert fdg["inverted"] is True and fdg["validation_auroc"] < 0.5 and "<sup>inverted</sup>" in fdg_line
-    assert "inverted" in table4_line_of(results, "Fast-DetectGPT")
+    assert "inverted" in table4_line_of(results, "Curvature of a trained code LM")
     head = [h.strip() for h in next(x for x in thresholds.splitlines() if x.startswith("| Model")).split("|")[1:-1]]
     assert head[:4] == ["Model", "AUROC", "TPR @ 1% FPR", "TPR @ 5% FPR"]  # "TPR @ 1% FPR" heads the ROC point only
     assert head[4:6] == ["val. threshold for 1%: FPR on test", "val. threshold for 1%: TPR"]
@@ -245,7 +259,7 @@ def test_report_opens_with_the_paper_beside_ours_and_marks_what_cannot_be_truste
         assert ("human recall" in line) == (row["one_class"] == "human"), line
     one_class = [c for c in summary["cells"] if c["table"] == 5 and c["status"] == "not comparable"]
     assert len(one_class) == sum(1 for r in subsets["rows"] if r["one_class"])
-    assert "fast_detectgpt" not in subsets["detectors"] and "robust" in subsets["ours"]
+    assert TRAINED_LM not in subsets["detectors"] and "robust" in subsets["ours"]
 
 
 def test_second_run_does_nothing(demo, repo):

@@ -20,6 +20,16 @@ def _is_local(model: str) -> bool:
     return model.startswith(("/", ".", "~")) or os.path.isdir(os.path.expanduser(model))
 
 
+def choose_device(device: str) -> str:
+    """auto -> cuda where torch sees one, else cpu; an explicit cuda without one is an error."""
+    import torch
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise AicdError(f"device {device!r} asked for, but torch sees no CUDA device (set device: auto or cpu)")
+    return device
+
+
 def offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}
 

@@ -23,6 +23,8 @@ rule features:
         spec=lambda w: as_arg(config["features"][w.featureset]),
         args=feature_args,
         seed=SEED,
+        cache=f"{R}/cache/features",
     shell:
         "{params.guard}python -m aicd.features --spec {params.spec} {params.args} --seed {params.seed} --threads {threads}"
+        " --cache-dir {params.cache}"
         " --out {output.features} --model {output.model} --report {output.report} > {log} 2>&1"

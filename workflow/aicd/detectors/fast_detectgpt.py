@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..params import Param, ParamSpec
+from ..lm.stats import backbone_and_head
 from .base import Detector, pd_isna, register
 
 log = logging.getLogger("aicd.detectors.fast_detectgpt")
@@ -72,19 +73,6 @@ def criterion_from_logits(logits_score, logits_ref, labels, mask):
     var_ref = (probs_ref * lprobs_score.square()).sum(-1) - mean_ref.square()
     m = mask.to(ll.dtype)
     return ((ll - mean_ref) * m).sum(-1) / ((var_ref * m).sum(-1).clamp_min(1e-12)).sqrt()
-
-
-def _backbone_and_head(model):
-    """(backbone, LM head) where logits = head(backbone(...).last_hidden_state) exactly, else None
-    (models that scale or cap their logits after the head take the plain forward path)."""
-    cfg = model.config
-    if any(getattr(cfg, k, None) for k in ("final_logit_softcapping", "logit_scale", "logits_scaling")):
-        return None
-    backbone = getattr(model, "base_model", None)
-    head = model.get_output_embeddings()
-    if backbone is None or backbone is model or head is None:
-        return None
-    return backbone, head
 
 
 def best_threshold(criteria: np.ndarray, is_machine: np.ndarray) -> tuple[float, float]:
@@ -228,7 +216,7 @@ class FastDetectGPTDetector(Detector):
         import torch
         self.load_models()
         out = np.full(len(ids), np.nan, dtype=np.float64)
-        chunked = self.ref_model_ is None and self.settings["chunk_tokens"] and _backbone_and_head(self.model_)
+        chunked = self.ref_model_ is None and self.settings["chunk_tokens"] and backbone_and_head(self.model_)
         with torch.no_grad():
             for pos, input_ids, mask in self.batches(ids):
                 if chunked:
@@ -250,7 +238,7 @@ class FastDetectGPTDetector(Detector):
         states of the real (unpadded) positions go through the LM head `chunk_tokens` at a time,
         and each chunk's log-probabilities are reduced while they are still in cache."""
         import torch
-        backbone, head = _backbone_and_head(self.model_)
+        backbone, head = backbone_and_head(self.model_)
         hidden = backbone(input_ids=input_ids, attention_mask=mask).last_hidden_state[:, :-1]
         keep = mask[:, 1:].bool()
         h = hidden[keep]                                  # (N, H) real positions only

@@ -39,6 +39,8 @@ def main(argv=None) -> None:
                              "else): reading a pickle runs any code the file holds, so only for files you trust")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="processes for the per-row work (parsing, n-grams)")
+    parser.add_argument("--cache-dir", default=None, help="where a kind keeps per-text values between jobs "
+                        "(lm_stats: a causal LM's statistics, shared by every task of the run)")
     parser.add_argument("--out", required=True, help="output features.npz")
     parser.add_argument("--model", required=True, help="output fitted featurizer (a skops file: featurizer.skops)")
     parser.add_argument("--report", required=True, help="output JSON report")
@@ -60,7 +62,8 @@ def main(argv=None) -> None:
             where = args.tasks_dir or args.train
             raise AicdError(f"the train split in {where} is empty: nothing to fit features on; "
                             "rebuild the task (python -m aicd.splits) with rows in train")
-        featurizer, names, rows, sums = compute(kind, params, tables, args.seed, args.out, max(1, args.threads))
+        featurizer, names, rows, sums = compute(kind, params, tables, args.seed, args.out, max(1, args.threads),
+                                                args.cache_dir)
         extra = featurizer.report_fields(sums)
     save_fitted(featurizer, args.model)
     seconds = time.perf_counter() - started

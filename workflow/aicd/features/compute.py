@@ -27,11 +27,14 @@ def _with_sums(blocks, sums: np.ndarray):
 
 
 def compute(kind: str, params: dict, tables: dict[str, pd.DataFrame], seed: int, out: str | Path,
-            threads: int = 1):
+            threads: int = 1, cache_dir: str | None = None):
     """Fit a table-based featurizer on train, write every split's matrix to `out`; return
-    (featurizer, names, rows per split, per-split column sums)."""
+    (featurizer, names, rows per split, per-split column sums). `cache_dir`: where a kind that
+    keeps per-text values between jobs keeps them (lm_stats)."""
     featurizer = build(kind, params, seed)
     featurizer.threads = threads
+    if cache_dir and hasattr(featurizer, "cache_dir"):
+        featurizer.cache_dir = cache_dir
     sizes = featurizer.sample_sizes() if hasattr(featurizer, "sample_sizes") else {}
     sums, rows = {}, {}
     with store.writer(out) as writer:

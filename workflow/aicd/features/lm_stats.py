@@ -64,7 +64,7 @@ class LMStatsFeaturizer:
             raise AicdError(f"lm_stats params.rows: {bad} is not a row count (>= 0) per split "
                             "(train, validation, test)")
         self.threads = 1
-        self._scorer = None
+        self._scorer = self._cache = self.cache_dir = None
 
     @property
     def feature_names(self) -> list[str]:
@@ -93,10 +93,34 @@ class LMStatsFeaturizer:
         texts = rows["code"].astype(str).tolist()
         if not texts:
             return np.zeros((0, len(self.feature_names)), dtype=np.float32)
-        stats = np.asarray(self.scorer().compute(texts), dtype=np.float32)
-        self.scored_ = getattr(self, "scored_", 0) + len(texts)
-        self.too_short_ = getattr(self, "too_short_", 0) + int(np.isnan(stats).all(axis=1).sum())
-        return stats
+        cache = self.cache()
+        stats, found = cache.get(texts, len(self.feature_names)) if cache else (None, np.zeros(len(texts), bool))
+        if stats is None:
+            stats = np.full((len(texts), len(self.feature_names)), np.nan)
+        todo = np.flatnonzero(~found)
+        if len(todo):
+            fresh = self.scorer().compute([texts[i] for i in todo])
+            stats[todo] = fresh
+            if cache:
+                cache.put([texts[i] for i in todo], fresh)
+        self.scored_ = getattr(self, "scored_", 0) + len(todo)
+        self.cached_ = getattr(self, "cached_", 0) + int(found.sum())
+        self.too_short_ = getattr(self, "too_short_", 0) + int((stats[:, 0] < 1).sum())
+        return stats.astype(np.float32)
+
+    def cache(self):
+        """The run's cache of these statistics (cache_dir, set by the features job), or None."""
+        if not getattr(self, "cache_dir", None):
+            return None
+        if getattr(self, "_cache", None) is None:
+            from ..lm.stats_cache import StatsCache, model_identity
+            from ..pretrained import resolve_model
+
+            p = self.params
+            self._cache = StatsCache(self.cache_dir, {
+                "model": model_identity(resolve_model(p["model"])), "window": p["window"], "dtype": p["dtype"],
+                "reference": model_identity(resolve_model(p["reference_model"])) if p["reference_model"] else None})
+        return self._cache
 
     def report_fields(self, sums: dict) -> dict:
         from ..local_models import card_of_folder
@@ -104,7 +128,7 @@ class LMStatsFeaturizer:
 
         out = {"model": self.params["model"], "reference_model": self.params["reference_model"],
                "window": self.params["window"], "dtype": str(self.scorer().dtype), "rows": self.params["rows"],
-               "texts_scored": getattr(self, "scored_", 0),
+               "texts_scored": getattr(self, "scored_", 0), "texts_from_cache": getattr(self, "cached_", 0),
                "too_short": getattr(self, "too_short_", 0)}  # under two tokens: NaN, predicted human
         card = card_of_folder(resolve_model(self.params["model"]))
         if card:
@@ -113,5 +137,5 @@ class LMStatsFeaturizer:
 
     def __getstate__(self):  # the model is loaded again where the fitted file is used
         state = dict(self.__dict__)
-        state["_scorer"] = None
+        state["_scorer"] = state["_cache"] = state["cache_dir"] = None
         return state

@@ -50,7 +50,7 @@ import time
 import numpy as np
 
 from ..errors import AicdError
-from ..pretrained import resolve_model, special_token_escaper
+from ..pretrained import choose_device, resolve_model, special_token_escaper
 
 log = logging.getLogger("aicd.lm.stats")
 
@@ -92,15 +92,6 @@ def cpu_has_bf16() -> bool:
     except OSError:
         return False
     return bool({"amx_bf16", "avx512_bf16"} & set(flags))
-
-
-def choose_device(device: str) -> str:
-    import torch
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise AicdError(f"token stats: device {device!r} asked for, but torch sees no CUDA device (use auto or cpu)")
-    return device
 
 
 def choose_dtype(dtype: str, device: str) -> str:
@@ -258,7 +249,7 @@ class TokenStats:
         return [bos + x for x in ids]
 
     def compute(self, texts) -> np.ndarray:
-        """(len(texts), len(STAT_NAMES)) float64; NaN rows for texts under two tokens."""
+        """(len(texts), len(STAT_NAMES)) float64; for a text under two tokens, tokens 0 and NaN elsewhere."""
         texts = list(texts)
         out = np.full((len(texts), len(STAT_NAMES)), np.nan, dtype=np.float64)
         started = time.perf_counter()
@@ -272,9 +263,12 @@ class TokenStats:
         return out
 
     def compute_ids(self, ids: list[list[int]]) -> np.ndarray:
-        """The statistics per token sequence (already truncated; NaN below two tokens)."""
+        """The statistics per token sequence (already truncated). Below two tokens nothing is
+        scored: `tokens` is 0 and every other column NaN (a row with a count and no statistic is
+        a text too short to score, not one left out)."""
         import torch
         out = np.full((len(ids), len(STAT_NAMES)), np.nan, dtype=np.float64)
+        out[:, STAT_NAMES.index("tokens")] = [max(len(x) - 1, 0) for x in ids]
         with torch.inference_mode():
             for pos, input_ids, mask in self.batches(ids):
                 out[pos] = self.batch_stats(input_ids, mask)

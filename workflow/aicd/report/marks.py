@@ -91,7 +91,11 @@ class Marks:
         parts = [f"{t}: {MEANINGS[t]}." for t in used if t != "sample"]
         samples = sorted({(k, v) for k, v in self.sampled.items() if k[0] in detectors and (task is None or k[1] == task)})
         if samples and "sample" in used:
-            sizes = "; ".join(f"{d} on {t}: {n:,} of {of:,} test rows" for (d, t), (n, of) in samples)
+            groups: dict = {}
+            for (d, t), size in samples:
+                groups.setdefault((t, size), []).append(d)
+            sizes = "; ".join(f"{', '.join(ds)} on {t}: {n:,} of {of:,} test rows"
+                              for (t, (n, of)), ds in sorted(groups.items()))
             parts.append(f"sample: {MEANINGS['sample']} ({sizes}).")
         if small:
             named = "; ".join(f"{t}: " + ", ".join(f"{c} {n}" for c, n in sorted(v.items(), key=lambda kv: kv[1]))

@@ -5,15 +5,7 @@ T5-family models, whose activations overflow it)."""
 from __future__ import annotations
 
 from ...errors import AicdError
-
-
-def choose_device(device: str) -> str:
-    import torch
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise AicdError(f"device {device!r} asked for, but torch sees no CUDA device (set device: auto or cpu)")
-    return device
+from ...pretrained import choose_device  # noqa: F401  (the encoders' device, declared once)
 
 
 def no_fp16(model_type: str | None) -> bool:
