@@ -129,7 +129,9 @@ rule judge:
 
 rule table8:
     input:
-        scores=[f"{R}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes],
+        scores=[
+            f"{DATA}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
+        ],
         inputs=INPUTS_JSON,
     output:
         tex=f"{R}/tables/table8.tex",
