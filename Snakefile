@@ -47,14 +47,15 @@ include: "workflow/rules/common.smk"
 # What the plan leaves out on this machine, and what the run's root and record say, once where
 # snakemake is started.
 if not workflow.remote_exec:
-    for _note in [*RUN_NOTES, *PLAN.notes]:
+    for _note in NOTES:
         print(_note, file=sys.stderr)
 
 
 onstart:
-    # The root belongs to this run from its first job on (a dry run claims nothing).
+    # The root belongs to this run from its first job on (a dry run claims nothing); its config
+    # is recorded for runs built on it, and a run on a base records the base's fingerprint.
     if not workflow.remote_exec:
-        runs.claim(R, RUN)
+        runs.claim(R, RUN, config, {"root": BASE.root, **BASE.fingerprint} if BASE else None)
 
 
 # `snakemake --report report.html`: Table 4 and the figures, with captions (workflow/report/).
@@ -92,7 +93,7 @@ rule all:
 onsuccess:
     # Shortfalls a source reported (a language with fewer rows than asked for, inputs read
     # from this machine rather than pinned) are repeated here, where they are seen.
-    _inputs = os.path.join(R, "inputs.json")
+    _inputs = INPUTS_JSON
     print(f"Results: {R}/report.md", file=sys.stderr)
     if os.path.isfile(_inputs):
         import json as _json
@@ -102,7 +103,7 @@ onsuccess:
         for _line in _info.get("warnings", []):
             print(f"warning: {_line}", file=sys.stderr)
         print(
-            f"Inputs {_info['fingerprint']}, code {_info.get('code')} ({R}/inputs.json; "
+            f"Inputs {_info['fingerprint']}, code {_info.get('code')} ({INPUTS_JSON}; "
             "compare two runs with `aicd verify RESULTS_A RESULTS_B`)",
             file=sys.stderr,
         )

@@ -94,7 +94,8 @@ def pytest_collection_modifyitems(config, items):
 # worker takes heavy groups from the front; so the large workflow runs never share the machine
 # with each other (DEVELOPERS.md, "The test suite's time").
 LIGHT_GROUPS = ("workflow/test_workflow_image.py", "sandbox", "llm", "encoders", "workflow/test_lint.py",
-                "workflow/test_same_dag.py", "workflow/test_ood_plan.py", "workflow/test_leaderboard_site.py")
+                "workflow/test_same_dag.py", "workflow/test_ood_plan.py", "workflow/test_leaderboard_site.py",
+                "workflow/test_rule_resources.py")
 LARGE_GROUPS = ("slice", "demo", "workflow/test_llm_workflow.py")
 LANES_BELOW_CORES = 4
 

@@ -168,3 +168,25 @@ def test_bad_settings_are_user_errors():
                    {"model": "x", "batch_size": 64, "micro_batch_size": 24}, {"model": "x", "device": "tpu"}):
         with pytest.raises(AicdError, match="bad parameters"):
             build("encoder", params, seed=0)
+
+
+def test_prediction_precision_of_its_own_leaves_training_as_it_was(tmp_path, tiny_encoder, code_rows):
+    """predict_precision: bf16 changes only how the fitted model predicts (the demo's MiniLM on
+    the CPU): the same fit as fp32 (same weights, same checkpoint), scores within bf16's
+    rounding of fp32's, and a saved model predicts the same way after loading."""
+    import torch
+
+    from aicd.detectors.encoder import EncoderDetector
+
+    train, val, test = split(code_rows)
+    params = {**TINY, "epochs": 1, "save_steps": None}
+    fp32 = fit(tiny_encoder, params, train, val, tmp_path / "a", tmp_path / "c")
+    bf16 = fit(tiny_encoder, {**params, "predict_precision": "bf16"}, train, val, tmp_path / "b", tmp_path / "c")
+    assert (fp32.precision_, bf16.precision_, bf16.predict_precision_) == ("fp32", "fp32", "bf16")
+    for a, b in zip(fp32.model_.state_dict().values(), bf16.model_.state_dict().values()):
+        assert torch.equal(a, b)  # the fit is untouched
+    exact, rounded = fp32.predict_scores(test[0]), bf16.predict_scores(test[0])
+    assert not np.array_equal(exact, rounded) and np.abs(exact - rounded).max() < 0.02
+    bf16.save(tmp_path / "saved")
+    again = EncoderDetector.load(tmp_path / "saved", device="cpu")
+    assert again.predict_precision_ == "bf16" and np.array_equal(again.predict_scores(test[0]), rounded)

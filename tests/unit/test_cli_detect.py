@@ -177,3 +177,72 @@ def test_site_profile_is_made_outside_the_repository(tmp_path, repo, capsys):
     assert aicd(["site-profile", str(site)]) == 2 and "--force" in capsys.readouterr().err  # never overwritten unasked
     assert aicd(["site-profile", str(repo / "profiles" / "mine")]) == 2
     assert "inside the repository" in capsys.readouterr().err
+
+
+KOTLIN = """package demo
+
+import kotlin.math.max
+
+data class Point(val x: Int, val y: Int)
+
+fun main(args: Array<String>) {
+    val points = listOf(Point(1, 2), Point(3, 4))
+    for (p in points) {
+        println("x=${p.x} y=${p.y}")
+    }
+    println(points.maxOf { max(it.x, it.y) })
+}
+"""
+RUBY = """class Greeter
+  def initialize(name)
+    @name = name
+  end
+
+  def greet
+    puts "Hello, #{@name}!"
+  end
+end
+
+[1, 2, 3].each do |i|
+  Greeter.new("user#{i}").greet
+end
+"""
+PROSE = """The committee met on Tuesday to discuss the budget for the coming year. After a long
+debate, the members agreed that the library should receive additional funding, while the
+sports programme would be reviewed again in the spring. Several residents spoke in favour
+of extending the opening hours of the community centre.
+"""
+
+
+def test_other_languages_and_text_that_is_not_code_are_flagged(fitted, tmp_path, capsys):
+    """Files outside the nine languages are flagged by their extension and by language ID's own
+    measure (how much of the file its language's grammar parses), and prose saved as .py is
+    flagged as not code; the benchmark's own rows are not flagged."""
+    model, workflow, tables, files = fitted
+    for name, text in (("Program.kt", KOTLIN), ("script.rb", RUBY), ("essay.py", PROSE), ("noext", RUBY)):
+        (tmp_path / name).write_text(text)
+    out = tmp_path / "labels.csv"
+    named = [str(tmp_path / n) for n in ("Program.kt", "script.rb", "essay.py", "noext")]
+    assert aicd(["detect", *named, "--model", str(model), "--out", str(out)]) == 0
+    got = pd.read_csv(out, keep_default_na=False).set_index("path")
+    flag = {os.path.basename(p): got.loc[p, "outside_benchmark"] for p in named}
+    assert flag == {"Program.kt": "outside_nine_languages", "script.rb": "outside_nine_languages",
+                    "essay.py": "not_code", "noext": "outside_nine_languages"}, flag
+    assert got.loc[named[0], "other_language"] == "Kotlin" and got.loc[named[3], "other_language"] == ""
+    assert all(got.loc[p, "language_fit"] < 0.8 for p in named)
+    said = capsys.readouterr().err
+    assert "1 not code" in said and "3 outside the nine languages (by extension: " in said
+    assert aicd(["detect", str(files), "--model", str(model), "--out", str(out)]) == 0
+    benchmark = pd.read_csv(out, keep_default_na=False)
+    assert benchmark["language_fit"].min() >= 0.8
+    assert not benchmark["outside_benchmark"].isin(["not_code", "outside_nine_languages"]).any()
+
+
+def test_a_long_read_says_how_far_it_is(fitted, tmp_path, capsys):
+    model, workflow, tables, files = fitted
+    big = tmp_path / "big.py"
+    big.write_text("\n\n".join(tables["train"]["code"][tables["train"]["language"] == "Python"]) * 4)
+    assert big.stat().st_size > 2**18
+    assert aicd(["detect", str(big), "--model", str(model), "--out", str(tmp_path / "o.csv")]) == 0
+    said = capsys.readouterr().err
+    assert "aicd detect: labelling 1 files (" in said and "aicd detect: labelled 1 files" in said

@@ -77,10 +77,12 @@ def test_labels_outside_the_set_or_the_map_are_named(files, capsys):
     pd.DataFrame({"id": gold["id"], "label": ["2"] * 5 + ["0"] * 395}).to_csv(tmp / "c.csv", index=False)
     with pytest.raises(AicdError, match=r"labels not in --label-map: '2' \(5 rows\)"):
         score_file(tmp / "c.csv", tmp / "gold.parquet", label_map={"0": "human", "1": "machine"})
-    with pytest.raises(AicdError, match=r"predicted labels outside the task's label set \['0', '1'\]: '2' \(5 rows\)"):
+    with pytest.raises(AicdError, match=r"c\.csv: predicted labels outside the gold labels of .*gold\.parquet "
+                                        r"\['0', '1'\]: '2' \(5 rows\); name them with --label-map"):
         score_file(tmp / "c.csv", tmp / "gold.parquet")
     assert aicd(["score", str(tmp / "c.csv"), str(tmp / "gold.parquet")]) == 2
-    assert "Traceback" not in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "Traceback" not in said and "--label-map" in said and "label_map)" not in said  # not the workflow's advice
     assert aicd(["score", str(tmp / "nope.csv"), str(tmp / "gold.parquet")]) == 2
 
 
@@ -203,3 +205,45 @@ def test_fpr_says_why_without_scores_or_validation(files, tmp_path, capsys):
     assert "not given: no validation scores of human rows" in capsys.readouterr().out
     assert aicd(["score", str(tmp_path / "p.csv"), str(tmp_path / "g.csv"), "--fpr", "1.5"]) == 2
     assert "between 0 and 1" in capsys.readouterr().err
+
+
+def test_a_semeval_file_against_named_gold_is_told_the_label_map_and_the_file(files):
+    """SemEval 0/1 predictions against gold named human/machine: the advice is aicd score's own
+    option (--label-map) and the file it is about, not the workflow's task config."""
+    tmp, gold = files
+    pd.DataFrame({"id": gold["id"], "label": np.where(gold["label"] == 0, "human", "machine")}).to_parquet(
+        tmp / "named.parquet")
+    with pytest.raises(AicdError) as err:
+        score_file(tmp / "a.csv", tmp / "named.parquet")
+    said = str(err.value)
+    assert str(tmp / "a.csv") in said and "--label-map" in said and "building the task" not in said
+
+
+def test_an_extra_class_in_labels_is_an_error(files):
+    tmp, _ = files
+    lm = {"0": "human", "1": "machine"}
+    assert score_file(tmp / "a.csv", tmp / "gold.parquet", labels=["human", "machine"], label_map=lm)["macro_f1"] > 0.8
+    with pytest.raises(AicdError, match=r"--labels: 'hybrid' is in neither .*gold\.parquet nor .*a\.csv"):
+        score_file(tmp / "a.csv", tmp / "gold.parquet", labels=["human", "machine", "hybrid"], label_map=lm)
+
+
+def test_scores_outside_0_1_where_probabilities_are_declared_are_an_error(files):
+    """A workflow predictions file declares probabilities (aicd.scores): the same file with its
+    scores times 100 is refused, naming the column and the range; undeclared scores are not."""
+    from aicd.scores import declare
+
+    tmp, gold = files
+    p = rng_scores = np.random.default_rng(1).random(len(gold))
+    table = pd.DataFrame({"id": gold["id"].astype(str), "pred": np.where(p > 0.5, "machine", "human"),
+                          "score_human": 1 - rng_scores, "score_machine": rng_scores})
+    named = pd.DataFrame({"id": gold["id"].astype(str), "gold": np.where(gold["label"] == 0, "human", "machine")})
+    named.to_parquet(tmp / "named.parquet")
+    declare(table, "probability").to_parquet(tmp / "p.parquet")
+    assert score_file(tmp / "p.parquet", tmp / "named.parquet")["n"] == len(gold)
+    scaled = table.assign(score_human=table["score_human"] * 100, score_machine=table["score_machine"] * 100)
+    declare(scaled, "probability").to_parquet(tmp / "p100.parquet")
+    with pytest.raises(AicdError, match=r"p100\.parquet: score_human holds values from [\d.e-]+ to 9\d[\d.]*, but "
+                                        r"the file declares its scores probabilities in \[0, 1\]"):
+        score_file(tmp / "p100.parquet", tmp / "named.parquet")
+    declare(scaled, "score").to_parquet(tmp / "s100.parquet")
+    assert score_file(tmp / "s100.parquet", tmp / "named.parquet")["n"] == len(gold)

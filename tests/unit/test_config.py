@@ -38,8 +38,36 @@ def test_full_config_is_the_release_on_the_hub(repo):
 def test_unknown_key_is_named(config):
     bad = copy.deepcopy(config)
     bad["detectorz"] = {}
-    with pytest.raises(AicdError, match="'detectorz' was unexpected"):
+    with pytest.raises(AicdError, match=r"config\.detectorz: unknown key \(did you mean 'detectors'\?\)"):
         validate_config(bad)
+
+
+def test_a_mistake_is_told_with_the_config_file_that_holds_it(config, tmp_path):
+    """explain_error names, for each `config.KEY` line, the last config file that sets KEY (as
+    snakemake merges them), with a did-you-mean for unknown keys and kinds."""
+    from aicd.config import explain_error
+
+    base, layer = tmp_path / "base.yaml", tmp_path / "mine.yaml"
+    base.write_text(yaml.safe_dump(config))
+    mine = {"detectors": {"lr_tfidf": {"parms": {"C": 2}}, "x": {"kind": "logistic_regresion", "title": "X"}}}
+    layer.write_text(yaml.safe_dump(mine))
+    merged = copy.deepcopy(config)
+    merged["detectors"]["lr_tfidf"]["parms"] = {"C": 2}
+    merged["detectors"]["x"] = mine["detectors"]["x"]
+    with pytest.raises(AicdError) as err:
+        validate_config(merged)
+    told = explain_error(err.value, [base, layer])
+    assert f"{layer}: detectors.lr_tfidf.parms: unknown key (did you mean 'params'?)" in told
+    merged["detectors"]["lr_tfidf"].pop("parms")
+    with pytest.raises(AicdError) as err:
+        validate_config(merged)
+    told = explain_error(err.value, [base, layer])
+    assert f"{layer}: detectors.x.kind: unknown kind 'logistic_regresion' (did you mean 'logistic_regression'?)" in told
+    merged["detectors"]["x"]["kind"] = "majority"
+    merged["features"]["tfidf"]["params"]["ngram_max"] = "three"
+    with pytest.raises(AicdError) as err:
+        validate_config(merged)
+    assert f"{base}: features.tfidf.params.ngram_max: 'three' is not of type" in explain_error(err.value, [base, layer])
 
 
 def test_bad_value_is_named_with_its_path(config):
@@ -96,5 +124,5 @@ def test_enabled_is_true_false_or_auto(config):
 def test_threads_are_not_config(config):
     bad = copy.deepcopy(config)
     bad["detectors"]["lr_tfidf"]["threads"] = 4
-    with pytest.raises(AicdError, match=r"config\.detectors\.lr_tfidf: Additional properties are not allowed \('threads'"):
+    with pytest.raises(AicdError, match=r"config\.detectors\.lr_tfidf\.threads: unknown key; allowed here: .*resources"):
         validate_config(bad)

@@ -10,7 +10,7 @@ PKG = Path(__file__).resolve().parents[2] / "workflow" / "aicd"
 GROUND = {"schema", "io", "errors", "codetext", "treesitter", "families", "fingerprint", "stagecli", "params",
           "pinned_files", "local_models", "subprocesses",
           "parallel", "memguard", "pretrained", "fitted_files", "library_formats", "published", "scores", "ids",
-          "runs", "site_profile", "bindings"}
+          "runs", "baserun", "site_profile", "bindings"}
 # Above every stage: the `aicd` command and config validation (it checks detector kinds against the registry).
 TOP = {"cli", "submission_cli", "serve_cli", "config", "plan", "resolve"}
 # Pipeline order: a stage may import the ground floor and the stages before it.

@@ -172,3 +172,38 @@ def test_a_fitted_plugin_labels_files_with_aicd_detect_and_names_its_module(task
     sys.modules.pop("my_detector", None)
     assert aicd(["detect", str(tmp_path / "a.py"), "--model", model, *trust]) == 2
     assert "from the module 'my_detector', which does not import here" in capsys.readouterr().err
+
+
+def test_library_types_inside_a_plugin_are_named_with_the_flags_that_trust_them(task, tmp_path, capsys):
+    """A user's class that holds scikit-learn's MultinomialNB: trusting the class alone is not
+    enough, and the refusal says which type is a library type inside it and which flags read the
+    file; --trust-package trusts the user's package in one flag; the workflow's own predict job
+    reads it with the entry's params.trust_types."""
+    from aicd.cli import main as aicd
+
+    task_dir, tables = task
+    params = {"object": "untrusted_plugins:CharNGramNB"}
+    fit(task_dir, tmp_path / "nb", "python", params)
+    (tmp_path / "a.py").write_text(tables["test"]["code"].iloc[0])
+    model = str(tmp_path / "nb" / "m.skops")
+    assert aicd(["detect", str(tmp_path / "a.py"), "--model", model, "--trust-type",
+                 "untrusted_plugins.CharNGramNB"]) == 2
+    said = capsys.readouterr().err
+    assert "not trusted, so it is not read: sklearn.naive_bayes.MultinomialNB" in said
+    assert "is a library type that code holds" in said and "--trust-type sklearn.naive_bayes.MultinomialNB" in said
+    both = ["--trust-type", "untrusted_plugins.CharNGramNB", "--trust-type", "sklearn.naive_bayes.MultinomialNB"]
+    assert aicd(["detect", str(tmp_path / "a.py"), "--model", model, *both]) == 0
+    capsys.readouterr()
+    assert aicd(["detect", str(tmp_path / "a.py"), "--model", model]) == 2
+    said = capsys.readouterr().err
+    assert "untrusted_plugins.CharNGramNB is code outside the package" in said
+    assert "--trust-package untrusted_plugins" in said
+    assert aicd(["detect", str(tmp_path / "a.py"), "--model", model, "--trust-package", "untrusted_plugins",
+                 "--trust-type", "sklearn.naive_bayes.MultinomialNB"]) == 0
+    test = tmp_path / "nb" / "test.parquet"
+    tables["test"].to_parquet(test)
+    spec = {"kind": "python", "params": {**params, "trust_types": ["sklearn.naive_bayes.MultinomialNB"]}}
+    detectors_main(["predict", "--model", model, "--test", str(test), "--spec", json.dumps(spec),
+                    "--out", str(tmp_path / "nb" / "again.parquet")])
+    again = pd.read_parquet(tmp_path / "nb" / "again.parquet")
+    assert list(again["pred"]) == list(pd.read_parquet(tmp_path / "nb" / "p.parquet")["pred"])

@@ -33,6 +33,27 @@ def test_a_layer_grows_the_run_and_dropping_it_is_refused(tmp_path):
     assert "--config results=DIR" in str(err.value)
 
 
+def test_a_dry_run_says_a_layer_would_be_added_and_a_layer_comes_off_on_purpose(tmp_path):
+    """-n records nothing, so it never says a layer was added; --config drop_layers=true takes
+    the last layers off (their rows leave the tables), which is refused without it."""
+    root = tmp_path / "results"
+    runs.claim(root, ["config/demo.yaml"])
+    note = runs.check(root, ["config/demo.yaml", "mine.yaml"], dry_run=True)
+    assert "would add mine.yaml as a layer" in note and "a dry run records nothing" in note
+    assert "(a layer added)" not in note and "base: " in note
+    runs.claim(root, ["config/demo.yaml", "mine.yaml"])
+    with pytest.raises(AicdError, match=r"--config drop_layers=true"):
+        runs.check(root, ["config/demo.yaml"])
+    assert "would take the layer mine.yaml off" in runs.check(root, ["config/demo.yaml"], dry_run=True,
+                                                                drop_layers=True)
+    note = runs.check(root, ["config/demo.yaml"], drop_layers=True)
+    assert "takes the layer mine.yaml off" in note and "their files stay" in note
+    runs.claim(root, ["config/demo.yaml"])
+    assert runs.check(root, ["config/demo.yaml"]) is None
+    with pytest.raises(AicdError, match="would overwrite its files"):  # not a prefix: no flag makes it one
+        runs.check(root, ["mine.yaml"], drop_layers=True)
+
+
 def test_another_config_is_refused_before_any_job(tmp_path):
     root = tmp_path / "results"
     runs.claim(root, ["config/demo.yaml"])
@@ -62,7 +83,7 @@ def test_recorded_answers_are_kept_until_a_reprobe(tmp_path):
     data.write_text("now here")  # the machine changed
     notes = []
     assert resolve(config, {}, results, notes=notes) == {"absent_sources": {"extra": str(data)}}  # kept
-    assert len(notes) == 1 and "--config reprobe=true" in notes[0] and "plans nothing new" in notes[0]
+    assert len(notes) == 1 and "--config reprobe=true" in notes[0] and "its plan follows the record" in notes[0]
     assert resolve({**config, "reprobe": True}, {}, results) == {"absent_sources": {}}  # asked for: probed again
     assert json.loads((results / "resolved.json").read_text()) == {"absent_sources": {}}
     notes = []

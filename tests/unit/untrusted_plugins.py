@@ -70,3 +70,23 @@ class DeclaredLogitDetector(LogitDetector):
     """The same logits, declared as its own scale."""
 
     score_kind = "score"
+
+
+class CharNGramNB:
+    """A user's class holding a library estimator the package does not list as trusted
+    (scikit-learn's MultinomialNB over character n-gram counts)."""
+
+    def fit(self, codes, labels):
+        from sklearn.feature_extraction.text import CountVectorizer
+        from sklearn.naive_bayes import MultinomialNB
+
+        self.vectorizer_ = CountVectorizer(analyzer="char", ngram_range=(2, 3), max_features=2000)
+        self.nb_ = MultinomialNB().fit(self.vectorizer_.fit_transform(codes), np.asarray(labels, dtype=object))
+        self.classes_ = list(self.nb_.classes_)
+        return self
+
+    def predict(self, codes):
+        return self.nb_.predict(self.vectorizer_.transform(codes))
+
+    def predict_scores(self, codes):
+        return self.nb_.predict_proba(self.vectorizer_.transform(codes))

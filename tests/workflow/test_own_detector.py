@@ -122,18 +122,69 @@ def test_the_demo_run_beside_it_is_untouched(own_run, repo):
     assert "Traceback" not in said
 
 
-def test_a_layer_adds_only_its_rows_to_a_run(own_run, repo):
-    """docs/examples/beside_the_demo.yaml on the demo slice: its detector's fit and score, and the
-    tables; a dry run, so the demo's root stays the demo's."""
+LAYER_DETECTOR = {"kind": "python", "title": "Mine (class)", "tasks": ["binary"],
+                  "params": {"object": "my_detector:NearestMeanDetector", "options": {"scale": 1.0}}}
+TABLES = {"subset_tables", "paper_figures", "paper_section", "reproduction", "report", "all"}
+
+
+def tree_hashes(root: Path, leave_out: Path) -> dict:
+    import hashlib
+
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
+            if p.is_file() and leave_out not in p.parents}
+
+
+def test_a_layer_plans_only_its_rows_jobs_and_the_tables(own_run, repo):
+    """A detector layered on the demo slice plans its fit and score and the tables, nothing else
+    (no analyses: their inputs are the paper's rows); a dry run says it would add the layer and
+    records nothing."""
     from workflow.test_demo_workflow import planned_jobs
 
     workdir, _, _, _ = own_run
-    layer = str(repo / "docs" / "examples" / "beside_the_demo.yaml")
+    (workdir / "layer.yaml").write_text(yaml.safe_dump({"detectors": {"mine": LAYER_DETECTOR}}))
     proc = snakemake(repo, workdir, "-n", configs=[str(repo / "config" / "demo.yaml"), str(workdir / "override.yaml"),
-                                                   layer])
-    assert "(a layer added)" in proc.stderr
+                                                   str(workdir / "layer.yaml")])
+    assert "would add layer.yaml as a layer" in proc.stderr and "(a layer added)" not in proc.stderr
     jobs = planned_jobs(proc.stdout)
-    assert [j for j in jobs if j[0] in ("detect", "score", "features", "task_split", "source")] == [
-        ("detect", "task=binary, detector=mine"), ("score", "task=binary, detector=mine")]
-    assert {"report", "reproduction", "subset_tables"} <= {r for r, _ in jobs}
-    assert not (workdir / "results" / "run.json").read_text().count("beside_the_demo")  # a dry run claims nothing
+    assert [j for j in jobs if j[0] not in TABLES] == [("detect", "task=binary, detector=mine"),
+                                                       ("score", "task=binary, detector=mine")], jobs
+    assert {r for r, _ in jobs} == TABLES | {"detect", "score"}
+    assert "layer.yaml" not in (workdir / "results" / "run.json").read_text()  # a dry run claims nothing
+
+
+def test_a_run_built_on_the_demo_reads_its_fits_and_leaves_it_alone(own_run, repo):
+    """docs/examples/beside_the_demo.yaml (base: results) after the demo slice: only its row's
+    fit and score and the tables run, under its own root; every file of the demo's root is
+    byte-identical afterwards and the demo has nothing to do; Table 4 has the demo's rows and
+    the new one. A base that changed since is refused with what changed, until rebase=true."""
+    from workflow.test_demo_workflow import planned_jobs, run
+
+    workdir, _, _, _ = own_run
+    example = [str(repo / "docs" / "examples" / "beside_the_demo.yaml")]
+    results, own = workdir / "results", workdir / "results" / "beside_the_demo"
+    planned = snakemake(repo, workdir, "-n", configs=example)
+    assert "Built on results/ (the run of config/demo.yaml + override.yaml)" in planned.stderr
+    jobs = planned_jobs(planned.stdout)
+    assert [j for j in jobs if j[0] not in TABLES | {"table8"}] == [("detect", "task=binary, detector=mine"),
+                                                                    ("score", "task=binary, detector=mine")], jobs
+    before = tree_hashes(results, own)
+    snakemake(repo, workdir, configs=example)
+    assert tree_hashes(results, own) == before  # the base's files are read, never rewritten
+    again = run(repo, workdir, "-n")
+    assert "Nothing to be done" in again.stdout + again.stderr and planned_jobs(again.stdout) == []
+    table = (own / "tables" / "table4.md").read_text()
+    demo_rows = [line.split("|")[1].strip() for line in (results / "tables" / "table4.md").read_text().splitlines()
+                 if line.startswith("| ") and "Model" not in line]
+    assert [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| ")
+            and "Model" not in line] == demo_rows + ["Mine (class) <sup>ours</sup>"]
+    assert planned_jobs(snakemake(repo, workdir, "-n", configs=example).stdout) == []  # and it is done
+    # the base's inputs changed since: refused, saying what changed, until the run builds on it anew
+    record = json.loads((own / "run.json").read_text())
+    record["base"]["inputs"] = "000000000000"
+    (own / "run.json").write_text(json.dumps(record))
+    refused = snakemake(repo, workdir, "-n", configs=example, check=False)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0
+    assert "changed since this run was built on it (its input fingerprint 000000000000 ->" in said
+    assert "--config rebase=true" in said and "Traceback" not in said and "WorkflowError" not in said
+    assert snakemake(repo, workdir, "-n", "--config", "rebase=true", configs=example).returncode == 0

@@ -77,6 +77,7 @@ def run_on_slurm(repo: Path, workdir: Path, config: dict, env: dict, cluster: Cl
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     slurm_args = ("--workflow-profile", str(repo / "profiles" / "slurm"), "--profile", str(site_profile(workdir)),
                   "--jobs", "2", "--max-threads", "2", "--set-resources", MEM_TEST)
+    plan = snakemake(repo, workdir, env, *slurm_args, "-n")
     before = set(squeue_all())
     proc = snakemake(repo, workdir, env, *slurm_args)
     assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}\n" + \
@@ -84,7 +85,7 @@ def run_on_slurm(repo: Path, workdir: Path, config: dict, env: dict, cluster: Cl
     after_first = squeue_all()
     proc_again = snakemake(repo, workdir, env, *slurm_args)
     return dict(proc=proc, proc_again=proc_again, before=before, after_first=after_first,
-                after_second=squeue_all(), slurm_args=slurm_args)
+                after_second=squeue_all(), slurm_args=slurm_args, plan=plan)
 
 
 @pytest.fixture(scope="module")
@@ -160,3 +161,42 @@ def test_second_run_submits_nothing(runs):
     assert "Nothing to be done" in proc.stdout + proc.stderr
     assert not SUBMITTED.findall(proc.stderr)
     assert set(runs["after_second"]) == set(runs["after_first"])
+
+
+def test_a_dry_run_says_which_partition_each_gpu_job_goes_to(runs):
+    """-n names the partition the SLURM plugin's own selection gives each GPU job, from the site
+    profile's partitions file; the real run then sends it there (the test above)."""
+    plan = runs["plan"]
+    assert plan.returncode == 0, plan.stderr[-2000:]
+    line = next((l for l in plan.stderr.splitlines() if l.startswith("SLURM: GPU jobs by ")), None)
+    assert line is not None, plan.stderr[-3000:]
+    assert f"detect {GPU_DETECTOR} (1 job, gpu=1) -> '{GPU_PARTITION}'" in line, line
+    assert "partitions.yaml" in line
+
+
+def test_a_gpu_detector_predicts_its_extra_test_sets_on_the_gpu_partition(runs, repo, tmp_path, cluster):
+    """A perturbed test set layered on a copy of the cluster run: the GPU detector's fit is reused
+    and its test-set prediction, a job of the one predict_test_set rule, asks the GPU too and goes
+    to the GPU partition; every other detector's to the CPU one."""
+    import shutil
+
+    work = tmp_path / "copy"
+    shutil.copytree(runs["remote"], work, symlinks=True, ignore=shutil.ignore_patterns("site"))
+    shutil.copytree(runs["remote"] / "site", work / "site")
+    (work / "layer.yaml").write_text(yaml.safe_dump(
+        {"tasks": {"binary": {"test_sets": {"renamed": {"perturbation": "rename"}}}}}))
+    args = [a if a != str(runs["remote"] / "site") else str(work / "site") for a in runs["slurm_args"]]
+    before = set(squeue_all())
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile"), "--directory", str(work), *args,
+           "--configfile", str(work / "config.yaml"), str(work / "layer.yaml")]
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONWARNINGS": "ignore", **runs["env"]})
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    jobs = {j: v for j, v in squeue_all().items() if j not in before}
+    predicted = {c: p for _, c, _, p in jobs.values() if c.startswith("rule_predict_test_set")}
+    assert predicted, jobs
+    gpu = [c for c in predicted if GPU_DETECTOR in c]
+    assert len(gpu) == 1 and predicted.pop(gpu[0]) == GPU_PARTITION, (gpu, predicted)
+    assert set(predicted.values()) == {PARTITION}, predicted
+    assert not any(c.startswith("rule_detect") for _, c, _, _ in jobs.values())  # the fits are reused

@@ -58,9 +58,14 @@ columns of the output:
                         own scale; higher means more that class either way
   ood_score             (models on a feature set) distance to the training rows, about 1 for rows like
                         them; from 2 up the file is unlike anything the model was fitted on
-  outside_benchmark     the first of the benchmark's Table 3 filters the file fails (too short, too long,
-                        lines too long, ...), empty when it passes: a label there is outside what the
-                        benchmark measured
+  language_fit          the share of the file its language's grammar parses (language ID's own measure;
+                        every benchmark row parses whole)
+  outside_benchmark     not_code (text, not code: little of it parses and it has almost none of code's
+                        symbols), outside_nine_languages (another language: its extension names one, or
+                        language_fit is under 0.8), else the first of the benchmark's Table 3 filters the
+                        file fails (too short, too long, lines too long, ...); empty when it passes: a label
+                        there is outside what the benchmark measured
+  other_language        the language outside the nine that the file's extension names (.kt: Kotlin)
   language_unseen       the model saw no training row in this language (its labels there are a guess
                         under language shift)
 """
@@ -218,22 +223,26 @@ def _print_table(table, floats: str = "{:.3f}") -> None:
 def detect_command(args) -> None:
     import time
 
-    from .detectors.apply import detect, flag_summary, read_files
+    from .detectors.apply import Progress, detect, flag_summary, read_files
     from .detectors.bundle import load_bundle
     from .scores import SCORE_KINDS, declared
 
     if args.out:
         _out_format(args.out)   # refused before any work, not after it
     check_model_path(args.model)
-    model = load_bundle(args.model, trust_pickle=args.trust_pickle, trust_types=args.trust_type or [])
+    from .fitted_files import package_trust
+
+    model = load_bundle(args.model, trust_pickle=args.trust_pickle,
+                        trust_types=(args.trust_type or []) + package_trust(args.trust_package))
     started = time.perf_counter()
-    files = read_files(args.paths, args.language)
+    progress = Progress(lambda line: print(line, file=sys.stderr, flush=True))
+    files = read_files(args.paths, args.language, progress)
     if files.skipped:  # a counted, reported skip: always on stderr, whatever the logging setup
         print(f"aicd detect: {files.skip_summary()}", file=sys.stderr)
     if files.rows.empty:
         raise AicdError(f"no code file to label in {' '.join(args.paths)}"
                         + (f" ({files.skip_summary()})" if files.skipped else ""))
-    result = detect(model, files)
+    result = detect(model, files, progress)
     print(f"aicd detect: {flag_summary(result, model)}", file=sys.stderr)
     kind = declared(result)
     if kind:

@@ -24,6 +24,30 @@ def _where(path) -> str:
     return ".".join(str(p) for p in path) or "(top level)"
 
 
+def did_you_mean(name, options) -> str:
+    """ " (did you mean 'x'?)" for the closest of `options`, or ""."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(o) for o in options], n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _problems(err) -> list[tuple[str, str]]:
+    """(key path, message) of a schema error: one per unknown key, with a did-you-mean for it
+    and for an unknown value."""
+    path = list(err.absolute_path)
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = list(err.schema.get("properties") or {})
+        return [(_where(path + [k]), f"unknown key{did_you_mean(k, allowed)}; allowed here: {', '.join(allowed)}")
+                for k in err.instance if k not in allowed]
+    detail = err.message
+    if err.validator == "enum":
+        detail += did_you_mean(err.instance, err.validator_value)
+    if err.context:  # for oneOf failures the useful detail is in the sub-errors
+        detail += " (" + "; ".join(sorted({c.message for c in err.context}))[:300] + ")"
+    return [(_where(path), detail)]
+
+
 def schema(schema_path: str | Path = SCHEMA_PATH) -> dict:
     """The config schema with the code's parameter specs in place."""
     from .detectors import REGISTRY
@@ -61,7 +85,7 @@ def _with_defaults(validator_class):
     return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
 
 
-COMMAND_LINE_FLAGS = ("reprobe",)  # top-level booleans a user gives as --config KEY=true
+from .runs import COMMAND_LINE_FLAGS  # noqa: E402  (top-level booleans a user gives as --config KEY=true)
 
 
 def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> None:
@@ -72,13 +96,7 @@ def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> None
     validator = jsonschema.Draft202012Validator(full)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
-        lines = []
-        for err in errors[:10]:
-            # For oneOf failures the useful detail is in the sub-errors.
-            detail = err.message
-            if err.context:
-                detail += " (" + "; ".join(sorted({c.message for c in err.context}))[:300] + ")"
-            lines.append(f"  config.{_where(err.absolute_path)}: {detail}")
+        lines = [f"  config.{where}: {detail}" for err in errors[:10] for where, detail in _problems(err)]
         raise AicdError("invalid configuration:\n" + "\n".join(lines))
     apply_defaults(config, full)
     check_references(config)
@@ -127,7 +145,7 @@ def check_references(config: dict) -> None:
     dataset = config.get("dataset")
     for src in (dataset or {}).get("sources", []):
         if src not in sources:
-            problems.append(f"dataset.sources: no source named '{src}' (sources: {names})")
+            problems.append(f"dataset.sources: no source named '{src}'{did_you_mean(src, sources)} (sources: {names})")
     for name, task in config["tasks"].items():
         if "build" in task and not dataset and ("release" not in task or config.get("tasks_from") == "pool"):
             problems.append(f"tasks.{name}.build: needs a 'dataset:' section (the pool it is cut from)")
@@ -139,7 +157,8 @@ def check_references(config: dict) -> None:
         if name.startswith("judge_"):
             problems.append(f"detectors.{name}: names starting with 'judge_' are reserved for LLM judges")
         if det["kind"] not in REGISTRY:
-            problems.append(f"detectors.{name}.kind: unknown kind '{det['kind']}' (registered: {', '.join(sorted(REGISTRY))})")
+            problems.append(f"detectors.{name}.kind: unknown kind '{det['kind']}'{did_you_mean(det['kind'], REGISTRY)} "
+                            f"(registered: {', '.join(sorted(REGISTRY))})")
         else:  # parameter types, checked by the detector itself, before any job runs
             try:
                 build(det["kind"], det.get("params") or {}, seed=0)
@@ -149,10 +168,11 @@ def check_references(config: dict) -> None:
                 problems.append(f"detectors.{name}.features: kind {det['kind']} needs a feature set (features: NAME)")
         fs = det.get("features")
         if fs is not None and fs not in features:
-            problems.append(f"detectors.{name}.features: no feature set named '{fs}' (features: {', '.join(features) or 'none'})")
+            problems.append(f"detectors.{name}.features: no feature set named '{fs}'{did_you_mean(fs, features)} "
+                            f"(features: {', '.join(features) or 'none'})")
         for task in det.get("tasks") or []:
             if task not in config["tasks"]:
-                problems.append(f"detectors.{name}.tasks: no task named '{task}'")
+                problems.append(f"detectors.{name}.tasks: no task named '{task}'{did_you_mean(task, config['tasks'])}")
     if stage_on(config, "generation"):
         generation = config["generation"]
         if generation.get("source") and generation["source"] not in sources:
@@ -175,6 +195,66 @@ def check_references(config: dict) -> None:
                 problems.append(f"judging.tasks: no task named '{task}'")
     if problems:
         raise AicdError("invalid configuration:\n" + "\n".join(f"  config.{p}" for p in problems))
+
+
+def _key_path(text: str, layers: list) -> list:
+    """The keys of a dotted config path as some config holds them (a key may contain dots)."""
+    for layer in layers:
+        keys, node, rest = [], layer, text
+        while isinstance(node, dict) and rest:
+            key = next((k for k in sorted(node, key=lambda k: -len(str(k)))
+                        if rest == str(k) or rest.startswith(f"{k}.")), None)
+            if key is None:
+                break
+            keys.append(key)
+            node, rest = node[key], rest[len(str(key)) + 1:]
+        if keys:
+            return keys
+    return []
+
+
+def _depth(layer, keys) -> int:
+    depth, node = 0, layer
+    for key in keys:
+        if not isinstance(node, dict) or key not in node:
+            break
+        depth, node = depth + 1, node[key]
+    return depth
+
+
+def explain_error(err: Exception, configfiles, base: str | None = None) -> str:
+    """A refusal as the user reads it: each `config.KEY: ...` line of the message names the config
+    file that sets KEY (the last one that holds it, as snakemake merges them); a key only a run's
+    base holds names the base's recorded config. Other messages are left as they are."""
+    import re
+
+    layers = []
+    if base:
+        layers.append((f"{str(base).rstrip('/')}/run_config.yaml (the base run's config)",
+                       Path(base) / "run_config.yaml"))
+    layers += [(str(f), Path(f)) for f in configfiles]
+    loaded = []
+    for name, path in layers:
+        try:
+            data = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError):
+            data = None
+        loaded.append((name, data if isinstance(data, dict) else {}))
+    lines = []
+    for line in str(err).splitlines():
+        m = re.match(r"^(\s*)config\.(.+?): (.*)$", line)
+        if m:
+            keys = _key_path(m.group(2), [d for _, d in reversed(loaded)])
+            depths = [(_depth(d, keys), i) for i, (_, d) in enumerate(loaded)]
+            best, at = max(depths) if depths else (0, -1)
+            if best:
+                line = f"{m.group(1)}{loaded[at][0]}: {m.group(2)}: {m.group(3)}"
+            elif m.group(2) == "(top level)" and loaded:
+                line = f"{m.group(1)}{loaded[-1][0]}: {m.group(2)}: {m.group(3)}"
+            else:  # a --config KEY=VALUE or a default
+                line = f"{m.group(1)}{m.group(2)} (from --config or a default, in no config file): {m.group(3)}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def load_config(path: str | Path) -> dict:

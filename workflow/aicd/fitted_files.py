@@ -94,7 +94,52 @@ def sklearn_estimators() -> list:
 
 def trusted_types(extra=()) -> set[str]:
     estimators = {type_name(cls) for cls in sklearn_estimators()}
-    return set(PROJECT_TYPES) | estimators | set(LIBRARY_TYPES) | set(extra)
+    return set(PROJECT_TYPES) | estimators | set(LIBRARY_TYPES) | {t for t in extra if not t.endswith(".*")}
+
+
+def package_trust(packages) -> list[str]:
+    """--trust-package NAME, as the trust_types entry NAME.* (every type of NAME and below)."""
+    return [f"{p.rstrip('.*')}.*" for p in packages or []]
+
+
+def _in_packages(type_: str, trust_types) -> bool:
+    return any(type_.startswith(t[:-1]) for t in trust_types if t.endswith(".*"))
+
+
+# Top-level modules of libraries (not a user's own code), for the refusal's advice.
+LIBRARIES = ("sklearn", "numpy", "scipy", "catboost", "transformers", "torch", "pandas", "xgboost", "lightgbm",
+             "builtins", "collections", "functools", "operator", "re", "skops", "aicd")
+
+
+SYSTEM = ("os", "posix", "nt", "subprocess", "sys", "shutil", "importlib", "pickle", "socket", "runpy", "ctypes",
+          "code", "pty", "webbrowser")
+
+
+def _refusal(path: Path, refused: list[str]) -> AicdError:
+    """Untrusted types named, split into the user's own code and the library types it holds,
+    with the flags that trust them."""
+    system = [t for t in refused if t.split(".")[0] in SYSTEM]
+    if system:  # a file that calls the system: no flag is offered
+        return AicdError(f"{path} holds types that are not trusted, so it is not read: {', '.join(refused)}; "
+                         f"{', '.join(system)} can run commands or code when the file is read: do not trust this "
+                         "file (refit the model yourself)")
+    library = [t for t in refused if t.split(".")[0] in LIBRARIES]
+    own = [t for t in refused if t not in library]
+    parts = []
+    if own:
+        parts.append(f"{', '.join(own)} {'is' if len(own) == 1 else 'are'} code outside the package (yours, or "
+                     "someone's you were given)")
+    if library:
+        parts.append(f"{', '.join(library)} {'is a library type' if len(library) == 1 else 'are library types'} "
+                     "that code holds, which this version does not trust by itself")
+    packages = sorted({t.split(".")[0] for t in own})
+    one_flag = (f"; or, for every type of your own package, --trust-package {' --trust-package '.join(packages)}"
+                + (" with the library types' --trust-type" if library else "")) if packages else ""
+    return AicdError(f"{path} holds types that are not trusted, so it is not read: {', '.join(refused)} "
+                     f"({'; '.join(parts)}). Reading it rebuilds them without running code from the file, but "
+                     f"only types you vouch for: pass {' '.join(f'--trust-type {t}' for t in refused)}{one_flag}. "
+                     "In the workflow, a kind: python entry's params.trust_types lists the library types its "
+                     "class holds")
 
 
 def skops_io():
@@ -124,7 +169,12 @@ def add_trust_arguments(parser) -> None:
                              "trust; refit the model instead where you can")
     parser.add_argument("--trust-type", action="append", metavar="TYPE",
                         help="also read objects of this type (module.Name) from the model: your own code, such as "
-                             "a kind: python detector's class or score function (repeat for more)")
+                             "a kind: python detector's class or score function, and the library types your class "
+                             "holds (a refusal names each, e.g. sklearn.naive_bayes.MultinomialNB); repeat for more")
+    parser.add_argument("--trust-package", action="append", metavar="PACKAGE", default=[],
+                        help="also read objects of every type defined in this package or module and below it "
+                             "(your own package of plug-ins, in one flag); library types your classes hold still "
+                             "need --trust-type")
 
 
 def save_fitted(obj, target) -> None:
@@ -176,15 +226,15 @@ def _load_skops(path: Path, what: str, trust_types):
     from skops.io.exceptions import UntrustedTypesFoundException
 
     data = path.read_bytes()
+    trusted = trusted_types(trust_types)
+    if any(t.endswith(".*") for t in trust_types):  # --trust-package: the file's types from those packages
+        trusted |= {t for t in sio.get_untrusted_types(data=data) if _in_packages(t, trust_types)}
     try:
         # skops reads the whole file into a tree of nodes, audits every type in it against the
         # trusted list and refuses the file before building anything when one is not trusted
-        obj = sio.loads(data, trusted=sorted(trusted_types(trust_types)))
+        obj = sio.loads(data, trusted=sorted(trusted))
     except UntrustedTypesFoundException:
-        refused = sorted(set(sio.get_untrusted_types(data=data)) - trusted_types(trust_types))
-        raise AicdError(f"{path} holds types that are not trusted, so it is not read: {', '.join(refused)} (a type "
-                        "that is your own code, e.g. a kind: python detector's class, is trusted with --trust-type "
-                        "NAME)") from None
+        raise _refusal(path, sorted(set(sio.get_untrusted_types(data=data)) - trusted)) from None
     except ImportError as err:
         raise _import_error(path, what, err) from None
     except Exception as err:  # a zip of something else, a file cut short, a malformed file of trusted types

@@ -119,17 +119,14 @@ class Plan:
         for model in _test_set_generators(tasks, models, config):  # asked for by name: planned whatever `enabled` says
             if model not in generators:
                 generators.append(model)
+        named = [m for m in generators if m not in pool_generators]
         needs_generation = needs_generation or bool(generators)
         protocols = _protocols(config) if generators else {}
         if generators and not instructor_ok and any(p in NEEDS_INSTRUCTION for p in protocols):
             llm_off.append("the instruction-based protocols (the instructor has no endpoint)")
         protocols = {p: s for p, s in protocols.items() if p not in NEEDS_INSTRUCTION or instructor_ok}
         judges = _judges(config, models, resolved, llm_off)
-        if llm_off:
-            from .generate.registry import endpoint_hint
-
-            notes.append(f"LLM stages: no endpoint, so {' and '.join(llm_off)} left out; to enable, "
-                         f"{endpoint_hint(models)}.")
+        notes += _llm_notes(llm_off, resolved, models, named, config)
         judging = config.get("judging") or {}
         judge_tasks = tuple(tasks) if judging.get("tasks", "all") == "all" else tuple(judging["tasks"])
         modes = tuple(judging.get("modes", ())) if judges else ()
@@ -464,15 +461,54 @@ def _judges(config: dict, models: dict, resolved: dict, off: list) -> dict:
     return judges
 
 
+def _record(config: dict) -> str:
+    return f"{str(config.get('results', 'results')).rstrip('/')}/resolved.json"
+
+
+def _llm_notes(off: list, resolved: dict, models: dict, named: list, config: dict) -> list[str]:
+    """The one LLM stages line, from the plan's own decision: what is left out and why (no
+    endpoint here, or the recorded answer that this machine now contradicts), and what is
+    planned all the same (a model a test set names)."""
+    from .generate.registry import endpoint_hint
+    from .resolve import short_answer as _short
+
+    now = resolved.get("now") or {}
+    what = {"generators": "generators with an endpoint", "instructor": "the instructor's endpoint",
+            "judges": "judges with an endpoint"}
+    changed = [f"{what[k]}: recorded {_short(resolved.get(k))}, this machine now says {_short(now[k])}"
+               for k in what if k in now]
+    if not off and not changed:
+        return []
+    named_too = (f"; {', '.join(named)} {'is' if len(named) == 1 else 'are'} generated all the same, for the test "
+                 f"set{'s' if len(named) > 1 else ''} that name{'s' if len(named) == 1 else ''} "
+                 f"{'it' if len(named) == 1 else 'them'}") if named else ""
+    if off:
+        left = " and ".join("generation for the pool" if o == "generation" and named else o for o in off)
+        if changed:  # left out by the record, which this machine now contradicts
+            return [f"LLM stages: {left} left out, as recorded in {_record(config)} ({'; '.join(changed)}): to take "
+                    f"the change in, run with --config reprobe=true{named_too}."]
+        return [f"LLM stages: no endpoint, so {left} left out; to enable, {endpoint_hint(models)}{named_too}."]
+    return [f"LLM stages: planned as recorded in {_record(config)} ({'; '.join(changed)}), so jobs without an "
+            "endpoint here will fail: give them one, or run with --config reprobe=true to plan from what this "
+            f"machine says{named_too}."]
+
+
 def _executions(config: dict, generators: list, resolved: dict, notes: list) -> list[str]:
     if not stage_on(config, "execution"):
         return []
     ex = config["execution"]
     names = list(ex.get("sources", [])) + (list(generators) if ex.get("generations") else [])
-    if not names:
+    if not names or ex["enabled"] != "auto":
+        return names
+    now = (resolved.get("now") or {}).get("execution")
+    if not resolved.get("execution"):
+        notes.append(f"Sandbox: execution left out, as recorded in {_record(config)} when no container engine "
+                     "answered; one answers now: to take it in, run with --config reprobe=true." if now else
+                     "Sandbox: no Docker daemon answers (nor Podman), so execution is left out (execution.enabled: "
+                     "auto); to enable, install docker.io and start dockerd (see docs/sandbox.md).")
         return []
-    if ex["enabled"] == "auto" and not resolved.get("execution"):
-        notes.append("Sandbox: no Docker daemon answers, so execution is left out (execution.enabled: auto); "
-                     "to enable, install docker.io and start dockerd (see docs/sandbox.md).")
-        return []
+    if now is False:
+        notes.append(f"Sandbox: {len(names)} execution jobs planned, as recorded in {_record(config)} when a container "
+                     "engine answered; none answers now, so they will fail here: start it, or run with "
+                     "--config reprobe=true to leave them out.")
     return names

@@ -88,18 +88,26 @@ WHAT = {"execution": "the sandbox stage (a Docker daemon answers)", "generators"
         "absent_sources": "optional sources whose files are absent"}
 
 
+# Answers whose change the plan itself reports, in the line of the stage it decides (aicd.plan's
+# notes): one line per stage, from the same decision the jobs come from.
+PLANNED = ("execution", "generators", "instructor", "judges")
+
+
+def changed(recorded: dict, fresh: dict) -> dict:
+    """The answers this machine would now give differently from the record."""
+    return {key: fresh[key] for key, before in recorded.items() if key in fresh and fresh[key] != before}
+
+
 def changes(recorded: dict, fresh: dict) -> list[str]:
-    """One line per recorded answer this machine would now give differently."""
-    lines = []
-    for key, before in recorded.items():
-        if key in fresh and fresh[key] != before:
-            lines.append(f"Recorded: {WHAT.get(key, key)} = {_short(before)}; this machine now says {_short(fresh[key])}. "
-                         "The run keeps its record and plans nothing new; to take the change in, run with "
-                         "--config reprobe=true")
-    return lines
+    """One line per recorded answer this machine would now give differently (those the plan
+    does not report itself)."""
+    return [f"Recorded: {WHAT.get(key, key)} = {short_answer(recorded[key])}; this machine now says "
+            f"{short_answer(now)}. "
+            "The run keeps its record, and its plan follows the record; to take the change in, run with "
+            "--config reprobe=true" for key, now in changed(recorded, fresh).items() if key not in PLANNED]
 
 
-def _short(value) -> str:
+def short_answer(value) -> str:
     if isinstance(value, list):
         return f"{len(value)} ({', '.join(map(str, value[:3]))}{', ...' if len(value) > 3 else ''})" if value else "none"
     if isinstance(value, dict):
@@ -110,10 +118,11 @@ def _short(value) -> str:
 def resolve(config: dict, models: dict, results: str | Path = "results", remote: bool = False,
             notes: list | None = None, record: bool = True) -> dict:
     """The recorded answers: read, or probed and recorded here (the first time, for questions
-    the record lacks, or with `reprobe: true`); in a job on a compute node, only read. `notes`
-    receives one line per answer the machine would now give differently. record=False (a dry
-    run) writes only a first record, never a change. A config that leaves nothing to the machine
-    needs no record."""
+    the record lacks, or with `reprobe: true`); in a job on a compute node, only read. Where the
+    machine would now answer differently, the result's `now` holds those answers (never
+    recorded), for the plan's notes; `notes` receives a line for any other such answer.
+    record=False (a dry run) writes only a first record, never a change. A config that leaves
+    nothing to the machine needs no record."""
     path = Path(results) / RECORD
     if not asks(config):
         return {}
@@ -128,12 +137,41 @@ def resolve(config: dict, models: dict, results: str | Path = "results", remote:
                             "compute nodes share")
         return recorded
     fresh = probe(config, models)
+    now = {}
     if recorded is None or config.get("reprobe"):
         answers = fresh
     else:
         answers = {k: recorded.get(k, v) for k, v in fresh.items()}  # a new question is answered now
+        now = {k: v for k, v in changed(recorded, fresh).items() if k in PLANNED}
         if notes is not None:
             notes.extend(changes(recorded, fresh))
     if recorded != answers and (record or recorded is None):  # a dry run records only a first answer
         write_text(json.dumps(answers, indent=1, sort_keys=True) + "\n", path)  # atomic
-    return answers
+    return {**answers, "now": now} if now else answers
+
+
+def endpoint_notes(config: dict, models: dict, plan) -> list[str]:
+    """Where the config plans LLM jobs outright (`enabled: true`), one line per stage naming the
+    planned models that have no endpoint on this machine, at plan time rather than when their
+    jobs fail. (`auto` plans only models with one: the plan's own notes say what it left out.)"""
+    from .generate.registry import endpoint_hint, has_endpoint
+
+    lines = []
+    judging = config.get("judging") or {}
+    if plan.judges and judging.get("enabled") is True:
+        without = [j for j, s in plan.judges.items() if not has_endpoint(models[s["model"]])]
+        if without:
+            jobs = len(without) * len(plan.modes) * len(plan.judge_tasks)
+            lines.append(f"LLM judges: {len(without)} of {len(plan.judges)} ({', '.join(without)}) have no endpoint on "
+                         f"this machine, and their {jobs} judge jobs are planned (judging.enabled: true): they fail "
+                         f"where they run unless it has one ({endpoint_hint(models)}); `enabled: auto` plans only "
+                         "judges with one, and config/no_llm.yaml leaves the LLM stages out")
+    generation = config.get("generation") or {}
+    if plan.pool_generators and generation.get("enabled") is True:
+        without = [m for m in plan.pool_generators if not has_endpoint(models[m])]
+        if without:
+            lines.append(f"LLM generators: {len(without)} of {len(plan.pool_generators)} planned models "
+                         f"({', '.join(without[:3])}{', ...' if len(without) > 3 else ''}) have no endpoint on this "
+                         f"machine (generation.enabled: true): their generate jobs fail where they run unless it has "
+                         f"one ({endpoint_hint(models)}); `enabled: auto` plans only models with one")
+    return lines

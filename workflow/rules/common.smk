@@ -4,41 +4,83 @@
 # constraints, the input functions that turn the plan into paths under R, and resource
 # helpers. Rule files hold rules only.
 
-from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
-from aicd.config import stage_on, validate_config
+from aicd import baserun
+from aicd.config import explain_error, stage_on, validate_config
 from aicd.errors import AicdError
 from aicd.fingerprint import code_version
 from aicd.generate.registry import check_config_models, endpoint_hint, load_registry
 from aicd import runs
 from aicd.plan import SPLITS, Plan
-from aicd.resolve import check_pinned_inputs, resolve
+from aicd.resolve import check_pinned_inputs, endpoint_notes, resolve
 from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag
 from aicd.sources import pinned
 
 min_version("9.0")
 
+DRY_RUN = workflow.output_settings.dryrun
 try:
+    # a run built on another (`base:`): the base's recorded config under this one (aicd.baserun)
+    BASE = baserun.load(config["base"]) if config.get("base") else None
+    if BASE:
+        config.update(baserun.merged(BASE.config, config))
     validate_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
     R = config["results"].rstrip("/")  # this run's results root (aicd.runs: one run per root)
+    if BASE:
+        baserun.check_sections(config, BASE)
     RUN = runs.identity(workflow.configfiles, workflow.basedir)
-    RUN_NOTES = [] if workflow.remote_exec else [n for n in [runs.check(R, RUN)] if n]
+    RUN_NOTES = (
+        []
+        if workflow.remote_exec
+        else [n for n in [runs.check(R, RUN, dry_run=DRY_RUN, drop_layers=config["drop_layers"])] if n]
+    )
+    if BASE and not workflow.remote_exec:
+        baserun.check_unchanged(runs.recorded(R), BASE, config["rebase"])
     REGISTRY = config["registry"] if isinstance(config["registry"], list) else [config["registry"]]
     MODELS = load_registry([repo_path(p) for p in REGISTRY])
     check_config_models(config, MODELS)
-    check_pinned_inputs(config, pinned.pins_for)
-    RESOLVED = resolve(
-        config, MODELS, R, remote=workflow.remote_exec, notes=RUN_NOTES, record=not workflow.output_settings.dryrun
+    if not BASE:  # a run on a base makes no source: the base's are read
+        check_pinned_inputs(config, pinned.pins_for)
+    RESOLVED = (
+        BASE.resolved
+        if BASE
+        else resolve(config, MODELS, R, remote=workflow.remote_exec, notes=RUN_NOTES, record=not DRY_RUN)
     )
     PLAN = Plan.from_config(config, MODELS, RESOLVED)
+    REUSE = baserun.reuse(PLAN, Plan.from_config(BASE.config, MODELS, BASE.resolved), config, BASE) if BASE else None
+    if REUSE:
+        baserun.check_finished(PLAN, REUSE)
 except AicdError as err:
-    raise WorkflowError(str(err)) from None
+    # a mistake in the config or the machine's state: the message alone, naming the config file
+    # that holds it, without snakemake's framing of a workflow error
+    raise SystemExit(explain_error(err, workflow.configfiles, config.get("base")))
+
+# Where this run's data is: the base's root for a run built on another (sources, dataset, task
+# splits, test sets, LLM and sandbox stages are read from there), else its own.
+DATA = BASE.root if BASE else R
+NOTES = RUN_NOTES + ([baserun.note(PLAN, REUSE, BASE, R)] if BASE else list(PLAN.notes))
+if not workflow.remote_exec and not BASE:
+    NOTES += endpoint_notes(config, MODELS, PLAN)
+
+
+def made_by(task, detector):
+    """The root holding a (task, detector)'s fit, predictions and scores: the base's where it made them."""
+    return REUSE.of_pair(task, detector, R) if REUSE else R
+
+
+def features_dir(task, featureset):
+    return f"{REUSE.of_features(task, featureset, R) if REUSE else R}/features/{task}/{featureset}"
+
+
+def analyses_root(task):
+    return REUSE.of_analyses(task, R) if REUSE else R
+
 
 # Files that aggregate rules read, named here rather than through rules.X.output: an input
 # given as a rule reference makes snakemake hash every list-valued input of that rule once per
 # file in it (quadratic in the number of scores; BENCHMARKS.md, planning).
-INPUTS_JSON = f"{R}/inputs.json"
+INPUTS_JSON = f"{DATA}/inputs.json"  # a run on a base: the base's (its rows come from those inputs)
 SUBSET_TABLE_FILES = [f"{R}/tables/table{n}.{ext}" for n in (5, 6, 7) for ext in ("tex", "md")]
 PAPER_FIGURES_INDEX = f"{R}/figures/paper_figures.json"
 CODE_VERSION = code_version(workflow.basedir)  # a new commit rewrites inputs.json and what names it
@@ -95,9 +137,40 @@ def detector_mem_mb():
     return lambda w, attempt: int(detector(w).mem_mb * attempt)
 
 
-def detector_runtime(default):
-    """The config entry's runtime (minutes), else `default`, times the attempt."""
-    return lambda w, attempt: (detector(w).runtime or default) * attempt
+DETECTOR_RUNTIME = 120  # minutes, where the config entry gives none
+
+
+def detector_runtime():
+    """The config entry's runtime (minutes), else DETECTOR_RUNTIME, times the attempt: the same
+    for every job that runs the detector (fit, extra test sets, its causal LM)."""
+    return lambda w, attempt: (detector(w).runtime or DETECTOR_RUNTIME) * attempt
+
+
+def detector_gpu(w):
+    return detector(w).gpu
+
+
+def gpu_jobs():
+    """The jobs that ask GPUs, per (rule, detector), with the resources their rules ask (attempt 1)."""
+    from types import SimpleNamespace
+
+    jobs = []
+    for d, det in PLAN.detectors.items():
+        if det.gpu <= 0:
+            continue
+        w = SimpleNamespace(detector=d)
+        asks = dict(gpu=det.gpu, mem_mb=detector_mem_mb()(w, 1), runtime=detector_runtime()(w, 1), threads=det.threads)
+        fits = sum(1 for _, p in PLAN.pairs if p == d)
+        sets = sum(1 for _, _, p in PLAN.test_set_plan() if p == d)
+        for rule, count in (
+            ("detect_folder" if det.storage == "folder" else "detect", fits),
+            ("predict_test_set", sets),
+        ):
+            if count:
+                jobs.append(dict(rule=rule, detector=d, count=count, **asks))
+        if d in PLAN.lms:
+            jobs.append(dict(rule="train_causal_lm", detector=d, count=1, **asks))
+    return jobs
 
 
 def detector_env(w):
@@ -105,9 +178,16 @@ def detector_env(w):
 
 
 def feature_threads(w):
+    """The kind's max_threads, or fewer where the feature set's resources say so (as for detectors)."""
     from aicd.features.registry import FEATURIZERS
 
-    return FEATURIZERS[config["features"][w.featureset]["kind"]].max_threads
+    spec = config["features"][w.featureset]
+    ceiling = FEATURIZERS[spec["kind"]].max_threads
+    return min(ceiling, int((spec.get("resources") or {}).get("threads", ceiling)))
+
+
+def feature_spec(w):
+    return as_arg(config_slice(config["features"][w.featureset], baserun.FEATURE_JOB_KEYS))
 
 
 def feature_env(w):
@@ -147,7 +227,7 @@ def task_source_arg(w, input):
 
 
 def tables(w):
-    return expand(f"{R}/tasks/{w.task}/{{split}}.parquet", split=SPLITS)
+    return expand(f"{DATA}/tasks/{w.task}/{{split}}.parquet", split=SPLITS)
 
 
 # ---------------------------------------------------------------- features and detectors
@@ -157,7 +237,7 @@ def feature_inputs(w):
     spec = config["features"][w.featureset]
     if spec["kind"] == "concat":  # the parts' matrices, then their fitted featurizers
         return [
-            f"{R}/features/{w.task}/{p}/{name}" for name in ("features.npz", "featurizer.skops") for p in spec["parts"]
+            f"{features_dir(w.task, p)}/{name}" for name in ("features.npz", "featurizer.skops") for p in spec["parts"]
         ]
     return tables(w)
 
@@ -173,9 +253,9 @@ def detect_inputs(w):
     inputs = {"tables": tables(w)}
     featureset = detector(w).features
     if featureset:
-        inputs["features"] = f"{R}/features/{w.task}/{featureset}/features.npz"
+        inputs["features"] = f"{features_dir(w.task, featureset)}/features.npz"
         # stored in the fitted model, so it applies to raw code (aicd detect, extra test sets)
-        inputs["featurizer"] = f"{R}/features/{w.task}/{featureset}/featurizer.skops"
+        inputs["featurizer"] = f"{features_dir(w.task, featureset)}/featurizer.skops"
     for name, path in detector(w).prepared.items():
         inputs[f"prepared_{name}"] = f"{R}/{path}"
     return inputs
@@ -183,14 +263,22 @@ def detect_inputs(w):
 
 def detect_args(w, input):
     args = [f"--features {input.features} --featurizer {input.featurizer}"] if "features" in input.keys() else []
+    if detector(w).storage == "folder":  # checkpoints kept across a killed job; tokenised splits shared
+        args.append(f"--work-dir {R}/checkpoints/{w.task}/{w.detector} --cache-dir {R}/cache/tokens/{w.task}")
     prepared = [f"{k[len('prepared_'):]}={v}" for k, v in input.items() if k.startswith("prepared_")]
     if prepared:
         args.append("--prepared " + " ".join(prepared))
     return " ".join(args)
 
 
+def fitted_model(w):
+    """A (task, detector)'s fitted model: a skops file or a folder, as its kind stores it."""
+    path = f"{made_by(w.task, w.detector)}/models/{w.task}/{w.detector}"
+    return path if detector(w).storage == "folder" else f"{path}.skops"
+
+
 def detector_spec(w):
-    return as_arg(config_slice(config["detectors"][w.detector], ["kind", "features", "params", "training"]))
+    return as_arg(baserun.job_spec(config["detectors"][w.detector]))
 
 
 def lm_spec(w):
@@ -292,7 +380,7 @@ def sandbox_base():
 
 
 def all_scores():
-    return [f"{R}/scores/{t}/{d}.json" for t, d in PLAN.pairs]
+    return [f"{made_by(t, d)}/scores/{t}/{d}.json" for t, d in PLAN.pairs]
 
 
 def score_sample_flag(w):
@@ -314,22 +402,25 @@ def validation_scores(w):
 
 
 def zero_shot_reports():
-    return [f"{R}/models/{t}/{d}.json" for t, d in PLAN.pairs if PLAN.detectors[d].zero_shot]
+    return [f"{made_by(t, d)}/models/{t}/{d}.json" for t, d in PLAN.pairs if PLAN.detectors[d].zero_shot]
 
 
 def analyses_inputs(w):
     chosen = PLAN.analyses(w.task)
-    feats = lambda d: f"{R}/features/{w.task}/{PLAN.detectors[d].features}"  # noqa: E731
+    feats = lambda d: features_dir(w.task, PLAN.detectors[d].features)  # noqa: E731
+    model = lambda d: f"{made_by(w.task, d)}/models/{w.task}/{d}.skops"  # noqa: E731
     return {
-        "test": f"{R}/tasks/{w.task}/test.parquet",
-        "predictions": [f"{R}/predictions/{w.task}/{d}.parquet" for d in chosen["trained"]],
-        "coefficients": [
-            p
-            for d in chosen["coefficients"]
-            for p in (f"{R}/models/{w.task}/{d}.skops", f"{feats(d)}/featurizer.skops")
-        ],
-        "shap": [p for d in chosen["shap"] for p in (f"{R}/models/{w.task}/{d}.skops", f"{feats(d)}/features.npz")],
+        "test": f"{DATA}/tasks/{w.task}/test.parquet",
+        "predictions": [f"{made_by(w.task, d)}/predictions/{w.task}/{d}.parquet" for d in chosen["trained"]],
+        "coefficients": [p for d in chosen["coefficients"] for p in (model(d), f"{feats(d)}/featurizer.skops")],
+        "shap": [p for d in chosen["shap"] for p in (model(d), f"{feats(d)}/features.npz")],
     }
+
+
+def analyses_titles(w):
+    # the titles of the detectors the analyses name (SHAP), not every row's: a new row's title
+    # leaves the analyses as they are
+    return {d: PLAN.detectors[d].title for d in PLAN.analyses(w.task)["shap"]}
 
 
 def analyses_args(w, input):
@@ -363,7 +454,7 @@ def dataset_inputs():
         return []
     names = [("sources", s) for s in PLAN.dataset_sources]
     names += [("generations", m) for m in (PLAN.pool_generators if PLAN.dataset.get("generations") else [])]
-    return [f"{R}/dataset/normalized/{kind}/{name}.parquet" for kind, name in names]
+    return [f"{DATA}/dataset/normalized/{kind}/{name}.parquet" for kind, name in names]
 
 
 def targets():
@@ -371,10 +462,19 @@ def targets():
     out = [f"{R}/tables/table4.tex", f"{R}/report.md", f"{R}/paper_results.md"]
     if config.get("judging", {}).get("judges"):
         out.append(f"{R}/tables/table8.tex")
-    if PLAN.generation:
-        out.append(f"{R}/generations/report.json")
-    out += [f"{R}/generators/{m}.md" for m in PLAN.generators]
-    out += [f"{R}/execution/report.md"] if PLAN.executions else []
-    out += [f"{R}/dataset/README.md"] if PLAN.dataset else []
+    if not BASE:  # a run on a base reads these stages' outputs from the base
+        out += [f"{R}/generations/report.json"] if PLAN.generation else []
+        out += [f"{R}/generators/{m}.md" for m in PLAN.generators]
+        out += [f"{R}/execution/report.md"] if PLAN.executions else []
+        out += [f"{R}/dataset/README.md"] if PLAN.dataset else []
     out += [f"{R}/tables/ood.md", f"{R}/tables/ood.tex"] if PLAN.ood_tasks() else []
     return out
+
+
+# A dry run for SLURM says where each GPU job goes (the plugin picks partitions when it submits).
+if DRY_RUN and not workflow.remote_exec:
+    from aicd.site_profile import gpu_partition_note, slurm_partitions
+
+    _on_slurm, _partitions = slurm_partitions(sys.argv, os.environ)
+    if _on_slurm and gpu_jobs():
+        NOTES.append(gpu_partition_note(gpu_jobs(), _partitions))

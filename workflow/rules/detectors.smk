@@ -1,8 +1,15 @@
-# One job per (task, detector): fit on train, predict test. Two rules because a fitted model
-# is stored one of two ways, as its kind declares (aicd.detectors.base.Detector.storage): a
-# skops file (aicd.fitted_files: reading it runs no code from it), or a save_pretrained
-# folder. Everything else (threads, environment, GPUs, memory, files other jobs make for it)
-# comes from the plan.
+# One job per (task, detector): fit on train, predict test. One definition: a fitted model is
+# stored one of two ways, as its kind declares (aicd.detectors.base.Detector.storage), a skops
+# file (aicd.fitted_files: reading it runs no code from it) or a save_pretrained folder, and
+# snakemake declares a folder output apart from a file one, so the folder variant is this rule
+# with its model output (and which detectors it matches) replaced: threads, environment, GPUs,
+# memory, runtime and the command are the same for both, from the plan.
+#
+# A folder-stored kind's checkpoints live in results/checkpoints/{task}/{detector}/, outside the
+# rule's outputs, so a killed or pre-empted job (snakemake deletes an incomplete job's outputs)
+# resumes from its last checkpoint when it runs again; they are removed after a successful fit.
+# Tokenised splits are cached in results/cache/tokens/{task}/, shared by models with the same
+# tokenizer (detect_args).
 
 
 rule detect:
@@ -24,8 +31,8 @@ rule detect:
     threads: detector_threads
     resources:
         mem_mb=detector_mem_mb(),
-        runtime=detector_runtime(120),
-        gpu=lambda w: detector(w).gpu,
+        runtime=detector_runtime(),
+        gpu=detector_gpu,
     params:
         guard=guard("detect"),
         spec=detector_spec,
@@ -39,42 +46,14 @@ rule detect:
         " --validation-scores {output.validation_scores} > {log} 2>&1"
 
 
-# Checkpoints live in results/checkpoints/{task}/{detector}/, outside the rule's outputs, so a
-# killed or pre-empted job (snakemake deletes an incomplete job's outputs) resumes from its last
-# checkpoint when it runs again; they are removed after a successful fit. Tokenised splits are
-# cached in results/cache/tokens/{task}/, shared by models with the same tokenizer.
-rule detect_folder:
-    input:
-        unpack(detect_inputs),
+use rule detect as detect_folder with:
     output:
         predictions=f"{R}/predictions/{{task}}/{{detector}}.parquet",
         model=directory(f"{R}/models/{{task}}/{{detector}}"),
         report=f"{R}/models/{{task}}/{{detector}}.json",
         validation_scores=f"{R}/validation_scores/{{task}}/{{detector}}.parquet",
-    log:
-        f"{R}/logs/detect/{{task}}/{{detector}}.log",
-    benchmark:
-        f"{R}/benchmarks/detect/{{task}}/{{detector}}.tsv"
     wildcard_constraints:
         detector=one_of(PLAN.stored("folder")),
-    conda:
-        detector_env
-    threads: detector_threads
-    resources:
-        mem_mb=detector_mem_mb(),
-        runtime=detector_runtime(60),
-        gpu=lambda w: detector(w).gpu,
-    params:
-        guard=guard("detect_folder"),
-        spec=detector_spec,
-        args=detect_args,
-        tasks_dir=lambda w, input: parent(input.tables[0]),
-        seed=SEED,
-        work=f"{R}/checkpoints/{{task}}/{{detector}}",
-        cache=f"{R}/cache/tokens/{{task}}",
-    shell:
-        "{params.guard}python -m aicd.detectors fit --spec {params.spec} --task {wildcards.task}"
-        " --tasks-dir {params.tasks_dir} {params.args} --seed {params.seed} --threads {threads}"
-        " --work-dir {params.work} --cache-dir {params.cache}"
-        " --out {output.predictions} --model {output.model} --report {output.report}"
-        " --validation-scores {output.validation_scores} > {log} 2>&1"
+    # the longest jobs of a run (fine-tuned encoders) start first among the ready ones, so that the
+    # others fill the cores beside them instead of leaving them as the last job (BENCHMARKS.md)
+    priority: 10

@@ -46,6 +46,7 @@ rule execute:
         f"{R}/benchmarks/execute/{{name}}.tsv"
     wildcard_constraints:
         name=one_of(PLAN.executions),
+    priority: 10  # a long job beside the rest, not the last one (as detect_folder)
     conda:
         env("sandbox")
     threads: lambda w: config["execution"]["workers"]

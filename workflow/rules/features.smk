@@ -12,6 +12,8 @@ rule features:
         f"{R}/logs/features/{{task}}/{{featureset}}.log",
     benchmark:
         f"{R}/benchmarks/features/{{task}}/{{featureset}}.tsv"
+    # every detector on the feature set waits for it: start it before the detectors that are ready
+    priority: 5
     conda:
         feature_env
     threads: feature_threads
@@ -20,7 +22,7 @@ rule features:
         runtime=lambda w, attempt: 120 * attempt,
     params:
         guard=guard("features"),
-        spec=lambda w: as_arg(config["features"][w.featureset]),
+        spec=feature_spec,
         args=feature_args,
         seed=SEED,
         cache=f"{R}/cache/features",

@@ -165,9 +165,11 @@ rule judge:
 
 rule table8:
     input:
-        scores=[f"{R}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes],
+        scores=[
+            f"{DATA}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
+        ],
         reports=[
-            f"{R}/judges/{t}/{j}_{m}.report.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
+            f"{DATA}/judges/{t}/{j}_{m}.report.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
         ],
         inputs=INPUTS_JSON,
     output:

@@ -41,8 +41,8 @@ rule ood_split:
 
 rule ood_table:
     input:
-        scores=lambda w: [f"{R}/scores/{t}/{d}.json" for t, d in PLAN.pairs if t in PLAN.ood_tasks()],
-        perturbed=[f"{R}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in PLAN.ood_perturbed_scores()],
+        scores=lambda w: [f"{made_by(t, d)}/scores/{t}/{d}.json" for t, d in PLAN.pairs if t in PLAN.ood_tasks()],
+        perturbed=[f"{made_by(t, d)}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in PLAN.ood_perturbed_scores()],
     output:
         md=f"{R}/tables/ood.md",
         tex=f"{R}/tables/ood.tex",

@@ -11,8 +11,8 @@ localrules:
 
 rule train_causal_lm:
     input:
-        train=lambda w: f"{R}/tasks/{PLAN.lms[w.detector]['task']}/train.parquet",
-        validation=lambda w: f"{R}/tasks/{PLAN.lms[w.detector]['task']}/validation.parquet",
+        train=lambda w: f"{DATA}/tasks/{PLAN.lms[w.detector]['task']}/train.parquet",
+        validation=lambda w: f"{DATA}/tasks/{PLAN.lms[w.detector]['task']}/validation.parquet",
     output:
         directory(f"{R}/lm/{{detector}}"),
     log:
@@ -21,13 +21,14 @@ rule train_causal_lm:
         f"{R}/benchmarks/train_causal_lm/{{detector}}.tsv"
     wildcard_constraints:
         detector=one_of(PLAN.lms),
+    priority: 10  # its detector's fit waits for it: start it first (as detect_folder)
     conda:
         env("neural")
     threads: detector_threads
     resources:
         mem_mb=detector_mem_mb(),
-        runtime=detector_runtime(60),
-        gpu=lambda w: detector(w).gpu,
+        runtime=detector_runtime(),
+        gpu=detector_gpu,
     params:
         guard=guard("train_causal_lm"),
         settings=lambda w: as_arg(lm_spec(w)),
@@ -98,7 +99,7 @@ rule analyses:
         guard=guard("analyses"),
         args=analyses_args,
         title=lambda w: shlex.quote(task(w).title),
-        titles=lambda w: as_arg({d: det.title for d, det in PLAN.detectors.items()}),
+        titles=lambda w: as_arg(analyses_titles(w)),
         out_dir=lambda w, output: parent(output.summary),
         figures_dir=f"{R}/figures",
         seed=SEED,
@@ -113,7 +114,7 @@ rule paper_section:
         scores=all_scores(),
         tables=SUBSET_TABLE_FILES,
         figures=PAPER_FIGURES_INDEX,
-        analyses=expand(f"{R}/analyses/{{task}}/summary.json", task=PLAN.tasks),
+        analyses=[f"{analyses_root(t)}/analyses/{t}/summary.json" for t in PLAN.tasks],
         zero_shot=zero_shot_reports(),
     output:
         f"{R}/paper_results.md",

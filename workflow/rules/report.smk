@@ -14,7 +14,7 @@ rule inputs:
         sources=expand(f"{R}/sources/{{source}}.report.json", source=PLAN.report_sources()),
         generations=generation_tables,
     output:
-        INPUTS_JSON,
+        f"{R}/inputs.json",  # a run on a base makes none: INPUTS_JSON is the base's
     log:
         f"{R}/logs/inputs/inputs.log",
     benchmark:
@@ -35,10 +35,10 @@ rule reproduction:
     input:
         scores=all_scores(),
         judge_scores=[
-            f"{R}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
+            f"{DATA}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
         ],
         subset_tables=f"{R}/tables/subset_tables.json",
-        tasks=expand(f"{R}/tasks/{{task}}/report.json", task=PLAN.tasks),
+        tasks=expand(f"{DATA}/tasks/{{task}}/report.json", task=PLAN.tasks),
         inputs=INPUTS_JSON,
     output:
         md=f"{R}/tables/reproduction.md",
@@ -72,12 +72,14 @@ rule report:
         reproduction=f"{R}/tables/reproduction.md",
         inputs=INPUTS_JSON,
         scores=all_scores(),
-        sources=expand(f"{R}/sources/{{source}}.report.json", source=PLAN.report_sources()),
-        dataset=lambda w: [f"{R}/dataset/filter_report.json", f"{R}/dataset/dedup_report.json"] if PLAN.dataset else [],
-        tasks=expand(f"{R}/tasks/{{task}}/report.json", task=PLAN.tasks),
+        sources=expand(f"{DATA}/sources/{{source}}.report.json", source=PLAN.report_sources()),
+        dataset=lambda w: (
+            [f"{DATA}/dataset/filter_report.json", f"{DATA}/dataset/dedup_report.json"] if PLAN.dataset else []
+        ),
+        tasks=expand(f"{DATA}/tasks/{{task}}/report.json", task=PLAN.tasks),
         paper=f"{R}/paper_results.md",
-        test_set_scores=[f"{R}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in PLAN.test_set_plan()],
-        test_set_reports=sorted({f"{R}/tasks/{t}/test_sets/{s}.report.json" for t, s, _ in PLAN.test_set_plan()}),
+        test_set_scores=[f"{made_by(t, d)}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in PLAN.test_set_plan()],
+        test_set_reports=sorted({f"{DATA}/tasks/{t}/test_sets/{s}.report.json" for t, s, _ in PLAN.test_set_plan()}),
     output:
         tex=f"{R}/tables/table4.tex",
         md=f"{R}/tables/table4.md",

@@ -4,7 +4,7 @@
 rule score:
     input:
         predictions=f"{R}/predictions/{{task}}/{{detector}}.parquet",
-        test=f"{R}/tasks/{{task}}/test.parquet",
+        test=f"{DATA}/tasks/{{task}}/test.parquet",
         validation_scores=validation_scores,
     output:
         f"{R}/scores/{{task}}/{{detector}}.json",

@@ -16,6 +16,7 @@ rule task_split:
         f"{R}/benchmarks/task_split/{{task}}.tsv"
     wildcard_constraints:
         task=none_of(PLAN.ood_tasks()),  # those are cut by rule ood_split
+    priority: 20  # every detector and feature set of the task waits for it (as normalize)
     conda:
         env("core")
     # language identification of release rows runs in parallel (capped by --cores)

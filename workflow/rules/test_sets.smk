@@ -67,24 +67,25 @@ rule perturbed_test_set:
         " --report {output.report} > {log} 2>&1"
 
 
+# One rule for every kind: the model input is a skops file or a folder, as the kind stores it
+# (fitted_model), and the job asks what the detector's fit asks (threads, memory, runtime, GPUs).
 rule predict_test_set:
     input:
-        model=f"{R}/models/{{task}}/{{detector}}.skops",
-        test=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
+        model=fitted_model,
+        test=f"{DATA}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
     output:
         f"{R}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
     log:
         f"{R}/logs/predict_test_set/{{task}}/{{test_set}}/{{detector}}.log",
     benchmark:
         f"{R}/benchmarks/predict_test_set/{{task}}/{{test_set}}/{{detector}}.tsv"
-    wildcard_constraints:
-        detector=none_of(PLAN.stored("folder")),
     conda:
         detector_env
     threads: detector_threads
     resources:
         mem_mb=detector_mem_mb(),
-        runtime=60,
+        runtime=detector_runtime(),
+        gpu=detector_gpu,
     params:
         guard=guard("predict_test_set"),
         # the config entry: the user's own code it names (a kind: python detector's class) is
@@ -95,36 +96,10 @@ rule predict_test_set:
         " --spec {params.spec} --out {output} > {log} 2>&1"
 
 
-rule predict_test_set_folder:
-    input:
-        model=f"{R}/models/{{task}}/{{detector}}",
-        test=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
-    output:
-        f"{R}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
-    log:
-        f"{R}/logs/predict_test_set/{{task}}/{{test_set}}/{{detector}}.log",
-    benchmark:
-        f"{R}/benchmarks/predict_test_set/{{task}}/{{test_set}}/{{detector}}.tsv"
-    wildcard_constraints:
-        detector=one_of(PLAN.stored("folder")),
-    conda:
-        detector_env
-    threads: detector_threads
-    resources:
-        mem_mb=detector_mem_mb(),
-        runtime=detector_runtime(60),
-        gpu=lambda w: detector(w).gpu,
-    params:
-        guard=guard("predict_test_set_folder"),
-    shell:
-        "{params.guard}python -m aicd.detectors predict --model {input.model} --test {input.test} --threads {threads}"
-        " --out {output} > {log} 2>&1"
-
-
 rule score_test_set:
     input:
         predictions=f"{R}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
-        test=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
+        test=f"{DATA}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
         validation_scores=validation_scores,
         reference=reference_predictions,
     output:

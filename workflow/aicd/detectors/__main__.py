@@ -34,7 +34,7 @@ import time
 
 from ..errors import AicdError
 from ..features.registry import load_featurizer
-from ..fitted_files import add_trust_arguments
+from ..fitted_files import add_trust_arguments, package_trust
 from ..features.tables import add_arguments, read_code, read_splits, read_table, split_paths
 from ..io import write_json, write_parquet
 from ..stagecli import json_arg, run
@@ -97,7 +97,8 @@ def predict(args) -> None:
         raise AicdError(f"--threads {args.threads}: give 1 or more")
     started = time.perf_counter()
     model = load_bundle(args.model, threads=args.threads or 1, trust_pickle=args.trust_pickle,
-                        trust_types=configured_code(args.spec) + (args.trust_type or []))
+                        trust_types=configured_code(args.spec) + (args.trust_type or [])
+                        + package_trust(getattr(args, "trust_package", None)))
     if args.threads and model.detector is not None:
         model.detector.threads = args.threads  # a stored detector carries its fit-time count
     table = read_table(args.test, "test")

@@ -12,11 +12,16 @@ else the extension, else aicd.normalize.langid. Files that cannot be read, hold 
 byte (no newline translation), so a file holds exactly the code a task row held.
 
 Every prediction is still made, but flagged where it is not to be trusted as the benchmark's
-numbers are: `outside_benchmark` names the first of Table 3's line bounds the file fails
-(lines of code, line lengths, alphanumeric fraction: the rows a task holds passed them all),
-and `language_unseen` marks a language the model saw no training row of; `ood_score` (models
-on a feature set) is the distance to the training rows, about 1 in distribution
-(aicd.detectors.novelty), and from 2 on it flags the file too."""
+numbers are: `outside_benchmark` says `not_code` for text that is not code (its language's
+grammar parses little of it and it has almost none of code's symbols), `outside_nine_languages`
+for code of another language (an extension of one, such as .kt or .rb, or none of the nine
+grammars parses it well), else the first of Table 3's line bounds the file fails (lines of code,
+line lengths, alphanumeric fraction: the rows a task holds passed them all); `language_fit` is
+the share of the file its language's grammar parses (language ID's own measure,
+aicd.normalize.langid: every benchmark row parses whole); `language_unseen` marks a language the
+model saw no training row of; `ood_score` (models on a feature set) is the distance to the
+training rows, about 1 in distribution (aicd.detectors.novelty), and from 2 on it flags the file
+too. Long reads say how far they are on stderr (`progress`)."""
 
 from __future__ import annotations
 
@@ -96,7 +101,41 @@ def read_code(path: Path) -> tuple[str | None, str | None]:
     return text, reason
 
 
-def read_files(paths: list[str], language: str | None = None) -> FileTable:
+# Extensions of languages outside the nine: such a file is flagged, whatever language ID guesses.
+OTHER_LANGUAGES = {".kt": "Kotlin", ".kts": "Kotlin", ".rb": "Ruby", ".ts": "TypeScript", ".tsx": "TypeScript",
+                   ".swift": "Swift", ".scala": "Scala", ".dart": "Dart", ".lua": "Lua", ".pl": "Perl", ".r": "R",
+                   ".sh": "shell", ".bash": "shell", ".sql": "SQL", ".hs": "Haskell", ".ex": "Elixir",
+                   ".exs": "Elixir", ".clj": "Clojure", ".jl": "Julia", ".fs": "F#", ".vb": "Visual Basic",
+                   ".groovy": "Groovy", ".m": "Objective-C or MATLAB", ".erl": "Erlang", ".ml": "OCaml"}
+LONG_READ = 2**18     # characters from which `aicd detect` says what it is doing
+FIT_MIN = 0.8          # language_fit below which the code is not (only) its language's
+PROSE_SYMBOLS = 0.02   # code's symbols per non-blank character below which text reads as prose
+CODE_SYMBOLS = frozenset("{}()[];=<>+-*/&|!:#$@%^~\\")
+
+
+class Progress:
+    """One line on stderr every `every` seconds while files are read and labelled (a 2 MB file,
+    or thousands of files, take seconds); nothing for a short run."""
+
+    def __init__(self, say=None, every: float = 3.0):
+        import time
+
+        self.say, self.every, self.clock = say, every, time.perf_counter
+        self.started = self.last = self.clock()
+
+    def __call__(self, text: str, force: bool = False) -> None:
+        now = self.clock()
+        if self.say and (force or now - self.last >= self.every):
+            self.say(f"{text} ({now - self.started:.1f} s)")
+            self.last = now
+
+
+def symbol_density(code: str) -> float:
+    dense = "".join(code.split())
+    return sum(ch in CODE_SYMBOLS for ch in dense) / max(1, len(dense))
+
+
+def read_files(paths: list[str], language: str | None = None, progress: Progress | None = None) -> FileTable:
     table = FileTable(pd.DataFrame())
     given = None
     if language is not None:
@@ -105,7 +144,11 @@ def read_files(paths: list[str], language: str | None = None) -> FileTable:
             raise AicdError(f"--language {language!r} is not one of the nine languages")
     extensions = _extension_map()
     records = []
-    for path in collect_paths(paths, table):
+    found = collect_paths(paths, table)
+    read_bytes = 0
+    for n, path in enumerate(found, 1):
+        if progress:
+            progress(f"aicd detect: read {n - 1:,} of {len(found):,} files ({read_bytes / 2**20:.1f} MB)")
         code, reason = read_code(path)
         if reason:
             table.skip(reason, path)
@@ -118,9 +161,23 @@ def read_files(paths: list[str], language: str | None = None) -> FileTable:
             from ..normalize.langid import identify_language
 
             lang, origin = identify_language(code)[0], "langid"
-        records.append((str(path), code, lang, origin))
-    table.rows = pd.DataFrame(records, columns=["path", "code", "language", "language_from"])
+        read_bytes += len(code)
+        records.append((str(path), code, lang, origin, OTHER_LANGUAGES.get(path.suffix.lower(), "")))
+    table.rows = pd.DataFrame(records, columns=["path", "code", "language", "language_from", "other_language"])
     return table
+
+
+def language_flag(code: str, language: str, other: str = "") -> tuple[float, str]:
+    """(language_fit, flag): the share of the code its language's grammar parses, and
+    not_code / outside_nine_languages / "" (aicd.normalize.langid's parse quality)."""
+    from ..normalize.langid import parse_quality
+
+    fit = parse_quality(code, language) if language else 0.0
+    if fit < FIT_MIN and symbol_density(code) < PROSE_SYMBOLS:
+        return fit, "not_code"
+    if other or fit < FIT_MIN:
+        return fit, "outside_nine_languages"
+    return fit, ""
 
 
 def outside_table3(code: str) -> str:
@@ -131,15 +188,25 @@ def outside_table3(code: str) -> str:
     return failed or ""
 
 
-def detect(model, table: FileTable) -> pd.DataFrame:
-    """path, language, language_from, pred, score_<class>..., outside_benchmark,
+def detect(model, table: FileTable, progress: Progress | None = None) -> pd.DataFrame:
+    """path, language, language_from, pred, score_<class>..., language_fit, outside_benchmark,
     language_unseen for the rows read; what the score columns hold is declared (aicd.scores),
     as in the workflow's predictions files."""
     rows = table.rows
+    size = int(rows["code"].str.len().sum())
+    big = progress is not None and (size > LONG_READ or len(rows) > 1000)  # seconds of work: say so
+    if big:
+        progress(f"aicd detect: labelling {len(rows):,} files ({size / 2**20:.1f} MB)", force=True)
     predictions = model.predict_rows(rows[["code", "language"]])
+    if big:
+        progress(f"aicd detect: labelled {len(rows):,} files; checking their languages", force=True)
     out = pd.concat([rows[["path", "language", "language_from"]].reset_index(drop=True),
                      predictions.reset_index(drop=True)], axis=1)
-    out["outside_benchmark"] = [outside_table3(c) for c in rows["code"]]
+    other = rows["other_language"] if "other_language" in rows.columns else pd.Series("", index=rows.index)
+    flags = [language_flag(c, lang, o) for c, lang, o in zip(rows["code"], rows["language"], other)]
+    out["language_fit"] = [round(f, 3) for f, _ in flags]
+    out["outside_benchmark"] = [flag or outside_table3(c) for (_, flag), c in zip(flags, rows["code"])]
+    out["other_language"] = other.to_numpy()
     seen = set(getattr(model, "train_languages", None) or ())
     out["language_unseen"] = [bool(seen) and lang not in seen for lang in rows["language"]]
     scored = any(str(c).startswith("score_") for c in out.columns)
@@ -159,6 +226,18 @@ def flag_summary(result: pd.DataFrame, model) -> str:
     parts = []
     if unlike.any():
         parts.append(f"{int(unlike.sum())} unlike the training rows (ood_score >= {UNLIKE_TRAINING:g})")
+    not_code = result["outside_benchmark"] == "not_code"
+    if not_code.any():
+        parts.append(f"{int(not_code.sum())} not code (e.g. {result['path'][not_code].iloc[0]})")
+    other = result["outside_benchmark"] == "outside_nine_languages"
+    if other.any():
+        named = result["other_language"][other] if "other_language" in result.columns else pd.Series([], dtype=str)
+        by_ext = ", ".join(f"{k}: {n}" for k, n in named[named != ""].value_counts().items())
+        rest = int(other.sum()) - int((named != "").sum())
+        why = ([f"by extension: {by_ext}"] if by_ext else []) + \
+            ([f"{rest} that their language's grammar parses under {FIT_MIN:.0%} of"] if rest else [])
+        parts.append(f"{int(other.sum())} outside the nine languages ({'; '.join(why)})")
+    outside = outside[~outside.isin(("not_code", "outside_nine_languages"))]
     if len(outside):
         why = ", ".join(f"{k}: {n}" for k, n in outside.value_counts().items())
         parts.append(f"{len(outside)} outside the benchmark's Table 3 bounds ({why})")

@@ -126,9 +126,12 @@ def configured_code(spec: dict | None) -> list[str]:
     params (a `kind: python` detector's object or score_function), as type names. Its model
     file may hold objects of these types, trusted because the config naming them is the user's."""
     names = []
-    for value in ((spec or {}).get("params") or {}).values():
+    params = (spec or {}).get("params") or {}
+    for value in params.values():
         if isinstance(value, str) and re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*", value):
             names.append(value.replace(":", "."))
+    # the library types its objects hold, which the entry names (kind: python's trust_types)
+    names += [str(t) for t in params.get("trust_types") or []]
     return names
 
 

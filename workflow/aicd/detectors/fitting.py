@@ -8,6 +8,7 @@ fixed false-positive rate (aicd.scoring.thresholds), with a sample of its other 
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import numpy as np
@@ -195,8 +196,14 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
     if detector.needs_features:
         detector.scale_in_place = True  # X["train"] is this job's own copy, read by nothing after the fit
     with threadpool_limits(threads):
-        # (fit may standardise X["train"] in place: the novelty reference was taken before)
+        # (fit may standardise X["train"] in place: the novelty reference was taken before); the
+        # log says where a long job is
+        log.info("%s: fitting on %d train rows (%d validation rows)", spec["kind"], len(y["train"]),
+                 len(y["validation"]))
+        started = time.perf_counter()
         detector.fit(X["train"], y["train"], X["validation"], y["validation"])
+        log.info("%s: fitted in %.1fs; predicting %d test rows, then the validation scores", spec["kind"],
+                 time.perf_counter() - started, len(y["test"]))
         del X["train"]
         if (spec.get("training") or {}).get("calibrate"):
             from .training import calibrate

@@ -87,6 +87,9 @@ class PythonDetector(Detector):
         Param("score_function", (str,), None, "ours", "package.module:name of a function from code strings to "
                                                       "machine-scores (zero-shot)"),
         Param("options", (dict,), {}, "ours", "keyword arguments for the class"),
+        Param("trust_types", (list,), [], "ours", "library types (module.Name) objects of the class hold, such as "
+                                                  "sklearn.naive_bayes.MultinomialNB: trusted in its model file with "
+                                                  "the class itself"),
     ))
 
     @classmethod

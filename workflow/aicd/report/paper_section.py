@@ -162,7 +162,7 @@ def main(argv=None) -> None:
             lines.append(f"- {title}: top n-grams per class of the TF-IDF SVM, back-projected through the SVD "
                          f"(Appendix D.1): [{rel(folder / s['svm'])}]({rel(folder / s['svm'])})")
         for det, md in (s.get("shap") or {}).items():
-            fig = Path(args.figures_index).parent / f"shap_{s['task']}_{det}.png"
+            fig = folder.parent.parent / "figures" / f"shap_{s['task']}_{det}.png"  # beside its analyses' root
             lines.append(f"- {title}: mean |SHAP| per feature of `{det}` (CatBoost's SHAP values): "
                          f"[table]({rel(folder / md)}), [figure]({rel(fig)})")
         af = s.get("all_fail")

@@ -166,6 +166,38 @@ def read_validation_scores(path, label_map: dict) -> pd.DataFrame:
                          "machine_score": machine_score(scores[f"score_{HUMAN}"][human])})
 
 
+def check_labels(merged: pd.DataFrame, label_set: list, given: bool, pred_path, gold_path) -> None:
+    """aicd score's label checks, with its own advice: each file's labels inside the label set
+    (--labels, else the gold labels), and no class in --labels that neither file holds."""
+    where = "--labels" if given else f"the gold labels of {gold_path}"
+    advice = (f"name them with --label-map (e.g. 0=human,1=machine: each file's label to the name), or list them "
+              "in --labels")
+    check_label_set(merged["gold"], label_set, f"{gold_path}: gold", advice=advice, label_set="--labels")
+    check_label_set(merged["pred"], label_set, f"{pred_path}: predicted", allow_abstain=True, advice=advice,
+                    label_set=where)
+    if given:
+        held = set(merged["gold"]) | set(merged["pred"])
+        extra = [c for c in label_set if c not in held]
+        if extra:
+            raise AicdError(f"--labels: {', '.join(map(repr, extra))} {'is' if len(extra) == 1 else 'are'} in neither "
+                            f"{gold_path} nor {pred_path} (their labels: {', '.join(sorted(map(str, held)))}): a class "
+                            "no row holds would enter every average as 0; list only the classes the files hold, or "
+                            "map a file's labels with --label-map")
+
+
+def check_probabilities(merged: pd.DataFrame, pred_path) -> None:
+    """Scores a predictions file declares to be probabilities must lie in [0, 1]."""
+    if declared_in_file(pred_path) != "probability":
+        return
+    for column in (c for c in merged.columns if str(c).startswith("score_")):
+        values = pd.to_numeric(merged[column], errors="coerce")
+        low, high = float(values.min()), float(values.max())
+        if low < -1e-6 or high > 1 + 1e-6:
+            raise AicdError(f"{pred_path}: {column} holds values from {low:g} to {high:g}, but the file declares its "
+                            "scores probabilities in [0, 1] (its metadata, aicd.scores): percentages? divide them by "
+                            "100, or write the file without that declaration")
+
+
 def score_file(pred_path, gold_path, labels: list | None = None, label_map: dict | None = None,
                allow_missing: bool = False, resamples: int = RESAMPLES, seed: int = 0,
                validation_path=None, fprs=FPRS) -> dict:
@@ -173,8 +205,8 @@ def score_file(pred_path, gold_path, labels: list | None = None, label_map: dict
     gold = read_gold(gold_path, label_map)
     merged = align(read_predictions(pred_path, label_map), gold, pred_path, allow_missing)
     label_set = list(labels) if labels else sorted(set(merged["gold"]), key=str)
-    check_label_set(merged["gold"], label_set, "gold")
-    check_label_set(merged["pred"], label_set, "predicted", allow_abstain=True)
+    check_labels(merged, label_set, bool(labels), pred_path, gold_path)
+    check_probabilities(merged, pred_path)
     result = classification_scores(merged["gold"], merged["pred"], label_set, resamples, seed)
     result.update({"predictions": str(pred_path), "gold": str(gold_path), "bootstrap": describe(resamples, seed),
                    "score_kind": declared_in_file(pred_path),

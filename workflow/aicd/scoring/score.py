@@ -33,14 +33,18 @@ def read_test(path) -> pd.DataFrame:
     return pd.read_parquet(path, columns=[c for c in TEST_COLUMNS if c in present])
 
 
-def check_label_set(values, labels: list, what: str, allow_abstain: bool = False) -> None:
-    """Refuse labels outside the task's set, naming each with its row count."""
+TASK_ADVICE = "map or drop them when building the task (label_map), or list them in the task's labels"
+
+
+def check_label_set(values, labels: list, what: str, allow_abstain: bool = False, advice: str = TASK_ADVICE,
+                    label_set: str = "the task's label set") -> None:
+    """Refuse labels outside the task's set, naming each with its row count; `advice` says what
+    to do (the workflow's task config by default; aicd score names its own options)."""
     allowed = set(labels) | ({ABSTAIN} if allow_abstain else set())
     outside = Counter(str(v) for v in values if v not in allowed)
     if outside:
         named = ", ".join(f"{v!r} ({n} rows)" for v, n in outside.most_common())
-        raise AicdError(f"{what} labels outside the task's label set {list(labels)}: {named}; "
-                        "map or drop them when building the task (label_map), or list them in the task's labels")
+        raise AicdError(f"{what} labels outside {label_set} {list(labels)}: {named}; {advice}")
 
 
 def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = None, sample: bool = False,

@@ -1,0 +1,83 @@
+"""One rule per job kind, and the same resources for every job that runs a detector: in a dry
+run of the demo with an extra test set, each detector's fit (`detect`, or its folder-stored
+variant, one definition), its test-set predictions (`predict_test_set`, one rule for file- and
+folder-stored models) and the causal LM it asks for (`train_causal_lm`) ask the same threads,
+memory, runtime and GPUs, from the plan. A GPU asked in the config reaches every one of them."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections import defaultdict
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.workflow
+DETECTOR_RULES = ("detect", "detect_folder", "predict_test_set", "train_causal_lm")
+
+
+def jobs_of(output: str) -> list[dict]:
+    """rule, wildcards, threads and resources of every job in a dry run's output."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
+        m = re.match(r"(?:local)?rule (\w+):", block)
+        if not m:
+            continue
+        fields = dict(re.findall(r"^\s+(\w+): (.*)$", block, flags=re.M))
+        resources = dict(kv.split("=", 1) for kv in fields.get("resources", "").split(", ") if "=" in kv)
+        wildcards = dict(kv.split("=", 1) for kv in fields.get("wildcards", "").split(", ") if "=" in kv)
+        jobs.append({"rule": m.group(1), "wildcards": wildcards, "threads": int(fields.get("threads", 1)),
+                     **{k: resources.get(k) for k in ("mem_mb", "runtime", "gpu")}})
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def planned(repo, tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("resources")
+    override = {
+        "tasks": {"binary": {"test_sets": {"perturbed": {"perturbation": "rename"}}}},
+        "detectors": {
+            "minilm": {"resources": {"gpu": 1, "mem_mb": 4000, "runtime": 30, "threads": 1}},  # folder-stored
+            "robust": {"resources": {"gpu": 1, "runtime": 45}},                                 # file-stored
+            "fast_detectgpt": {"resources": {"gpu": 1, "mem_mb": 3000, "runtime": 20, "threads": 1}},
+        },
+    }
+    (workdir / "override.yaml").write_text(yaml.safe_dump(override))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONWARNINGS": "ignore"})
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile"), "--directory",
+                           str(workdir), "--cores", "2", "-n", "--configfile", str(repo / "config" / "demo.yaml"),
+                           str(workdir / "override.yaml")], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return jobs_of(proc.stdout)
+
+
+def test_each_job_kind_has_one_rule(planned, repo):
+    rules = {j["rule"] for j in planned}
+    assert {"detect", "predict_test_set", "train_causal_lm"} <= rules
+    assert not any(r.endswith("_folder") and r != "detect_folder" for r in rules)  # no predict_test_set_folder
+    text = (repo / "workflow" / "rules" / "detectors.smk").read_text()
+    assert text.count("\nrule detect:") == 1 and "use rule detect as detect_folder with:" in text
+    assert "rule predict_test_set_folder" not in (repo / "workflow" / "rules" / "test_sets.smk").read_text()
+
+
+def test_every_rule_that_runs_a_detector_asks_the_same_resources(planned):
+    by_detector = defaultdict(set)
+    rules = defaultdict(set)
+    for job in planned:
+        if job["rule"] in DETECTOR_RULES:
+            detector = job["wildcards"]["detector"]
+            by_detector[detector].add((job["threads"], job["mem_mb"], job["runtime"], job["gpu"]))
+            rules[detector].add(job["rule"])
+    assert {"detect_folder", "predict_test_set"} <= rules["minilm"]
+    assert {"detect", "predict_test_set"} <= rules["robust"]
+    assert {"detect", "train_causal_lm"} <= rules["fast_detectgpt"]
+    for detector, asked in by_detector.items():
+        assert len(asked) == 1, (detector, rules[detector], asked)
+    assert by_detector["minilm"] == {(1, "4000", "30", "1")}  # the GPU reaches its extra test sets too
+    assert {a[2:] for a in by_detector["robust"]} == {("45", "1")}
+    assert {a[3] for a in by_detector["fast_detectgpt"]} == {"1"}
+    assert {a[3] for a in by_detector["lr_tfidf"]} == {"0"}
