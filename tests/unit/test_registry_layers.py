@@ -56,7 +56,8 @@ def test_a_test_set_of_a_new_models_generations_plans_its_generation_only(repo, 
 
 def test_a_test_set_model_stays_out_of_a_built_pool(repo, tmp_path):
     """Where the tasks are built from the pool with its generators' code, a model asked for only
-    as a test set gets its generate jobs but enters neither the pool nor the sandbox stage."""
+    as a test set gets its generate jobs and its sandbox runs (its card reports them), but never
+    enters the pool."""
     config = yaml.safe_load((repo / "config" / "config.yaml").read_text())
     config["tasks_from"] = "pool"
     config["registry"] = [str(repo / "config" / "models.yaml"), str(tmp_path / "mine.yaml")]
@@ -68,4 +69,4 @@ def test_a_test_set_model_stays_out_of_a_built_pool(repo, tmp_path):
                                              "execution": True})
     assert plan.dataset and plan.dataset["generations"]  # the pool takes in its generators' code ...
     assert "my-new-coder" in plan.generators and "my-new-coder" not in plan.pool_generators  # ... not this one's
-    assert "phi-4" in plan.pool_generators and "my-new-coder" not in plan.executions
+    assert "phi-4" in plan.pool_generators and "my-new-coder" in plan.executions

@@ -130,7 +130,7 @@ class Plan:
         judging = config.get("judging") or {}
         judge_tasks = tuple(tasks) if judging.get("tasks", "all") == "all" else tuple(judging["tasks"])
         modes = tuple(judging.get("modes", ())) if judges else ()
-        executions = _executions(config, pool_generators, resolved, notes)
+        executions = _executions(config, generators, resolved, notes)  # a test set's model's code runs too
         lms = {d.name: d.params["train_lm"] for d in detectors.values()
                if "lm" in d.prepared and isinstance(d.params.get("train_lm"), dict)}
         return cls(

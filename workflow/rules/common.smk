@@ -338,7 +338,9 @@ def generator_card_inputs(w):
     }
     if w.model in PLAN.executions:
         inputs["execution"] = f"{R}/execution/{w.model}.report.json"
-    if w.model in PLAN.pool_generators and PLAN.dataset and PLAN.dataset.get("generations"):
+    in_pool = w.model in PLAN.pool_generators and PLAN.dataset and PLAN.dataset.get("generations")
+    as_test_set = any(PLAN.tasks[t].test_sets[s].get("generation") == w.model for t, s, _ in PLAN.test_set_plan())
+    if in_pool or as_test_set:
         inputs["normalized"] = f"{R}/dataset/normalized/generations/{w.model}.report.json"
     return inputs
 
@@ -434,11 +436,18 @@ def analyses_args(w, input):
 
 
 def test_set_source(w):
-    """A test set's rows: a source's table, or a registry model's generations."""
+    """A test set's rows: a source's table, or a registry model's generations through the
+    dataset stage's code checks and Table 3 filters (rows they reject are left out, counted)."""
     spec = task(w).test_sets[w.test_set]
     if "generation" in spec:
-        return f"{R}/generations/{spec['generation']}.parquet"
+        return f"{R}/dataset/normalized/generations/{spec['generation']}.parquet"
     return f"{R}/sources/{spec['source']}.parquet"
+
+
+def dataset_spec():
+    """The dataset stage's settings: the plan's where it builds a pool, else the config's (a
+    test set of a model's generations goes through the same filters in a release evaluation)."""
+    return PLAN.dataset or config.get("dataset") or {}
 
 
 def generation_tables(w):

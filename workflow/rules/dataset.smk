@@ -13,7 +13,7 @@ rule normalize:
         table=f"{R}/{{kind}}/{{name}}.parquet",
         execution=lambda w: (
             [f"{R}/execution/{w.name}.parquet"]
-            if PLAN.dataset and PLAN.dataset["execution_filter"] != "none" and w.name in PLAN.executions
+            if dataset_spec().get("execution_filter", "none") != "none" and w.name in PLAN.executions
             else []
         ),
     output:
@@ -30,14 +30,14 @@ rule normalize:
     # 8: the largest source (DroidCollection, ~1 CPU-hour per 4 threads at the paper's scale)
     # is the dataset stage's critical path (BENCHMARKS.md, paper scale); dataset.resources.threads
     # lowers it (the demo's 1: beside a one-thread job on 2 cores instead of waiting for both)
-    threads: lambda w: min(8, int((PLAN.dataset.get("resources") or {}).get("threads", 8)))
+    threads: lambda w: min(8, int((dataset_spec().get("resources") or {}).get("threads", 8)))
     resources:
         mem_mb=mem_mb(2000, 6),
         runtime=lambda w, attempt: 240 * attempt,
     params:
         guard=guard("normalize"),
         spec=lambda w: as_arg(
-            config_slice(PLAN.dataset, ["filters", "minhash", "langid_min_margin", "execution_filter"])
+            config_slice(dataset_spec(), ["filters", "minhash", "langid_min_margin", "execution_filter"])
         ),
         execution=lambda w, input: f"--execution {input.execution[0]}" if input.execution else "",
     shell:

@@ -52,6 +52,7 @@ PARAMS = ParamSpec("a zero-shot LM criterion", (
 class ZeroShotLMDetector(Detector):
     zero_shot = True
     binarise = True
+    environment = "neural"  # its feature set's LM (applying it to new code scores the code again)
     uses_validation = True
     covers_feature_rows = True  # predicts the rows its feature set scored (a sample, on a CPU run)
     score_kind = "score"

@@ -4,7 +4,9 @@ the task's train split (config: `tasks.<task>.test_sets: {name: {source: <source
 python -m aicd.splits test-set --task T --spec JSON --source results/sources/X.parquet
     --train results/tasks/T/train.parquet --out results/tasks/T/test_sets/NAME.parquet --report R.json
 
-The set keeps the source's rows with the task's class column as `target`. A class outside the
+The set keeps the source's rows with the task's class column as `target`; a model's generations
+come through the dataset stage (their `reject` column: rows a code check or a Table 3 filter
+rejected are left out, counted as filtered:<reason>). A class outside the
 task's label set is an error that names it and its count (a binary task cannot score `hybrid`
 rows), unless the set says `outside_labels: drop` (then counted and reported). Rows removed
 (no class, empty code, repeated ids, code also in the task's train split) are counted, and
@@ -49,6 +51,9 @@ def build_test_set(samples: pd.DataFrame, spec: dict, train: pd.DataFrame, task:
             rows = rows[~mask]
 
     rows = samples
+    if "reject" in rows.columns:  # a model's generations through the dataset stage: its filters decide
+        for reason, n in rows["reject"].dropna().astype(str).value_counts().sort_index().items():
+            drop(rows["reject"].astype(object).eq(reason), f"filtered:{reason}")
     drop(rows[target].isna(), f"no_{target}")
     if labels:
         outside = ~rows[target].astype(str).isin(labels)
