@@ -44,15 +44,17 @@ def stdout(result, test=0):
     return result["tests"][test]["stdout"] if result["tests"] else ""
 
 
-def run_once(engine, image, command, *, seccomp=True, user="10001:10001", binds=(), limits=None,
+def run_once(engine, image, command, *, seccomp=True, user=None, binds=(), limits=None,
              timeout=600) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of one command in a sandbox container with the pool's
-    settings (seccomp=False: the engine's default profile), through the SDK."""
+    settings (seccomp=False: the engine's default profile), through the SDK; as the program's
+    user unless `user` says otherwise."""
     import uuid
 
-    from aicd.sandbox.isolation import container_config
+    from aicd.sandbox.isolation import container_config, program_uid
     from aicd.sandbox.pool import AttachedStream, remove_container
 
+    user = user or f"{program_uid(engine)}:{program_uid(engine)}"
     config = container_config(engine, image, limits or Limits(), {"aicd.sandbox": "1", "aicd.job": "test-once"},
                               command=list(command), seccomp=seccomp, user=user, binds=list(binds))
     config["HostConfig"]["AutoRemove"] = False  # its exit code is read after it ends
