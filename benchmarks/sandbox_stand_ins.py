@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 RUN = [{"stdin": ""}]
 FILES = textwrap.dedent("""
+    #define _GNU_SOURCE
     #include <fcntl.h>
     #include <stdio.h>
     #include <time.h>
@@ -60,7 +61,8 @@ SHARING = textwrap.dedent("""
         shared[i] = 1
     with open("data", "wb") as fh:
         fh.write(b"x" * (50 << 20))
-    data = mmap.mmap(open("data", "r+b").fileno(), 0)
+    opened = open("data", "r+b")
+    data = mmap.mmap(opened.fileno(), 0)
     kids = [os.fork() for _ in range(3)]
     s = sum(i * i % 7 for i in range(2_000_000))
     if 0 in kids:

@@ -6,11 +6,12 @@ make thousands of files between two counts. So the program runs under a seccomp 
 hands every system call able to make an inode to the runner first (SECCOMP_RET_USER_NOTIF):
 open and openat with O_CREAT or O_TMPFILE, creat, mkdir, mknod, symlink and their *at forms,
 openat2 (its flags sit behind a pointer), bind (a Unix socket's file) and any call of another
-ABI (32-bit or x32, whose numbers differ). The runner counts the watched mounts' inodes and lets
-the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE, Linux 5.5) or, at a cap, refuses it (ENOSPC)
-and stops the program. Only the count decides, never the call's arguments (which the program
-could change after the check), so the check cannot be raced: a cap is passed by at most the
-calls let through at the same moment, one per thread that runs.
+ABI (32-bit or x32, whose numbers differ). The runner keeps count of the watched mounts' inodes
+(cap_check) and lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE, Linux 5.5) or, at a cap,
+refuses it (ENOSPC) and stops the program. Only the count decides, never the call's arguments
+(which the program could change after the check), so the check cannot be raced: a cap is
+passed by at most the calls let through but not yet done when the mounts are counted again,
+one per thread that runs.
 
 The filter is installed in the program's process after it has become the program's user and
 before exec; its listener descriptor goes to the runner over a socket and is closed in the
@@ -124,18 +125,32 @@ def inodes_used(caps: dict) -> dict:
     return used
 
 
-def full_mount(caps: dict) -> str | None:
-    """The first watched mount at its cap: one more inode there would pass it."""
-    for mount, used in inodes_used(caps).items():
-        if used >= int(caps[mount]):
-            return mount
-    return None
+def cap_check(caps: dict):
+    """full() for serve: the first watched mount at its cap (one more inode there would pass it),
+    or None. Each call let through makes at most one inode, so the mounts are counted again only
+    once as many calls went through as the fullest mount had room for: no statvfs per file, and
+    the calls let through but not yet done are counted too."""
+    room = [0]
+
+    def full() -> str | None:
+        if room[0] > 0:
+            room[0] -= 1
+            return None
+        used = inodes_used(caps)
+        for mount, count in used.items():
+            if count >= int(caps[mount]):
+                return mount
+        room[0] = min((int(caps[mount]) - count for mount, count in used.items()), default=1) - 1
+        return None
+
+    return full
 
 
-def serve(listener: int, caps: dict, stop, at_cap) -> None:
+def serve(listener: int, full, stop, at_cap) -> None:
     """Answer the program's notifications until `stop` is set or no process is left under the
-    filter: go on while every watched mount is under its cap; at a cap, ENOSPC and
-    at_cap(mount) (which stops the program), then ENOSPC for whatever is still in flight."""
+    filter: go on while full() (cap_check of the caps) finds no mount at its cap; at a
+    cap, ENOSPC and at_cap(mount) (which stops the program), then ENOSPC for whatever is still in
+    flight."""
     poller = select.poll()
     poller.register(listener, select.POLLIN)
     notif = ctypes.create_string_buffer(NOTIF_SIZE)
@@ -153,9 +168,9 @@ def serve(listener: int, caps: dict, stop, at_cap) -> None:
                 continue
             return
         ident = struct.unpack_from("<Q", notif.raw)[0]
-        full = stopped or full_mount(caps)
-        struct.pack_into("<QqiI", reply, 0, ident, 0, -errno.ENOSPC if full else 0, 0 if full else FLAG_CONTINUE)
+        mount = stopped or full()
+        struct.pack_into("<QqiI", reply, 0, ident, 0, -errno.ENOSPC if mount else 0, 0 if mount else FLAG_CONTINUE)
         LIBC.ioctl(listener, NOTIF_SEND, reply)  # ENOENT: the caller died meanwhile
-        if full and not stopped:
+        if mount and not stopped:
             stopped = True
-            at_cap(full)
+            at_cap(mount)

@@ -374,8 +374,9 @@ def step(argv, cwd, stdin, wall_s, cap, limits=None):
     if watched:
         threads.append(threading.Thread(target=watch, args=(rlimits, proc, state, done), daemon=True))
     if proc.listener is not None:  # every new file waits for this thread's count
-        threads.append(threading.Thread(target=_module("gate").serve, daemon=True, args=(
-            proc.listener, caps, done, lambda mount: stop_program(proc, state, "inodes", mount))))
+        gate = _module("gate")
+        threads.append(threading.Thread(target=gate.serve, daemon=True, args=(
+            proc.listener, gate.cap_check(caps), done, lambda mount: stop_program(proc, state, "inodes", mount))))
     for t in threads:
         start_helper(t, proc, state)
     _, status, usage = os.wait4(proc.pid, 0)
