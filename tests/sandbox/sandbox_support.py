@@ -36,6 +36,7 @@ def _one_engine() -> str:
 ONE_ENGINE = pytest.mark.parametrize("engine", [_one_engine()], indirect=True)
 TEST_LIMITS = Limits(wall_s=3.0, compile_s=60.0, output_bytes=64 * 1024, memory_mb=320, pids=64, work_mb=128,
                      tmp_mb=32)
+SPARES = "test-spares"  # the pool id of the containers the tests use directly, as of one pool of two
 RUN = [{"stdin": ""}]  # run once on empty stdin, output not judged (with no tests a program is only built)
 HELLO = ("Python", "print('still fine')\n")
 

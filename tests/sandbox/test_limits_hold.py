@@ -12,7 +12,7 @@ import textwrap
 import threading
 
 import pytest
-from sandbox_support import HELLO, RUN, stdout
+from sandbox_support import HELLO, RUN, SPARES, stdout
 
 from aicd.sandbox.languages import job_for
 from aicd.sandbox.pool import Container
@@ -121,20 +121,16 @@ FLOOD_EIGHT = textwrap.dedent("""
 
 
 @pytest.fixture(scope="module")
-def pair(engine, sandbox_image, pool):
-    """Two containers of one pool of two (the session pool is another pool: another job of the
-    same user on the same node), used directly: a breach here does not recycle them (on Docker's
-    vfs each new container costs 10-40 s), and the runner must answer in the very container that
-    a hostile program used."""
-    boxes = []
+def pair(engine, sandbox_image, pool, spare):
+    """Two containers of one pool of two, used directly (a breach here does not recycle them: on
+    Docker's vfs each new container costs 10-40 s, and the runner must answer in the very
+    container a hostile program used): a fresh one, and the session's spare of the same pool.
+    The session pool is another pool: another job of the same user on the same node."""
+    box = Container(sandbox_image, pool.limits, job="test-limits-hold", pool_id=SPARES, engine=engine, pool_size=2)
     try:
-        for _ in range(2):
-            boxes.append(Container(sandbox_image, pool.limits, job="test-limits-hold", pool_id="test-pair",
-                                   engine=engine, pool_size=2))
-        yield boxes
+        yield box, spare
     finally:
-        for box in boxes:
-            box.remove()
+        box.remove()
 
 
 def run(box, language, code, tests=RUN):
