@@ -30,8 +30,10 @@ import time
 
 WORK = os.environ.get("AICD_WORK", "/work")
 SANDBOX = os.environ.get("AICD_SANDBOX") == "1"
-PROGRAM_UID = PROGRAM_GID = 10001
-PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+# The program's user: 10001 by default; the pool names another where the container has a user
+# namespace of its own (aicd.sandbox.isolation.program_uid). Set by the pool, never the program.
+PROGRAM_UID = PROGRAM_GID = int(os.environ.get("AICD_PROGRAM_UID") or 10001)
+HERE = os.path.dirname(os.path.abspath(__file__))  # meter.py and gate.py beside this file
 SCRATCH = ("/tmp", "/dev/shm", "/dev/mqueue")  # world-writable places, emptied after every program
 NOT_STATE = {"proc", "sysfs", "cgroup", "cgroup2", "devpts", "securityfs", "debugfs"}
 # The program's processes are the OOM killer's first choice, never the runner.
@@ -160,26 +162,39 @@ def child_rlimits(rlimits, seconds):
 
 
 class Spawned:
-    """A started step: its pid and the parent's ends of its three pipes."""
+    """A started step: its pid, the parent's ends of its three pipes, and the inode gate's
+    listener where it runs under one."""
 
-    def __init__(self, pid, stdin, stdout, stderr):
-        self.pid, self.stdin, self.stdout, self.stderr = pid, stdin, stdout, stderr
+    def __init__(self, pid, stdin, stdout, stderr, listener=None):
+        self.pid, self.stdin, self.stdout, self.stderr, self.listener = pid, stdin, stdout, stderr, listener
 
 
-def spawn(argv, cwd, limits=(), env=None):
+def _module(name):
+    """meter.py or gate.py, imported when a job first needs it (host runs never do)."""
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)  # -I leaves the script's folder out; /opt/aicd is root's and read-only
+        sys.dont_write_bytecode = True  # no __pycache__ in the build context of a host checkout
+    return __import__(name)
+
+
+def spawn(argv, cwd, limits=(), env=None, gated=False):
     """fork + exec in a new session, as the program's user inside the image, under `limits`
-    (child_rlimits). (Hand-written rather than subprocess: that import alone costs ~8 ms of
-    every program's start-up.) All other descriptors are non-inheritable (PEP 446), so exec
-    closes them."""
+    (child_rlimits); gated: under the inode gate (gate.py), whose listener the result carries.
+    (Hand-written rather than subprocess: that import alone costs ~8 ms of every program's
+    start-up.) All other descriptors are non-inheritable (PEP 446), so exec closes them."""
     if SANDBOX:
         argv = OOM_FIRST + list(argv)
+    gate = _module("gate") if gated else None
     pipes = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, and errors before exec (close-on-exec)
+    pair = gate.socket.socketpair() if gated else None
     try:
         pid = os.fork()
     except OSError:
         for read_end, write_end in pipes:
             os.close(read_end)
             os.close(write_end)
+        for end in pair or ():
+            end.close()
         raise
     if pid == 0:  # the child: only simple system calls until exec
         stage = "setup"
@@ -202,6 +217,11 @@ def spawn(argv, cwd, limits=(), env=None):
                 os.setgid(PROGRAM_GID)
                 os.setuid(PROGRAM_UID)
                 os.umask(0o077)
+            if gated:
+                stage = "gate"
+                pair[0].close()
+                gate.install_and_send(pair[1])
+                pair[1].close()
             stage = "exec"
             os.execvpe(argv[0], argv, env or program_env(cwd))
         except BaseException as err:  # noqa: B036  tell the parent, then go
@@ -211,15 +231,23 @@ def spawn(argv, cwd, limits=(), env=None):
                 os._exit(127)
     for fd in (pipes[0][0], pipes[1][1], pipes[2][1], pipes[3][1]):
         os.close(fd)
+    listener = None
+    if gated:
+        pair[1].close()
+        listener = gate.receive(pair[0])  # before exec: the program's first call may wait for it
+        pair[0].close()
     with os.fdopen(pipes[3][0], "rb") as errors:
         failure = errors.read()  # empty: exec closed it, the program runs
-    spawned = Spawned(pid, os.fdopen(pipes[0][1], "wb"), os.fdopen(pipes[1][0], "rb"), os.fdopen(pipes[2][0], "rb"))
+    spawned = Spawned(pid, os.fdopen(pipes[0][1], "wb"), os.fdopen(pipes[1][0], "rb"), os.fdopen(pipes[2][0], "rb"),
+                      listener)
     if failure:
         os.waitpid(pid, 0)
         for stream in (spawned.stdin, spawned.stdout, spawned.stderr):
             stream.close()
+        if listener is not None:
+            os.close(listener)
         stage, _, message = failure.decode("utf-8", "replace").partition("\0")
-        if stage != "exec":  # chdir, setuid, ...: the runner's failure, not the program's
+        if stage != "exec":  # chdir, setuid, the gate, ...: the runner's failure, not the program's
             raise SandboxFault(f"cannot start the program ({stage}): {message}")
         raise FileNotFoundError(message)  # the program's command does not exist
     return spawned
@@ -262,54 +290,75 @@ def over_inode_cap(caps) -> str | None:
     return None
 
 
-def program_memory_mb() -> float:
-    """The anonymous resident memory of every process of the program's user together, in MB
-    (statm's resident less shared pages: heap and stacks in use, not libraries, not reservations)."""
-    pages = 0
-    for pid in program_pids():
+def program_memory_mb(rlimits) -> float:
+    """The memory of every process of the program's user together, as a cgroup would charge it
+    (meter.py): anonymous and shared memory, memfds, SysV segments and the tmpfs files."""
+    meter = _module("meter")
+    processes = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
         try:
-            with open(f"/proc/{pid}/statm") as fh:
-                fields = fh.read().split()
-            pages += int(fields[1]) - int(fields[2])
+            with open(f"/proc/{name}/status") as fh:
+                uid, mem = meter.parse_status(fh.read())
         except (OSError, ValueError, IndexError):
             continue
-    return pages * PAGE_BYTES / (1 << 20)
+        if uid == PROGRAM_UID:
+            processes[int(name)] = mem
+    return meter.charged_mb(processes, rlimits.get("memory_mounts") or (), float(rlimits["memory_mb"]))
 
 
 def over_limit(rlimits) -> dict:
     """What the program has gone past of the limits the runner watches itself: {"inodes": mount}
-    or {"memory": True}; empty while within them."""
+    or {"memory": MB counted}; empty while within them."""
     mount = over_inode_cap(rlimits.get("inodes") or {})
     if mount:
         return {"inodes": mount}
-    if SANDBOX and rlimits.get("memory_mb") and program_memory_mb() > float(rlimits["memory_mb"]):
-        return {"memory": True}
+    if SANDBOX and rlimits.get("memory_mb"):
+        counted = program_memory_mb(rlimits)
+        if counted > float(rlimits["memory_mb"]):
+            return {"memory": round(counted, 1)}
     return {}
+
+
+# A count that reads the program's mappings (meter.py) can take milliseconds: the next waits at
+# least this many times as long, so counting never takes more than a fifth of a CPU.
+COUNT_SHARE = 4
 
 
 def watch(rlimits, proc, state, done):
     """Where the engine cannot cap a tmpfs's inodes (Podman refuses nr_inodes) or the container's
     memory (rootless on cgroup v1), count them while the program runs and stop it at the cap, as
     the kernel would: a flood of empty files or an allocation loop would otherwise fill the host."""
-    poll_s = float(rlimits.get("poll_s", 0.01))
-    while not done.wait(poll_s):
+    poll_s, took = float(rlimits.get("poll_s", 0.01)), 0.0
+    while not done.wait(max(poll_s, COUNT_SHARE * took)):
+        started = time.monotonic()
         breach = over_limit(rlimits)
         if breach:
-            state.update(breach)
-            kill_group(proc)
-            if SANDBOX:
-                kill_program_user()
+            (key, value), = breach.items()
+            stop_program(proc, state, key, value)
             return
+        took = time.monotonic() - started
+
+
+def stop_program(proc, state, key, value) -> None:
+    """A limit the runner watches was passed: record it, kill every process of the program."""
+    state.setdefault(key, value)
+    kill_group(proc)
+    if SANDBOX:
+        kill_program_user()
 
 
 def step(argv, cwd, stdin, wall_s, cap, limits=None):
     limits = limits or {}
     rlimits = limits.get("rlimits") or {}
-    watched = bool(rlimits.get("inodes") or rlimits.get("memory_mb"))
+    caps = rlimits.get("inodes") or {}
+    watched = bool(caps or rlimits.get("memory_mb"))
+    gated = SANDBOX and bool(caps) and bool(rlimits.get("inode_gate"))
     started = time.monotonic()
     ooms = oom_kills() if SANDBOX else None
     try:
-        proc = spawn(argv, cwd, child_rlimits(rlimits, wall_s), program_env(cwd, rlimits))
+        proc = spawn(argv, cwd, child_rlimits(rlimits, wall_s), program_env(cwd, rlimits), gated=gated)
     except OSError as err:
         if err.errno in (11, 12, 23, 24):  # EAGAIN, ENOMEM, ENFILE, EMFILE: the container is out of room
             raise SandboxFault(f"cannot start the program: {err}") from None
@@ -324,18 +373,25 @@ def step(argv, cwd, stdin, wall_s, cap, limits=None):
                threading.Thread(target=feed, args=(proc.stdin, stdin), daemon=True)]
     if watched:
         threads.append(threading.Thread(target=watch, args=(rlimits, proc, state, done), daemon=True))
+    if proc.listener is not None:  # every new file waits for this thread's count
+        gate = _module("gate")
+        threads.append(threading.Thread(target=gate.serve, daemon=True, args=(
+            proc.listener, gate.cap_check(caps), done, lambda mount: stop_program(proc, state, "inodes", mount))))
     for t in threads:
         start_helper(t, proc, state)
     _, status, usage = os.wait4(proc.pid, 0)
     timer.cancel()
-    done.set()
     kill_group(proc)  # whatever the program left in its group
     if SANDBOX:
         kill_program_user()  # ... and whatever left the group: its pipes then close
+    done.set()  # after the kill: the gate answers until no process of the program is left
     for t in threads:
         t.join(timeout=2)
+    if proc.listener is not None:
+        os.close(proc.listener)
+    used = inodes_used(caps)
     if watched and not (state.get("inodes") or state.get("memory")):
-        state["inodes"] = over_inode_cap(rlimits.get("inodes") or {})  # a flood that ended between two counts
+        state["inodes"] = over_inode_cap(caps)  # a flood that ended between two counts
     state["oom"] = ooms is not None and (oom_kills() or 0) > ooms
     code = os.waitstatus_to_exitcode(status)
     return {
@@ -344,6 +400,7 @@ def step(argv, cwd, stdin, wall_s, cap, limits=None):
         "timed_out": state.get("timed_out", False), "overflow": state["overflow"], "oom": state["oom"],
         "oom_known": ooms is not None, "pids_exhausted": state.get("pids_exhausted", False),
         "inode_limit": state.get("inodes"), "memory_stop": bool(state.get("memory")),
+        "memory_counted_mb": state.get("memory"), **({"inodes_used": used} if caps else {}),
         "wall_s": time.monotonic() - started, "cpu_s": usage.ru_utime + usage.ru_stime, "max_rss_kb": usage.ru_maxrss,
     }
 
@@ -662,6 +719,8 @@ def classify(result):
         return "output_limit"
     if result.get("inode_limit") or result.get("memory_stop"):
         return "memory_limit"  # memory, or tmpfs inodes (memory too), counted where the engine cannot cap them
+    if result.get("oom"):
+        return "memory_limit"  # the cgroup's OOM killer took one of its processes, whatever the parent's exit
     if result["timed_out"] or result["signal"] in (signal.SIGXCPU,):
         return "timeout"  # wall clock, or the CPU time that stands in for a CPU quota
     if result["signal"] == signal.SIGKILL:

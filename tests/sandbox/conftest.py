@@ -27,12 +27,12 @@ from pathlib import Path
 import pytest
 from components import require
 
-from sandbox_support import ENGINES, PODMAN_USER, TEST_LIMITS
+from sandbox_support import ENGINES, PODMAN_USER, SPARES, TEST_LIMITS
 
 from aicd.sandbox.engine import available, connect, connect_podman, start_podman_service
 from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag, copy_image, image_exists, \
     remove_stale_sandbox_images
-from aicd.sandbox.pool import SandboxPool
+from aicd.sandbox.pool import Container, SandboxPool
 
 INSTALL = {"docker": "apt-get install docker.io and start dockerd (.ci/run does both)",
            "podman": f"apt-get install podman uidmap, and (as root) a user {PODMAN_USER} with an /etc/subuid range "
@@ -100,3 +100,13 @@ def sandbox_image(engine):
 def pool(engine, sandbox_image):
     with SandboxPool(sandbox_image, size=1, recycle_after=500, limits=TEST_LIMITS, engine=engine) as p:
         yield p
+
+
+@pytest.fixture(scope="session")
+def spare(engine, sandbox_image, pool):
+    """A container beside the session pool's, with its limits, used directly (no recycling after
+    a breach) by the tests that need the very container a program used, or a second one: one per
+    session, as each costs 10-40 s to make and as long to remove on Docker's vfs driver."""
+    box = Container(sandbox_image, pool.limits, job="test-spare", pool_id=SPARES, engine=engine, pool_size=2)
+    yield box
+    box.remove()

@@ -36,6 +36,7 @@ def _one_engine() -> str:
 ONE_ENGINE = pytest.mark.parametrize("engine", [_one_engine()], indirect=True)
 TEST_LIMITS = Limits(wall_s=3.0, compile_s=60.0, output_bytes=64 * 1024, memory_mb=320, pids=64, work_mb=128,
                      tmp_mb=32)
+SPARES = "test-spares"  # the pool id of the containers the tests use directly, as of one pool of two
 RUN = [{"stdin": ""}]  # run once on empty stdin, output not judged (with no tests a program is only built)
 HELLO = ("Python", "print('still fine')\n")
 
@@ -44,15 +45,17 @@ def stdout(result, test=0):
     return result["tests"][test]["stdout"] if result["tests"] else ""
 
 
-def run_once(engine, image, command, *, seccomp=True, user="10001:10001", binds=(), limits=None,
+def run_once(engine, image, command, *, seccomp=True, user=None, binds=(), limits=None,
              timeout=600) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of one command in a sandbox container with the pool's
-    settings (seccomp=False: the engine's default profile), through the SDK."""
+    settings (seccomp=False: the engine's default profile), through the SDK; as the program's
+    user unless `user` says otherwise."""
     import uuid
 
-    from aicd.sandbox.isolation import container_config
+    from aicd.sandbox.isolation import container_config, program_uid
     from aicd.sandbox.pool import AttachedStream, remove_container
 
+    user = user or f"{program_uid(engine)}:{program_uid(engine)}"
     config = container_config(engine, image, limits or Limits(), {"aicd.sandbox": "1", "aicd.job": "test-once"},
                               command=list(command), seccomp=seccomp, user=user, binds=list(binds))
     config["HostConfig"]["AutoRemove"] = False  # its exit code is read after it ends

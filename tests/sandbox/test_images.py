@@ -25,7 +25,9 @@ def test_only_other_contexts_on_the_same_base_are_removed(engine, sandbox_image)
     parent = LOCAL_BASE if image_exists(LOCAL_BASE, engine) else sandbox_image
     stand_in(engine, parent, same, LOCAL_BASE)
     if parent == LOCAL_BASE:
-        engine.client.images.get(LOCAL_BASE).tag(unlabelled)  # an alias: the base carries no label
+        # An alias: the base carries no label. Tagged by name: Podman's compatible API cannot
+        # tag an image named by its id (sha256:...), which the SDK's Image.tag sends.
+        engine.client.api.tag(LOCAL_BASE, *unlabelled.split(":"))
     else:
         stand_in(engine, parent, unlabelled, None)
     stand_in(engine, parent, other, "debian:bookworm-slim")

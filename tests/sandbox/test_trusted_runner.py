@@ -163,13 +163,15 @@ def test_a_runner_that_is_not_root_refuses_to_run(pool):
     import shlex
     import subprocess
 
+    from aicd.sandbox.isolation import program_uid
     from aicd.sandbox.pool import trusted_result
 
     job = json.dumps({"files": {"main.py": "print(1)"}, "compile": None, "run": ["python3", "main.py"], "nonce": "n1"})
     container = pool._take()
     try:
         code, output = pool.engine.client.containers.get(container.id).exec_run(
-            ["sh", "-c", f"printf %s {shlex.quote(job)} | python3 /opt/aicd/runner.py"], user="10001", demux=True)
+            ["sh", "-c", f"printf %s {shlex.quote(job)} | python3 /opt/aicd/runner.py"],
+            user=str(program_uid(pool.engine)), demux=True)
         out, err = (part.decode() if part else "" for part in output)
         result = trusted_result(subprocess.CompletedProcess([], code, out, err), "n1")
         assert result["status"] == "sandbox_error" and "must start as root" in result["error"], result

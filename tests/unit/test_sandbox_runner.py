@@ -205,20 +205,28 @@ def test_programs_start_with_default_signals_and_only_their_three_descriptors(re
     assert missing["status"] == "runtime_error" and "not-built" in missing["tests"][0]["stderr"]
 
 
-def test_the_runners_process_limit_counts_every_container_of_a_rootless_pool():
-    """RLIMIT_NPROC counts one host uid's processes, shared by a rootless pool's containers: it
-    grows with the pool, so one program's fork loop cannot starve the programs beside it."""
+def test_the_runners_process_limit_is_per_container_where_each_has_its_own_user_namespace():
+    """RLIMIT_NPROC counts the processes of one uid in one user namespace. Rootless Podman gives
+    each container its own (--userns=auto), so the limit is `pids` whatever the pool's size; in
+    a namespace that the pool's containers share (rootless Docker) it grows with the pool, so one
+    program's fork loop cannot starve the programs beside it."""
     from aicd.sandbox.engine import Engine
-    from aicd.sandbox.isolation import limits_line, runner_limits
+    from aicd.sandbox.isolation import USERNS_PROGRAM_UID, container_config, limits_line, program_uid, \
+        runner_limits
     from aicd.sandbox.limits import Limits
 
-    rootless = Engine("podman", None, "4.3.1", True, "1", frozenset())  # cgroup v1: no limit enforced
+    podman = Engine("podman", None, "4.3.1", True, "1", frozenset())  # cgroup v1: no limit enforced
     lim = Limits()
-    assert runner_limits(rootless, lim)["nproc"] == lim.pids
-    assert runner_limits(rootless, lim, containers=4)["nproc"] == 4 * lim.pids
-    assert f"RLIMIT_NPROC {4 * lim.pids}, {lim.pids} per container" in limits_line(rootless, lim, 4)
+    assert runner_limits(podman, lim)["nproc"] == runner_limits(podman, lim, containers=4)["nproc"] == lim.pids
+    assert f"RLIMIT_NPROC {lim.pids} in each container's own user namespace" in limits_line(podman, lim, 4)
+    assert program_uid(podman) == USERNS_PROGRAM_UID
+    rootless_docker = Engine("docker", None, "20.10", True, "1", frozenset())
+    assert runner_limits(rootless_docker, lim, containers=4)["nproc"] == 4 * lim.pids
+    assert f"RLIMIT_NPROC {4 * lim.pids}, {lim.pids} per container" in limits_line(rootless_docker, lim, 4)
     rootful = Engine("docker", None, "20.10", False, "1", frozenset({"memory", "pids", "cpu"}))
     assert "nproc" not in runner_limits(rootful, lim, containers=4)  # the cgroup's pids limit holds per container
+    config = container_config(rootful, "image", lim, {})["HostConfig"]
+    assert "UsernsMode" not in config and "SYS_PTRACE" not in config["CapAdd"]
 
 
 def test_signals_the_runner_was_handed_ignored_are_default_in_the_program(repo, tmp_path):

@@ -70,13 +70,20 @@ class Engine:
         that the service can read (a copy in a world-readable folder of our own)."""
         if self.name == "docker":
             return "seccomp=" + json.dumps(json.loads(profile.read_text()), separators=(",", ":"))
-        copy = self._scratch() / profile.name
-        if not copy.exists() or copy.read_bytes() != profile.read_bytes():
-            staged = copy.with_name(f".{profile.name}.{os.getpid()}.{threading.get_ident()}")
-            shutil.copyfile(profile, staged)
+        return f"seccomp={self.staged(profile.name, profile.read_bytes())}"
+
+    def staged(self, name: str, content: str | bytes) -> Path:
+        """A world-readable file of ours with `content`, for the engine to read or bind-mount
+        (a rootless service runs as another user); written once, atomically (a pool's workers
+        create containers side by side)."""
+        data = content.encode() if isinstance(content, str) else content
+        copy = self._scratch() / name
+        if not copy.exists() or copy.read_bytes() != data:
+            staged = copy.with_name(f".{name}.{os.getpid()}.{threading.get_ident()}")
+            staged.write_bytes(data)
             staged.chmod(0o644)
-            os.replace(staged, copy)  # atomic: a pool's workers create containers side by side
-        return f"seccomp={copy}"
+            os.replace(staged, copy)
+        return copy
 
     def _scratch(self) -> Path:
         if self.scratch is None:

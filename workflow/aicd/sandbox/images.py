@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import AicdError
 from .engine import Engine
-from .isolation import CONTEXT
+from .isolation import CONTEXT, ETC_FILES
 
 log = logging.getLogger(__name__)
 LOCAL_BASE = "aicd-base:bookworm"
@@ -22,9 +22,15 @@ BASE_LABEL = "aicd.sandbox.base"  # on every sandbox image: the base it was buil
 REPOSITORY = "aicd-sandbox"
 
 
+def context_files(context: Path = CONTEXT) -> list[Path]:
+    """The build context's files, less Python's byte-code caches (a host test that imports the
+    runner's modules writes one; .dockerignore keeps it out of the build too)."""
+    return sorted(p for p in context.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
 def context_tag(context: Path = CONTEXT, base_image: str = "") -> str:
     digest = hashlib.sha256(base_image.encode())
-    for path in sorted(p for p in context.rglob("*") if p.is_file()):
+    for path in context_files(context):
         digest.update(path.relative_to(context).as_posix().encode())
         digest.update(path.read_bytes())
     return f"{REPOSITORY}:{digest.hexdigest()[:12]}"
@@ -57,25 +63,53 @@ def _cli(engine: Engine, *args: str, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([engine.cli(), *remote, *args], capture_output=True, text=True, **kwargs)
 
 
-def build_debootstrap_base(engine: Engine, mirror: str = "http://deb.debian.org/debian", suite: str = "bookworm") -> str:
-    """A minimal Debian root made with debootstrap and imported: no registry needed."""
-    if image_exists(LOCAL_BASE, engine):
-        return LOCAL_BASE
+def base_cache(suite: str = "bookworm") -> Path:
+    """The debootstrap root of LOCAL_BASE as a tar file, kept between builds and engines:
+    $AICD_CACHE/sandbox (default ~/.cache/aicd/sandbox). Delete it to make the base afresh."""
+    return Path(os.path.expanduser(os.environ.get("AICD_CACHE") or "~/.cache/aicd")) / "sandbox" / f"base-{suite}.tar"
+
+
+def debootstrap_root(tarball: Path, mirror: str, suite: str) -> None:
+    """A minimal Debian root made with debootstrap, written to `tarball` (atomically)."""
     if os.geteuid() != 0:
-        raise AicdError(f"the {LOCAL_BASE} base is made with debootstrap, which needs root: use --base registry "
-                        "(execution.base: registry), or load an image built elsewhere (docker save | podman load)")
+        raise AicdError(f"the {LOCAL_BASE} base is made with debootstrap, which needs root, and {tarball} (a "
+                        "root made before, by root) is not there: make it once as root (python -m aicd.sandbox "
+                        "images), use --base registry (execution.base: registry), or load an image built elsewhere "
+                        "(docker save | podman load)")
     with tempfile.TemporaryDirectory(prefix="aicd-rootfs-") as root:
-        log.info("debootstrap %s from %s (about 30 s)", suite, mirror)
+        log.info("debootstrap %s from %s (about a minute)", suite, mirror)
         proc = subprocess.run(["debootstrap", "--variant=minbase", suite, root, mirror], capture_output=True, text=True)
         if proc.returncode != 0:
             raise AicdError(f"debootstrap failed: {proc.stderr.strip()[-500:]} (Debian: apt-get install debootstrap)")
         # The temporary folder is 0700 and becomes the image's "/": the sandbox user must traverse it.
         Path(root).chmod(0o755)
-        tar = subprocess.Popen(["tar", "-C", root, "-c", "."], stdout=subprocess.PIPE)
-        imp = _cli(engine, "import", "-", LOCAL_BASE, stdin=tar.stdout)
-        tar.wait()
-        if imp.returncode != 0:
-            raise AicdError(f"{engine.name} import failed: {imp.stderr.strip()[:300]}")
+        for name, text in ETC_FILES.items():  # debootstrap copies the building host's hostname and resolv.conf
+            (Path(root) / "etc" / name).write_text(text)
+        tarball.parent.mkdir(parents=True, exist_ok=True)
+        partial = tarball.with_name(f".{tarball.name}.{os.getpid()}")
+        try:
+            subprocess.run(["tar", "-C", root, "-cf", str(partial), "."], check=True, capture_output=True)
+            os.replace(partial, tarball)
+        except subprocess.CalledProcessError as err:
+            raise AicdError(f"cannot write the base root {tarball}: {err.stderr.decode(errors='replace')[-300:]}") \
+                from None
+        finally:
+            partial.unlink(missing_ok=True)
+
+
+def build_debootstrap_base(engine: Engine, mirror: str = "http://deb.debian.org/debian", suite: str = "bookworm") -> str:
+    """A minimal Debian root made with debootstrap and imported: no registry needed. The root is
+    kept (base_cache), so another engine, or this one after its images went, imports it again
+    without debootstrap, and without root (rootless Podman)."""
+    if image_exists(LOCAL_BASE, engine):
+        return LOCAL_BASE
+    tarball = base_cache(suite)
+    if not tarball.exists():
+        debootstrap_root(tarball, mirror, suite)
+    with open(tarball, "rb") as fh:
+        imp = _cli(engine, "import", "-", LOCAL_BASE, stdin=fh)
+    if imp.returncode != 0:
+        raise AicdError(f"{engine.name} import of {tarball} failed: {imp.stderr.strip()[:300]}")
     return LOCAL_BASE
 
 
@@ -98,8 +132,9 @@ def build_sandbox_image(base_image: str, engine: Engine) -> str:
         return tag
     log.info("building %s on %s with %s (installs nine toolchains; minutes on first build)", tag, base_image,
              engine.name)
-    proc = _cli(engine, "build", "--force-rm", "--build-arg", f"BASE_IMAGE={base_image}",
-                "--label", f"{BASE_LABEL}={base_image}", "-t", tag, str(CONTEXT))
+    # The Dockerfile labels the image with its base (BASE_LABEL): a --label here would be one more
+    # build step, a whole copy of the image on Docker's vfs driver.
+    proc = _cli(engine, "build", "--force-rm", "--build-arg", f"BASE_IMAGE={base_image}", "-t", tag, str(CONTEXT))
     if proc.returncode != 0:
         raise AicdError(f"{engine.name} build of the sandbox image failed:\n{proc.stderr.strip()[-1500:]}")
     why = smoke_test(tag, engine)

@@ -5,6 +5,7 @@ the limits the trusted runner enforces itself where the engine cannot."""
 
 from __future__ import annotations
 
+import os
 import resource
 from pathlib import Path
 
@@ -15,6 +16,17 @@ from .limits import Limits
 # the job folder (CHOWN), kill what it leaves (KILL), and remove what it leaves (DAC_OVERRIDE,
 # FOWNER). The program itself runs with none.
 RUNNER_CAPS = ("SETUID", "SETGID", "CHOWN", "KILL", "DAC_OVERRIDE", "FOWNER")
+# Where the runner counts the program's memory itself it reads the program's smaps and open
+# descriptors, which the kernel shows another uid only with this capability. (The program, an
+# unprivileged uid that exec'd with no-new-privileges, never holds it.)
+METER_CAP = "SYS_PTRACE"
+# The program's uid inside the container: one no host account has where the container shares
+# the host's uids (Docker rootful), and a low one where each container has a user namespace of
+# its own (rootless Podman, --userns=auto), so that a namespace of USERNS_IDS ids holds it and
+# the default 65,536 subordinate ids of a user give 64 containers. The image has both users.
+PROGRAM_UID = 10001
+USERNS_PROGRAM_UID = 1000
+USERNS_IDS = 1024
 CONTEXT = Path(__file__).resolve().parents[3] / "containers" / "sandbox"  # the sandbox image's build context
 # The project's seccomp profile (containers/README.md): in the build context, so the image
 # tag's hash covers it; sent to the engine from here.
@@ -29,6 +41,17 @@ DOCKER_MASKED = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/pr
                  "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
                  "/sys/devices/virtual/powercap")
 HIDDEN = ("/proc/cmdline", "/proc/sys/kernel/random/boot_id")
+# /etc files of our own: nothing of the host (its nameservers, its /etc/hosts entries, which
+# rootless Podman copies in), nor the engine's storage path and container id that its own bind
+# mounts of these files show in /proc/self/mountinfo. Podman bind-mounts them from the engine's
+# scratch folder; Docker's daemon may not share this machine's files (docker-in-docker), so there
+# DNS settings of our own replace the host's resolv.conf, and its /etc/hosts has only loopback.
+ETC_FILES = {
+    "hosts": f"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t{HOSTNAME}\n",
+    "hostname": f"{HOSTNAME}\n",
+    "resolv.conf": "# no network: no nameserver\n",
+}
+DOCKER_DNS = {"Dns": ["127.0.0.1"], "DnsSearch": ["."], "DnsOptions": ["ndots:1"]}
 PROGRAM_NOFILE = 4096  # open files per program process (the runner's own rlimit)
 # How often the runner counts what the engine cannot cap (tmpfs inodes, the program's memory).
 WATCH_POLL_S = 0.01
@@ -38,13 +61,27 @@ WATCH_POLL_S = 0.01
 DATA_BACKSTOP_MB = 1024
 
 
+def per_container_userns(engine: Engine) -> bool:
+    """Whether each container gets a user namespace, and host uids, of its own (Podman's
+    --userns=auto): rootless Podman where the runner stands in for the pids limit. Rootless, a
+    shared namespace maps the program's uid of every container, in every pool of the user, to one
+    host uid, whose processes RLIMIT_NPROC counts together (and with them pipe buffers and other
+    per-user kernel counts): one program's fork bomb would starve every other."""
+    return engine.name == "podman" and engine.rootless and "pids" in engine.unenforced
+
+
+def program_uid(engine: Engine) -> int:
+    return USERNS_PROGRAM_UID if per_container_userns(engine) else PROGRAM_UID
+
+
 def tmpfs_mounts(lim: Limits, inode_caps: bool = True) -> dict[str, str]:
     """Every tmpfs the program can write, with a size cap and, where the engine takes it, an
     inode cap (tmpfs inodes are kernel memory charged to the container: a flood of empty files
     would reach the OOM killer long before any size cap). Podman 4 refuses `nr_inodes`, `uid`
-    and `gid`: there the runner counts the inodes itself (runner_limits)."""
+    and `gid`: there the runner counts the inodes itself (runner_limits), and `notmpcopyup` keeps
+    Podman from copying the image's files at those paths into the mounts."""
     def caps(size_mb: int) -> str:
-        return f"size={size_mb}m" + (f",nr_inodes={lim.inodes(size_mb)}" if inode_caps else "")
+        return f"size={size_mb}m" + (f",nr_inodes={lim.inodes(size_mb)}" if inode_caps else ",notmpcopyup")
 
     owner = ",uid=0,gid=0" if inode_caps else ""  # root's already where the options are refused
     mounts = {
@@ -56,7 +93,7 @@ def tmpfs_mounts(lim: Limits, inode_caps: bool = True) -> dict[str, str]:
     if not inode_caps:
         # Podman's --read-only mounts writable, uncapped tmpfs on /run and /var/tmp, and its
         # compatible API has no --read-only-tmpfs=false: cover them with empty read-only ones.
-        mounts |= {path: "ro,nosuid,nodev,noexec,size=16k,mode=755" for path in ("/run", "/var/tmp")}
+        mounts |= {path: "ro,nosuid,nodev,noexec,size=16k,mode=755,notmpcopyup" for path in ("/run", "/var/tmp")}
     return mounts
 
 
@@ -84,26 +121,34 @@ def ulimits() -> list[dict]:
 def container_config(engine: Engine, image: str, lim: Limits, labels: dict[str, str], command: list[str] | None = None,
                      seccomp: bool = True, user: str = "0:0", binds: list[str] | None = None) -> dict:
     """The Engine API's create body of a sandbox container: root for the trusted runner with only
-    RUNNER_CAPS, tini as PID 1, no network, read-only root, memory = swap cap, pids, CPU, the
-    project's seccomp profile (seccomp=False: the engine's default, for comparing the two), a
-    size (and inode) cap on every tmpfs the program can write, the host's paths masked, and the
-    runner's stdin attached and closed when the pool's connection goes (StdinOnce): a pool
-    killed outright leaves containers whose runner exits and which remove themselves."""
+    RUNNER_CAPS (and METER_CAP where it counts memory), tini as PID 1, no network, read-only
+    root, memory = swap cap, pids, CPU, the project's seccomp profile (seccomp=False: the
+    engine's default, for comparing the two), a size (and inode) cap on every tmpfs the program
+    can write, the host's paths masked and its /etc files replaced (ETC_FILES), a user namespace
+    of the container's own where the runner counts processes, the program's uid for the runner,
+    and the runner's stdin attached and closed when the pool's connection goes (StdinOnce): a
+    pool killed outright leaves containers whose runner exits and which remove themselves."""
     security = ["no-new-privileges"] + ([engine.seccomp_option(SECCOMP_PROFILE)] if seccomp else [])
+    caps = list(RUNNER_CAPS) + ([METER_CAP] if "memory" in engine.unenforced else [])
     host = {
         "NetworkMode": "none", "ReadonlyRootfs": True, "AutoRemove": True, "Init": False,
         "Tmpfs": tmpfs_mounts(lim, engine.inode_caps), "Sysctls": sysctls(lim),
         "Memory": lim.memory_mb << 20, "MemorySwap": lim.memory_mb << 20, "PidsLimit": lim.pids,
-        "NanoCpus": int(lim.cpus * 1e9), "CapDrop": ["ALL"], "CapAdd": list(RUNNER_CAPS), "SecurityOpt": security,
+        "NanoCpus": int(lim.cpus * 1e9), "CapDrop": ["ALL"], "CapAdd": caps, "SecurityOpt": security,
         "Ulimits": ulimits(), "Binds": list(binds or []),
     }
     if engine.name == "docker":
         host["MaskedPaths"] = [*DOCKER_MASKED, *HIDDEN]
+        host |= DOCKER_DNS
     else:
         host["SecurityOpt"].append("mask=" + ":".join(HIDDEN))
+        host["Binds"] += [f"{engine.staged(name, text)}:/etc/{name}:ro" for name, text in ETC_FILES.items()]
+    if per_container_userns(engine):
+        host["UsernsMode"] = f"auto:size={USERNS_IDS}"
     return {"Image": image, "Cmd": command or RUNNER_COMMAND, "Hostname": HOSTNAME, "User": user,
-            "WorkingDir": "/work", "Labels": labels, "OpenStdin": True, "StdinOnce": True, "AttachStdin": True,
-            "AttachStdout": True, "AttachStderr": True, "HostConfig": host}
+            "Env": [f"AICD_PROGRAM_UID={program_uid(engine)}"], "WorkingDir": "/work", "Labels": labels,
+            "OpenStdin": True, "StdinOnce": True, "AttachStdin": True, "AttachStdout": True, "AttachStderr": True,
+            "HostConfig": host}
 
 
 def isolation_flags(lim: Limits, seccomp: bool = True) -> list[str]:
@@ -113,56 +158,85 @@ def isolation_flags(lim: Limits, seccomp: bool = True) -> list[str]:
     caps = [arg for cap in RUNNER_CAPS for arg in ("--cap-add", cap)]
     profile = ["--security-opt", f"seccomp={SECCOMP_PROFILE}"] if seccomp else []
     limits = [arg for u in ulimits() for arg in ("--ulimit", f"{u['Name']}={u['Soft']}:{u['Hard']}")]
-    return ["--network", "none", "--read-only", "--hostname", HOSTNAME, *tmpfs, *sysctl,
+    dns = ["--dns", *DOCKER_DNS["Dns"], "--dns-search", *DOCKER_DNS["DnsSearch"], "--dns-option",
+           *DOCKER_DNS["DnsOptions"]]
+    return ["--network", "none", "--read-only", "--hostname", HOSTNAME, *dns, *tmpfs, *sysctl,
             "--memory", f"{lim.memory_mb}m", "--memory-swap", f"{lim.memory_mb}m",
             "--pids-limit", str(lim.pids), "--cpus", str(lim.cpus),
             "--user", "0:0", "--cap-drop", "ALL", *caps, "--security-opt", "no-new-privileges", *profile, *limits]
 
 
+def inode_gate() -> bool:
+    """Whether the kernel (the host's: containers share it) can stop each new file before it is
+    made: seccomp user notification that lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE,
+    Linux 5.5)."""
+    try:
+        major, minor = (int(part) for part in os.uname().release.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (5, 5)
+
+
+def nproc(engine: Engine, lim: Limits, containers: int = 1) -> int:
+    """RLIMIT_NPROC counts the processes of the program's uid in its user namespace (before Linux
+    5.14, of its host uid). With a namespace of each container's own that is one container's; in
+    a shared one (rootless Docker) every container of the pool maps the uid to the same host uid,
+    so the limit is `pids` times the pool's containers, or one program's fork loop would starve
+    the programs beside it in the pool (other pools of the same user still count)."""
+    return lim.pids if per_container_userns(engine) else lim.pids * max(1, containers)
+
+
 def runner_limits(engine: Engine, lim: Limits, containers: int = 1) -> dict:
     """What the runner enforces on the program itself (containers/sandbox/runner.py): file size
     and open files always (RLIMIT_FSIZE, RLIMIT_NOFILE); where the engine cannot cap them in a
-    cgroup, the memory of all the program's processes together (counted every WATCH_POLL_S,
-    with RLIMIT_DATA as a per-process backstop), processes (RLIMIT_NPROC) and CPU time
-    (RLIMIT_CPU); and where tmpfs mounts take no inode cap, their inode counts. RLIMIT_NPROC
-    counts every process of the program's uid, and rootless, every container of a pool maps that
-    uid to the same host uid: so it is `pids` per container times the pool's `containers`, or one
-    program's fork loop would starve the programs beside it."""
+    cgroup, the memory of all the program's processes together as a cgroup would charge it
+    (counted every WATCH_POLL_S, with RLIMIT_DATA as a per-process backstop; containers/sandbox/
+    meter.py), processes (RLIMIT_NPROC, `nproc`) and CPU time (RLIMIT_CPU); and where tmpfs
+    mounts take no inode cap, their inode counts, checked before each new file where the kernel
+    allows (`inode_gate`; containers/sandbox/gate.py), every WATCH_POLL_S as well."""
     out: dict = {"fsize_mb": max(lim.work_mb, lim.tmp_mb), "nofile": PROGRAM_NOFILE}
     missing = engine.unenforced
+    sizes = {"/work": lim.work_mb, "/tmp": lim.tmp_mb, "/dev/shm": lim.tmp_mb}  # what the program can write
     if "memory" in missing:
-        out |= {"memory_mb": lim.memory_mb, "data_mb": lim.memory_mb + DATA_BACKSTOP_MB}
+        out |= {"memory_mb": lim.memory_mb, "data_mb": lim.memory_mb + DATA_BACKSTOP_MB, "memory_mounts": list(sizes)}
     if "pids" in missing:
-        out["nproc"] = lim.pids * max(1, containers)
+        out["nproc"] = nproc(engine, lim, containers)
     if "cpu" in missing:
         out["cpus"] = lim.cpus
     if "inodes" in missing:
-        out["inodes"] = {"/work": lim.inodes(lim.work_mb), "/tmp": lim.inodes(lim.tmp_mb),
-                         "/dev/shm": lim.inodes(lim.tmp_mb)}
+        out["inodes"] = {mount: lim.inodes(size_mb) for mount, size_mb in sizes.items()}
+        out["inode_gate"] = inode_gate()
     if "memory" in missing or "inodes" in missing:
         out["poll_s"] = WATCH_POLL_S
     return out
 
 
 def limits_line(engine: Engine, lim: Limits, containers: int = 1) -> str:
-    """One line for the start of a run: the engine, and what it cannot promise here."""
+    """One line for the start of a run: the engine, what the runner enforces in its stead, and
+    what it cannot promise here."""
     missing = engine.unenforced
     head = f"Sandbox: {engine.describe()}"
     if not missing:
         return f"{head}: the engine enforces every limit."
     poll = f"{WATCH_POLL_S * 1000:g} ms"
-    stand_ins = {"memory": f"the program's memory counted every {poll} and stopped at {lim.memory_mb} MB, "
-                 f"RLIMIT_DATA {lim.memory_mb + DATA_BACKSTOP_MB} MB per process",
-                 "pids": f"RLIMIT_NPROC {lim.pids * max(1, containers)}, {lim.pids} per container, counted across "
-                 f"the pool's {max(1, containers)} (one host uid)",
+    pids = (f"RLIMIT_NPROC {lim.pids} in each container's own user namespace and host uids (--userns=auto)"
+            if per_container_userns(engine) else
+            f"RLIMIT_NPROC {nproc(engine, lim, containers)}, {lim.pids} per container, counted across the pool's "
+            f"{max(1, containers)} and every other pool of this user (one host uid)")
+    stand_ins = {"memory": f"the program's memory as a cgroup charges it (anonymous, shared, memfds, SysV, tmpfs "
+                 f"files) counted every {poll} (less often where a count is costly) and stopped at "
+                 f"{lim.memory_mb} MB, RLIMIT_DATA {lim.memory_mb + DATA_BACKSTOP_MB} MB per process",
+                 "pids": pids,
                  "cpu": f"RLIMIT_CPU of {lim.cpus:g} CPU over each step's time limit, a kill rather than a quota",
-                 "inodes": f"tmpfs inodes counted every {poll}, a flood stopped as memory_limit rather than "
-                 "refused with ENOSPC"}
+                 "inodes": ("tmpfs inodes counted before each new file" if inode_gate() else
+                            f"tmpfs inodes counted every {poll}") + ", a flood stopped at the cap as memory_limit "
+                 "rather than refused with ENOSPC"}
     cgroup = [m for m in missing if m != "inodes"]
     line = (f"{head}: the engine cannot enforce {', '.join(missing)} here; the runner stands in "
             f"({'; '.join(stand_ins[m] for m in missing)})")
     if cgroup:
         line += (", but cannot promise the container's total (memory the kernel holds for it, a burst between two "
-                 f"counts); ask the admin for cgroup v2 with the {', '.join(cgroup)} controllers delegated to users "
-                 "(systemd: Delegate=yes for user@.service)")
+                 "counts, a shared memory object the program keeps only partly mapped); ask the admin for cgroup v2 "
+                 f"with the {', '.join(cgroup)} controllers delegated to users (systemd: Delegate=yes for "
+                 "user@.service)")
     return line + "."

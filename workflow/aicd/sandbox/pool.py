@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 
 from ..errors import AicdError
 from .engine import Engine, available, shared
-from .isolation import CONTEXT, RUNNER_CAPS, SECCOMP_PROFILE, container_config, isolation_flags, limits_line, \
-    runner_limits
+from .isolation import CONTEXT, RUNNER_CAPS, SECCOMP_PROFILE, USERNS_IDS, container_config, isolation_flags, \
+    limits_line, runner_limits
 from .languages import TOOLCHAINS, job_for
 from .limits import INODE_KB, INODES_PER_MB, LIMITS, RUNNER_RESERVE_MB, Limits
 
@@ -257,7 +257,7 @@ class Container:
         except _api_errors() as err:
             self.remove()  # a container that was created but did not start still holds a full image copy on vfs
             raise AicdError(f"cannot start a sandbox container from {image} on {self.engine.name}: "
-                            f"{str(err)[:300]}") from None
+                            f"{str(err)[:300]}{_userns_advice(str(err))}") from None
         ready = self._next_line(300)  # container creation: 10-40 s on vfs
         if not (isinstance(ready, str) and ready.strip() == json.dumps({"ready": True})):
             if ready is None:
@@ -309,6 +309,15 @@ class Container:
             remove_container(self.engine, self.id)
         if self._stream is not None:
             self._stream.close()
+
+
+def _userns_advice(error: str) -> str:
+    """What to do when rootless Podman has no subordinate ids left for one more container."""
+    if "not enough unused IDs" not in error and "no subuid ranges" not in error:
+        return ""
+    return (f" (rootless Podman gives each container a user namespace of {USERNS_IDS} ids of its own: the user "
+            f"needs {USERNS_IDS} subordinate uids and gids per container of every pool at once in /etc/subuid and "
+            "/etc/subgid; ask the admin for more, or lower execution.workers; docs/cluster.md)")
 
 
 def sandbox_error(error: str, **extra) -> dict:

@@ -1,0 +1,190 @@
+"""The program's memory as a memory cgroup would charge it, for the trusted runner where the
+engine sets no cgroup limit (rootless Podman on cgroup v1; containers/sandbox/runner.py).
+
+A cgroup charges a container's anonymous memory, its shared memory (shared anonymous mappings,
+memfds, SysV segments) and the pages of its tmpfs files, each page once; a library's pages are
+file cache of the image, not the program's. So the count is, over every process of the program:
+
+    anonymous memory (proportional set size: a page two forks share counts half in each), swap
+  + shared memory the processes map (proportional too: each page once in all)
+  + memfds held by a descriptor (their allocated size)
+  + SysV segments no process has attached (their resident size)
+  + the used blocks of the counted tmpfs mounts (work folder, /tmp, /dev/shm; files held open
+    or mapped included), less the pages of those files, and of the held memfds, that a process
+    maps (already counted as shared memory).
+
+Walking every mapping (/proc/PID/smaps) is costly (milliseconds for a few hundred MB mapped),
+so a check goes only as far as it must: the resident counters of /proc/PID/status give an upper
+bound (shared pages counted in every process that maps them); where that passes the limit and
+several processes run, smaps_rollup's proportional sizes; where that passes it too and files or
+memfds could be counted twice, the mappings themselves. The runner needs CAP_SYS_PTRACE to read a
+program's smaps and descriptors (the pool grants it where the runner counts memory)."""
+
+import os
+import stat
+
+KB = 1024
+# memfds, shared anonymous mappings and SysV segments live on the kernel's internal shmem mount:
+# its device number, learnt from a memfd of our own.
+try:
+    _probe = os.memfd_create("aicd-meter-probe")
+    SHMEM_DEV = os.fstat(_probe).st_dev
+    os.close(_probe)
+except (AttributeError, OSError):
+    SHMEM_DEV = None
+STATUS_KEYS = {"RssAnon:": "anon", "RssShmem:": "shmem", "VmSwap:": "swap"}
+ROLLUP_KEYS = ("Pss_Anon:", "Pss_Shmem:", "SwapPss:", "Private_Hugetlb:", "Shared_Hugetlb:")
+
+
+def _fields(path: str, keys) -> dict:
+    """{key: kB} of the "Key:  N kB" lines of a /proc file (missing keys absent)."""
+    out = {}
+    with open(path) as fh:
+        for line in fh:
+            parts = line.split()
+            if len(parts) >= 2 and parts[0] in keys:
+                out[parts[0]] = int(parts[1])
+    return out
+
+
+def status_upper_kb(status: dict) -> int:
+    """From the /proc/PID/status fields the runner read anyway: resident anonymous and shared
+    memory and swap (shared pages in full in every process that maps them: an upper bound)."""
+    return sum(status.get(key, 0) for key in ("anon", "shmem", "swap"))
+
+
+def parse_status(text: str) -> tuple:
+    """(real uid, {anon, shmem, swap} in kB) of a /proc/PID/status text."""
+    uid, mem = None, {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        if parts[0] == "Uid:":
+            uid = int(parts[1])
+        elif parts[0] in STATUS_KEYS:
+            mem[STATUS_KEYS[parts[0]]] = int(parts[1])
+    return uid, mem
+
+
+def held_memfds(pids) -> dict:
+    """{(device, inode): bytes} of the regular files on the shmem mount (memfds) that the
+    processes hold open, each counted once however many hold it."""
+    held = {}
+    if SHMEM_DEV is None:
+        return held
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                st = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if st.st_dev == SHMEM_DEV and stat.S_ISREG(st.st_mode):
+                held[(st.st_dev, st.st_ino)] = st.st_blocks * 512
+    return held
+
+
+def unattached_sysv_bytes() -> int:
+    """Resident bytes of the SysV segments of this IPC namespace that no process has attached
+    (attached ones are mapped, so counted as shared memory)."""
+    try:
+        with open("/proc/sysvipc/shm") as fh:
+            header = fh.readline().split()
+            nattch, rss = header.index("nattch"), header.index("rss")
+            return sum(int(cols[rss]) for cols in (line.split() for line in fh) if cols and int(cols[nattch]) == 0)
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def tmpfs_bytes(mounts) -> int:
+    total = 0
+    for mount in mounts:
+        try:
+            st = os.statvfs(mount)
+        except OSError:
+            continue
+        total += (st.f_blocks - st.f_bfree) * st.f_frsize
+    return total
+
+
+def rollup_kb(pid) -> int | None:
+    """Proportional anonymous and shared memory, swap and huge pages of one process (None: gone)."""
+    try:
+        found = _fields(f"/proc/{pid}/smaps_rollup", ROLLUP_KEYS)
+    except OSError:
+        return None
+    if "Pss_Anon:" not in found:  # kernels before 5.9 split no Pss: the status counters stand
+        return None
+    return sum(found.values())
+
+
+def _device_key(st_dev: int) -> str:
+    return f"{os.major(st_dev):02x}:{os.minor(st_dev):02x}"
+
+
+def mapped_twice_kb(pids, mounts, held) -> int:
+    """The proportional pages of the mappings of counted tmpfs files and of held memfds: counted
+    once by the mount's used blocks or the memfd's size, once more as shared memory."""
+    devices = set()
+    for mount in mounts:
+        try:
+            devices.add(_device_key(os.stat(mount).st_dev))
+        except OSError:
+            continue
+    held_keys = {(_device_key(dev), ino) for dev, ino in held}
+    total = 0
+    for pid in pids:
+        try:
+            fh = open(f"/proc/{pid}/smaps")
+        except OSError:
+            continue
+        with fh:
+            counting, shared, pss, anon = False, False, 0, 0
+            for line in fh:
+                first = line.split(None, 1)[0]
+                if "-" in first and not first.endswith(":"):  # a mapping's header line
+                    total += _twice(counting, shared, pss, anon)
+                    cols = line.split()
+                    counting = cols[3] in devices or (cols[3], int(cols[4])) in held_keys
+                    shared, pss, anon = cols[1][3] == "s", 0, 0
+                elif counting and first == "Pss:":
+                    pss = int(line.split()[1])
+                elif counting and first == "Anonymous:":
+                    anon = int(line.split()[1])
+            total += _twice(counting, shared, pss, anon)
+    return total
+
+
+def _twice(counting: bool, shared: bool, pss: int, anon: int) -> int:
+    """A private mapping's written pages are anonymous (counted as such, not twice)."""
+    if not counting:
+        return 0
+    return pss if shared else max(0, pss - anon)
+
+
+def charged_mb(processes: dict, mounts, limit_mb: float) -> float:
+    """The program's memory in MB, as exact as deciding `> limit_mb` needs: processes is
+    {pid: status fields (parse_status)}; mounts the tmpfs mounts whose files are the program's.
+    Each step is taken only when the one before cannot decide."""
+    limit = limit_mb * (1 << 20)
+    held = held_memfds(processes)
+    files = tmpfs_bytes(mounts) + sum(held.values())  # what a mapping of these would count twice
+    extra = files + unattached_sysv_bytes()
+    estimate = sum(status_upper_kb(mem) for mem in processes.values()) * KB + extra
+    if estimate <= limit:
+        return estimate / (1 << 20)
+    if len(processes) > 1:  # pages shared between processes: proportional sizes (one process: the same)
+        proportional = 0
+        for pid, mem in processes.items():
+            kb = rollup_kb(pid)
+            proportional += status_upper_kb(mem) if kb is None else kb
+        estimate = proportional * KB + extra
+        if estimate <= limit:
+            return estimate / (1 << 20)
+    if estimate - files > limit:  # over, whatever is counted twice (nothing, without files or memfds)
+        return (estimate - files) / (1 << 20)
+    return (estimate - mapped_twice_kb(processes, mounts, held) * KB) / (1 << 20)
