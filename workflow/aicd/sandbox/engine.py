@@ -11,7 +11,6 @@ start one as an unprivileged user)."""
 from __future__ import annotations
 
 import atexit
-import ctypes
 import json
 import os
 import shutil
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import AicdError
+from ..subprocesses import die_with_parent
 
 ENGINES = ("docker", "podman")
 CHOICES = ("auto", *ENGINES)
@@ -174,9 +174,9 @@ def _podman_sockets() -> list[str]:
     return [f"unix://{runtime}/podman/podman.sock"] + (["unix:///run/podman/podman.sock"] if os.getuid() == 0 else [])
 
 
-def _die_with_parent() -> None:
+def _service_dies_with_parent() -> None:
     """In the service's child process: SIGTERM when the thread that started it dies."""
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    die_with_parent(signal.SIGTERM)
 
 
 def start_podman_service(run_as: list[str] | None = None, scratch: Path | None = None,
@@ -194,7 +194,7 @@ def start_podman_service(run_as: list[str] | None = None, scratch: Path | None =
     # --time 0: no idle timeout (the pool's attach streams stay open between requests).
     proc = subprocess.Popen([*(run_as or []), podman, "system", "service", "--time", "0", url],
                             stdin=subprocess.DEVNULL, stdout=logfile, stderr=subprocess.STDOUT,
-                            preexec_fn=_die_with_parent)
+                            preexec_fn=_service_dies_with_parent)
     logfile.close()
     end = time.monotonic() + wait_s
     while time.monotonic() < end:
