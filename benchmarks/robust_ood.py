@@ -72,6 +72,14 @@ DETECTORS = {
     # frozen MiniLM embeddings of the canonical text (aicd.features.embedding), alone and with the canonical view
     "minilm_lr": ("minilm", "logistic_regression", {}),
     "minilm_canon_lr": ("minilm+canon", "logistic_regression", {}),
+    # a pretrained LM's statistics (BENCHMARKS.md, "A pretrained LM's statistics under the second rule"):
+    # the zero-shot criteria (threshold on the validation rows), then as features of trained rows
+    **{f"zs_{c}": ("lm_stats", "zero_shot_lm", {"criterion": c}) for c in ("loglik", "logrank", "entropy", "lrr",
+                                                                          "fast_detectgpt")},
+    "lm_lr": ("lm_stats", "logistic_regression", {}),
+    "lm_cb": ("lm_stats", "catboost", {"iterations": 200, "depth": 6, "border_count": 32}),
+    "lm_stylo_cb": ("lm_stats+stylometry", "catboost", {"iterations": 200, "depth": 6, "border_count": 32}),
+    "lm_stylo_inv_bound_lr": ("lm_stats+stylometry_invariant+canon_bound", "logistic_regression", {}),
     # ablations of the robust detector (which idea moved which number)
     "robust_lm": ("text", "robust", {"lm": {}}),  # + token statistics of a small LM trained per split (slow: ~1 min fit + ~50 rows/s)
     "robust_lr": ("text", "robust", {"model": "lr"}),
@@ -107,7 +115,12 @@ def bootstrap_macro_f1(gold: np.ndarray, pred: np.ndarray, resamples: int = 1000
 BOUND = ("canon_tfidf", {"identifiers": "bound"})
 UNIVERSAL = ("canon_tfidf", {"identifiers": "role", "tokens": "universal"})
 INVARIANT_STYLE = ("stylometry", {"text": "invariant"})
+# the packaged SmolLM2's token statistics (aicd.features.lm_stats), cached per text for every split and seed
+LM = ("lm_stats", {"model": "package:smollm2-135m-instruct", "window": 128, "batch_size": 8, "dtype": "auto"})
+LM_CACHE = REPO / "results" / "cache" / "benchmarks" / "lm_stats"
 TABLE_FEATURES = {"canon_tfidf": ("canon_tfidf",), "canon_anon": (("canon_tfidf", {"identifiers": "anonymous"}),),
+                  "lm_stats": (LM,), "lm_stats+stylometry": (LM, "stylometry"),
+                  "lm_stats+stylometry_invariant+canon_bound": (LM, INVARIANT_STYLE, BOUND),
                   "canon_bound": (BOUND,), "canon_universal": (UNIVERSAL,), "structure": ("structure",),
                   "canon_bound+structure": (BOUND, "structure"), "canon_universal+structure": (UNIVERSAL, "structure"),
                   "stylometry_invariant": (INVARIANT_STYLE,), "stylometry_invariant+canon_bound": (INVARIANT_STYLE, BOUND),
@@ -146,6 +159,8 @@ def table_featurizer(featureset: str, seed: int, cache: dict | None = None, thre
         part.threads = 1 if kind in ("structure", "stylometry") else threads  # in this process: memoise_views reaches it
         if kind == "code_embedding":
             part.cache = cache
+        if kind == "lm_stats":
+            part.cache_dir = str(LM_CACHE)
         parts.append(part)
     return parts[0] if len(parts) == 1 else ConcatFeaturizer(parts)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import AicdError
-from ..splits.stratified import assign_splits
+from ..splits.stratified import assign_splits, stratified_sample
 
 
 def judge_sample(test: pd.DataFrame, fraction: float, seed: int, max_rows: int | None = None) -> pd.DataFrame:
@@ -18,8 +18,7 @@ def judge_sample(test: pd.DataFrame, fraction: float, seed: int, max_rows: int |
     if fraction < 1:
         split = assign_splits(test.fillna({c: "" for c in by}), by, {"test": fraction, "train": 1 - fraction}, seed)
         sample = test[split == "test"]
-    if max_rows and len(sample) > max_rows:
-        keep = max_rows / len(sample)
-        split = assign_splits(sample.fillna({c: "" for c in by}), by, {"test": keep, "train": 1 - keep}, seed)
-        sample = sample[split == "test"]
+    if max_rows and len(sample) > max_rows:  # exactly max_rows, each stratum its share (largest remainders)
+        sample = stratified_sample(sample.fillna({c: "" for c in by}), max_rows, seed, by)
+        sample = test.loc[sample.index]
     return sample

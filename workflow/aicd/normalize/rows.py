@@ -74,7 +74,10 @@ def normalize_table(raw: pd.DataFrame, name: str, spec: dict | None = None, thre
     if "status" in raw.columns:  # a generation table: failed requests have no code
         no_block = raw["status"].eq(NO_CODE_BLOCK)
         reject[no_block & reject.isna()] = NO_CODE_BLOCK  # an answer without the code block asked for
-        reject[raw["status"].ne("ok") & reject.isna()] = "generation_failed"
+        # an answer cut at max_tokens is code all the same: the checks and filters below decide
+        # (a program cut mid-statement seldom parses), and it is counted
+        notes["truncated_generation"] += int(raw["status"].eq("truncated").sum())
+        reject[~raw["status"].isin(["ok", "truncated"]) & reject.isna()] = "generation_failed"
     codes = []
     for i, value in enumerate(df["code"].tolist()):
         code, reason = clean_code(value)
