@@ -202,16 +202,20 @@ def second_rule(per_seed: list[dict], transfers: list[dict], kinds) -> str:
            "transfer, worst lolo split | (b) family shift, worse of ID / CodeAid | (c) worst perturbed | score |",
            "|---|---:|---|---:|---:|---:|---:|"]
     for name in per_seed[0]:
-        flips = max(r[name][split][k][1] for r in per_seed for split in r[name] for k in kinds)
+        flips = max((r[name][split][k][1] for r in per_seed for split in r[name] for k in kinds), default=None)
         a = [min(t[name].values()) for t in transfers if t.get(name)]
         b = [min(r[name][s]["none"][0] for s in ("in_distribution", "codeaid") if s in r[name]) for r in per_seed
              if any(s in r[name] for s in ("in_distribution", "codeaid"))]
-        c = [min(min(row[k][0] for k in kinds) for row in r[name].values()) for r in per_seed]
+        c = [min(min(row[k][0] for k in kinds) for row in r[name].values()) for r in per_seed] if kinds else []
         parts = [float(np.mean(x)) if x else None for x in (a, b, c)]
         cells = ["–" if x is None else f"{100 * x:.1f}" for x in parts]
-        score = "–" if None in parts else f"{100 * np.mean(parts):.1f}"
-        out.append(f"| {name} | {100 * flips:.1f} | {'yes' if flips <= 0.05 else 'no'} | " + " | ".join(cells)
-                   + f" | {score} |")
+        if kinds:
+            score = "–" if None in parts else f"{100 * np.mean(parts):.1f}"
+            gate = f"{100 * flips:.1f} | {'yes' if flips <= 0.05 else 'no'}"
+        else:  # no perturbations run: the gate and (c) are not measured; the mean of (a) and (b)
+            score = "–" if None in parts[:2] else f"{100 * np.mean(parts[:2]):.1f} (a, b)"
+            gate = "not measured | –"
+        out.append(f"| {name} | {gate} | " + " | ".join(cells) + f" | {score} |")
     return "\n".join(out) + "\n"
 
 
@@ -290,9 +294,10 @@ def main(argv=None):
     unknown = [d for d in detectors if d not in DETECTORS and d not in VARIANTS]
     if unknown or not detectors:
         ap.error(f"unknown detectors {unknown or '(none given)'}; known: {', '.join([*DETECTORS, *VARIANTS])}")
-    kinds = [k for k in args.perturbations.split(",") if k]
-    if not kinds or any(k not in PERTURBATIONS for k in kinds):
-        ap.error(f"--perturbations takes some of {', '.join(PERTURBATIONS)}; got {args.perturbations!r}")
+    # none: no perturbed copies (the second rule's gate and part (c) are then not measured, and say so)
+    kinds = [] if args.perturbations == "none" else [k for k in args.perturbations.split(",") if k]
+    if (not kinds and args.perturbations != "none") or any(k not in PERTURBATIONS for k in kinds):
+        ap.error(f"--perturbations takes some of {', '.join(PERTURBATIONS)}, or none; got {args.perturbations!r}")
     try:
         seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else [args.seed]
     except ValueError:
@@ -316,9 +321,10 @@ def main(argv=None):
         unchanged_per_seed.append(unchanged)
     unchanged = {split: {k: float(np.mean([u[split][k] for u in unchanged_per_seed])) for k in kinds}
                  for split in unchanged_per_seed[0]}
-    text = markdown(mean_over_seeds(per_seed), unchanged, kinds)
+    text = markdown(mean_over_seeds(per_seed), unchanged, kinds) if kinds else ""
     if args.rows == "validation":
-        text = second_rule(per_seed, transfers, kinds) + "\n" + selection(per_seed, kinds) + "\n" + text
+        text = second_rule(per_seed, transfers, kinds) + ("\n" + selection(per_seed, kinds) + "\n" + text
+                                                          if kinds else "")
     print(text)
     if args.out:
         Path(args.out).write_text(text)

@@ -186,6 +186,11 @@ def feature_threads(w):
     return min(ceiling, int((spec.get("resources") or {}).get("threads", ceiling)))
 
 
+def feature_resource(w, name, default):
+    """A feature set's own resources (an lm_stats set's GPU and memory), else `default`."""
+    return int((config["features"][w.featureset].get("resources") or {}).get(name, default))
+
+
 def feature_spec(w):
     return as_arg(config_slice(config["features"][w.featureset], baserun.FEATURE_JOB_KEYS))
 

@@ -22,14 +22,15 @@ def table8(layout: dict, score_files: list[str], tables_dir: str, inputs: dict |
            reports: list[str] | None = None) -> None:
     columns = [Column(n, t) for n, t in layout["tasks"]]
     ours = {j for j, _, paper in (_judge_rows(layout)) if paper is None}
-    rows = [Row(f"{j}_{m}", f"{t}_{{{m}}}" + (" (ours)" if j in ours and "ours" not in t else ""), False)
+    rows = [Row(f"{j}_{m}", t + (" (ours)" if j in ours and "ours" not in t else "") + f"_{{{m}}}", False)
             for j, t, _ in _judge_rows(layout) for m in layout["modes"]]
     scores = {}
     for path in score_files:
         s = read_json(path)
         if s.get("macro_f1") is not None:
             scores[(s["detector"].removeprefix("judge_"), s["task"])] = s["macro_f1"]
-    caption = CAPTION + (OURS_NOTE if ours & {j for j, _ in scores} else "")
+    ran = {j for j in ours for m in layout["modes"] for (row, _) in scores if row == f"{j}_{m}"}
+    caption = CAPTION + (OURS_NOTE if ran else "")
     latex, markdown = render(rows, columns, scores, caption=caption, label="tab:llm-judges", not_run=NOT_RUN)
     if not scores:
         note = f"No judge ran: {layout.get('hint', 'no judge has an endpoint')}."

@@ -1,0 +1,41 @@
+"""Table 8 (aicd.report.llm_tables): a judge the paper did not run says so, each judged cell
+says how many rows it read and how many answers named no class, and a locally served judge's
+model card is printed beside its numbers."""
+
+from __future__ import annotations
+
+import json
+
+from aicd.report.llm_tables import table8
+
+
+def write(path, data):
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_ours_marks_sample_notes_and_the_model_card(tmp_path):
+    layout = {"tasks": [["binary", "T1 Binary"]], "modes": ["zs"], "hint": "",
+              "judges": [["gemma", "Gemma", "Gemma_{zs}"], ["smol", "SmolLM2 judge", None]]}
+    scores = [write(tmp_path / "s1.json", {"detector": "judge_smol_zs", "task": "binary", "macro_f1": 0.25})]
+    card = {"title": "SmolLM2-135M-Instruct", "licence": "Apache-2.0", "parameters": 134515008,
+            "served_by": "transformers serve on 127.0.0.1"}
+    reports = [write(tmp_path / "r1.json", {"task": "binary", "judge": "SmolLM2-135M-Instruct", "mode": "zs",
+                                            "judged": 20, "test_rows": 2183, "abstentions": 7, "programs_cut": 3,
+                                            "code_cut_to_chars": 1000, "model_card": card})]
+    table8(layout, scores, str(tmp_path), reports=reports)
+    md = (tmp_path / "table8.md").read_text()
+    assert "SmolLM2 judge (ours)<sub>zs</sub>" in md and "| Gemma<sub>zs</sub> " in md
+    assert "Gemma (ours)" not in md
+    assert "never in an average with them" in md  # the caption says what "ours" means
+    assert "20 of 2,183 test rows" in md and "7 answers named no class" in md and "3 programs cut to 1,000" in md
+    assert "Apache-2.0" in md and "134.5M parameters" in md and "transformers serve" in md
+    assert "25.00" in md and "not run" in md  # the paper's judge that did not run here
+
+
+def test_without_any_ours_judge_the_caption_has_no_ours_note(tmp_path):
+    layout = {"tasks": [["binary", "T1"]], "modes": ["zs"], "hint": "set GEMINI_API_KEY",
+              "judges": [["gemini", "Gemini", "Gemini_{zs}"]]}
+    table8(layout, [], str(tmp_path))
+    md = (tmp_path / "table8.md").read_text()
+    assert "ours" not in md and "No judge ran: set GEMINI_API_KEY." in md
