@@ -74,12 +74,22 @@ columns of the output:
 def build_parser():
     import argparse
 
-    from .fitted_files import add_trust_arguments
-
     parser = argparse.ArgumentParser(prog="aicd", description=USAGE, epilog=EXAMPLES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     raw = argparse.RawDescriptionHelpFormatter
+    for add in (_detect_parser, _score_parser, _compare_parser, _verify_parser, _fetch_parser, _site_profile_parser):
+        add(sub, raw)
+    from .serve_cli import add_parser as add_serve_parser
+    from .submission_cli import add_parsers
+
+    add_parsers(sub, raw)
+    add_serve_parser(sub, raw)
+    return parser
+
+
+def _detect_parser(sub, raw) -> None:
+    from .fitted_files import add_trust_arguments
 
     d = sub.add_parser("detect", help="apply a fitted detector to code files or folders", formatter_class=raw,
                        description="Label code files as the fitted detector's classes (e.g. human / machine), "
@@ -104,6 +114,8 @@ def build_parser():
     d.add_argument("--language", help="the language of every file (overrides extension and identification)")
     add_trust_arguments(d)
 
+
+def _score_parser(sub, raw) -> None:
     s = sub.add_parser("score", help="score a predictions file against a gold file", formatter_class=raw,
                        description="Macro-F1 with a 95% bootstrap interval, accuracy, per-class precision/recall/F1 "
                                    "and per-subset breakdowns. PRED: a SemEval-2026 Task 13 submission (CSV id,label), "
@@ -129,6 +141,8 @@ def build_parser():
                    "predictions on validation rows with gold and score_human; found on its own for RESULTS/predictions/TASK/DETECTOR.parquet")
     s.add_argument("--json", dest="json_out", metavar="OUT", help="also write the full result as JSON")
 
+
+def _compare_parser(sub, raw) -> None:
     c = sub.add_parser("compare", help="paired bootstrap test of two predictions files", formatter_class=raw,
                        description="Macro-F1 of A minus B on the same gold rows, its 95% bootstrap interval and a "
                                    "two-sided p-value, both from the same paired resamples (seeded), so they agree: "
@@ -143,6 +157,8 @@ def build_parser():
     _scoring_options(c)
     c.add_argument("--json", dest="json_out", metavar="OUT", help="also write the result as JSON")
 
+
+def _verify_parser(sub, raw) -> None:
     v = sub.add_parser("verify", help="compare two result trees (exit 0: identical, 1: not)", formatter_class=raw,
                        description="Are two runs the same? Compares their input fingerprints and code versions "
                                    "(results/inputs.json). Same inputs and code: every table, score file, figure, "
@@ -153,11 +169,17 @@ def build_parser():
                               "  aicd verify results results/own_detector     # two runs side by side")
     v.add_argument("a", help="a results folder (or the working directory holding results/)")
     v.add_argument("b", help="the other results folder")
+
+
+def _fetch_parser(sub, raw) -> None:
     sub.add_parser("fetch-inputs", help="download the pinned inputs into the cache and verify them", formatter_class=raw,
                    description="Downloads every file named in config/pinned_inputs.yaml (exact versions with their "
                                "sha256) into ~/.cache/aicd/pinned (or $AICD_CACHE/pinned) and checks each hash; a "
                                "file already there and intact is kept. The demo's human code is gathered from them.",
                    epilog="example:\n  aicd fetch-inputs        # what `make pinned-inputs` runs")
+
+
+def _site_profile_parser(sub, raw) -> None:
     sp = sub.add_parser("site-profile", help="make your cluster's Snakemake profile outside the repository",
                         formatter_class=raw, description="Copies profiles/site-template (config.yaml: jobs, "
                         "account, defaults; partitions.yaml: your partitions and their GPUs) into DIR, a folder "
@@ -167,12 +189,6 @@ def build_parser():
                                "  snakemake --workflow-profile profiles/slurm --profile ~/.config/snakemake/aicd-site")
     sp.add_argument("dir", metavar="DIR", help="the site profile's folder (outside the repository)")
     sp.add_argument("--force", action="store_true", help="replace the files of an existing site profile")
-    from .serve_cli import add_parser as add_serve_parser
-    from .submission_cli import add_parsers
-
-    add_parsers(sub, raw)
-    add_serve_parser(sub, raw)
-    return parser
 
 
 def _scoring_options(p) -> None:
