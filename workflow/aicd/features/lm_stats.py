@@ -22,6 +22,7 @@ from ..errors import AicdError
 from ..params import Param, ParamSpec
 
 log = logging.getLogger("aicd.features.lm_stats")
+CACHE_CHUNK = 512  # texts scored, then cached, at a time
 
 PARAMS = ParamSpec("the lm_stats feature set", (
     Param("model", (str,), None, "ours", "the scoring causal LM: package:NAME (a pinned model), a local folder "
@@ -98,11 +99,14 @@ class LMStatsFeaturizer:
         if stats is None:
             stats = np.full((len(texts), len(self.feature_names)), np.nan)
         todo = np.flatnonzero(~found)
-        if len(todo):
-            fresh = self.scorer().compute([texts[i] for i in todo])
-            stats[todo] = fresh
+        for start in range(0, len(todo), CACHE_CHUNK):  # kept a chunk at a time: a killed job keeps its work
+            part = todo[start:start + CACHE_CHUNK]
+            fresh = self.scorer().compute([texts[i] for i in part])
+            stats[part] = fresh
             if cache:
-                cache.put([texts[i] for i in todo], fresh)
+                cache.put([texts[i] for i in part], fresh)
+            if len(todo) > CACHE_CHUNK:
+                log.info("lm_stats: %d of %d texts scored", min(start + CACHE_CHUNK, len(todo)), len(todo))
         self.scored_ = getattr(self, "scored_", 0) + len(todo)
         self.cached_ = getattr(self, "cached_", 0) + int(found.sum())
         self.too_short_ = getattr(self, "too_short_", 0) + int((stats[:, 0] < 1).sum())

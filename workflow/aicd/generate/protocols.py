@@ -39,16 +39,17 @@ def protocol_rows(tables: dict[str, pd.DataFrame], protocol: str, spec: dict, se
     """The human rows a protocol prompts from: n rows split evenly over its sources (the
     paper's inverse-instruction on StarCoderData and CodeNet, docstring-conditioned on The
     Vault), each source's share by the seeded hash order of sample_rows. A source with fewer
-    rows than its share gives what it has. `max_chars` keeps to programs no longer than that
-    (a rewrite of a long program would be cut at the model's max_tokens)."""
+    rows than its share gives what it has. `min_chars` / `max_chars` keep to programs of that
+    length (a rewrite of a long program is cut at the model's max_tokens; one of a tiny program
+    falls under Table 3's lower bounds)."""
     names = list(spec.get("sources") or tables)
     unknown = [s for s in names if s not in tables]
     if unknown:
         raise AicdError(f"protocol {protocol}: source(s) {unknown} were not given (given: {', '.join(tables)})")
     n = int(spec["n"])
     shares = [n // len(names) + (1 if i < n % len(names) else 0) for i in range(len(names))]
-    limit = spec.get("max_chars")
-    pool = {name: tables[name][tables[name]["code"].str.len() <= limit] if limit else tables[name] for name in names}
+    low, high = spec.get("min_chars") or 0, spec.get("max_chars") or float("inf")
+    pool = {name: tables[name][tables[name]["code"].str.len().between(low, high)] for name in names}
     parts = [sample_rows(pool[name], protocol, share, seed) for name, share in zip(names, shares) if share]
     return pd.concat(parts, ignore_index=True) if parts else tables[names[0]].head(0)
 
