@@ -37,7 +37,20 @@ def run(repo: Path, workdir: Path, *args: str, check: bool = True) -> subprocess
     return proc
 
 
-TRAINED_LM = "trained_lm"  # the slice's extra detector (below): not in config/demo.yaml
+TRAINED_LM = "trained_lm"  # the slice's extra detector: not in config/demo.yaml
+# a row the core demo does not have: the probability curvature of a causal LM trained here
+# (1 layer, 40k tokens of T1's human train code), titled as what it is and marked as not the
+# paper's Fast-DetectGPT (the full demo scores that with a pretrained LM, make demo-llm)
+TRAINED_LM_SPEC = {"kind": "fast_detectgpt", "title": "Curvature of a trained code LM", "tasks": ["binary"],
+                   "paper": {"row": "Fast-DetectGPT", "comparable": False,
+                             "note": "its scoring LM is a 1-layer model trained here on 40k tokens of T1's "
+                                     "human train code; the paper's Fast-DetectGPT scores with a zero-shot "
+                                     "pretrained LM"},
+                   "resources": {"gpu": 0, "mem_mb": 4000, "runtime": 30, "threads": 1},
+                   "params": {"window": 128, "max_validation_rows": 64, "device": "cpu",
+                              "train_lm": {"task": "binary", "layers": 1, "hidden": 128, "heads": 4,
+                                           "vocab_size": 4096, "max_train_tokens": 40000, "window": 128,
+                                           "learning_rate": 3.0e-3}}}
 
 
 def write_override(workdir: Path, trial_path: Path, lr_c: float = 1.0, lr_title: str = "LR_{TF-IDF}") -> None:
@@ -49,19 +62,7 @@ def write_override(workdir: Path, trial_path: Path, lr_c: float = 1.0, lr_title:
             "lr_tfidf": {"params": {"C": lr_c}, "title": lr_title},
             # the demo's MiniLM, shrunk to 2 optimizer steps on 64 rows at window 128
             "minilm": {"params": {"max_train_rows": 64, "max_validation_rows": 32, "window": 128}},
-            # a row the core demo does not have: the probability curvature of a causal LM trained here
-            # (1 layer, 40k tokens of T1's human train code), titled as what it is and marked as not the
-            # paper's Fast-DetectGPT (the full demo scores that with a pretrained LM, make demo-llm)
-            TRAINED_LM: {"kind": "fast_detectgpt", "title": "Curvature of a trained code LM", "tasks": ["binary"],
-                         "paper": {"row": "Fast-DetectGPT", "comparable": False,
-                                   "note": "its scoring LM is a 1-layer model trained here on 40k tokens of T1's "
-                                           "human train code; the paper's Fast-DetectGPT scores with a zero-shot "
-                                           "pretrained LM"},
-                         "resources": {"gpu": 0, "mem_mb": 4000, "runtime": 30, "threads": 1},
-                         "params": {"window": 128, "max_validation_rows": 64, "device": "cpu",
-                                    "train_lm": {"task": "binary", "layers": 1, "hidden": 128, "heads": 4,
-                                                 "vocab_size": 4096, "max_train_tokens": 40000, "window": 128,
-                                                 "learning_rate": 3.0e-3}}},
+            TRAINED_LM: TRAINED_LM_SPEC,
         },
     }
     (workdir / "override.yaml").write_text(yaml.safe_dump(override))

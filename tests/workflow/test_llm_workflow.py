@@ -159,8 +159,8 @@ def test_generated_code_enters_the_pool_and_a_new_model_adds_only_its_jobs(llm_d
 
 def test_a_new_models_code_is_scored_by_the_fitted_detectors_without_a_rebuild(llm_demo, repo):
     """A models file of one's own layered on the paper's registry, and the new model's
-    generations as a test set of T1: only its generation, the test set, and each fitted
-    detector's prediction and score on it run; nothing is refitted, no pool is built."""
+    generations as a test set of T1: only its generation, its normalization (the paper's
+    filters), the test set, and each fitted detector's prediction and score on it run; nothing is refitted, no pool is built."""
     workdir, server, _ = llm_demo
     detectors = ("majority", "lr_tfidf")
     run(repo, workdir, *[f"results/scores/binary/{d}.json" for d in detectors])  # fitted once, on the task
@@ -177,7 +177,8 @@ def test_a_new_models_code_is_scored_by_the_fitted_detectors_without_a_rebuild(l
     targets = [f"results/scores/binary/test_sets/my_coder/{d}.json" for d in detectors]
     try:
         jobs = planned_jobs(run(repo, workdir, *targets, "-n").stdout)
-        assert jobs == sorted([("generate", "model=my-new-coder"), ("test_set", "task=binary, test_set=my_coder"),
+        assert jobs == sorted([("generate", "model=my-new-coder"), ("normalize", "kind=generations, name=my-new-coder"),
+                               ("test_set", "task=binary, test_set=my_coder"),
                                *[("predict_test_set", f"task=binary, test_set=my_coder, detector={d}") for d in detectors],
                                *[("score_test_set", f"task=binary, test_set=my_coder, detector={d}") for d in detectors]])
         run(repo, workdir, *targets)

@@ -15,6 +15,8 @@ from collections import defaultdict
 import pytest
 import yaml
 
+from workflow.test_demo_workflow import TRAINED_LM, TRAINED_LM_SPEC
+
 pytestmark = pytest.mark.workflow
 DETECTOR_RULES = ("detect", "detect_folder", "predict_test_set", "train_causal_lm")
 
@@ -42,7 +44,7 @@ def planned(repo, tmp_path_factory):
         "detectors": {
             "minilm": {"resources": {"gpu": 1, "mem_mb": 4000, "runtime": 30, "threads": 1}},  # folder-stored
             "robust": {"resources": {"gpu": 1, "runtime": 45}},                                 # file-stored
-            "fast_detectgpt": {"resources": {"gpu": 1, "mem_mb": 3000, "runtime": 20, "threads": 1}},
+            TRAINED_LM: {**TRAINED_LM_SPEC, "resources": {"gpu": 1, "mem_mb": 3000, "runtime": 20, "threads": 1}},
         },
     }
     (workdir / "override.yaml").write_text(yaml.safe_dump(override))
@@ -74,10 +76,10 @@ def test_every_rule_that_runs_a_detector_asks_the_same_resources(planned):
             rules[detector].add(job["rule"])
     assert {"detect_folder", "predict_test_set"} <= rules["minilm"]
     assert {"detect", "predict_test_set"} <= rules["robust"]
-    assert {"detect", "train_causal_lm"} <= rules["fast_detectgpt"]
+    assert {"detect", "train_causal_lm"} <= rules[TRAINED_LM]
     for detector, asked in by_detector.items():
         assert len(asked) == 1, (detector, rules[detector], asked)
     assert by_detector["minilm"] == {(1, "4000", "30", "1")}  # the GPU reaches its extra test sets too
     assert {a[2:] for a in by_detector["robust"]} == {("45", "1")}
-    assert {a[3] for a in by_detector["fast_detectgpt"]} == {"1"}
+    assert {a[3] for a in by_detector[TRAINED_LM]} == {"1"}
     assert {a[3] for a in by_detector["lr_tfidf"]} == {"0"}

@@ -50,7 +50,10 @@ def test_four_test_sets_plan_one_feature_job_per_set_and_one_fit_per_detector(de
         assert counts[rule] == base[rule], rule
     # a fitted model applies to new rows unless its kind says not (Fast-DetectGPT scores the
     # task's own test split through its trained LM: Detector.applies_to_new_code)
-    kinds = {d: spec["kind"] for d, spec in yaml.safe_load((repo / "config" / "demo.yaml").read_text())["detectors"].items()}
+    detectors = yaml.safe_load((repo / "config" / "demo.yaml").read_text())["detectors"]
+    for name, spec in yaml.safe_load((workdir / "override.yaml").read_text()).get("detectors", {}).items():
+        detectors[name] = {**detectors.get(name, {}), **spec}  # the slice's own rows (its trained LM) too
+    kinds = {d: spec["kind"] for d, spec in detectors.items()}
     appliable = {w for rule, w in jobs if rule in ("detect", "detect_folder") and "task=binary" in w
                  and REGISTRY[kinds[w.split("detector=")[1]]].applies_to_new_code}
     assert len(appliable) < len({w for rule, w in jobs if rule in ("detect", "detect_folder") and "task=binary" in w})
