@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 
-.PHONY: setup images workflow-image pinned-inputs test demo demo-llm run clean
+.PHONY: setup lint images workflow-image pinned-inputs test demo demo-llm run clean
 
 # TORCH=cu128 (or another build of PyTorch's own index: cu126, cpu, ...) installs that build of
 # torch before the extras, e.g. on a cluster's GPU nodes: make setup TORCH=cu128 (docs/cluster.md).
@@ -41,6 +41,12 @@ $(RAID_STAMP): $(STAMP)
 	touch $@
 
 setup: $(STAMP) $(RAID_STAMP)
+
+# The code's own checks: ruff (pyproject.toml's [tool.ruff]), the Snakemake linter and snakefmt.
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/snakemake --lint
+	$(VENV)/bin/snakefmt --check .
 
 # The sandbox images (debootstrap base + nine toolchains), when a Docker daemon answers; sandbox
 # images of other contexts on the same base go (~5 GB of disk each on Docker's vfs driver).

@@ -34,7 +34,6 @@ def main() -> None:
     args = parser.parse_args()
 
     import numpy as np
-
     from aicd.scoring.bootstrap import macro_f1_interval, paired_test
     from aicd.scoring.metrics import classification_scores
 

@@ -121,9 +121,9 @@ def main() -> None:
         r = run_in_child(cmd)
         what = {"normalize": "normalize+filters+MinHash", "pool": "pool job (dedup, reports, copy)",
                 "langid": "language identification"}[kind]
-        detail = {"normalize": lambda: f"kept {r['kept']:,}, rejected {r['rejected']}",
-                  "pool": lambda: f"{r['pool_rows']:,} rows in the pool",
-                  "langid": lambda: f"accuracy {r['accuracy']:.4f}"}[kind]()
+        detail = {"normalize": lambda r: f"kept {r['kept']:,}, rejected {r['rejected']}",
+                  "pool": lambda r: f"{r['pool_rows']:,} rows in the pool",
+                  "langid": lambda r: f"accuracy {r['accuracy']:.4f}"}[kind](r)
         print(f"{what:26s} {r['rows']:>8,} rows {r['seconds']:7.1f}s ({r['rows_per_s']:7,.0f} rows/s/core); "
               f"peak RSS {r['peak_rss_mb']:,.0f} MB; {detail}")
     r = run_in_child([sys.executable, __file__, "--step", "large", "--trial", str(args.trial)])

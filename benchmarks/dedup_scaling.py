@@ -50,7 +50,7 @@ def make_signatures(trial: Path, rows: int, path: Path) -> float:
         if i % 11 == 10:  # every eleventh row is a near copy of the row before: ~9% at every size
             sigs[i] = signature(code + "\n// near copy\n")
             continue
-        code = ident.sub(lambda m: m.group(1) + f"_{i}" if (zlib.crc32(m.group(1).encode()) + i) % 2 else m.group(1),
+        code = ident.sub(lambda m, i=i: m.group(1) + f"_{i}" if (zlib.crc32(m.group(1).encode()) + i) % 2 else m.group(1),
                          base[picks[i]])
         sigs[i] = signature(code)
     np.save(path, sigs)

@@ -48,7 +48,6 @@ def main() -> None:
     specs = specs if isinstance(specs, list) else [specs]
 
     import pandas as pd
-
     from aicd.detectors.__main__ import main as detectors_main
     from aicd.detectors.apply import detect, read_files
     from aicd.detectors.bundle import load_bundle

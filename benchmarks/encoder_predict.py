@@ -58,9 +58,8 @@ def run(det, X, variant: str, threads: int):
 
 
 def main(argv=None) -> None:
-    from sklearn.metrics import f1_score
-
     from aicd.detectors.encoder import EncoderDetector
+    from sklearn.metrics import f1_score
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--results", default="results")

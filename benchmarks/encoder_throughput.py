@@ -36,9 +36,8 @@ def rows(trial: Path, n: int, seed: int):
 
 
 def train_throughput(model: str, X, y, window: int, threads: int, padded: bool) -> tuple[float, int]:
-    from transformers import TrainerCallback
-
     from aicd.detectors import build
+    from transformers import TrainerCallback
 
     stamps: list[float] = []
 
@@ -59,7 +58,6 @@ def train_throughput(model: str, X, y, window: int, threads: int, padded: bool) 
 
 def inference(model: str, X, window: int, threads: int, reps: int = 2) -> dict:
     import torch
-
     from aicd.detectors import build
 
     det = build("encoder", {"model": model, "window": window, "eval_batch_size": 32}, seed=0, threads=threads)

@@ -75,7 +75,7 @@ def main() -> None:
     def forward_only():
         with torch.no_grad():
             for _, input_ids, mask in batches:
-                lm(input_ids=input_ids, attention_mask=mask).logits
+                lm(input_ids=input_ids, attention_mask=mask)
 
     def forward_and_criterion():  # the detector's path: backbone + chunked LM head + reduction
         with torch.no_grad():

@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "workflow"))
 DEFAULT_TRIAL = REPO.parent / "shared" / "data" / "semeval2026-task13-trial" / "task_a_trial_subset.parquet"
-SINGLE_THREAD = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+SINGLE_THREAD = dict.fromkeys(("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"), "1")
 
 
 def load_rows(trial: Path, rows: int | None):
@@ -41,7 +41,7 @@ def load_rows(trial: Path, rows: int | None):
     codes, langs = [], []
     for n, i in enumerate(picks):
         suffix = f"_{n % 5000}"
-        codes.append(ident.sub(lambda m: m.group(1) + suffix if hash(m.group(1)) % 3 == 0 else m.group(1), df["code"].iat[i]))
+        codes.append(ident.sub(lambda m, suffix=suffix: m.group(1) + suffix if hash(m.group(1)) % 3 == 0 else m.group(1), df["code"].iat[i]))
         langs.append(df["language"].iat[i])
     return codes, langs
 

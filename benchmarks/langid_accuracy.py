@@ -23,7 +23,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "workflow"))
 from features_throughput import DEFAULT_TRIAL  # noqa: E402
 
-
 EXHAUSTIVE = {"decisive": float("inf")}
 
 
@@ -55,7 +54,6 @@ def main() -> None:
     args = parser.parse_args()
     import pandas as pd
     import yaml
-
     from aicd.schema import canonical_language
     from aicd.sources.gather import gather
 

@@ -77,8 +77,8 @@ def main() -> None:
             for conc in (1, 32, 256):
                 n = min(args.requests, 300) if conc == 1 else args.requests
                 client = LLMClient(model, RequestCache(Path(tmp) / f"c{conc}.sqlite"), concurrency=conc)
-                c_wall, c_cpu = measure(lambda: client.run(prompts(n, f"c{conc}")))
-                b_wall, b_cpu = measure(lambda: asyncio.run(bare(api_base, prompts(n, f"b{conc}"), conc)))
+                c_wall, c_cpu = measure(lambda client=client, n=n, conc=conc: client.run(prompts(n, f"c{conc}")))
+                b_wall, b_cpu = measure(lambda n=n, conc=conc: asyncio.run(bare(api_base, prompts(n, f"b{conc}"), conc)))
                 print(f"{conc:>11} {n / c_wall:>13.0f} {n / b_wall:>11.0f} {1000 * c_cpu / n:>18.2f} "
                       f"{1000 * b_cpu / n:>16.2f} {1000 * (c_cpu - b_cpu) / n:>15.2f}")
             unpriced = LLMClient({"litellm_model": "openai/local-test", "api_base": api_base},

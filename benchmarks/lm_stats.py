@@ -66,9 +66,8 @@ def throughput(model: str, texts: list[str]) -> None:
 
 
 def agreement(model: str, texts: list[str], machine: np.ndarray, window: int, batch: int, threads: int) -> None:
-    from sklearn.metrics import roc_auc_score
-
     from aicd.lm.stats import CRITERIA, TokenStats, criterion
+    from sklearn.metrics import roc_auc_score
     scores, cost = {}, {}
     for dtype in ("float32", "bfloat16"):
         stats = TokenStats(model, window=window, batch_size=batch, device="cpu", dtype=dtype, threads=threads)
@@ -105,7 +104,6 @@ def main() -> None:
 
     import torch
     import transformers
-
     from aicd.lm.stats import cpu_has_bf16
     df = pd.read_parquet(args.trial).sort_values("row_id")
     print(f"model {args.model}; {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, native bfloat16: "

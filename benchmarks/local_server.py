@@ -33,7 +33,6 @@ TRIAL = REPO.parent / "shared" / "data" / "semeval2026-task13-trial" / "task_a_t
 
 def prompts(generations: int, judgements: int) -> tuple[list, list]:
     import pandas as pd
-
     from aicd.llm.prompts import PromptSet
 
     rows = pd.read_parquet(TRIAL).sort_values("row_id")
@@ -123,8 +122,8 @@ def main() -> None:
     p.add_argument("--only", nargs="*", default=None, help="servers to run: cb, sequential, llama")
     args = p.parse_args()
 
-    from aicd.local_models import model_folder, pinned_models
     from aicd.llm.local_server import LocalServer, free_port  # noqa: F401  (the workflow's own command line)
+    from aicd.local_models import model_folder, pinned_models
     from aicd.pinned_files import verified_path
 
     name = "smollm2-135m-instruct"

@@ -42,7 +42,6 @@ DETECTORS = {
 
 def fit_models(trial: str, train: int, tmp: Path) -> list[Path]:
     import pandas as pd
-
     from aicd.detectors.__main__ import main as detectors_main
     from aicd.features.__main__ import main as features_main
 

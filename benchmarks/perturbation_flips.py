@@ -40,12 +40,19 @@ import pandas as pd  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from robust_ood import (CODEAID, DETECTORS, TABLE_FEATURES, TRIAL, AstCache, bootstrap_macro_f1,  # noqa: E402
-                        memoise_views, table_featurizer)
-
 from aicd.detectors import build  # noqa: E402
 from aicd.splits import ood  # noqa: E402
 from aicd.splits.perturb import PERTURBATIONS, perturb  # noqa: E402
+from robust_ood import (  # noqa: E402
+    CODEAID,
+    DETECTORS,
+    TABLE_FEATURES,
+    TRIAL,
+    AstCache,
+    bootstrap_macro_f1,
+    memoise_views,
+    table_featurizer,
+)
 
 DEFAULT_DETECTORS = ("tfidf_lr", "tfidf_svm", "ast_lr", "ast_catboost", "robust")
 # a detector of robust_ood.DETECTORS with the workflow's `training:` options (aicd.detectors.training)

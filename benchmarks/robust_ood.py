@@ -188,7 +188,6 @@ def pinned_human_split(trial: pd.DataFrame, seed: int) -> dict:
     of the nine languages, all human), asked of a detector trained as for the CodeAid split.
     It has one class, so what it reads is the share labelled human (1 - predicted machine share)."""
     import yaml
-
     from aicd.schema import content_id
     from aicd.sources.gather import gather
 

@@ -28,9 +28,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from robust_ood import CODEAID, DETECTORS, TRIAL, AstCache, run_one  # noqa: E402
-
 from aicd.splits import ood  # noqa: E402
+from robust_ood import CODEAID, DETECTORS, TRIAL, AstCache, run_one  # noqa: E402
 
 DEFAULT_SPLITS = "lolo:Python,lolo:Java,lolo:C++,lofo:BigCode,codeaid"
 

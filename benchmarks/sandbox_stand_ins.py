@@ -92,10 +92,9 @@ def main() -> None:
     parser.add_argument("--podman-user", default="aicd-podman")
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    from sandbox_throughput import podman_engine
-
     from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag
     from aicd.sandbox.pool import Container, Limits
+    from sandbox_throughput import podman_engine
 
     engine = podman_engine(args.podman_user)
     image, limits = context_tag(CONTEXT, LOCAL_BASE), Limits(wall_s=30, compile_s=60)

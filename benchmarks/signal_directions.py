@@ -27,10 +27,9 @@ import pandas as pd  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from aicd.splits import ood  # noqa: E402
 from perturbation_flips import fitted  # noqa: E402
 from robust_ood import TRIAL, AstCache, bootstrap_macro_f1  # noqa: E402
-
-from aicd.splits import ood  # noqa: E402
 
 LANGUAGES = ("Python", "Java", "C++")
 

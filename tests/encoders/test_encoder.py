@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from aicd.detectors import build
 from aicd.errors import AicdError
 from encoder_helpers import fit, split
@@ -175,7 +174,6 @@ def test_prediction_precision_of_its_own_leaves_training_as_it_was(tmp_path, tin
     the CPU): the same fit as fp32 (same weights, same checkpoint), scores within bf16's
     rounding of fp32's, and a saved model predicts the same way after loading."""
     import torch
-
     from aicd.detectors.encoder import EncoderDetector
 
     train, val, test = split(code_rows)

@@ -10,10 +10,14 @@ import shutil
 
 import numpy as np
 import pytest
-
 from aicd.detectors import build
-from aicd.detectors.encoder import (TokenCache, checkpoint_step, choose_precision, last_complete_checkpoint,
-                                    special_token_escaper)
+from aicd.detectors.encoder import (
+    TokenCache,
+    checkpoint_step,
+    choose_precision,
+    last_complete_checkpoint,
+    special_token_escaper,
+)
 from aicd.errors import AicdError
 from encoder_helpers import fit, split
 
@@ -131,7 +135,7 @@ def test_special_token_text_is_tokenised_as_text(tiny_encoder, tiny_t5):
 def test_t5_classifier_takes_code_with_a_literal_eos(tmp_path, tiny_t5, code_rows):
     """Without the escape, T5ForSequenceClassification raises "All examples must have the same
     number of <eos> tokens" on the first batch that holds a row containing `</s>`."""
-    train, val, test = split(code_rows)
+    train, _val, test = split(code_rows)
     X_train = train[0].copy()
     X_train[::7] = [f'{t}\n# "</s>" in a string\n' for t in X_train[::7]]
     X_test = test[0].copy()

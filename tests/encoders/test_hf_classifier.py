@@ -9,7 +9,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from aicd.detectors.__main__ import main as detectors_main
 from aicd.errors import AicdError
 

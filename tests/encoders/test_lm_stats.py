@@ -10,7 +10,6 @@ import functools
 
 import numpy as np
 import pytest
-
 from aicd.errors import AicdError
 from aicd.lm.stats import CRITERIA, STAT_NAMES, TokenStats, choose_dtype, criterion
 
@@ -38,9 +37,8 @@ def _tiny_llama(folder, vocab_size: int, seed: int, tokenizer) -> str:
 def tiny_llamas(tmp_path_factory, code_rows):
     """Two 2-layer, 32-wide random Llamas (different seeds) sharing a 300-token BPE trained on
     trial code; a third folder holds the first model with a tokenizer that has no BOS."""
-    from transformers import PreTrainedTokenizerFast
-
     from aicd.lm.train import EOS, train_tokenizer
+    from transformers import PreTrainedTokenizerFast
     texts, _ = code_rows
     tok = train_tokenizer([str(t) for t in texts], vocab_size=300)
     vocab = len(tok)
@@ -136,7 +134,6 @@ def test_binoculars_as_in_its_code(tiny_llamas, texts):
 @pytest.mark.parametrize("reference", [False, True], ids=["white-box", "two-model"])
 def test_fast_detectgpt_agrees_with_the_detector(tiny_llamas, texts, reference):
     import torch
-
     from aicd.detectors.fast_detectgpt import FastDetectGPTDetector, criterion_from_logits
     q, p, _ = tiny_llamas
     ref = p if reference else None
@@ -199,7 +196,6 @@ def test_order_batching_and_padding_do_not_change_a_texts_stats(tiny_llamas, tex
 def test_cpu_row_blocks_equal_one_block(monkeypatch):
     """The CPU's few-positions-at-a-time reduction equals the whole chunk at once (the GPU path)."""
     import torch
-
     from aicd.lm import stats as lm_stats
     g = torch.Generator().manual_seed(0)
     z, zp = torch.randn(2, 11, 500, generator=g) * 4

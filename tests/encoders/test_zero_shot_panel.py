@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from aicd.features import store
 from aicd.features.compute import compute
 from aicd.lm.stats import STAT_NAMES, criterion
@@ -19,9 +18,8 @@ pytestmark = pytest.mark.encoders
 @pytest.fixture(scope="module")
 def tiny_lm(tmp_path_factory, code_rows):
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
     from aicd.lm.train import train_tokenizer
+    from transformers import LlamaConfig, LlamaForCausalLM
 
     texts, _ = code_rows
     tok = train_tokenizer([str(t) for t in texts], vocab_size=300)
@@ -46,7 +44,7 @@ def tables(code_rows):
 
 def stats_set(tiny_lm, tables, out, rows):
     params = {"model": tiny_lm, "window": 48, "batch_size": 8, "dtype": "float32", "rows": rows}
-    featurizer, names, counts, _ = compute("lm_stats", params, tables, 7, out)
+    featurizer, names, _counts, _ = compute("lm_stats", params, tables, 7, out)
     return featurizer, names
 
 

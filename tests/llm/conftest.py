@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from llm_server import running_server  # noqa: E402
+from llm_server import running_server
 
 
 @pytest.fixture(scope="module")

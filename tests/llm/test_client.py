@@ -7,7 +7,6 @@ import sys
 import time
 
 import pytest
-
 from aicd.llm.cache import RequestCache
 from aicd.llm.client import LLMClient, RetryPolicy
 from llm_server import running_server

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pandas as pd
-
 from aicd.generate.run import generate, instructions
 
 REPO = Path(__file__).resolve().parents[2]

@@ -4,7 +4,6 @@ a stand-in for a frontier LLM judge that cannot run here)."""
 from pathlib import Path
 
 import pandas as pd
-
 from aicd.judge.run import judge
 
 REPO = Path(__file__).resolve().parents[2]

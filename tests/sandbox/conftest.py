@@ -25,14 +25,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from components import require
-
-from sandbox_support import ENGINES, PODMAN_USER, SPARES, TEST_LIMITS
-
 from aicd.sandbox.engine import available, connect, connect_podman, start_podman_service
-from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag, copy_image, image_exists, \
-    remove_stale_sandbox_images
+from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag, copy_image, image_exists, remove_stale_sandbox_images
 from aicd.sandbox.pool import Container, SandboxPool
+from components import require
+from sandbox_support import ENGINES, PODMAN_USER, SPARES, TEST_LIMITS
 
 INSTALL = {"docker": "apt-get install docker.io and start dockerd (.ci/run does both)",
            "podman": f"apt-get install podman uidmap, and (as root) a user {PODMAN_USER} with an /etc/subuid range "

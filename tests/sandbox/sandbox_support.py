@@ -8,7 +8,6 @@ import pwd
 import shutil
 
 import pytest
-
 from aicd.sandbox.pool import Limits
 
 ENGINES = tuple(e.strip() for e in os.environ.get("AICD_SANDBOX_ENGINES", "docker,podman").split(",") if e.strip())

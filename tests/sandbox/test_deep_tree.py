@@ -6,11 +6,9 @@ import textwrap
 from dataclasses import replace
 
 import pytest
-from sandbox_support import HELLO, ONE_ENGINE, RUN, TEST_LIMITS, stdout
-
 from aicd.sandbox.languages import job_for
 from aicd.sandbox.pool import Container
-
+from sandbox_support import HELLO, ONE_ENGINE, RUN, TEST_LIMITS, stdout
 
 
 def deep_tree(levels: int, where: str = ".") -> str:

@@ -12,12 +12,11 @@ import textwrap
 import time
 
 import pytest
-from components import require
-from sandbox_support import HELLO, RUN, stdout
-
 from aicd.errors import AicdError
 from aicd.sandbox.engine import NO_DOCKER, available, connect
 from aicd.sandbox.isolation import limits_line
+from components import require
+from sandbox_support import HELLO, RUN, stdout
 
 DEAD_DOCKER = "unix:///nonexistent/aicd-test/docker.sock"
 

@@ -5,9 +5,8 @@ base (the registry setup beside the debootstrap one)."""
 
 import io
 
-from sandbox_support import ONE_ENGINE
-
 from aicd.sandbox.images import BASE_LABEL, LOCAL_BASE, image_exists, remove_stale_sandbox_images, sandbox_images
+from sandbox_support import ONE_ENGINE
 
 
 def stand_in(engine, parent: str, tag: str, base: str | None) -> None:
@@ -43,5 +42,5 @@ def test_only_other_contexts_on_the_same_base_are_removed(engine, sandbox_image)
         for tag in (same, unlabelled, other):
             try:
                 engine.client.images.remove(tag)
-            except Exception:  # noqa: BLE001  already gone
+            except Exception:
                 pass

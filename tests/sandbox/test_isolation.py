@@ -13,11 +13,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from aicd.sandbox.images import LOCAL_BASE, image_exists
 from components import require
 from sandbox_support import RUN, run_once, stdout
-
-from aicd.sandbox.images import LOCAL_BASE, image_exists
-
 
 # What the profile allows (containers/README.md, "Socket families": of the nine toolchains only
 # javac needs a socket, AF_UNIX; the network families reach nothing beyond the container's own

@@ -11,9 +11,8 @@ import time
 
 import pandas as pd
 import pytest
-from sandbox_support import ONE_ENGINE
-
 from aicd.sandbox.pool import labelled, owner_label, remove_container, remove_stale_containers
+from sandbox_support import ONE_ENGINE
 
 LIMITS = {"wall_s": 20, "compile_s": 60, "memory_mb": 320, "pids": 64, "work_mb": 128, "tmp_mb": 32}
 

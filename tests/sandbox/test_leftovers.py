@@ -7,7 +7,6 @@ import textwrap
 
 import pytest
 
-
 RUN = [{"stdin": ""}]
 HELLO = ("Python", "print('still fine')\n")
 KEYS = {"shm": 0x5152, "sem": 0x5153, "msg": 0x5154}
@@ -144,7 +143,7 @@ def test_a_flood_of_empty_files_is_the_programs_enospc(pool):
     assert result["status"] == "ok" and result["clean"] is True, result
     lim = pool.limits
     for index in range(3):
-        e1, work, e2, tmp, e3, shm = map(int, stdout(result, index).split())
+        e1, work, e2, tmp, e3, _shm = map(int, stdout(result, index).split())
         assert (e1, e2, e3) == (28, 28, 28), stdout(result, index)  # ENOSPC in all three
         if index == 0:  # the first test fills the caps (less what the job itself holds)
             assert lim.inodes(lim.work_mb) - 16 < work <= lim.inodes(lim.work_mb), work

@@ -12,10 +12,9 @@ import textwrap
 import threading
 
 import pytest
-from sandbox_support import HELLO, RUN, SPARES, stdout
-
 from aicd.sandbox.languages import job_for
 from aicd.sandbox.pool import Container
+from sandbox_support import HELLO, RUN, SPARES, stdout
 
 SHARED_3GB = textwrap.dedent("""
     #define _GNU_SOURCE

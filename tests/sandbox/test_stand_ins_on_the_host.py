@@ -14,7 +14,6 @@ import textwrap
 import threading
 
 import pytest
-
 from aicd.sandbox.isolation import CONTEXT
 
 sys.path.insert(0, str(CONTEXT))

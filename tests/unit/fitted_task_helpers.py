@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pandas as pd
-
 from aicd.detectors.__main__ import main as detectors_main
 from aicd.features.__main__ import main as features_main
 

@@ -1,6 +1,5 @@
 import numpy as np
 import pytest
-
 from aicd.features.ast_features import AstFeaturizer, extract
 from aicd.treesitter import GRAMMARS, parse
 

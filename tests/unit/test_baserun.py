@@ -9,7 +9,6 @@ import json
 
 import pytest
 import yaml
-
 from aicd import baserun
 from aicd.config import validate_config
 from aicd.errors import AicdError
@@ -46,7 +45,7 @@ def on_base(base, models, own):
 
 def test_an_extra_detector_reads_every_baseline_and_computes_only_itself(demo, models):
     base = base_of(demo)
-    config, plan, reuse = on_base(base, models, {"detectors": {"mine": MINE}})
+    _config, plan, reuse = on_base(base, models, {"detectors": {"mine": MINE}})
     assert set(plan.pairs) - reuse.pairs == {("binary", "mine")}
     assert reuse.pairs == set(Plan.from_config(demo, models, {}).pairs)
     assert reuse.features == baserun.feature_jobs(plan)      # every feature set is the base's

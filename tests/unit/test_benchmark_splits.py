@@ -75,7 +75,7 @@ def test_t2_holds_out_generators_from_training(pool):
 
 
 def test_t3_out_of_domain_sources_only_in_test(pool):
-    tables, report = splits(pool, {"kind": "fine_grained", "out_of_domain_sources": ["the_heap", "swallowcode"]})
+    tables, _report = splits(pool, {"kind": "fine_grained", "out_of_domain_sources": ["the_heap", "swallowcode"]})
     for split in ("train", "validation"):
         assert not tables[split]["source"].isin(["the_heap", "swallowcode"]).any()
     test = tables["test"]

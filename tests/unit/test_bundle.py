@@ -9,15 +9,14 @@ import zipfile
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.exceptions import ConvergenceWarning
-from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
-
 from aicd.detectors.__main__ import main as detectors_main
 from aicd.detectors.bundle import FittedModel, load_bundle
 from aicd.errors import AicdError
 from aicd.features.__main__ import main as features_main
 from aicd.features.registry import ConcatFeaturizer, build, load_featurizer
 from aicd.io import read_json, write_pickle
+from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
+from sklearn.exceptions import ConvergenceWarning
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +45,7 @@ def test_bundle_predicts_raw_code_exactly_as_the_workflow(task):
 
 
 def test_a_new_test_set_is_featurized_by_the_fitted_featurizer(task, tmp_path):
-    root, tables, paths = task
+    _root, tables, paths = task
     features = fit_features({"train": paths["train"]}, tmp_path / "f")   # features of train only
     assert np.load(features / "features.npz")["X_test"].shape[0] == 0
     _, predictions = fit_detector(paths, features, tmp_path / "m")
@@ -59,7 +58,7 @@ def test_a_new_test_set_is_featurized_by_the_fitted_featurizer(task, tmp_path):
 
 
 def test_concat_featurizer_holds_its_parts_and_transforms_new_code(task, tmp_path):
-    root, tables, paths = task
+    _root, tables, paths = task
     tfidf = fit_features(paths, tmp_path / "tfidf")
     ast = fit_features(paths, tmp_path / "ast", spec={"kind": "ast"})
     out = tmp_path / "ast_tfidf"
@@ -78,7 +77,7 @@ def test_concat_featurizer_holds_its_parts_and_transforms_new_code(task, tmp_pat
 
 
 def test_an_old_concat_pickle_of_paths_is_refused_by_name(task, tmp_path):
-    root, tables, paths = task
+    _root, _tables, paths = task
     tfidf = fit_features(paths, tmp_path / "tfidf")
     write_pickle({"parts": ["a.npz", "b.npz"]}, tmp_path / "old.pkl")
     with pytest.raises(AicdError, match="old.pkl does not hold a fitted featurizer.*rebuild"):
@@ -124,7 +123,7 @@ def test_a_bare_detector_pickle_still_loads_without_a_featurizer_when_trusted(ta
 
 
 def test_the_bundle_reads_through_to_the_detector_for_older_readers(task, tmp_path):
-    root, tables, paths = task
+    _root, _tables, paths = task
     features = fit_features(paths, tmp_path / "f")
     model, _ = fit_detector(paths, features, tmp_path / "m", kind="linear_svm")
     bundle = load_bundle(model)
@@ -133,7 +132,7 @@ def test_the_bundle_reads_through_to_the_detector_for_older_readers(task, tmp_pa
 
 
 def test_validation_is_carved_from_train_when_a_detector_needs_one(task, tmp_path):
-    root, tables, paths = task
+    _root, _tables, paths = task
     features = fit_features(paths, tmp_path / "f")
     (tmp_path / "empty.parquet").write_bytes(b"")   # an empty validation file is legitimate
     args = ["--train", str(paths["train"]), "--validation", str(tmp_path / "empty.parquet"), "--test", str(paths["test"]),
@@ -155,8 +154,8 @@ def test_the_carve_is_seeded_and_stratified():
     from aicd.detectors.validation import carve
 
     y = np.array(["human"] * 80 + ["machine"] * 20, dtype=object)
-    a_train, a_val, rec = carve(y, seed=4)
-    b_train, b_val, _ = carve(y, seed=4)
+    a_train, a_val, _rec = carve(y, seed=4)
+    _b_train, b_val, _ = carve(y, seed=4)
     assert (a_val == b_val).all() and len(a_val) == 10 and set(a_train).isdisjoint(a_val)
     assert (y[a_val] == "machine").sum() == 2   # the class balance of train
     assert not (carve(y, seed=5)[1] == a_val).all()
@@ -188,7 +187,7 @@ def test_linear_svm_converges_and_solves_linearsvcs_problem(trial_raw, tmp_path)
 
 
 def test_explicit_files_and_a_tasks_folder_are_not_mixed(task, tmp_path):
-    root, tables, paths = task
+    root, _tables, paths = task
     with pytest.raises(AicdError, match="either --tasks-dir or --train"):
         detectors_main(["fit", "--spec", '{"kind": "majority"}', "--tasks-dir", str(root / "tasks"), "--train",
                         str(paths["train"]), "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.skops")])
@@ -202,7 +201,7 @@ def test_explicit_files_and_a_tasks_folder_are_not_mixed(task, tmp_path):
 
 
 def test_features_stage_takes_explicit_files_with_validation_optional(task, tmp_path):
-    root, tables, paths = task
+    _root, _tables, paths = task
     (tmp_path / "empty.parquet").write_bytes(b"")
     out = tmp_path / "f"
     features_main(["--spec", '{"kind": "ast"}', "--train", str(paths["train"]), "--validation",
@@ -225,7 +224,7 @@ def test_predict_job_applies_a_model_to_a_new_test_set(task, tmp_path):
     def predict_main(argv):
         return stage_main(["predict", *argv])
 
-    root, tables, paths = task
+    _root, _tables, paths = task
     features = fit_features(paths, tmp_path / "f")
     model, predictions = fit_detector(paths, features, tmp_path / "m")
     predict_main(["--model", str(model), "--test", str(paths["test"]), "--out", str(tmp_path / "again.parquet")])
@@ -282,7 +281,7 @@ def test_a_folder_model_keeps_its_bundle_beside_the_weights(tmp_path):
 
 
 def test_unlabelled_test_rows_get_predictions_with_a_null_gold(task, tmp_path):
-    root, tables, paths = task
+    _root, tables, paths = task
     features = fit_features({"train": paths["train"]}, tmp_path / "f")
     tables["test"].drop(columns=["target"]).to_parquet(tmp_path / "unlabelled.parquet")
     _, predictions = fit_detector({"train": paths["train"], "test": tmp_path / "unlabelled.parquet"}, features,
@@ -295,7 +294,7 @@ def test_unlabelled_test_rows_get_predictions_with_a_null_gold(task, tmp_path):
 
 
 def test_a_featurizer_that_did_not_make_the_features_is_refused(task, tmp_path):
-    root, tables, paths = task
+    _root, tables, paths = task
     features = fit_features(paths, tmp_path / "f")
     ast = fit_features(paths, tmp_path / "ast", spec={"kind": "ast"})
     other_rows = write_task(tmp_path / "other", {"train": tables["test"], "test": tables["train"]})
@@ -310,7 +309,7 @@ def test_a_featurizer_that_did_not_make_the_features_is_refused(task, tmp_path):
 
 
 def test_the_saved_model_holds_no_path_of_the_job(task, tmp_path):
-    root, tables, paths = task
+    _root, _tables, paths = task
     features = fit_features(paths, tmp_path / "f")
     detectors_main(["fit", "--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]),
                     "--test", str(paths["test"]), "--features", str(features / "features.npz"),
@@ -323,7 +322,7 @@ def test_the_saved_model_holds_no_path_of_the_job(task, tmp_path):
 
 
 def test_missing_or_corrupt_featurizer_and_features_are_one_line_errors(task, tmp_path):
-    root, tables, paths = task
+    _root, _tables, paths = task
     features = fit_features(paths, tmp_path / "f")
     (tmp_path / "junk.pkl").write_bytes(b"not a pickle")
     base = ["--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]), "--test", str(paths["test"]),

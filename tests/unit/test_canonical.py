@@ -8,9 +8,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
-from aicd.features.canonical import STAT_NAMES, CanonicalTfidfFeaturizer, canonical_tokens, identifier_class
 from aicd.features.__main__ import main as features_main
+from aicd.features.canonical import STAT_NAMES, CanonicalTfidfFeaturizer, canonical_tokens, identifier_class
 from aicd.features.registry import load_featurizer
 from aicd.splits.perturb import PERTURBATIONS, perturb
 from aicd.treesitter import parse

@@ -9,9 +9,8 @@ import sys
 
 import pandas as pd
 import pytest
-from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
-
 from aicd.cli import main as aicd
+from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
 
 EXT = {"Python": ".py", "C++": ".cpp", "Java": ".java"}
 
@@ -46,7 +45,7 @@ def test_detect_on_a_folder_equals_the_workflow_predictions(fitted, tmp_path, ca
 
 
 def test_skips_are_counted_and_languages_identified(fitted, tmp_path, capsys):
-    model, workflow, tables, files = fitted
+    model, _workflow, _tables, _files = fitted
     folder = tmp_path / "mixed"
     folder.mkdir()
     (folder / "blank.py").write_text("  \n\n")
@@ -67,7 +66,7 @@ def test_skips_are_counted_and_languages_identified(fitted, tmp_path, capsys):
 
 
 def test_language_flag_terminal_table_and_clear_errors(fitted, tmp_path, capsys):
-    model, workflow, tables, files = fitted
+    model, _workflow, _tables, _files = fitted
     f = tmp_path / "x.txt"
     f.write_text("print('hello')\n")
     assert aicd(["detect", str(f), "--language", "python", "--model", str(model)]) == 0
@@ -97,7 +96,7 @@ def test_the_console_script_teaches_with_examples(repo):
 
 def test_unlistable_and_symlinked_folders_are_counted_and_a_bad_out_refused_first(fitted, tmp_path, capsys,
                                                                                    monkeypatch):
-    model, workflow, tables, files = fitted
+    model, _workflow, _tables, files = fitted
     folder = tmp_path / "tree"
     (folder / "locked").mkdir(parents=True)
     (folder / "locked" / "a.py").write_text("x = 1\n")
@@ -124,7 +123,7 @@ def test_links_out_of_the_folder_are_skipped_and_untrusted_predictions_flagged(f
     """A link to a file outside the folder is not read; a minified one-line file and a
     language without training rows are still labelled, flagged in their own columns and
     counted in the summary line."""
-    model, workflow, tables, files = fitted
+    model, _workflow, tables, _files = fitted
     outside = tmp_path / "secret.py"
     outside.write_text("password = 'hunter2'\n" * 10)
     folder = tmp_path / "tree"
@@ -218,7 +217,7 @@ def test_other_languages_and_text_that_is_not_code_are_flagged(fitted, tmp_path,
     """Files outside the nine languages are flagged by their extension and by language ID's own
     measure (how much of the file its language's grammar parses), and prose saved as .py is
     flagged as not code; the benchmark's own rows are not flagged."""
-    model, workflow, tables, files = fitted
+    model, _workflow, _tables, files = fitted
     for name, text in (("Program.kt", KOTLIN), ("script.rb", RUBY), ("essay.py", PROSE), ("noext", RUBY)):
         (tmp_path / name).write_text(text)
     out = tmp_path / "labels.csv"
@@ -239,7 +238,7 @@ def test_other_languages_and_text_that_is_not_code_are_flagged(fitted, tmp_path,
 
 
 def test_a_long_read_says_how_far_it_is(fitted, tmp_path, capsys):
-    model, workflow, tables, files = fitted
+    model, _workflow, tables, _files = fitted
     big = tmp_path / "big.py"
     big.write_text("\n\n".join(tables["train"]["code"][tables["train"]["language"] == "Python"]) * 4)
     assert big.stat().st_size > 2**18

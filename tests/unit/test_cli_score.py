@@ -6,11 +6,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.metrics import f1_score
-
 from aicd.cli import main as aicd
 from aicd.errors import AicdError
 from aicd.scoring.external import compare_files, parse_label_map, score_file
+from sklearn.metrics import f1_score
 
 
 @pytest.fixture
@@ -56,7 +55,7 @@ def test_the_workflows_own_predictions_parquet_against_a_task_test_split(tmp_pat
 
 
 def test_missing_and_unknown_ids_are_counted(files):
-    tmp, gold = files
+    tmp, _gold = files
     sub = pd.read_csv(tmp / "a.csv")
     sub.iloc[:390].to_csv(tmp / "short.csv", index=False)
     with pytest.raises(AicdError, match=r"10 ids of the gold file not in the predictions \(e\.g\. '390'\); 390 of 400 ids \(97\.50%\) of the gold "
@@ -105,7 +104,7 @@ def test_the_trial_files_reversed_labels_show_in_the_score(trial_raw, tmp_path):
 
 
 def test_compare_is_a_seeded_paired_test(files, capsys):
-    tmp, gold = files
+    tmp, _gold = files
     lm = "0=human,1=machine"
     assert aicd(["compare", str(tmp / "a.csv"), str(tmp / "b.csv"), str(tmp / "gold.parquet"), "--label-map", lm,
                  "--json", str(tmp / "c.json")]) == 0
@@ -132,7 +131,7 @@ def test_an_empty_gold_cell_is_a_missing_label_not_a_class(tmp_path):
 
 
 def test_resamples_are_checked_and_zero_leaves_the_intervals_out(files, capsys):
-    tmp, gold = files
+    tmp, _gold = files
     lm = "0=human,1=machine"
     assert aicd(["score", str(tmp / "a.csv"), str(tmp / "gold.parquet"), "--label-map", lm, "--resamples", "0"]) == 0
     out = capsys.readouterr().out

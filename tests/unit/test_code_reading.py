@@ -4,10 +4,8 @@ rows that the stored features do not hold."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
-
 from aicd.detectors.fitting import fit_predict
 from aicd.features.registry import load_featurizer
 from aicd.features.tables import read_code, read_table

@@ -2,7 +2,6 @@ import copy
 
 import pytest
 import yaml
-
 from aicd.config import validate_config
 from aicd.errors import AicdError
 

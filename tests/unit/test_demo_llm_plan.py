@@ -6,13 +6,12 @@ import copy
 
 import pytest
 import yaml
-from snakemake.utils import update_config
-
 from aicd.config import validate_config
 from aicd.generate.registry import has_endpoint, load_registry
 from aicd.plan import Plan
 from aicd.published import match_detectors
 from aicd.resolve import probe
+from snakemake.utils import update_config
 
 LOCAL = "SmolLM2-135M-Instruct"
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from aicd.detectors.__main__ import main as detectors_main
 from aicd.errors import AicdError
 from aicd.scores import declared

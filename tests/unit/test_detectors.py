@@ -1,6 +1,5 @@
 import numpy as np
 import pytest
-
 from aicd.detectors import REGISTRY, Detector, build, register
 from aicd.errors import AicdError
 

@@ -96,9 +96,8 @@ def test_the_texts_show_the_commands_a_researcher_needs():
 
 
 def _snakemake(cmd: str, where: str) -> None:
-    from snakemake.cli import get_argument_parser
-
     from aicd.config import validate_config
+    from snakemake.cli import get_argument_parser
 
     tokens = shlex.split(cmd)[1:]
     try:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from aicd.detectors import build
 from aicd.errors import AicdError
 from aicd.features.compute import compute

@@ -1,7 +1,6 @@
 """The encoder rows of Table 4 in the shipped configs (no torch needed)."""
 
 import yaml
-
 from aicd.config import validate_config
 
 PAPER_ROWS = ["CodeBERT", "CodeT5+", "ModernBERT", "RoBERTa", "UnixCoder", "DeBERTa"]  # Table 4 order

@@ -16,8 +16,8 @@ pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from aicd.detectors.fast_detectgpt import FastDetectGPTDetector, auroc, best_threshold, criterion_from_logits  # noqa: E402
-from aicd.lm.train import save, train  # noqa: E402
 from aicd.errors import AicdError  # noqa: E402
+from aicd.lm.train import save, train  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -122,8 +122,9 @@ def test_job_writes_binarised_gold_criterion_and_record(tiny_lm, tmp_path):
     """Fast-DetectGPT goes through the detect job like every detector: its kind binarises the
     labels, adds its criterion column, and reports its threshold and test AUROC."""
     import json
+
     from aicd.detectors.__main__ import main
-    path, held_out = tiny_lm
+    path, _held_out = tiny_lm
     code = _human_code()[:30]
     labels = ["human", "machine", "hybrid"] * 10
     table = pd.DataFrame({"id": [f"r{i}" for i in range(30)], "code": code, "label": labels, "target": labels})

@@ -7,9 +7,8 @@ import json
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import roc_auc_score
-
 from aicd.report.generator_card import detection, generator_card
+from sklearn.metrics import roc_auc_score
 
 
 def tables(seed=0, humans=300, mine=40):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-
 from aicd.errors import AicdError
 from aicd.ids import disagreement, match
 from aicd.scoring.score import score

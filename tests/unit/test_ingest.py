@@ -1,6 +1,5 @@
 import pandas as pd
 import pytest
-
 from aicd.errors import AicdError
 from aicd.sources.ingest import to_samples
 

@@ -9,7 +9,6 @@ import stat
 import numpy as np
 import pandas as pd
 import pytest
-
 from aicd import io
 
 

@@ -5,7 +5,6 @@ and never drops the values that already name a class."""
 
 import pandas as pd
 import pytest
-
 from aicd.errors import AicdError
 from aicd.sources.ingest import to_samples
 
@@ -32,7 +31,7 @@ def test_an_unmapped_value_is_an_error_naming_it_and_its_count():
 
 def test_unmapped_drop_counts_and_reports_them():
     spec = {"label_map": {0: "human", 1: "machine"}, "unmapped": "drop"}
-    samples, report = to_samples(table([0, 1, 2, 2, "unknown", 0]), spec, "s")
+    _samples, report = to_samples(table([0, 1, 2, 2, "unknown", 0]), spec, "s")
     assert report["rows_out"] == 3 and report["skipped"]["counts"] == {"unknown_label": 3}
     assert report["unknown_label_ids"] == {"2": 2, "unknown": 1} and report["unmapped"] == "drop"
     with pytest.raises(AicdError, match="unmapped must be one of"):
@@ -59,6 +58,6 @@ def test_a_partial_map_overrides_and_keeps_the_class_names():
 
 def test_a_null_of_a_nullable_column_is_a_missing_label_not_a_value_named_na():
     labels = pd.array([0, 1, None], dtype="Int64")   # as read from a parquet written from Int64
-    samples, report = to_samples(table(list(range(3))).assign(label=labels),
+    _samples, report = to_samples(table(list(range(3))).assign(label=labels),
                                  {"label_map": {0: "human", 1: "machine"}, "label_audit": "off"}, "s")
     assert report["rows_out"] == 2 and report["skipped"]["counts"] == {"missing_label": 1}

@@ -1,14 +1,13 @@
 import pandas as pd
 import pytest
-
-from aicd.normalize import extract_code, strip_reasoning
 from aicd.errors import AicdError
 from aicd.families import FAMILIES
 from aicd.generate.protocols import build_requests, prefix_of, sample_rows, signature_with_doc
 from aicd.generate.registry import enabled_models, has_endpoint, load_registry
-from aicd.judge.sample import judge_sample
 from aicd.judge.parse import parse_answer
+from aicd.judge.sample import judge_sample
 from aicd.llm.prompts import PromptSet
+from aicd.normalize import extract_code, strip_reasoning
 from aicd.schema import ABSTAIN
 
 

@@ -3,7 +3,6 @@ import time
 
 import pandas as pd
 import pytest
-
 from aicd.errors import AicdError
 from aicd.sources.loader import load_table
 

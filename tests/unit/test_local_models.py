@@ -9,7 +9,6 @@ import zipfile
 
 import pytest
 import yaml
-
 from aicd import local_models, pinned_files
 from aicd.errors import AicdError
 from aicd.pretrained import resolve_model

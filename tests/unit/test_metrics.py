@@ -1,7 +1,6 @@
 import pytest
-from sklearn.metrics import f1_score
-
 from aicd.scoring.metrics import breakdown, classification_scores
+from sklearn.metrics import f1_score
 
 
 def test_macro_f1_hand_computed():

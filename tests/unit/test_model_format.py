@@ -18,8 +18,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from components import require
-
 from aicd.detectors import REGISTRY, build
 from aicd.detectors.bundle import FittedModel, configured_code, load_bundle, make_bundle, save_bundle
 from aicd.detectors.novelty import Novelty
@@ -28,6 +26,7 @@ from aicd.features.registry import FEATURIZERS, ConcatFeaturizer, load_featurize
 from aicd.features.registry import build as build_featurizer
 from aicd.fitted_files import PROJECT_TYPES, load_fitted, save_fitted, skops_io, type_name
 from aicd.io import write_pickle
+from components import require
 from fitted_task_helpers import task_tables
 
 REPO = Path(__file__).resolve().parents[2]

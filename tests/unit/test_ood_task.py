@@ -2,7 +2,6 @@
 
 import pandas as pd
 import pytest
-
 from aicd.errors import AicdError
 from aicd.plan import ood_split_name as split_name
 from aicd.splits import ood

@@ -9,11 +9,10 @@ import json
 
 import numpy as np
 import pandas as pd
-
+from aicd import published
 from aicd.detectors.classical import CatBoostDetector, LinearSvmDetector
 from aicd.features.tfidf import TfidfSvdFeaturizer
 from aicd.report.analyses import all_fail, catboost_shap, svm_ngram_weights, top_ngrams
-from aicd import published
 from aicd.report.paper_section import match_paper_rows, not_run_rows
 
 

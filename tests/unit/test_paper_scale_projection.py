@@ -59,7 +59,7 @@ def test_noise_on_a_fixed_cost_is_not_extrapolated_by_its_exponent(ps):
     # two-point exponent (5.7) would project it to ~10^13 MB
     points = [(0.00125, 138.0), (0.0025, 140.0), (0.005, 240.0)]
     value, k = ps.project(points, small=0.0, floor=138.0)
-    base, slope = ps.growth_line(points)
+    _base, slope = ps.growth_line(points)
     assert k is None
     assert value == pytest.approx(138.0 + slope) and slope == pytest.approx(102.0 / 0.00375)
 

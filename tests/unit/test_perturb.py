@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 
 import pytest
-
 from aicd.splits.perturb import PERTURBATIONS, perturb
 from aicd.treesitter import parse
 
@@ -113,7 +112,6 @@ def test_seeded_and_unparsable_code_is_returned_as_is():
 
 def test_a_perturbed_test_set_keeps_ids_and_a_flip_is_counted(tmp_path):
     import pandas as pd
-
     from aicd.report.ood import perturbation_table
     from aicd.scoring.score import flip_rate
     from aicd.splits.perturb import perturbed_test_set
@@ -136,7 +134,6 @@ def test_perturbed_sets_in_the_config_and_the_plan(repo):
     import copy
 
     import yaml
-
     from aicd.config import validate_config
     from aicd.errors import AicdError
     from aicd.generate.registry import load_registry
@@ -188,7 +185,6 @@ def test_one_set_name_cannot_be_a_perturbation_and_a_source(repo):
     import copy
 
     import yaml
-
     from aicd.config import validate_config
     from aicd.errors import AicdError
 

@@ -8,7 +8,6 @@ import socket
 
 import pytest
 import yaml
-
 from aicd.config import validate_config
 from aicd.detectors import REGISTRY
 from aicd.detectors.base import Detector
@@ -85,7 +84,7 @@ def test_adding_a_generator_adds_only_its_jobs(demo, models):
     config["execution"]["enabled"] = True
     config["execution"]["generations"] = True
     before = plan_of(config, models)
-    name, spec = next(iter(models.items()))
+    _name, spec = next(iter(models.items()))
     grown = dict(models, **{"new-model-7b": dict(spec, family=spec.get("family", "Qwen"))})
     after = plan_of(config, grown)
     assert set(after.generators) - set(before.generators) == {"new-model-7b"}

@@ -9,11 +9,10 @@ import copy
 
 import pytest
 import yaml
-
+from aicd import resolve as resolving
 from aicd.config import validate_config
 from aicd.generate.registry import load_registry
 from aicd.plan import Plan
-from aicd import resolve as resolving
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +90,7 @@ def test_judges_recorded_with_an_endpoint_that_is_gone_are_said_to_fail_here(dem
     config["results"] = str(tmp_path)
     recorded = {"execution": False, "generators": [], "instructor": False, "judges": ["gemini"],
                 "absent_sources": {}}
-    answers, notes = resolved_with(tmp_path, monkeypatch, config, models, recorded, dict(recorded, judges=[]))
+    answers, _notes = resolved_with(tmp_path, monkeypatch, config, models, recorded, dict(recorded, judges=[]))
     plan = Plan.from_config(config, models, answers)
     assert list(plan.judges) == ["gemini"]
     said = lines(plan.notes, "LLM stages:")
@@ -107,7 +106,7 @@ def test_judges_planned_outright_without_an_endpoint_are_reported_at_plan_time(d
     plan = Plan.from_config(config, models, {})
     said = resolving.endpoint_notes(config, models, plan)
     jobs = len(plan.judges) * len(plan.modes) * len(plan.judge_tasks)
-    assert len(said) == 1 and said[0].startswith(f"LLM judges: 2 of 2 (gemini, gemma) have no endpoint")
+    assert len(said) == 1 and said[0].startswith("LLM judges: 2 of 2 (gemini, gemma) have no endpoint")
     assert f"their {jobs} judge jobs are planned" in said[0]
     monkeypatch.setenv("GEMINI_API_KEY", "x")  # gemini has one now; gemma (open weights) needs an api_base
     said = resolving.endpoint_notes(config, models, plan)

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from aicd.detectors.__main__ import main as detectors_main
 from aicd.detectors.plugins import best_threshold
 from aicd.errors import AicdError
@@ -59,7 +58,7 @@ def test_a_users_class_is_fitted_and_gives_scores(task, tmp_path):
 
 
 def test_a_score_function_gets_its_threshold_on_validation(task, tmp_path):
-    task_dir, tables = task
+    task_dir, _tables = task
     p = fit(task_dir, tmp_path / "fn", "python", {"score_function": "my_detector:comment_density"})
     report = json.loads((tmp_path / "fn" / "r.json").read_text())
     assert "threshold" in report
@@ -137,7 +136,6 @@ def test_a_predictions_file_that_does_not_match_the_test_split_is_counted(task, 
 
 def test_plugins_plan_without_any_edit(repo):
     import yaml
-
     from aicd.config import validate_config
     from aicd.generate.registry import load_registry
 

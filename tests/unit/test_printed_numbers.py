@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from aicd.report.build import audit_line
 from aicd.report.data_block import data_block
 from aicd.report.intervals import with_interval

@@ -7,9 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from aicd import published
-
 from components import require
 
 PAPER = Path(__file__).resolve().parents[2].parent / "shared" / "paper" / "AICD-Bench.txt"

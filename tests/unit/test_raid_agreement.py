@@ -22,14 +22,13 @@ import pandas as pd
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from components import require  # noqa: E402
+from components import require
 
 require(importlib.util.find_spec("raid") is not None, "raid-bench (RAID's evaluation code)",
         "make setup (it installs raid-bench==0.2.0 with --no-deps)")
 
-from raid import run_evaluation  # noqa: E402
-
 from aicd.scoring.thresholds import threshold_metrics  # noqa: E402
+from raid import run_evaluation  # noqa: E402
 
 FPRS = (0.01, 0.05)
 

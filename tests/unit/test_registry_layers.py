@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 import yaml
-
 from aicd.config import validate_config
 from aicd.errors import AicdError
 from aicd.generate.registry import load_registry

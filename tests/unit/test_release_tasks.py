@@ -3,7 +3,6 @@ loader as the Hub path."""
 
 import pandas as pd
 import pytest
-
 from aicd.errors import AicdError
 from aicd.splits.tasks import load_release_task
 
@@ -252,7 +251,6 @@ def test_release_cli_writes_tables_cache_and_report(tmp_path, repo):
 def test_validation_is_optional(tmp_path, validation, repo):
     """A task needs no validation file (absent, null, [] or a file without rows)."""
     import yaml
-
     from aicd.config import validate_config
 
     files = write_splits(tmp_path, {"train": rows("a"), "test": rows("b")})
@@ -266,6 +264,6 @@ def test_validation_is_optional(tmp_path, validation, repo):
             "unmapped": "drop"}
     config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
     validate_config({**config, "tasks": {"binary": {"title": "T1", **spec}}})  # the schema accepts it
-    tables, report = load_release_task(spec, "T1")
+    tables, _report = load_release_task(spec, "T1")
     assert tables["validation"].empty and list(tables["validation"].columns) == list(tables["train"].columns)
     assert len(tables["train"]) == 3 and len(tables["test"]) == 3

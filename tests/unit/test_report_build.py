@@ -4,7 +4,6 @@ formats, the best trained detector's confusion figure per task, and report.md's 
 import json
 
 import pandas as pd
-
 from aicd.report.build import write_report
 from aicd.scoring.score import score
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from aicd import published
 from aicd.report.reproduction import main, on_release
 
@@ -42,7 +41,7 @@ def run(tmp_path):
                "7": {"task": None, "rows": []}}
     (tmp_path / "subsets.json").write_text(json.dumps(subsets))
     reports = []
-    for name, kind, rows in (("T1", "binary", 1_108_207), ("T2", "family", 1000)):
+    for name, _kind, rows in (("T1", "binary", 1_108_207), ("T2", "family", 1000)):
         path = tmp_path / f"{name}.report.json"
         path.write_text(json.dumps({"task": name, "kind": "release", "release": {"hub": "AICD-bench/AICD-Bench"},
                                     "splits": {"test": {"rows": rows}}}))

@@ -7,7 +7,6 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
-
 from aicd.detectors import REGISTRY, build
 from aicd.detectors.bundle import load_detector
 from aicd.errors import AicdError

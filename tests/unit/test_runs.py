@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from aicd import runs
 from aicd.errors import AicdError
 from aicd.resolve import resolve

@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from aicd.sandbox.languages import TOOLCHAINS, job_for
 
 
@@ -211,8 +210,7 @@ def test_the_runners_process_limit_is_per_container_where_each_has_its_own_user_
     a namespace that the pool's containers share (rootless Docker) it grows with the pool, so one
     program's fork loop cannot starve the programs beside it."""
     from aicd.sandbox.engine import Engine
-    from aicd.sandbox.isolation import USERNS_PROGRAM_UID, container_config, limits_line, program_uid, \
-        runner_limits
+    from aicd.sandbox.isolation import USERNS_PROGRAM_UID, container_config, limits_line, program_uid, runner_limits
     from aicd.sandbox.limits import Limits
 
     podman = Engine("podman", None, "4.3.1", True, "1", frozenset())  # cgroup v1: no limit enforced

@@ -11,7 +11,6 @@ import json
 import pandas as pd
 import pytest
 import yaml
-
 from aicd.errors import AicdError
 from aicd.generate.protocols import build_requests, protocol_rows
 from aicd.llm.prompts import PromptSet
@@ -146,7 +145,7 @@ def test_the_vault_parquet_mirror_keeps_docstrings_and_feeds_docstring_prompts(t
                               "original_docstring": docs, "docstring": docs, "original_string": original,
                               "code": stripped, "short_docstring": docs})
         files[part] = write(tmp_path, f"vault_{part}", table)
-    samples, report = run_source(tmp_path, "the_vault", sources["the_vault"], files)
+    samples, _report = run_source(tmp_path, "the_vault", sources["the_vault"], files)
     assert samples.groupby("language").size().to_dict() == {"C++": 6, "Python": 6}
     assert samples["docstring"].notna().all()
     py = samples[samples["language"] == "Python"]

@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pandas as pd
-
 from aicd.features.__main__ import main as features_main
 from aicd.features.registry import load_featurizer
 from aicd.features.structure import FEATURE_NAMES, StructureFeaturizer, extract

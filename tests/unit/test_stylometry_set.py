@@ -10,10 +10,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from aicd.features.registry import build, load_featurizer
-from aicd.features.stylometry_set import StylometryFeaturizer
 from aicd.features.stylometry import FEATURE_NAMES, stylometry_matrix
+from aicd.features.stylometry_set import StylometryFeaturizer
 from aicd.splits.perturb import PERTURBATIONS, invariant_text, perturb, rename
 from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
 from test_perturb import PROGRAMS

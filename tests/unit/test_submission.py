@@ -8,7 +8,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from aicd.cli import main as aicd
 from aicd.errors import AicdError
 from aicd.report.leaderboard import build, read_results

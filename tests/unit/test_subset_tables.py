@@ -10,7 +10,6 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-
 from aicd.report.subset_tables import PAPER_TABLES, compute, main, render
 from aicd.scoring.score import score
 
@@ -71,7 +70,7 @@ def test_table5_numbers_recomputed_from_scores(tmp_path, t1_scores):
     kept = {d: t1_scores[d] for d in trained}  # the dummy baseline is excluded
     for subset, title in PAPER_TABLES[5]["rows"]:
         mean, std, one = _expected(kept, subset, LABELS)
-        line = next(l for l in tex.splitlines() if l.strip().startswith(title))
+        line = next(ln for ln in tex.splitlines() if ln.strip().startswith(title))
         nums = re.findall(r"\d+\.\d+", line)
         assert nums[:2] == [f"{mean:.2f}", f"{std:.2f}"], (subset, line)
         lo, hi = map(float, nums[2:4])  # the mean of the detectors' own bounds

@@ -2,7 +2,6 @@
 
 import pandas as pd
 import pytest
-
 from aicd.errors import AicdError
 from aicd.splits.test_sets import build_test_set, main
 

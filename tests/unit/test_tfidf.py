@@ -2,10 +2,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from aicd.features.tfidf import TfidfSvdFeaturizer, _bucket_of, top_ngrams, whitespace_tokens
 from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import TfidfVectorizer
-
-from aicd.features.tfidf import TfidfSvdFeaturizer, _bucket_of, top_ngrams, whitespace_tokens
 
 
 def corpus(n=800, seed=0):

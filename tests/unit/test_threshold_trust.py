@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from aicd.detectors.__main__ import main as detectors_main
 from aicd.report import threshold_table
 from aicd.report.marks import Marks
@@ -170,7 +169,7 @@ def fit_and_score(task_dir: Path, out: Path, spec: dict) -> dict:
                                             ("TiedDetector", "ties")])
 def test_plugins_with_saturated_or_tied_scores_get_their_reason(task, tmp_path, monkeypatch, plugin, reason):
     monkeypatch.syspath_prepend(str(HERE))
-    task_dir, tables = task
+    task_dir, _tables = task
     s = fit_and_score(task_dir, tmp_path / plugin, {"kind": "python", "params": {"object": f"untrusted_plugins:{plugin}"}})
     m = s["threshold_metrics"]
     assert m["validation_human_rows"] >= 100  # enough for 1%: the reason is the scores', not the count's

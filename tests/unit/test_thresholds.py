@@ -9,13 +9,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.metrics import roc_auc_score
-
 from aicd.detectors.__main__ import main as detectors_main
 from aicd.errors import AicdError
 from aicd.scoring.__main__ import main as scoring_main
 from aicd.scoring.thresholds import BINS, auroc, auroc_interval, rates, threshold_at, threshold_metrics
 from fitted_task_helpers import fit_features, task_tables, write_task
+from sklearn.metrics import roc_auc_score
 
 
 def synthetic(n: int, seed: int, shift: float = 1.5, domains=("algorithmic", "general")):

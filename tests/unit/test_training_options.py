@@ -9,7 +9,6 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
-
 from aicd.detectors.__main__ import main as detectors_main
 from aicd.detectors.training import augmented_rows, balanced_indices
 from aicd.errors import AicdError

@@ -42,10 +42,10 @@ class Page:
                     targets = json.load(resp)
                 self.ws_url = next(t for t in targets if t["type"] == "page")["webSocketDebuggerUrl"]
                 break
-            except (OSError, StopIteration, ValueError):
+            except (OSError, StopIteration, ValueError) as err:
                 if time.monotonic() > deadline or self.proc.poll() is not None:
                     self.close()
-                    raise RuntimeError(f"{binary} did not open its DevTools port")
+                    raise RuntimeError(f"{binary} did not open its DevTools port") from err
                 time.sleep(0.2)
 
     def run(self, steps):

@@ -8,9 +8,9 @@ import json
 
 import numpy as np
 import pandas as pd
-
 from aicd.cli import main as aicd
 from components import require
+
 from workflow.browser import Page, chromium, evaluate, screenshot
 
 

@@ -1,4 +1,5 @@
-"""The Snakemake layer passes Snakemake's own linter and snakefmt (CI runs both too)."""
+"""The code passes ruff, and the Snakemake layer Snakemake's own linter and snakefmt (`make lint`,
+which CI runs too)."""
 
 from __future__ import annotations
 
@@ -28,4 +29,11 @@ def test_snakefmt_check_passes(repo: Path):
     snakefmt = Path(sys.executable).with_name("snakefmt")
     assert snakefmt.is_file(), "snakefmt is not installed: pip install -e '.[test]'"
     proc = subprocess.run([str(snakefmt), "--check", "."], cwd=repo, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_ruff_check_passes(repo: Path):
+    ruff = Path(sys.executable).with_name("ruff")
+    assert ruff.is_file(), "ruff is not installed: pip install -e '.[test]'"
+    proc = subprocess.run([str(ruff), "check", "--no-cache", "."], cwd=repo, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -14,8 +14,9 @@ import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from llm_server import running_server  # noqa: E402
-from workflow.test_demo_workflow import planned_jobs, run  # noqa: E402
+from llm_server import running_server
+
+from workflow.test_demo_workflow import planned_jobs, run
 
 pytestmark = pytest.mark.workflow
 TARGETS = ["results/tables/table8.tex", "results/generations/report.json"]
@@ -60,7 +61,7 @@ def llm_demo(tmp_path_factory, repo, trial_path):
 
 
 def test_generation_runs_only_models_with_an_endpoint(llm_demo):
-    workdir, server, proc = llm_demo
+    workdir, _server, _proc = llm_demo
     assert sorted(p.stem for p in (workdir / "results" / "generations").glob("*.parquet")) == sorted(WITH_ENDPOINT)
     report = yaml.safe_load((workdir / "results" / "generations" / "report.json").read_text())
     assert len(report["without_endpoint"]) == 77 - len(WITH_ENDPOINT)

@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-
 from components import require
 
 pytestmark = pytest.mark.workflow

@@ -74,7 +74,7 @@ def test_subset_table_numbers_recomputed_from_scores(results, config, number):
     assert scores
     checked = 0
     for subset, title in ROWS[number]:
-        line = next(l for l in tex.splitlines() if l.strip().startswith(title))
+        line = next(ln for ln in tex.splitlines() if ln.strip().startswith(title))
         values, one = [], False
         for s in scores.values():
             e = (s.get("by") or {}).get("subset", {}).get(subset)
@@ -95,7 +95,7 @@ def test_subset_table_numbers_recomputed_from_scores(results, config, number):
 
 def test_table4_has_the_trained_lm_row_with_a_t1_number(results, config):
     md = (results / "tables" / "table4.md").read_text()
-    row = next(l for l in md.splitlines() if l.startswith("| Curvature of a trained code LM"))
+    row = next(ln for ln in md.splitlines() if ln.startswith("| Curvature of a trained code LM"))
     assert re.search(r"\|\s+\**\d+\.\d\d\**§?( <sup>[a-z, ]+</sup>)?\s+\|", row), row
     report = (results / "report.md").read_text()
     assert "not run" in report and "Table 5" in report

@@ -51,7 +51,7 @@ def full_config_dry_runs(repo, tmp_path_factory):
             where = tmp_path_factory.mktemp(f"dag_{tasks_from}")
             mode = ("--config", f"tasks_from={tasks_from}")
             runs[tasks_from] = (dry_run(repo, where / "bare", NO_ENGINE, keys, *mode),
-                                dry_run(repo, where / "loaded", {k: "sk-test" for k in keys}, set(), *mode))
+                                dry_run(repo, where / "loaded", dict.fromkeys(keys, "sk-test"), set(), *mode))
         return runs[tasks_from]
     return get
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from components import require
+
 from workflow.slurm_cluster import GPU_PARTITION, PARTITION, Cluster
 
 pytestmark = pytest.mark.workflow
@@ -84,8 +84,8 @@ def run_on_slurm(repo: Path, workdir: Path, config: dict, env: dict, cluster: Cl
         (Path(cluster.state) / "slurmctld.log").read_text()[-2000:]
     after_first = squeue_all()
     proc_again = snakemake(repo, workdir, env, *slurm_args)
-    return dict(proc=proc, proc_again=proc_again, before=before, after_first=after_first,
-                after_second=squeue_all(), slurm_args=slurm_args, plan=plan)
+    return {"proc": proc, "proc_again": proc_again, "before": before, "after_first": after_first,
+                "after_second": squeue_all(), "slurm_args": slurm_args, "plan": plan}
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +168,7 @@ def test_a_dry_run_says_which_partition_each_gpu_job_goes_to(runs):
     profile's partitions file; the real run then sends it there (the test above)."""
     plan = runs["plan"]
     assert plan.returncode == 0, plan.stderr[-2000:]
-    line = next((l for l in plan.stderr.splitlines() if l.startswith("SLURM: GPU jobs by ")), None)
+    line = next((ln for ln in plan.stderr.splitlines() if ln.startswith("SLURM: GPU jobs by ")), None)
     assert line is not None, plan.stderr[-3000:]
     assert f"detect {GPU_DETECTOR} (1 job, gpu=1) -> '{GPU_PARTITION}'" in line, line
     assert "partitions.yaml" in line

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from aicd.detectors import REGISTRY
 from components import require
+
 from workflow.browser import Page, chromium, evaluate, screenshot
 from workflow.test_demo_workflow import CODEAID, planned_jobs, run
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .errors import AicdError
 from .stagecli import json_arg, run, setup_logging  # noqa: F401  (stages and tests import them here too)
@@ -362,7 +362,6 @@ def _print_thresholds(m: dict, asked: bool) -> None:
 def score_command(args) -> None:
     from .io import write_json
     from .scoring.external import parse_label_map, score_file
-
     from .scoring.thresholds import FPRS
 
     _check_resamples(args.resamples, 0)

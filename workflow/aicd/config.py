@@ -135,7 +135,7 @@ def check_references(config: dict) -> None:
                 problems.append(f"tasks.{name}.test_sets.{set_name}.source: no source named '{spec['source']}'")
     # a set's name picks its rule (from a source, or the task's rows perturbed) in every task
     kinds: dict[str, set] = {}
-    for name, task in (config.get("tasks") or {}).items():
+    for task in (config.get("tasks") or {}).values():
         for set_name, spec in (task.get("test_sets") or {}).items():
             kinds.setdefault(set_name, set()).add("perturbation" if "perturbation" in spec else "source")
     for set_name, found in sorted(kinds.items()):

@@ -220,8 +220,8 @@ def main(argv=None) -> None:
     """python -m aicd.report inputs: results/inputs.json (what the rule `inputs` runs)."""
     import argparse
 
-    from .stagecli import json_arg
     from .io import read_json, write_json
+    from .stagecli import json_arg
 
     parser = argparse.ArgumentParser(prog="python -m aicd.report inputs", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -86,7 +86,7 @@ class Plan:
 
     @classmethod
     def from_config(cls, config: dict, models: dict | None = None, resolved: dict | None = None,
-                    kinds: dict | None = None, featurizers: dict | None = None) -> "Plan":
+                    kinds: dict | None = None, featurizers: dict | None = None) -> Plan:
         """config: validated, defaults filled (aicd.config); models: the generator registry;
         resolved: what aicd.resolve recorded of the machine (only read where the config says
         `auto` or `optional`); kinds/featurizers: the registries (default: the built-ins)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from .errors import AicdError
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
+from functools import cache
 
 import tree_sitter
 
@@ -24,7 +24,7 @@ GRAMMARS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def parser_for(language: str) -> tree_sitter.Parser:
     """A parser for one of the nine canonical language names."""
     if language not in GRAMMARS:

@@ -3,5 +3,5 @@
 Importing this package registers the built-in detectors (dummy, classical and encoder; the
 encoder module imports torch/transformers only when an encoder is fitted)."""
 
-from .base import REGISTRY, Detector, build, register  # noqa: F401
 from . import classical, dummy, encoder, fast_detectgpt, hf_classifier, plugins, robust, zero_shot_lm  # noqa: F401  (registration)
+from .base import REGISTRY, Detector, build, register  # noqa: F401

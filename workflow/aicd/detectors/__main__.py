@@ -34,8 +34,8 @@ import time
 
 from ..errors import AicdError
 from ..features.registry import load_featurizer
-from ..fitted_files import add_trust_arguments, package_trust
 from ..features.tables import add_arguments, read_code, read_splits, read_table, split_paths
+from ..fitted_files import add_trust_arguments, package_trust
 from ..io import write_json, write_parquet
 from ..stagecli import json_arg, run
 from .base import detector_class

@@ -22,7 +22,7 @@ What the workflow needs to know about a kind is declared on its class, and the p
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -33,10 +33,10 @@ from ..params import ParamSpec
 def pd_isna(values: np.ndarray) -> np.ndarray:
     return np.array([v is None or (isinstance(v, float) and v != v) for v in values], dtype=bool)
 
-REGISTRY: dict[str, type["Detector"]] = {}
+REGISTRY: dict[str, type[Detector]] = {}
 
 
-def register(kind: str) -> Callable[[type["Detector"]], type["Detector"]]:
+def register(kind: str) -> Callable[[type[Detector]], type[Detector]]:
     def wrap(cls: type[Detector]) -> type[Detector]:
         if kind in REGISTRY:
             raise ValueError(f"detector kind {kind!r} registered twice")
@@ -114,7 +114,7 @@ class Detector:
         """A parameter: its configured value, else the spec's default."""
         return self.params.get(name, self.PARAMS.by_name[name].default if name in self.PARAMS.by_name else None)
 
-    def fit(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray | None = None, y_val: np.ndarray | None = None) -> "Detector":
+    def fit(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray | None = None, y_val: np.ndarray | None = None) -> Detector:
         raise NotImplementedError
 
     def predict(self, X: np.ndarray) -> np.ndarray:

@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..params import Param, ParamSpec
 from ..lm.stats import backbone_and_head
+from ..params import Param, ParamSpec
 from .base import Detector, pd_isna, register
 
 log = logging.getLogger("aicd.detectors.fast_detectgpt")
@@ -278,7 +278,7 @@ class FastDetectGPTDetector(Detector):
             Xs, ys = np.asarray(X, dtype=object)[idx], y[idx]
         return Xs, ys
 
-    def fit(self, X, y, X_val=None, y_val=None) -> "FastDetectGPTDetector":
+    def fit(self, X, y, X_val=None, y_val=None) -> FastDetectGPTDetector:
         """Zero-shot: nothing is trained. Only the threshold is set, on validation (else train)."""
         self.classes_ = np.array([HUMAN, MACHINE], dtype=object)
         started = time.perf_counter()

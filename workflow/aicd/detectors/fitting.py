@@ -16,9 +16,9 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from ..errors import AicdError
+from ..families import HUMAN
 from ..features import store
 from ..schema import SPLITS
-from ..families import HUMAN
 from ..scores import declare, machine_score, stored
 from . import build
 from .output_check import check_labels, check_scores, describe

@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import AicdError
-from ..ids import disagreement, match
 from ..families import HUMAN
+from ..ids import disagreement, match
 from ..params import Param, ParamSpec
 from .base import Detector, register
 

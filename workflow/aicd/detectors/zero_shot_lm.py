@@ -83,7 +83,7 @@ class ZeroShotLMDetector(Detector):
                             f"{', '.join(STAT_NAMES)}); its features have {X.shape[-1]} columns")
         return np.asarray(criterion(self.params["criterion"], X), dtype=np.float64)
 
-    def fit(self, X, y, X_val=None, y_val=None) -> "ZeroShotLMDetector":
+    def fit(self, X, y, X_val=None, y_val=None) -> ZeroShotLMDetector:
         """Nothing is learned; the threshold is set on the scored validation rows (else train's)."""
         self.classes_ = np.array([HUMAN, MACHINE], dtype=object)
         report = {"criterion": self.params["criterion"]}

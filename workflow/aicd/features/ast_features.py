@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import logging
 import statistics
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.feature_extraction import DictVectorizer
 
 from ..errors import AicdError
-from ..params import ParamSpec
 from ..parallel import chunked, map_chunks
+from ..params import ParamSpec
 from ..treesitter import GRAMMARS, parse
 from .rows import JobThreads, codes_of, languages_of
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +144,7 @@ def extract(code: str, language: str | None) -> dict[str, float]:
     return feats
 
 
-def _sparse_rows(pairs: list) -> tuple[list[str], "sp.csr_matrix"]:
+def _sparse_rows(pairs: list) -> tuple[list[str], sp.csr_matrix]:
     """(names, CSR float32 over those names) of one chunk of (code, language) pairs: what a
     worker sends back while the training split's attribute set is not known yet."""
     import scipy.sparse as sp

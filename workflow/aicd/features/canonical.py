@@ -16,13 +16,13 @@ The paper's `tfidf` stays as it is; this is an additional row family."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
+from ..bindings import bound_occurrences
 from ..params import Param, ParamSpec
 from ..schema import canonical_language
-from ..bindings import bound_occurrences
 from ..treesitter import GRAMMARS, parse
 from .rows import codes_of, languages_of
 from .tfidf import TfidfSvdFeaturizer
@@ -61,7 +61,7 @@ def identifier_class(name: str) -> str:
     return f"{style}_{size}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _literal_kind(t: str) -> str | None:
     """What a node type is as a literal (by its name, in any of the nine grammars), or None."""
     if "comment" in t:

@@ -15,11 +15,11 @@ import math
 
 import numpy as np
 
-from ..params import ParamSpec
+from ..bindings import walk
 from ..parallel import chunked, map_chunks
+from ..params import ParamSpec
 from ..schema import canonical_language
 from ..treesitter import GRAMMARS, parse
-from ..bindings import walk
 from .canonical import IDENTIFIER_TYPES, STYLES, bound_spans, style_of, tree_tokens
 from .rows import JobThreads, codes_of, languages_of
 from .token_classes import TOKEN_CLASSES, name_role

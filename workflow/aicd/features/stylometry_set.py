@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import AicdError
-from ..params import Param, ParamSpec
 from ..parallel import chunked, map_chunks
+from ..params import Param, ParamSpec
 from ..splits.perturb import invariant_text
 from .rows import JobThreads, codes_of
 from .stylometry import FEATURE_NAMES, stylometry

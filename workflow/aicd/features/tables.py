@@ -18,7 +18,6 @@ import pandas as pd
 from ..errors import AicdError
 from ..schema import SPLITS
 
-
 EMPTY_COLUMNS = ["id", "code", "language", "target"]
 
 

@@ -28,8 +28,8 @@ from scipy.linalg import eigh
 from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfTransformer
 from sklearn.utils import murmurhash3_32
 
-from ..params import Param, ParamSpec
 from ..parallel import chunked, map_chunks
+from ..params import Param, ParamSpec
 from .rows import codes_of
 
 log = logging.getLogger(__name__)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..stagecli import json_arg, run
 from ..errors import AicdError
 from ..llm.endpoint import require_endpoint
+from ..stagecli import json_arg, run
 from .protocols import PROTOCOL_LABELS
 from .registry import servable
 from .run import generate, instructions
@@ -41,8 +41,8 @@ def main(argv=None) -> None:
     unknown = set(args.protocols) - set(PROTOCOL_LABELS)
     if unknown:
         raise AicdError(f"unknown protocol(s) {sorted(unknown)}; use {', '.join(PROTOCOL_LABELS)}")
-    common = dict(model=args.model, sources=args.source, prompts_file=args.prompts, protocols=args.protocols,
-                  llm=args.llm, seed=args.seed, out=args.out, server_log=args.server_log)
+    common = {"model": args.model, "sources": args.source, "prompts_file": args.prompts, "protocols": args.protocols,
+                  "llm": args.llm, "seed": args.seed, "out": args.out, "server_log": args.server_log}
     if args.mode == "instructions":
         instructions(**common)
     else:

@@ -73,8 +73,8 @@ def servable(entry: dict) -> str | None:
     """None when this machine can serve the entry's `serve.model`, else what is missing."""
     import importlib.util
 
-    from ..pinned_files import FETCH_COMMAND, cache_dir, describe
     from ..local_models import pinned_models
+    from ..pinned_files import FETCH_COMMAND, cache_dir, describe
 
     model = str((entry.get("serve") or {}).get("model") or "")
     missing = [m for m in ("transformers", "fastapi", "uvicorn", "torch") if importlib.util.find_spec(m) is None]

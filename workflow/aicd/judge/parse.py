@@ -10,8 +10,8 @@ import json
 import re
 
 from ..codetext import strip_reasoning
-
 from ..schema import ABSTAIN
+
 _JSON = re.compile(r"\{[^{}]*\}")
 
 

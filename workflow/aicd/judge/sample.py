@@ -16,9 +16,9 @@ def judge_sample(test: pd.DataFrame, fraction: float, seed: int, max_rows: int |
     by = [c for c in ("target", "language", "domain") if c in test.columns]
     sample = test
     if fraction < 1:
-        split = assign_splits(test.fillna({c: "" for c in by}), by, {"test": fraction, "train": 1 - fraction}, seed)
+        split = assign_splits(test.fillna(dict.fromkeys(by, "")), by, {"test": fraction, "train": 1 - fraction}, seed)
         sample = test[split == "test"]
     if max_rows and len(sample) > max_rows:  # exactly max_rows, each stratum its share (largest remainders)
-        sample = stratified_sample(sample.fillna({c: "" for c in by}), max_rows, seed, by)
+        sample = stratified_sample(sample.fillna(dict.fromkeys(by, "")), max_rows, seed, by)
         sample = test.loc[sample.index]
     return sample

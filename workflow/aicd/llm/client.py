@@ -20,10 +20,10 @@ from collections import deque
 from dataclasses import dataclass, field
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map fetch at import
-import litellm  # noqa: E402
+import litellm
 
-from ..codetext import extract_code  # noqa: E402
-from .cache import RequestCache, request_key  # noqa: E402
+from ..codetext import extract_code
+from .cache import RequestCache, request_key
 
 log = logging.getLogger(__name__)
 litellm.suppress_debug_info = True

@@ -101,7 +101,7 @@ class LocalServer:
         return cmd + ["--continuous-batching", "--cb-num-blocks", str(pages),
                       "--cb-max-batch-tokens", str(int(self.spec["batch_tokens"]))]
 
-    def __enter__(self) -> "LocalServer":
+    def __enter__(self) -> LocalServer:
         from ..pretrained import resolve_model
 
         check_installed()

@@ -10,8 +10,8 @@ import sys
 
 import pandas as pd
 
-from ..stagecli import json_arg, run
 from ..errors import AicdError
+from ..stagecli import json_arg, run
 from .train import save, settings, train
 
 log = logging.getLogger("aicd.lm")

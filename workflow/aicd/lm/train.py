@@ -142,7 +142,7 @@ def train(train_texts, params: dict | None = None, seed: int = 0, threads: int =
     losses = []
     step = 0
     model.train()
-    for epoch in range(cfg["epochs"]):
+    for _epoch in range(cfg["epochs"]):
         order = rng.permutation(len(data))
         for start in range(0, len(order), cfg["batch_size"]):
             batch = torch.from_numpy(data[order[start:start + cfg["batch_size"]]])

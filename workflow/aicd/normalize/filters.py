@@ -18,7 +18,7 @@ Definitions (the paper gives only names, so they are fixed here):
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import tree_sitter
 
@@ -78,7 +78,7 @@ def tree_depth(tree: tree_sitter.Tree, stop_above: int = 1 << 30) -> int:
             depth -= 1
 
 
-@lru_cache(maxsize=None)
+@cache
 def _comment_query(language: str) -> tree_sitter.Query:
     return tree_sitter.Query(parser_for(language).language, _COMMENT_QUERIES.get(language, "(comment) @c"))
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
+from functools import cache
 
 import tree_sitter
 
@@ -155,7 +155,7 @@ def cue_scores(code: str) -> dict[str, float]:
     return scores
 
 
-@lru_cache(maxsize=None)
+@cache
 def _error_query(language: str) -> tree_sitter.Query:
     return tree_sitter.Query(parser_for(language).language, "(ERROR) @e")
 

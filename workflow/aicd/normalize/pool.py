@@ -102,7 +102,7 @@ def _counts(df: pd.DataFrame, column: str) -> dict:
 
 def _filter_report(rows: pd.DataFrame) -> dict:
     rejected = rows[rows["reject"].notna()]
-    cells = (rejected.fillna({g: "(none)" for g in GROUPS})
+    cells = (rejected.fillna(dict.fromkeys(GROUPS, "(none)"))
              .groupby(["reject", *GROUPS]).size().reset_index(name="rows"))
     order = ["generation_failed", "execution_failed", "missing_code", "invalid_utf8", "code_not_text", "binary_content",
              "empty_code", "too_large", "missing_label", "unknown_label", "unsupported_language",

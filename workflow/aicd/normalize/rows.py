@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from ..errors import AicdError
-from ..schema import LABELS, SAMPLE_COLUMNS, canonical_language
 from ..codetext import NO_CODE_BLOCK, clean_code, extract_code
-from . import filters
+from ..errors import AicdError
 from ..parallel import map_chunks
+from ..schema import LABELS, SAMPLE_COLUMNS, canonical_language
+from . import filters
 from .langid import DECISIVE, identify_language
 from .minhash import signature
 

@@ -18,15 +18,14 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 import pandas as pd
+import pyarrow.parquet as pq
 from tabulate import tabulate
 
-from ..stagecli import json_arg
 from ..io import write_json, write_text
+from ..stagecli import json_arg
 from .latex import latex_text
 from .table4 import plain_title
-
 
 # -- (a) SVM back-projection -------------------------------------------------------------------
 
@@ -76,12 +75,12 @@ def catboost_shap(detector, X: np.ndarray, names: list[str]) -> dict[str, np.nda
     classes = [str(c) for c in detector.classes_]
     if values.ndim == 2:  # binary: (rows, features + 1), toward classes_[1]
         mean = np.abs(values[:, :-1]).mean(axis=0)
-        return {c: mean for c in classes}
+        return dict.fromkeys(classes, mean)
     return {c: np.abs(values[:, i, :-1]).mean(axis=0) for i, c in enumerate(classes)}
 
 
 def shap_figure(importance: dict[str, np.ndarray], names: list[str], title: str, stem: Path, top: int = 15) -> None:
-    from .paper_figures import save_figure, plt
+    from .paper_figures import plt, save_figure
     classes = list(importance)
     distinct = [c for i, c in enumerate(classes) if not any(importance[c] is importance[d] for d in classes[:i])]
     fig, axes = plt.subplots(1, len(distinct), figsize=(4.2 * len(distinct), 0.28 * top + 1.5), squeeze=False,
@@ -113,7 +112,7 @@ def all_fail(predictions: dict[str, pd.DataFrame], test: pd.DataFrame, examples:
     """Rows of the test split that every detector in `predictions` gets wrong. `test` may come
     without its code: code_of(ids) then gives it for the rows the result shows."""
     wrong = None
-    for det, p in predictions.items():
+    for _det, p in predictions.items():
         w = p.set_index("id")["pred"].astype(str) != p.set_index("id")["gold"].astype(str)
         wrong = w if wrong is None else (wrong & w.reindex(wrong.index, fill_value=False))
     ids = set(wrong[wrong].index) if wrong is not None else set()
@@ -195,7 +194,7 @@ def main(argv=None) -> None:
     test = pd.read_parquet(args.test, columns=test_columns)
     summary["shap"] = {}
     for det, model, features in args.shap:
-        matrices, ids, names = store.load(features)
+        matrices, _ids, names = store.load(features)
         X = matrices["test"]
         if len(X) > args.shap_rows:
             X = X[np.random.default_rng(args.seed).choice(len(X), args.shap_rows, replace=False)]

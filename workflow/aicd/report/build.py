@@ -6,20 +6,19 @@ detector, the extra test sets, the subsets, the data summaries and the input fin
 from __future__ import annotations
 
 import argparse
-
 import os
 from pathlib import Path
 
-from ..stagecli import json_arg
 from ..fingerprint import stamp
 from ..io import read_json, write_text
+from ..stagecli import json_arg
+from . import threshold_table
 from .data_block import data_block
 from .figures import confusion_figure
-from .subsets import subset_section
-from .test_sets import test_set_section
-from . import threshold_table
 from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, Marks
+from .subsets import subset_section
 from .table4 import Column, Row, markdown_title, plain_title, render, render_html, with_inputs
+from .test_sets import test_set_section
 
 
 def write_report(layout: dict, score_files: list[str], tables_dir: str, figures_dir: str, report: str,
@@ -40,8 +39,8 @@ def write_report(layout: dict, score_files: list[str], tables_dir: str, figures_
         s = read_json(path)
         all_scores[(s["detector"], s["task"])] = s
     # an extra test set is a column of its own, keyed "task·set" (its scores' folder names the set)
-    set_titles = dict(((t, s), title) for t, s, title in layout.get("test_sets") or [])
-    task_titles = dict((n, t) for n, t in layout["tasks"])
+    set_titles = {(t, s): title for t, s, title in layout.get("test_sets") or []}
+    task_titles = dict(layout["tasks"])
     for t, s in set_titles:
         columns.append(Column(f"{t}·{s}", f"{task_titles.get(t, t)} · {set_titles[(t, s)]}"))
     for path in test_set_score_files:
@@ -130,7 +129,7 @@ def class_support_section(scores: dict, columns: list[Column]) -> list[str]:
     lines = []
     for col in columns:
         support = {}
-        for (det, task), s in scores.items():
+        for (_det, task), s in scores.items():
             if task == col.name and not s.get("coverage", 1) < 1:  # a judge's sample has other counts
                 support = {c: v.get("support", 0) for c, v in (s.get("per_class") or {}).items()
                            if v.get("support", 0) > 0}

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..stagecli import json_arg
 from ..io import atomic_path, read_json, write_text
 from ..schema import SPLITS
+from ..stagecli import json_arg
 
 DIMENSIONS = ["label", "language", "family", "subset"]
 
@@ -23,7 +23,7 @@ def counts_table(results: Path, tasks: dict) -> pd.DataFrame:
     for task in tasks:
         for split in SPLITS:
             t = pd.read_parquet(results / "tasks" / task / f"{split}.parquet", columns=["target", *DIMENSIONS])
-            g = t.fillna({d: "-" for d in DIMENSIONS}).groupby(DIMENSIONS).size().reset_index(name="rows")
+            g = t.fillna(dict.fromkeys(DIMENSIONS, "-")).groupby(DIMENSIONS).size().reset_index(name="rows")
             parts.append(g.assign(task=task, split=split))
     cols = ["task", "split", *DIMENSIONS, "rows"]
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)

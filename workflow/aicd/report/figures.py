@@ -10,11 +10,10 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # no display on build machines or cluster nodes
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from ..io import atomic_path  # noqa: E402
-
+from ..io import atomic_path
 
 # matplotlib writes the PDF's creation date unless told not to; its PNGs carry no time, only the
 # Software key (matplotlib's version), the same for the same installation.

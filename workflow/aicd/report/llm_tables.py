@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..stagecli import json_arg
 from ..io import read_json, write_json, write_text
+from ..stagecli import json_arg
 from .table4 import Column, Row, render, with_inputs
 
 NOT_RUN = "not run"

@@ -41,7 +41,7 @@ class Marks:
     sampled: dict = field(default_factory=dict)            # (detector, task) -> (rows scored, test rows)
 
     @classmethod
-    def from_scores(cls, scores: dict, ours: set[str]) -> "Marks":
+    def from_scores(cls, scores: dict, ours: set[str]) -> Marks:
         """scores: (detector, task) -> its score file; ours: the detectors that are not the paper's."""
         marks = cls(ours=set(ours))
         for key, s in scores.items():

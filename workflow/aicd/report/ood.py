@@ -10,15 +10,15 @@ group (a mean over fewer splits would read as comparable)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
 from ..io import read_json, write_text
 from ..stagecli import json_arg
-from .table4 import plain_title
 from .latex import latex_text
+from .table4 import plain_title
 
 SPLIT_ORDER_PREFIX = ("in_distribution", "codeaid", "lolo:", "lofo:")
 

@@ -20,17 +20,17 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.ticker  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
+import matplotlib.pyplot as plt
+import matplotlib.ticker
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
 
-from ..stagecli import json_arg  # noqa: E402
-from ..io import read_json, write_json  # noqa: E402
-from .figures import write_figure  # noqa: E402
-from .subset_tables import subset_value  # noqa: E402
-from .table4 import plain_title  # noqa: E402
+from ..io import read_json, write_json
+from ..stagecli import json_arg
+from .figures import write_figure
+from .subset_tables import subset_value
+from .table4 import plain_title
 
 STYLE = {"font.size": 9, "axes.titlesize": 10, "axes.spines.top": False, "axes.spines.right": False,
          "figure.dpi": 110}
@@ -167,7 +167,7 @@ def distribution_figures(tables: list[pd.DataFrame], stem_label, stem_language) 
     have = [(c, t, lg) for c, t, lg in MEASUREMENTS if c in rows.columns]
     paths = []
     for by, stem in (("label", stem_label), ("language", stem_language)):
-        groups = [g for g in sorted(rows[by].dropna().unique())]
+        groups = sorted(rows[by].dropna().unique())
         fig, axes = plt.subplots(1, len(have), figsize=(3.2 * len(have), 3.2 if by == "label" else 3.8), squeeze=False,
                                  layout="constrained")
         for ax, (col, title, log) in zip(axes[0], have):

@@ -15,9 +15,10 @@ import argparse
 import os
 from pathlib import Path
 
-from ..stagecli import json_arg
-from ..io import read_json, write_text
 from .. import published
+from ..io import read_json, write_text
+from ..stagecli import json_arg
+
 
 def match_paper_rows(detectors: dict[str, dict]) -> list[tuple[str, str | None]]:
     """[(paper title, config detector or None)] in the paper's Table 4 order (aicd.published).

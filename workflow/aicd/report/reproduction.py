@@ -34,9 +34,9 @@ from tabulate import tabulate
 from .. import published
 from ..io import read_json, write_json, write_text
 from ..stagecli import json_arg
+from .latex import latex_text
 from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, Marks, tag
 from .table4 import latex_title, markdown_title, plain_title
-from .latex import latex_text
 
 WITHIN = 2.0  # points (macro-F1 x 100) that count as reproduced
 CAPTION = ("The paper's published numbers beside ours, macro-F1 × 100 (the paper prints Tables 5-7 on a 0-1 scale: "

@@ -13,11 +13,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # no display on build machines or cluster nodes
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
 
-from .figures import write_figure  # noqa: E402
-from .table4 import plain_title  # noqa: E402
+from .figures import write_figure
+from .table4 import plain_title
 
 BAND = 2.0
 COLOURS = {"within": "tab:green", "inside": "tab:orange", "neither": "tab:red", "ours only": "tab:blue",

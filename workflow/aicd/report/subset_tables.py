@@ -32,10 +32,10 @@ import numpy as np
 from tabulate import tabulate
 
 from .. import published
-from ..stagecli import json_arg
 from ..io import read_json, write_json, write_text
-from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, small_classes
+from ..stagecli import json_arg
 from .latex import latex_text
+from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, small_classes
 
 PAPER_TABLES = {
     5: {"kind": "binary", "header": "Setting", "decimals": 2, "label": "tab:task1_subsets",
@@ -96,7 +96,7 @@ def compute(number: int, task: str | None, task_labels: list[str], scores: dict[
         return out
     subsets_seen = set()
     for s in scores.values():
-        subsets_seen |= set(((s.get("by") or {}).get("subset") or {}))
+        subsets_seen |= set((s.get("by") or {}).get("subset") or {})
     if not subsets_seen:
         out["note"] = "the task's test data names no subsets"
         return out

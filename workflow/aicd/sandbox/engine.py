@@ -105,7 +105,7 @@ class Engine:
         self._closed = True
         try:
             self.client.close()
-        except Exception:  # noqa: BLE001  closing a client that lost its socket
+        except Exception:
             pass
         if self.service is not None and self.service.poll() is None:
             self.service.terminate()

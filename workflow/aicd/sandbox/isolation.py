@@ -93,7 +93,7 @@ def tmpfs_mounts(lim: Limits, inode_caps: bool = True) -> dict[str, str]:
     if not inode_caps:
         # Podman's --read-only mounts writable, uncapped tmpfs on /run and /var/tmp, and its
         # compatible API has no --read-only-tmpfs=false: cover them with empty read-only ones.
-        mounts |= {path: "ro,nosuid,nodev,noexec,size=16k,mode=755,notmpcopyup" for path in ("/run", "/var/tmp")}
+        mounts |= dict.fromkeys(("/run", "/var/tmp"), "ro,nosuid,nodev,noexec,size=16k,mode=755,notmpcopyup")
     return mounts
 
 

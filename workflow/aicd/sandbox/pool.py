@@ -34,8 +34,16 @@ from dataclasses import dataclass, field
 
 from ..errors import AicdError
 from .engine import Engine, available, shared
-from .isolation import CONTEXT, RUNNER_CAPS, SECCOMP_PROFILE, USERNS_IDS, container_config, isolation_flags, \
-    limits_line, runner_limits
+from .isolation import (
+    CONTEXT,
+    RUNNER_CAPS,
+    SECCOMP_PROFILE,
+    USERNS_IDS,
+    container_config,
+    isolation_flags,
+    limits_line,
+    runner_limits,
+)
 from .languages import TOOLCHAINS, job_for
 from .limits import INODE_KB, INODES_PER_MB, LIMITS, RUNNER_RESERVE_MB, Limits
 

@@ -25,13 +25,13 @@ import pandas as pd
 
 from ..errors import AicdError
 from ..ids import disagreement, match
-from ..io import read_any  # noqa: F401  (submission and tests read files through it here)
+from ..io import read_any
 from ..schema import ABSTAIN
 from ..scores import declared_in_file, machine_score
 from ..sources.ingest import _label_key
-from .score import BREAKDOWN_COLUMNS, check_label_set
 from .bootstrap import RESAMPLES, describe, paired_test
 from .metrics import breakdown, class_order, classification_scores
+from .score import BREAKDOWN_COLUMNS, check_label_set
 from .thresholds import FPRS, HUMAN, threshold_metrics
 
 PRED_COLUMNS = ("pred", "label", "prediction")
@@ -170,7 +170,7 @@ def check_labels(merged: pd.DataFrame, label_set: list, given: bool, pred_path, 
     """aicd score's label checks, with its own advice: each file's labels inside the label set
     (--labels, else the gold labels), and no class in --labels that neither file holds."""
     where = "--labels" if given else f"the gold labels of {gold_path}"
-    advice = (f"name them with --label-map (e.g. 0=human,1=machine: each file's label to the name), or list them "
+    advice = ("name them with --label-map (e.g. 0=human,1=machine: each file's label to the name), or list them "
               "in --labels")
     check_label_set(merged["gold"], label_set, f"{gold_path}: gold", advice=advice, label_set="--labels")
     check_label_set(merged["pred"], label_set, f"{pred_path}: predicted", allow_abstain=True, advice=advice,

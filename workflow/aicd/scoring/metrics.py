@@ -5,7 +5,7 @@ bootstrap 95% interval [lo, hi] over the test rows (aicd.scoring.bootstrap)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

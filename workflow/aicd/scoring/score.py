@@ -15,8 +15,8 @@ from ..ids import disagreement, match
 from ..schema import ABSTAIN
 from ..scores import declared
 from .bootstrap import RESAMPLES, describe
-from .metrics import breakdown, classification_scores
 from .confidence import confidence_metrics
+from .metrics import breakdown, classification_scores
 from .thresholds import FPRS, threshold_metrics
 
 BREAKDOWN_COLUMNS = ("subset", "language", "domain", "generator")

@@ -14,8 +14,8 @@ from collections import Counter
 from pathlib import Path
 
 from ..errors import AicdError
-from ..ids import match
 from ..fingerprint import sha256_file
+from ..ids import match
 from .external import GOLD_COLUMNS, PRED_COLUMNS, _label_text, read_any, score_file
 from .thresholds import FPRS
 

@@ -276,7 +276,7 @@ def deployment(result: dict, test: pd.DataFrame, scores, positive, validation: p
         result["deployment_at_fpr"][key] = at
         domains = per_domain_thresholds(validation, fpr)
         if "domain" in test.columns and domains:
-            own = test["domain"].astype(str).map(lambda d: domains.get(d, {}).get("threshold"))
+            own = test["domain"].astype(str).map(lambda d, domains=domains: domains.get(d, {}).get("threshold"))
             per_row = own.fillna(thresholds[key]).to_numpy(dtype=float)
             result["deployment_at_fpr_per_domain"][key] = {
                 **rates(scores > per_row, positive, resamples, seed), "domains": domains,

@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..stagecli import json_arg, run
 from ..io import write_json, write_parquet
+from ..stagecli import json_arg, run
 from .build import build_source
 
 

@@ -28,8 +28,8 @@ from collections.abc import Iterator
 
 import pandas as pd
 
-from ..errors import AicdError
 from ..codetext import strip_comments
+from ..errors import AicdError
 from ..schema import LANGUAGES, canonical_language
 from ..treesitter import parse
 from . import pinned as pins

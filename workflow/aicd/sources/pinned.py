@@ -13,8 +13,7 @@ import argparse
 import sys
 
 from ..errors import AicdError
-from ..pinned_files import (FETCH_COMMAND, MANIFEST, cache_dir, describe, fetch, load_manifest,  # noqa: F401
-                            verified_path)
+from ..pinned_files import FETCH_COMMAND, MANIFEST, cache_dir, describe, fetch, load_manifest, verified_path  # noqa: F401
 
 PREFIX = "pinned:"
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..stagecli import json_arg, run
 from ..errors import AicdError
 from ..io import write_json, write_parquet
+from ..stagecli import json_arg, run
 from .tasks import build_from_pool, derive_task, load_release_task, require_rows
 
 SPLITS = ("train", "validation", "test")

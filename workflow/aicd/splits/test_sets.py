@@ -19,9 +19,9 @@ import logging
 
 import pandas as pd
 
-from ..stagecli import json_arg
 from ..errors import AicdError
 from ..io import write_json, write_parquet
+from ..stagecli import json_arg
 
 log = logging.getLogger("aicd.splits.test_sets")
 TARGETS = ("label", "family")
@@ -52,7 +52,7 @@ def build_test_set(samples: pd.DataFrame, spec: dict, train: pd.DataFrame, task:
 
     rows = samples
     if "reject" in rows.columns:  # a model's generations through the dataset stage: its filters decide
-        for reason, n in rows["reject"].dropna().astype(str).value_counts().sort_index().items():
+        for reason, _n in rows["reject"].dropna().astype(str).value_counts().sort_index().items():
             drop(rows["reject"].astype(object).eq(reason), f"filtered:{reason}")
     drop(rows[target].isna(), f"no_{target}")
     if labels:

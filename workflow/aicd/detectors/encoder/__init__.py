@@ -34,9 +34,9 @@ import numpy as np
 
 from ...errors import AicdError
 from ...params import Param, ParamSpec
+from ...pretrained import TEXT_PREP_VERSION, offline, resolve_model, special_token_escaper
 from ..base import Detector, register
 from .checkpoints import checkpoint_step, last_complete_checkpoint
-from ...pretrained import TEXT_PREP_VERSION, offline, resolve_model, special_token_escaper
 from .runtime import choose_device, choose_precision, no_fp16
 from .tokens import TokenCache, _stable_hash, _text_key, stratified_cap
 
@@ -164,7 +164,7 @@ class EncoderDetector(Detector):
 
     # -- fitting -----------------------------------------------------------------------------
 
-    def fit(self, X, y, X_val=None, y_val=None) -> "EncoderDetector":
+    def fit(self, X, y, X_val=None, y_val=None) -> EncoderDetector:
         import torch
         from transformers import DataCollatorWithPadding, Trainer, TrainerCallback, TrainingArguments
         s = self.settings
@@ -371,7 +371,7 @@ class EncoderDetector(Detector):
             shutil.rmtree(work, ignore_errors=True)
 
     @classmethod
-    def load(cls, path, device: str = "auto", threads: int = 1) -> "EncoderDetector":
+    def load(cls, path, device: str = "auto", threads: int = 1) -> EncoderDetector:
         meta = json.loads((Path(path) / "detector.json").read_text())
         settings = {**meta["settings"], "device": device}
         det = cls(seed=meta["seed"], threads=threads, **settings)
