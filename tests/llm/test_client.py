@@ -198,6 +198,27 @@ def test_a_model_whose_every_request_fails_fails_its_job_with_the_reason(server,
     assert not (tmp_path / "X.parquet").exists()
 
 
+def test_an_endpoint_with_nothing_listening_fails_its_job_in_one_line(server, tmp_path, repo):
+    """A user's api_base where no server runs: the job stops with one line naming the address."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"  # closed again before the job starts
+
+    class Dead:
+        def model(self):
+            return {**server.model(), "api_base": dead}
+
+    proc = _generate(Dead(), tmp_path, repo, ["x = 1\n", "x = 2\n"], {"timeout": 5})
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: model X: 2 of 2 generation requests failed ("), last
+    assert f"check that the endpoint answers ({dead}): start its server, or fix api_base" in last
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "X.parquet").exists()
+
+
 def test_partial_failure_warns_with_counts_below_the_threshold(server, tmp_path, repo):
     codes = ["x = 0  # [[fault:auth:99]]\n", "x = 1\n", "x = 2\n", "x = 3\n"]
     proc = _generate(server, tmp_path, repo, codes)

@@ -159,3 +159,20 @@ def test_a_server_that_cannot_start_is_one_line(local_model, tmp_path):
     with pytest.raises(AicdError, match="the local server for smollm2-135m-instruct exited with status"):
         with LocalServer(entry, tmp_path / "server.log"):
             pass
+
+
+def test_a_machine_without_the_server_packages_is_told_what_to_install(monkeypatch):
+    """No `transformers serve` (fastapi, uvicorn missing): one line naming the install command,
+    before any process starts."""
+    import importlib.util
+
+    from aicd.errors import AicdError
+    from aicd.llm import local_server
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("fastapi", "uvicorn") else real(name, *a))
+    with pytest.raises(AicdError) as err:
+        local_server.check_installed()
+    message = str(err.value)
+    assert "fastapi, uvicorn" in message and "pip install -e '.[encoders]'" in message
+    assert "\n" not in message

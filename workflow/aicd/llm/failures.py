@@ -26,8 +26,12 @@ def _hint(error: str, model: dict) -> str:
         return f"check the credentials the endpoint {model.get('api_base')} expects"
     if kind == "NotFoundError":
         return f"check litellm_model '{model.get('litellm_model')}' in the model registry"
-    if kind in ("APIConnectionError", "Timeout", "ServiceUnavailableError", "InternalServerError", "BadGatewayError"):
-        return f"check that the endpoint answers ({model.get('api_base') or 'the provider'}), or raise llm.timeout"
+    endpoint = model.get("api_base") or "the provider"
+    if kind == "APIConnectionError" or "Connection error" in error:  # litellm's words for a refused connection
+        return (f"check that the endpoint answers ({endpoint}): start its server, or fix api_base "
+                "in the model registry")
+    if kind in ("Timeout", "ServiceUnavailableError", "InternalServerError", "BadGatewayError"):
+        return f"check that the endpoint answers ({endpoint}), or raise llm.timeout"
     if kind == "ResponseTooLarge":
         return "raise llm.max_response_bytes if such answers are wanted, or lower max_tokens"
     return "see the job's log"
