@@ -7,8 +7,8 @@ window, text) and shared by every criterion of the zero-shot panel
 (aicd.detectors.zero_shot_lm) and by any trained kind that names the set (alone or in a concat).
 
 Nothing is fitted: the same model scores every split. `rows` limits which rows are scored: a
-seeded sample per split, stratified by class and language, so a CPU run can afford it (the
-demo: 200 validation and 400 test rows); the other rows hold NaN, and a zero-shot detector
+seeded sample per split, stratified by class and language, so a CPU run can afford it (the full
+demo's sizes are in config/demo_llm.yaml); the other rows hold NaN, and a zero-shot detector
 predicts only the scored rows (its score file says it covers a sample). A text shorter than two
 tokens has a token count and NaN elsewhere (counted in the report)."""
 
