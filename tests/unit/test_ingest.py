@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 from aicd.errors import AicdError
-from aicd.sources.ingest import to_samples
+from aicd.sources.ingest import Skip, to_samples
 
 SPEC = {"label_map": {0: "human", 1: "machine"}, "columns": {"source_row_id": "rid"}}
 
@@ -110,3 +110,12 @@ def test_carried_columns_stay_in_the_source_table():
     assert samples["docstring"].tolist() == ["Return one."]
     with pytest.raises(AicdError, match="column 'docs' .*not in the table"):
         to_samples(raw, {"defaults": {"label": "human"}, "carry": {"docstring": "docs"}}, "s")
+
+
+def test_rows_without_a_class_are_counted_under_their_reason():
+    raw = pd.DataFrame({"code": [f"x = {i}\n" for i in range(4)],
+                        "generator": ["GPT-4o", "a model nobody names", None, "Human"]})
+    samples, report = to_samples(raw, {"target": "family"}, "s")
+    assert report["skipped"]["counts"] == {Skip.UNKNOWN_FAMILY: 1, Skip.MISSING_LABEL: 1}
+    assert report["skipped"]["examples"] == {Skip.UNKNOWN_FAMILY: ["1"], Skip.MISSING_LABEL: ["2"]}
+    assert sorted(samples["family"]) == ["OpenAI", "human"]

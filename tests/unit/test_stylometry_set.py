@@ -167,3 +167,17 @@ def test_aicd_detect_applies_it_and_a_rewrite_moves_no_label(trial_raw, tmp_path
     assert set(expected) == {"human", "machine"}
     for kind in ("reindent_tabs", "rename"):
         assert (got[kind]["pred"].to_numpy() == got["none"]["pred"].to_numpy()).all(), kind
+
+
+def test_a_value_computed_under_a_name_outside_feature_names_is_caught_by_name(monkeypatch):
+    from aicd.features import stylometry as module
+
+    def misnamed(program):
+        values = module._characters(program)
+        values["space_share"] = values.pop("space_ratio")
+        return values
+
+    assert module.stylometry_by_name("x = 1\n").keys() == set(FEATURE_NAMES)
+    monkeypatch.setattr(module, "_GROUPS", (*module._GROUPS[:-1], misnamed))
+    with pytest.raises(AssertionError, match=r"extra \['space_share'\], missing \['space_ratio'\]"):
+        module.stylometry("x = 1\n")

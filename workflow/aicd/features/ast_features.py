@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import statistics
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from sklearn.feature_extraction import DictVectorizer
@@ -63,16 +63,43 @@ def layout_features(code: str) -> dict[str, float]:
 def extract(code: str, language: str | None) -> dict[str, float]:
     """Named features of one program."""
     feats = layout_features(code)
-    if language not in GRAMMARS:
+    tree = _parse(code, language)
+    if tree is None:
         feats["parse_failed"] = 1.0
         return feats
+    stats = _walk(tree)
+    feats.update(stats.counts)
+    feats.update(_tree_features(stats, feats["layout:lines"], tree.root_node.has_error))
+    return feats
+
+
+def _parse(code: str, language: str | None):
+    """The program's tree, or None when its language has no grammar or it cannot be parsed."""
+    if language not in GRAMMARS:
+        return None
     try:
-        tree = parse(code, language)
+        return parse(code, language)
     except (AicdError, ValueError, UnicodeEncodeError) as err:  # missing grammar, odd text
         log.debug("parse failed: %s", err)
-        feats["parse_failed"] = 1.0
-        return feats
+        return None
 
+
+class _TreeStats(NamedTuple):
+    counts: dict[str, float]  # "node:<type>" -> named nodes of that type
+    max_depth: int
+    nodes: int
+    named: int
+    errors: int  # error and missing nodes
+    branches: int
+    functions: int
+    max_block_depth: int
+    comment_rows: set[int]  # rows a comment covers
+    ident_lengths: list[int]  # of every identifier leaf
+    identifiers: set[bytes]  # the distinct identifiers
+
+
+def _walk(tree) -> _TreeStats:
+    """One depth-first pass over the tree with a cursor (no recursion: deep trees are common)."""
     counts: dict[str, float] = {}
     depth = max_depth = 0
     n_nodes = n_named = n_errors = branches = functions = 0
@@ -122,26 +149,28 @@ def extract(code: str, language: str | None) -> dict[str, float]:
         else:
             continue
         break  # climbed past the root
+    return _TreeStats(counts, max_depth, n_nodes, n_named, n_errors, branches, functions, max_block_depth,
+                      comment_rows, ident_lengths, identifiers)
 
-    n_lines = feats["layout:lines"]
-    feats.update(counts)
-    feats.update({
-        "ast:depth": float(max_depth),
-        "ast:nodes": float(n_nodes),
-        "ast:named_nodes": float(n_named),
-        "ast:error_nodes": float(n_errors),
-        "ast:has_error": float(tree.root_node.has_error),
-        "ast:branching_factor": (n_nodes - 1) / max(n_named, 1),
-        "complexity:cyclomatic": 1.0 + branches,
-        "complexity:branches_per_line": branches / n_lines,
-        "complexity:functions": float(functions),
-        "complexity:max_block_nesting": float(max_block_depth),
-        "style:comment_line_ratio": len(comment_rows) / n_lines,
+
+def _tree_features(stats: _TreeStats, n_lines: float, has_error: bool) -> dict[str, float]:
+    ident_lengths = stats.ident_lengths
+    return {
+        "ast:depth": float(stats.max_depth),
+        "ast:nodes": float(stats.nodes),
+        "ast:named_nodes": float(stats.named),
+        "ast:error_nodes": float(stats.errors),
+        "ast:has_error": float(has_error),
+        "ast:branching_factor": (stats.nodes - 1) / max(stats.named, 1),
+        "complexity:cyclomatic": 1.0 + stats.branches,
+        "complexity:branches_per_line": stats.branches / n_lines,
+        "complexity:functions": float(stats.functions),
+        "complexity:max_block_nesting": float(stats.max_block_depth),
+        "style:comment_line_ratio": len(stats.comment_rows) / n_lines,
         "style:mean_identifier_length": statistics.fmean(ident_lengths) if ident_lengths else 0.0,
-        "style:unique_identifier_ratio": len(identifiers) / len(ident_lengths) if ident_lengths else 0.0,
+        "style:unique_identifier_ratio": len(stats.identifiers) / len(ident_lengths) if ident_lengths else 0.0,
         "parse_failed": 0.0,
-    })
-    return feats
+    }
 
 
 def _sparse_rows(pairs: list) -> tuple[list[str], sp.csr_matrix]:

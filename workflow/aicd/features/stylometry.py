@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from typing import NamedTuple
 
 import numpy as np
 
@@ -78,6 +79,8 @@ def slash_comments(text: str) -> bool:
     return _PY_BLOCK.search(text) is None
 
 
+# The column order (fitted models depend on it). Each value is computed under its name by one
+# of the groups below; stylometry_by_name checks those names against these.
 FEATURE_NAMES = (
     "log_chars", "log_lines", "line_len_mean", "line_len_std", "line_len_max", "line_len_cv",
     "long_line_80", "line_len_entropy",
@@ -110,27 +113,49 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b else math.nan
 
 
-def stylometry(code: str) -> list[float]:
-    """The FEATURE_NAMES values of one program (any string, empty included)."""
-    if not isinstance(code, str):
-        code = ""
-    crlf = float("\r\n" in code)
-    text = code.replace("\r\n", "\n").replace("\r", "\n")
-    if not text.strip():
-        return [0.0] * (len(FEATURE_NAMES) - 1) + [1.0]
-    lines = text.split("\n")
-    final_newline = float(text.endswith("\n"))
-    if final_newline:
-        lines = lines[:-1]
-    n = len(lines)
-    lengths = np.fromiter((len(line) for line in lines), dtype=float, count=n)
-    blank = np.fromiter((not line.strip() for line in lines), dtype=bool, count=n)
-    code_lines = [line for line, b in zip(lines, blank) if not b]
-    n_code = max(len(code_lines), 1)
+class _Program(NamedTuple):
+    """One non-empty program split the ways the feature groups read it."""
 
-    # Blank-line rhythm: runs of blanks and the gaps between them.
+    text: str  # line breaks normalised to \n
+    lines: list[str]  # without the final newline's empty line
+    lengths: np.ndarray  # characters per line
+    blank: np.ndarray  # whether each line is blank
+    code_lines: list[str]  # the non-blank lines
+    n_code: int  # non-blank lines, at least 1 (a denominator)
+    slash: bool  # whether `//` starts a comment
+
+    @classmethod
+    def of(cls, text: str, final_newline: bool) -> _Program:
+        lines = text.split("\n")
+        if final_newline:
+            lines = lines[:-1]
+        n = len(lines)
+        lengths = np.fromiter((len(line) for line in lines), dtype=float, count=n)
+        blank = np.fromiter((not line.strip() for line in lines), dtype=bool, count=n)
+        code_lines = [line for line, b in zip(lines, blank) if not b]
+        return cls(text, lines, lengths, blank, code_lines, max(len(code_lines), 1), slash_comments(text))
+
+
+def _size_and_lines(p: _Program) -> dict[str, float]:
+    """Sizes, line lengths and trailing spaces."""
+    lengths, n = p.lengths, len(p.lines)
+    return {
+        "log_chars": math.log1p(len(p.text)),
+        "log_lines": math.log1p(n),
+        "line_len_mean": lengths.mean(),
+        "line_len_std": lengths.std(),
+        "line_len_max": min(lengths.max(), 400) / 100,
+        "line_len_cv": _ratio(lengths.std(), lengths.mean()),
+        "long_line_80": float((lengths > 80).mean()),
+        "line_len_entropy": _entropy(np.bincount(np.minimum(lengths.astype(int) // 10, 15))),
+        "trailing_space_ratio": _ratio(sum(line != line.rstrip() for line in p.lines), n),
+    }
+
+
+def _blank_lines(p: _Program) -> dict[str, float]:
+    """Blank-line rhythm: runs of blanks and the gaps between them."""
     runs, run, gaps, gap = [], 0, [], 0
-    for b in blank:
+    for b in p.blank:
         if b:
             run += 1
             if gap:
@@ -144,11 +169,20 @@ def stylometry(code: str) -> list[float]:
     if run:
         runs.append(run)
     gaps_arr = np.asarray(gaps, dtype=float)
+    return {
+        "blank_ratio": float(p.blank.mean()),
+        "blank_run_max": float(max(runs, default=0)),
+        "double_blank_ratio": _ratio(sum(r >= 2 for r in runs), len(runs)),
+        "blank_gap_cv": _ratio(gaps_arr.std(), gaps_arr.mean()) if len(gaps_arr) > 1 else 0.0,
+        "leading_blank": float(p.blank[0]),
+    }
 
-    # Indentation: unit (gcd-like), consistency with it, tabs vs spaces.
+
+def _indentation(p: _Program) -> dict[str, float]:
+    """Indentation: unit (gcd-like), consistency with it, tabs vs spaces."""
     indents = []
     tabs = spaces = mixed = 0
-    for line in code_lines:
+    for line in p.code_lines:
         stripped = line.lstrip(" \t")
         lead = line[: len(line) - len(stripped)]
         if lead:
@@ -163,76 +197,128 @@ def stylometry(code: str) -> list[float]:
         unit = 4 if all(i % 4 == 0 for i in positive) else (2 if all(i % 2 == 0 for i in positive) else 1)
         base = min(positive)
     consistency = _ratio(sum(i % (base if positive else 1) == 0 for i in positive), len(positive)) if positive else 1.0
+    return {
+        "tab_indent_ratio": _ratio(tabs, tabs + spaces + mixed),
+        "mixed_indent": _ratio(mixed, p.n_code),
+        "indent_unit_2": float(unit == 2),
+        "indent_unit_4": float(unit == 4),
+        "indent_unit_other": float(unit == 1),
+        "indent_consistency": consistency,
+        "indent_mean": float(np.mean(indents)) if indents else 0.0,
+        "indent_max_level": _ratio(max(positive, default=0), (base if positive else 1)),
+        "indented_ratio": _ratio(len(positive), p.n_code),
+    }
 
-    # Spacing habits.
-    body = "\n".join(code_lines)
+
+def _spacing(p: _Program) -> dict[str, float]:
+    """Spacing habits: around operators, after commas and keywords; braces and semicolons."""
+    body = "\n".join(p.code_lines)
     spaced = len(_BINOP_SPACED.findall(body))
     tight = len(_BINOP_TIGHT.findall(body))
     commas = _COMMA.findall(body)
-    comma_space = sum(1 for c in commas if c.isspace())
     kw = _KEYWORD_PAREN.findall(body)
-    kw_space = sum(1 for _, s in kw if s)
-    double_inline = sum("  " in line.strip() for line in code_lines)
-    brace_own = sum(line.strip() == "{" for line in code_lines)
-    brace_any = sum("{" in line for line in code_lines)
-    semicolon = sum(line.rstrip().endswith(";") for line in code_lines)
+    semicolon = sum(line.rstrip().endswith(";") for line in p.code_lines)
+    return {
+        "op_spaced_ratio": _ratio(spaced, spaced + tight),
+        "comma_space_ratio": _ratio(sum(1 for c in commas if c.isspace()), len(commas)),
+        "keyword_paren_space_ratio": _ratio(sum(1 for _, s in kw if s), len(kw)),
+        "double_space_inline": _ratio(sum("  " in line.strip() for line in p.code_lines), p.n_code),
+        "brace_own_line_ratio": _ratio(sum(line.strip() == "{" for line in p.code_lines),
+                                       sum("{" in line for line in p.code_lines)),
+        "semicolon_line_ratio": _ratio(semicolon, p.n_code if semicolon else 0),
+    }
 
-    # Comments.
-    slash = slash_comments(text)
+
+def _comments(p: _Program) -> dict[str, float]:
+    """Comments and docstrings: how much, where, and in what style."""
+    text, slash = p.text, p.slash
     comments = [m.group(0) for m in _TOKEN[slash].finditer(text) if m.lastgroup == "comment"]
     docstrings = re.findall(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'', text, re.S)
     comment_texts = [re.sub(r"^[/#*\s]+|[*/\s]+$", "", c) for c in comments]
     comment_texts += [a or b for a, b in docstrings]
     comment_texts = [c.strip() for c in comment_texts if c.strip()]
-    comment_line = sum(bool(_COMMENT_LINE[slash].match(line)) for line in code_lines)
-    inline = sum(bool(_INLINE_COMMENT[slash].search(line)) for line in code_lines)
     comment_chars = sum(len(c) for c in comments) + sum(len(a or b) for a, b in docstrings)
-    capital = sum(c[0].isupper() for c in comment_texts)
-    period = sum(c.rstrip().endswith(".") for c in comment_texts)
     words = [len(c.split()) for c in comment_texts]
-    marker_space = sum(bool(re.match(r"(//|#)\s", c)) for c in comments)
-    n_markers = sum(bool(re.match(r"(//|#)", c)) for c in comments)
+    return {
+        "comment_line_ratio": _ratio(sum(bool(_COMMENT_LINE[slash].match(line)) for line in p.code_lines), p.n_code),
+        "inline_comment_ratio": _ratio(sum(bool(_INLINE_COMMENT[slash].search(line)) for line in p.code_lines),
+                                       p.n_code),
+        "comment_char_ratio": _ratio(comment_chars, len(text)),
+        "comment_capital_ratio": _ratio(sum(c[0].isupper() for c in comment_texts), len(comment_texts)),
+        "comment_period_ratio": _ratio(sum(c.rstrip().endswith(".") for c in comment_texts), len(comment_texts)),
+        "comment_words_mean": float(np.mean(words)) if words else 0.0,
+        "has_docstring": float(bool(docstrings)),
+        "comment_space_after_marker": _ratio(sum(bool(re.match(r"(//|#)\s", c)) for c in comments),
+                                             sum(bool(re.match(r"(//|#)", c)) for c in comments)),
+    }
 
-    # Identifiers (keywords out).
-    idents = [t for t in _IDENT.findall(_strip_literals(text, slash)) if t not in KEYWORDS]
+
+def _identifiers(p: _Program) -> dict[str, float]:
+    """Identifiers (keywords out): length, variety, character entropy, naming style."""
+    idents = [t for t in _IDENT.findall(_strip_literals(p.text, p.slash)) if t not in KEYWORDS]
     n_id = len(idents)
     id_len = np.fromiter((len(t) for t in idents), dtype=float, count=n_id) if n_id else np.zeros(1)
-    chars = Counter("".join(idents))
 
-    n_chars = len(text)
-    values = [
-        math.log1p(n_chars), math.log1p(n), lengths.mean(), lengths.std(), min(lengths.max(), 400) / 100,
-        _ratio(lengths.std(), lengths.mean()), float((lengths > 80).mean()),
-        _entropy(np.bincount(np.minimum(lengths.astype(int) // 10, 15))),
-        float(blank.mean()), float(max(runs, default=0)), _ratio(sum(r >= 2 for r in runs), len(runs)),
-        _ratio(gaps_arr.std(), gaps_arr.mean()) if len(gaps_arr) > 1 else 0.0,
-        _ratio(sum(line != line.rstrip() for line in lines), n), final_newline, float(blank[0]), crlf,
-        _ratio(tabs, tabs + spaces + mixed), _ratio(mixed, n_code),
-        float(unit == 2), float(unit == 4), float(unit == 1), consistency,
-        float(np.mean(indents)) if indents else 0.0,
-        _ratio(max(positive, default=0), (base if positive else 1)), _ratio(len(positive), n_code),
-        _ratio(spaced, spaced + tight), _ratio(comma_space, len(commas)), _ratio(kw_space, len(kw)),
-        _ratio(double_inline, n_code), _ratio(brace_own, brace_any), _ratio(semicolon, n_code if semicolon else 0),
-        _ratio(comment_line, n_code), _ratio(inline, n_code), _ratio(comment_chars, n_chars),
-        _ratio(capital, len(comment_texts)), _ratio(period, len(comment_texts)),
-        float(np.mean(words)) if words else 0.0, float(bool(docstrings)), _ratio(marker_space, n_markers),
-        float(id_len.mean()), float(id_len.std()), _ratio(int((id_len == 1).sum()) if n_id else 0, n_id),
-        _ratio(int((id_len >= 8).sum()) if n_id else 0, n_id), _ratio(len(set(idents)), n_id),
-        _entropy(chars.values()),
-        _ratio(sum(bool(_SNAKE.match(t)) for t in idents), n_id),
-        _ratio(sum(bool(_CAMEL.match(t)) for t in idents), n_id),
-        _ratio(sum(bool(_PASCAL.match(t)) for t in idents), n_id),
-        _ratio(sum(bool(_UPPER.match(t)) for t in idents), n_id),
-        _ratio(sum(any(ch.isdigit() for ch in t) for t in idents), n_id),
-        _ratio(n_id, n_code),
-        _ratio(sum(ord(ch) > 127 for ch in text), n_chars), _ratio(sum(ch.isdigit() for ch in text), n_chars),
-        _ratio(sum(ch.isupper() for ch in text), n_chars),
-        _ratio(sum(not ch.isalnum() and not ch.isspace() for ch in text), n_chars),
-        _ratio(sum(ch == " " for ch in text), n_chars),
-        _ratio(text.count('"'), text.count('"') + text.count("'")),
-        0.0,
-    ]
-    return [float(v) for v in values]
+    def share(pattern: re.Pattern) -> float:
+        return _ratio(sum(bool(pattern.match(t)) for t in idents), n_id)
+
+    return {
+        "ident_len_mean": float(id_len.mean()),
+        "ident_len_std": float(id_len.std()),
+        "ident_single_char": _ratio(int((id_len == 1).sum()) if n_id else 0, n_id),
+        "ident_long_8": _ratio(int((id_len >= 8).sum()) if n_id else 0, n_id),
+        "ident_unique_ratio": _ratio(len(set(idents)), n_id),
+        "ident_char_entropy": _entropy(Counter("".join(idents)).values()),
+        "ident_snake": share(_SNAKE),
+        "ident_camel": share(_CAMEL),
+        "ident_pascal": share(_PASCAL),
+        "ident_upper": share(_UPPER),
+        "ident_digit": _ratio(sum(any(ch.isdigit() for ch in t) for t in idents), n_id),
+        "ident_per_line": _ratio(n_id, p.n_code),
+    }
+
+
+def _characters(p: _Program) -> dict[str, float]:
+    """Character classes over the whole text."""
+    text, n_chars = p.text, len(p.text)
+    return {
+        "non_ascii_ratio": _ratio(sum(ord(ch) > 127 for ch in text), n_chars),
+        "digit_ratio": _ratio(sum(ch.isdigit() for ch in text), n_chars),
+        "upper_ratio": _ratio(sum(ch.isupper() for ch in text), n_chars),
+        "punct_ratio": _ratio(sum(not ch.isalnum() and not ch.isspace() for ch in text), n_chars),
+        "space_ratio": _ratio(sum(ch == " " for ch in text), n_chars),
+        "double_quote_ratio": _ratio(text.count('"'), text.count('"') + text.count("'")),
+    }
+
+
+_GROUPS = (_size_and_lines, _blank_lines, _indentation, _spacing, _comments, _identifiers, _characters)
+_NAMES = frozenset(FEATURE_NAMES)
+_EMPTY = {**dict.fromkeys(FEATURE_NAMES, 0.0), "empty_code": 1.0}
+
+
+def stylometry_by_name(code: str) -> dict[str, float]:
+    """The FEATURE_NAMES values of one program (any string, empty included), by name."""
+    if not isinstance(code, str):
+        code = ""
+    crlf = float("\r\n" in code)
+    text = code.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        return dict(_EMPTY)
+    final_newline = float(text.endswith("\n"))
+    program = _Program.of(text, bool(final_newline))
+    values = {"final_newline": final_newline, "crlf": crlf, "empty_code": 0.0}
+    for group in _GROUPS:
+        values.update(group(program))
+    if values.keys() != _NAMES:  # a feature computed under a name FEATURE_NAMES lacks, or never computed
+        raise AssertionError(f"stylometry names differ from FEATURE_NAMES: extra {sorted(values.keys() - _NAMES)}, "
+                             f"missing {sorted(_NAMES - values.keys())}")
+    return values
+
+
+def stylometry(code: str) -> list[float]:
+    """The FEATURE_NAMES values of one program (any string, empty included), in their order."""
+    values = stylometry_by_name(code)
+    return [float(values[name]) for name in FEATURE_NAMES]
 
 
 def _strip_literals(text: str, slash: bool) -> str:

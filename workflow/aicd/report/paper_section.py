@@ -12,6 +12,7 @@ per table and figure, linked; every number read from the files the other jobs wr
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 from pathlib import Path
 
@@ -78,7 +79,7 @@ def fast_detectgpt_validation(rec: dict, score: dict | None) -> str:
     return text
 
 
-def main(argv=None) -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m aicd.report paper", description=__doc__)
     parser.add_argument("--layout", required=True, type=json_arg,
                         help='JSON {"detectors": {name: config entry}, "tasks": {name: title}}')
@@ -89,13 +90,26 @@ def main(argv=None) -> None:
     parser.add_argument("--zero-shot", nargs="*", default=[],
                         help="results/models/{task}/{detector}.json: the fit reports of zero-shot detectors")
     parser.add_argument("--out", required=True)
-    args = parser.parse_args(argv)
-    base = Path(args.out).parent
-    rel = lambda p: os.path.relpath(p, base)  # noqa: E731
+    return parser
+
+
+def main(argv=None) -> None:
+    args = _parser().parse_args(argv)
+    rel = functools.partial(os.path.relpath, start=Path(args.out).parent)  # links relative to the section
     dets, task_titles = args.layout["detectors"], args.layout["tasks"]
     scores = {(s["detector"], s["task"]): s for s in map(read_json, args.scores)}
-    ran = {detector for detector, _ in scores}
     lines = ["## The paper's Tables 4-7, figures and analyses", ""]
+    lines += _table4_rows(dets, ran={detector for detector, _ in scores})
+    lines += _fast_detectgpt(args.zero_shot, scores, task_titles, rel)
+    lines += _subset_tables(Path(args.tables_dir), rel)
+    lines += _figures(read_json(args.figures_index), task_titles, args.layout.get("kinds") or {}, rel)
+    lines += _analyses(args.analyses, task_titles, rel)
+    write_text("\n".join(lines), args.out)
+
+
+def _table4_rows(dets: dict[str, dict], ran: set[str]) -> list[str]:
+    """The paper's Table 4 rows not run here, and the rows here that are not the paper's."""
+    lines = []
     missing = not_run_rows(dets, ran)
     if missing:
         lines += ["Table 4 rows of the paper not run in this configuration (absent from `table4.tex`):", ""]
@@ -104,8 +118,13 @@ def main(argv=None) -> None:
     if extra:
         named = ", ".join(f"`{n}` ({dets[n].get('title', n)})" for n in extra)
         lines += [f"Rows here that are not the paper's: {named}.", ""]
+    return lines
 
-    for path in args.zero_shot:
+
+def _fast_detectgpt(records: list[str], scores: dict, task_titles: dict, rel) -> list[str]:
+    """A paragraph per Fast-DetectGPT record among the zero-shot detectors' fit reports."""
+    lines = []
+    for path in records:
         rec = read_json(path)
         if rec.get("kind") != "fast_detectgpt":
             continue
@@ -123,23 +142,39 @@ def main(argv=None) -> None:
                   f"window {fit.get('window')} tokens; {fast_detectgpt_validation(rec, scores.get((detector, task)))}; "
                   f"test AUROC {'–' if auc is None else f'{auc:.4f}'} ([record]({rel(path)}), with its speed: a time, "
                   "kept out of the report so that two runs of the same inputs give the same bytes).", ""]
-    tables = Path(args.tables_dir)
-    for n, what in ((5, "Task 1 macro-F1 per language × domain setting, averaged over the paper's trained rows ± std"),
-                    (6, "Task 2 macro-F1 on seen vs unseen generators, averaged over the paper's trained rows ± std"),
-                    (7, "Task 3 macro-F1 in vs out of domain, averaged over the paper's trained rows ± std")):
+    return lines
+
+
+SUBSET_TABLES = ((5, "Task 1 macro-F1 per language × domain setting, averaged over the paper's trained rows ± std"),
+                 (6, "Task 2 macro-F1 on seen vs unseen generators, averaged over the paper's trained rows ± std"),
+                 (7, "Task 3 macro-F1 in vs out of domain, averaged over the paper's trained rows ± std"))
+
+
+def _subset_tables(tables: Path, rel) -> list[str]:
+    """Tables 5-7 embedded, each linked to its LaTeX."""
+    lines = []
+    for n, what in SUBSET_TABLES:
         md = tables / f"table{n}.md"
         if md.is_file():
             lines += [f"### Table {n}", "", f"{what} ([LaTeX]({rel(tables / f'table{n}.tex')})).", "",
                       md.read_text(), ""]
-    index = read_json(args.figures_index)
-    lines += ["### Figures", ""]
-    say = {"confusion_best": "row-normalised confusion matrix (%) of the best trained detector",
-           "confusion_all": "row-normalised confusion matrices (%) of every detector",
-           "language": "macro-F1 per language for every detector (hatched: the language's test rows hold one class)",
-           "subsets": "macro-F1 per test subset for every detector; hatched bars are one-class subsets' recall"}
-    kinds = args.layout.get("kinds") or {}
+    return lines
+
+
+FIGURE_SENTENCES = {
+    "confusion_best": "row-normalised confusion matrix (%) of the best trained detector",
+    "confusion_all": "row-normalised confusion matrices (%) of every detector",
+    "language": "macro-F1 per language for every detector (hatched: the language's test rows hold one class)",
+    "subsets": "macro-F1 per test subset for every detector; hatched bars are one-class subsets' recall"}
+DATA_FIGURES = (("data_distribution.", "distribution of code properties per label (Figure 3)"),
+                ("data_distribution_language.", "the same per language"))
+
+
+def _figures(index: dict, task_titles: dict, kinds: dict, rel) -> list[str]:
+    """A line per task and figure of the figures index (PNG and PDF linked), then the data's figures."""
+    lines = ["### Figures", ""]
     for task, entry in index.get("tasks", {}).items():
-        for key, sentence in say.items():
+        for key, sentence in FIGURE_SENTENCES.items():
             paths = entry.get(key)
             if paths:
                 png = next(p for p in paths if p.endswith(".png"))
@@ -147,15 +182,17 @@ def main(argv=None) -> None:
                 lines.append(f"- {task_titles.get(task, task)}: {sentence} ({paper_figure(key, kinds.get(task))}): "
                              f"[PNG]({rel(png)}), [PDF]({rel(pdf)})")
     data = index.get("data") or []
-    for stem, sentence in (("data_distribution.", "distribution of code properties per label (Figure 3)"),
-                           ("data_distribution_language.", "the same per language")):
+    for stem, sentence in DATA_FIGURES:
         got = [p for p in data if Path(p).name.startswith(stem)]
         if got:
             lines.append(f"- Data: {sentence}: " + ", ".join(f"[{Path(p).suffix[1:].upper()}]({rel(p)})" for p in got))
-    lines.append("")
-    if args.analyses:
-        lines += ["### Analyses", ""]
-    for path in args.analyses:
+    return [*lines, ""]
+
+
+def _analyses(summaries: list[str], task_titles: dict, rel) -> list[str]:
+    """A line per analysis of each task's summary (SVM n-grams, SHAP, all-fail rows)."""
+    lines = ["### Analyses", ""] if summaries else []
+    for path in summaries:
         s = read_json(path)
         folder = Path(path).parent
         title = task_titles.get(s["task"], s["task"])
@@ -172,6 +209,4 @@ def main(argv=None) -> None:
                          "(the paper's trained rows, as in Tables 5-7), "
                          f"counted by language, generator, label and subset with the shortest examples: "
                          f"[{rel(folder / af['file'])}]({rel(folder / af['file'])})")
-    lines.append("")
-    write_text("\n".join(lines), args.out)
-
+    return [*lines, ""]

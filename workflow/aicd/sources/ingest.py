@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -44,7 +45,18 @@ class RowSkips:
         return {"counts": dict(sorted(self.counts.items())), "examples": dict(self.examples)}
 
 
+class Skip:
+    """Why to_samples leaves a row out, beside clean_code's reasons for the code itself
+    (missing_code, invalid_utf8, code_not_text, binary_content, empty_code, too_large): each is
+    counted, with examples, in the report's `skipped`."""
 
+    UNKNOWN_LANGUAGE = "unknown_language"  # a language value no canonical language matches
+    MISSING_LABEL = "missing_label"  # no label value, and no default class or generator to take one from
+    UNKNOWN_LABEL = "unknown_label"  # a label value that names no class (unmapped: drop)
+    UNKNOWN_FAMILY = "unknown_family"  # a family target, and a generator of no known family
+    DUPLICATE_ID = "duplicate_id"  # a source_row_id seen before
+    DUPLICATE_CODE = "duplicate_code"  # the same language and code seen before
+    LABEL_CONFLICT = "label_conflict"  # label_audit: correct, and the generator cannot settle the class
 
 
 def _label_key(value: object) -> str | None:
@@ -90,11 +102,29 @@ def check_labels_mapped(values, label_map: dict[str, str], target: str, source: 
                     "or set unmapped: drop")
 
 
-def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame, dict]:
-    """Return (samples in the sample schema, report). rows_in == rows_out + skipped, always."""
+# Schema fields read from a column of the same name when the spec maps no column to them.
+SAME_NAME_FIELDS = ("code", "label", "language", "generator", "domain", "problem_id", "protocol", "subset")
+
+
+@dataclass(frozen=True)
+class IngestSpec:
+    """A source spec, checked against its table."""
+
+    columns: dict  # schema field -> column of the table
+    carry: dict  # extra output column -> column of the table
+    target: str  # the class the labels name: label or family
+    label_map: dict  # label value (as _label_key reads it) -> class
+    unmapped: str  # one of UNMAPPED_MODES
+    audit: str  # one of AUDIT_MODES
+    defaults: dict  # field -> value for a field the table lacks
+
+
+def read_spec(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame, IngestSpec, Counter]:
+    """(the table with value_maps' columns added, the checked spec, value_maps' notes); a spec
+    that does not fit the table is a clear error naming what is wrong."""
     columns = dict(spec.get("columns") or {})
     raw, value_notes = apply_value_maps(raw, spec, columns, source)
-    for field in ("code", "label", "language", "generator", "domain", "problem_id", "protocol", "subset"):
+    for field in SAME_NAME_FIELDS:
         if field not in columns and field in raw.columns:
             columns[field] = field
     if "code" not in columns:
@@ -123,132 +153,180 @@ def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame
     audit = spec.get("label_audit", "error")
     if audit not in AUDIT_MODES:
         raise AicdError(f"{source}: label_audit must be one of {AUDIT_MODES}, got {audit!r}")
-    defaults = spec.get("defaults") or {}
+    checked = IngestSpec(columns=columns, carry=carry, target=target, label_map=label_map, unmapped=unmapped_policy,
+                         audit=audit, defaults=spec.get("defaults") or {})
+    return raw, checked, value_notes
 
-    skips = RowSkips()
-    notes: Counter[str] = Counter(value_notes)
-    rows: list[dict] = []
-    seen_row_ids: set[str] = set()
-    seen_ids: set[str] = set()
-    unknown_label_ids: Counter[str] = Counter()
-    unknown_languages: Counter[str] = Counter()
-    get = {field: raw[col].tolist() for field, col in columns.items()}
-    carried = {name: raw[col].tolist() for name, col in carry.items()}
-    row_ids = get.get("source_row_id") or list(range(len(raw)))
 
-    for i in range(len(raw)):
-        ref = row_ids[i]
-        code, reason = clean_code(get["code"][i])
+class RowReader:
+    """One raw row -> its sample, or the reason it is left out. Remembers the ids it has kept
+    (a later duplicate is skipped) and counts what the report lists beside the skips: unknown
+    label values and languages, and notes (values set to null, missing languages)."""
+
+    def __init__(self, raw: pd.DataFrame, spec: IngestSpec, source: str, notes: Counter) -> None:
+        self.spec, self.source, self.notes = spec, source, notes
+        self.get = {field: raw[col].tolist() for field, col in spec.columns.items()}
+        self.carried = {name: raw[col].tolist() for name, col in spec.carry.items()}
+        self.row_ids = self.get.get("source_row_id") or list(range(len(raw)))
+        self.seen_row_ids: set[str] = set()
+        self.seen_ids: set[str] = set()
+        self.unknown_label_ids: Counter[str] = Counter()
+        self.unknown_languages: Counter[str] = Counter()
+
+    def sample(self, i: int) -> tuple[dict | None, str | None]:
+        """(row i's sample, None), or (None, why it is skipped); checks in the order the report
+        counts them (a row is counted once, under the first check it fails)."""
+        code, reason = clean_code(self.get["code"][i])
         if reason:
-            skips.add(reason, ref)
-            continue
-        lang_raw = get["language"][i] if "language" in get else defaults.get("language")
+            return None, reason
+        language, reason = self._language(i)
+        if reason:
+            return None, reason
+        generator = self._generator(i)
+        name, reason = self._class_name(i, generator)
+        if reason:
+            return None, reason
+        sample_id, reason = self._new_id(i, language, code)
+        if reason:
+            return None, reason
+        return self._row(i, sample_id, code, language, generator, name), None
+
+    def _field(self, field: str, i: int):
+        return self.get[field][i] if field in self.get else self.spec.defaults.get(field)
+
+    def _language(self, i: int) -> tuple[str | None, str | None]:
+        """The canonical language (None when the row gives none: kept, noted)."""
+        lang_raw = self._field("language", i)
         language = canonical_language(lang_raw)
         if language is None and not is_missing(lang_raw):
-            unknown_languages[str(lang_raw)] += 1
-            skips.add("unknown_language", ref)
-            continue
+            self.unknown_languages[str(lang_raw)] += 1
+            return None, Skip.UNKNOWN_LANGUAGE
         if language is None:
-            notes["language_missing"] += 1
+            self.notes["language_missing"] += 1
+        return language, None
 
-        generator = get["generator"][i] if "generator" in get else defaults.get("generator")
+    def _generator(self, i: int) -> str | None:
+        generator = self._field("generator", i)
         generator = None if is_missing(generator) or not str(generator).strip() else str(generator).strip()
-        if generator is not None and is_human(generator):
-            generator = HUMAN
+        return HUMAN if generator is not None and is_human(generator) else generator
 
-        name = None
-        if "label" in get:
-            key = _label_key(get["label"][i])
+    def _class_name(self, i: int, generator: str | None) -> tuple[str | None, str | None]:
+        """The row's class: from its label value, else the source's default class, else its generator."""
+        target, defaults = self.spec.target, self.spec.defaults
+        if "label" in self.get:
+            key = _label_key(self.get["label"][i])
             if key is None:
-                skips.add("missing_label", ref)
-                continue
-            name = map_label(key, label_map, target)
+                return None, Skip.MISSING_LABEL
+            name = map_label(key, self.spec.label_map, target)
             if name is None:
-                unknown_label_ids[key] += 1
-                skips.add("unknown_label", ref)
-                continue
-        elif defaults.get(target) is not None:  # a whole source of one class (SwallowCode: hybrid)
+                self.unknown_label_ids[key] += 1
+                return None, Skip.UNKNOWN_LABEL
+            return name, None
+        if defaults.get(target) is not None:  # a whole source of one class (SwallowCode: hybrid)
             name = defaults[target]
             if name not in _allowed_names(target):
-                raise AicdError(f"{source}: defaults.{target} = {name!r} is not a valid {target} value")
-        elif generator is not None:
+                raise AicdError(f"{self.source}: defaults.{target} = {name!r} is not a valid {target} value")
+            return name, None
+        if generator is not None:
             name = HUMAN if generator == HUMAN else (family_of(generator) if target == "family" else "machine")
-            if name is None:
-                skips.add("unknown_family", ref)
-                continue
-        else:
-            skips.add("missing_label", ref)
-            continue
+            return (None, Skip.UNKNOWN_FAMILY) if name is None else (name, None)
+        return None, Skip.MISSING_LABEL
 
-        row_ref = str(ref)
-        if "source_row_id" in get:
-            if row_ref in seen_row_ids:
-                skips.add("duplicate_id", ref)
-                continue
-            seen_row_ids.add(row_ref)
+    def _new_id(self, i: int, language: str | None, code: str) -> tuple[str | None, str | None]:
+        """The sample's content id, unless its source row id or its content was seen before."""
+        if "source_row_id" in self.get:
+            row_ref = str(self.row_ids[i])
+            if row_ref in self.seen_row_ids:
+                return None, Skip.DUPLICATE_ID
+            self.seen_row_ids.add(row_ref)
         sample_id = content_id(language, code)
-        if sample_id in seen_ids:
-            skips.add("duplicate_code", ref)
-            continue
-        seen_ids.add(sample_id)
+        if sample_id in self.seen_ids:
+            return None, Skip.DUPLICATE_CODE
+        self.seen_ids.add(sample_id)
+        return sample_id, None
 
-        domain = get["domain"][i] if "domain" in get else defaults.get("domain")
+    def _row(self, i: int, sample_id: str, code: str, language: str | None, generator: str | None,
+             name: str) -> dict:
+        target, defaults = self.spec.target, self.spec.defaults
+        domain = self._field("domain", i)
         if not is_missing(domain) and domain not in DOMAINS:
-            notes["domain_unknown_set_null"] += 1
+            self.notes["domain_unknown_set_null"] += 1
             domain = None
         family = family_of(generator)
         if generator is not None and family is None:
-            notes["family_unknown"] += 1
+            self.notes["family_unknown"] += 1
         row = {
             "id": sample_id,
             "code": code,
             "label": name if target == "label" else ("human" if name == HUMAN else "machine"),
             "language": language,
             "domain": None if is_missing(domain) else domain,
-            "source": source,
+            "source": self.source,
             "generator": generator,
             "family": name if target == "family" else family,
-            "protocol": _value(get, "protocol", i, defaults),
-            "problem_id": _value(get, "problem_id", i, defaults),
-            "subset": _value(get, "subset", i, defaults),
-            "source_row_id": row_ref,
+            "protocol": _value(self.get, "protocol", i, defaults),
+            "problem_id": _value(self.get, "problem_id", i, defaults),
+            "subset": _value(self.get, "subset", i, defaults),
+            "source_row_id": str(self.row_ids[i]),
         }
-        for name, values in carried.items():
-            row[name] = None if is_missing(values[i]) else values[i]
-        rows.append(row)
+        for column, values in self.carried.items():
+            row[column] = None if is_missing(values[i]) else values[i]
+        return row
 
-    samples = pd.DataFrame(rows, columns=[*SAMPLE_COLUMNS, "source_row_id", *carried])
-    samples, audit_report = audit_labels(samples, target, audit, source, skips)
 
-    limit = spec.get("limit")
+def to_samples(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame, dict]:
+    """Return (samples in the sample schema, report). rows_in == rows_out + skipped, always."""
+    rows_in = len(raw)
+    raw, checked, value_notes = read_spec(raw, spec, source)
+    reader = RowReader(raw, checked, source, Counter(value_notes))
+    skips = RowSkips()
+    kept: list[dict] = []
+    for i in range(rows_in):
+        sample, reason = reader.sample(i)
+        if reason:
+            skips.add(reason, reader.row_ids[i])
+        else:
+            kept.append(sample)
+    samples = pd.DataFrame(kept, columns=[*SAMPLE_COLUMNS, "source_row_id", *reader.carried])
+    samples, audit_report = audit_labels(samples, checked.target, checked.audit, source, skips)
+    samples, not_sampled = _keep_at_most(samples, spec.get("limit"))
+    report = _report(reader, rows_in, samples, skips, not_sampled, audit_report)
+    for reason, n in skips.counts.items():
+        log.warning("%s: skipped %d rows: %s", source, n, reason)
+    log.info("%s: %d rows in, %d kept", source, rows_in, len(samples))
+    return samples, report
+
+
+def _keep_at_most(samples: pd.DataFrame, limit: int | None) -> tuple[pd.DataFrame, int]:
+    """(the samples sorted by id, at most `limit` of them, the number left out). The id is a
+    content hash, so "lowest ids" is a deterministic pseudo-random sample."""
     not_sampled = 0
     if limit is not None and len(samples) > limit:
-        # The id is a content hash, so "lowest ids" is a deterministic pseudo-random sample.
         not_sampled = len(samples) - int(limit)
         samples = samples.sort_values("id").head(int(limit))
-    samples = samples.sort_values("id").reset_index(drop=True)
+    return samples.sort_values("id").reset_index(drop=True), not_sampled
 
+
+def _report(reader: RowReader, rows_in: int, samples: pd.DataFrame, skips: RowSkips, not_sampled: int,
+            audit_report: dict) -> dict:
     report = {
-        "source": source,
-        "rows_in": int(len(raw)),
+        "source": reader.source,
+        "rows_in": int(rows_in),
         "rows_out": int(len(samples)),
         "skipped": skips.as_dict(),
         "not_sampled": not_sampled,
-        "unknown_label_ids": dict(unknown_label_ids),
-        "unmapped": unmapped_policy,
-        "unknown_languages": dict(unknown_languages.most_common(20)),
+        "unknown_label_ids": dict(reader.unknown_label_ids),
+        "unmapped": reader.spec.unmapped,
+        "unknown_languages": dict(reader.unknown_languages.most_common(20)),
         "label_audit": audit_report,
-        "notes": dict(notes),
+        "notes": dict(reader.notes),
         "counts": {
             "label": samples["label"].value_counts().to_dict(),
             "language": samples["language"].value_counts(dropna=False).rename(lambda k: str(k)).to_dict(),
         },
     }
     assert report["rows_in"] == report["rows_out"] + skips.total() + not_sampled, "row accounting broken"
-    for reason, n in skips.counts.items():
-        log.warning("%s: skipped %d rows: %s", source, n, reason)
-    log.info("%s: %d rows in, %d kept", source, len(raw), len(samples))
-    return samples, report
+    return report
 
 
 def apply_value_maps(raw: pd.DataFrame, spec: dict, columns: dict, source: str) -> tuple[pd.DataFrame, Counter]:
@@ -330,7 +408,7 @@ def audit_labels(samples: pd.DataFrame, target: str, mode: str, source: str, ski
         samples.loc[idx, "label"] = fixed
         fixable = fixed.notna()
     for ref in bad.loc[~fixable, "source_row_id"]:
-        skips.add("label_conflict", ref)
+        skips.add(Skip.LABEL_CONFLICT, ref)
     report["corrected"] = int(fixable.sum())
     report["uncorrectable"] = int((~fixable).sum())
     report["groups"] = int(len(groups))

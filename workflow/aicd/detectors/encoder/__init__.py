@@ -15,18 +15,18 @@ loop (memory bounded by the chunk, not by the test split).
 Training settings (params of a `kind: encoder` config entry) and which are the paper's:
 window 512, epochs 3, batch_size 64 are §5.1; every other default is ours (PARAMS).
 
-The package holds EncoderDetector and DEFAULTS; its helpers live in model (reading the model,
-escaping special tokens), tokens (row sampling and the token cache), runtime (device and
-precision) and checkpoints (resuming from a complete checkpoint), re-exported here."""
+The package holds EncoderDetector and DEFAULTS. Reading the model and escaping special tokens
+come from aicd.pretrained; the encoder's own helpers live in tokens (row sampling and the token
+cache), runtime (device and precision), checkpoints (resuming from a complete checkpoint of the
+same run) and trainer (the transformers Trainer set up from the settings); the public ones are
+re-exported here."""
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -36,9 +36,10 @@ from ...errors import AicdError
 from ...params import Param, ParamSpec
 from ...pretrained import TEXT_PREP_VERSION, offline, resolve_model, special_token_escaper
 from ..base import Detector, register
-from .checkpoints import checkpoint_step, last_complete_checkpoint
+from .checkpoints import checkpoint_step, last_complete_checkpoint, prepare_run_folder, run_fingerprint
 from .runtime import choose_device, choose_precision, no_fp16
-from .tokens import TokenCache, _stable_hash, _text_key, stratified_cap
+from .tokens import TokenCache, fit_rows, stratified_cap
+from .trainer import batch_shape, make_trainer, padding_collator, training_arguments
 
 __all__ = ["DEFAULTS", "EncoderDetector", "TEXT_PREP_VERSION", "TokenCache", "checkpoint_step",
            "choose_device", "choose_precision", "last_complete_checkpoint", "no_fp16", "offline",
@@ -166,110 +167,41 @@ class EncoderDetector(Detector):
 
     def fit(self, X, y, X_val=None, y_val=None) -> EncoderDetector:
         import torch
-        from transformers import DataCollatorWithPadding, Trainer, TrainerCallback, TrainingArguments
         s = self.settings
         self._setup_device()
-        X, y = np.asarray(X, dtype=object), np.asarray(y, dtype=object)
-        train_idx = stratified_cap(y, s["max_train_rows"], self.seed)
-        X, y = X[train_idx], y[train_idx]
+        X, y, X_val, y_val = fit_rows(X, y, X_val, y_val, s["max_train_rows"], s["max_validation_rows"], self.seed)
         self.classes_ = np.unique(y)
-        if len(self.classes_) < 2:
-            raise AicdError("the train split has fewer than two classes: nothing to learn")
-        if X_val is None or len(X_val) == 0:
-            raise AicdError("an encoder needs a validation split to choose its checkpoint")
-        X_val, y_val = np.asarray(X_val, dtype=object), np.asarray(y_val, dtype=object)
-        val_idx = stratified_cap(y_val, s["max_validation_rows"], self.seed)
-        X_val, y_val = X_val[val_idx], y_val[val_idx]
-        label2id = {c: i for i, c in enumerate(self.classes_)}
-        known = np.isin(y_val, self.classes_)  # a validation class unseen in train cannot be predicted
-        y_val_ids = np.array([label2id.get(v, -1) for v in y_val])
-
         self._load(s["model"], list(map(str, self.classes_)))
-        cache = TokenCache(self.cache_dir)
-        train_ds = cache.tokenize(self.tokenizer_, X, s["window"]).add_column("labels", [label2id[v] for v in y])
-        val_ds = cache.tokenize(self.tokenizer_, X_val[known], s["window"]).add_column("labels", list(y_val_ids[known]))
-        val_ds = val_ds.sort("length")  # evaluation order is free: length-homogeneous batches pad less
-
-        micro = min(s["micro_batch_size"], s["batch_size"])
-        accumulation = s["batch_size"] // micro
-        steps_per_epoch = math.ceil(len(train_ds) / (micro * accumulation))
+        train_ds, val_ds = self._datasets(X, y, X_val, y_val)
         work = Path(self.work_dir) if self.work_dir else Path.cwd() / ".aicd-encoder"
-        fingerprint = _stable_hash(json.dumps({k: v for k, v in s.items() if k != "keep_checkpoints"},
-                                              sort_keys=True, default=str), self.seed,
-                                   _text_key(X, y), _text_key(X_val, y_val))
-        stamp = work / "fingerprint.json"
-        try:
-            stamped = json.loads(stamp.read_text()).get("fingerprint")
-        except (OSError, ValueError, AttributeError):  # missing, or cut short by a kill
-            stamped = None
-        if work.is_dir() and stamped != fingerprint:
-            log.info("checkpoints in %s belong to another run (settings or data changed): starting afresh", work)
-            shutil.rmtree(work)
-        work.mkdir(parents=True, exist_ok=True)
-        stamp.write_text(json.dumps({"fingerprint": fingerprint, "model": s["model"]}) + "\n")
-        resume = last_complete_checkpoint(work)
+        resume = prepare_run_folder(work, run_fingerprint(s, self.seed, X, y, X_val, y_val), s["model"])
+        args = training_arguments(s, work, self.seed, self.device_, self.precision_, len(train_ds))
+        trainer = make_trainer(self.model_, self.tokenizer_, args, train_ds, val_ds,
+                               padding_collator(self.tokenizer_, s["padding"], s["window"], self.device_),
+                               len(self.classes_), self.callbacks)
+        self._train(trainer, resume, train_ds, val_ds)
+        if not s["keep_checkpoints"]:
+            self._discard_work = work
+        del trainer
+        if self.device_.startswith("cuda"):
+            torch.cuda.empty_cache()
+        return self
 
-        if not sys.stderr.isatty():  # a job log: one progress line every 10 s, not every 0.1 s
-            os.environ.setdefault("TQDM_MININTERVAL", "10")
-        save_kwargs = ({"eval_strategy": "epoch", "save_strategy": "epoch"} if not s["save_steps"] else
-                       {"eval_strategy": "steps", "save_strategy": "steps",
-                        "eval_steps": s["save_steps"], "save_steps": s["save_steps"]})
-        args = TrainingArguments(
-            output_dir=str(work),
-            num_train_epochs=s["epochs"],
-            max_steps=s["max_steps"] if s["max_steps"] else -1,
-            per_device_train_batch_size=micro,
-            per_device_eval_batch_size=s["eval_batch_size"],
-            gradient_accumulation_steps=accumulation,
-            learning_rate=s["learning_rate"],
-            weight_decay=s["weight_decay"],
-            warmup_steps=math.ceil(s["warmup_ratio"] * (s["max_steps"] or steps_per_epoch * s["epochs"])),
-            lr_scheduler_type=s["scheduler"],
-            optim=s["optimizer"],
-            max_grad_norm=s["max_grad_norm"],
-            logging_steps=s["logging_steps"],
-            logging_first_step=True,
-            save_total_limit=s["save_total_limit"],
-            load_best_model_at_end=True,
-            metric_for_best_model="macro_f1",
-            greater_is_better=True,
-            seed=self.seed,
-            data_seed=s["data_seed"] if s["data_seed"] is not None else self.seed,
-            train_sampling_strategy="group_by_length" if s["group_by_length"] else "random",
-            length_column_name="length",
-            use_cpu=self.device_ == "cpu",
-            bf16=self.precision_ == "bf16",
-            fp16=self.precision_ == "fp16",
-            dataloader_num_workers=0,
-            report_to="none",
-            disable_tqdm=False,
-            **save_kwargs,
-        )
-        collator = (DataCollatorWithPadding(self.tokenizer_, pad_to_multiple_of=8 if self.device_ != "cpu" else None)
-                    if s["padding"] == "dynamic" else
-                    DataCollatorWithPadding(self.tokenizer_, padding="max_length", max_length=s["window"]))
+    def _datasets(self, X, y, X_val, y_val):
+        """(train, validation) tokenised through the token cache, with class ids as `labels`; a
+        validation row of a class train lacks is left out (it cannot be predicted)."""
+        label2id = {c: i for i, c in enumerate(self.classes_)}
+        known = np.isin(y_val, self.classes_)
+        y_val_ids = np.array([label2id.get(v, -1) for v in y_val])
+        cache, window = TokenCache(self.cache_dir), self.settings["window"]
+        train_ds = cache.tokenize(self.tokenizer_, X, window).add_column("labels", [label2id[v] for v in y])
+        val_ds = cache.tokenize(self.tokenizer_, X_val[known], window).add_column("labels", list(y_val_ids[known]))
+        return train_ds, val_ds.sort("length")  # evaluation order is free: length-homogeneous batches pad less
 
-        def compute_metrics(pred):
-            from sklearn.metrics import f1_score
-            logits = pred.predictions[0] if isinstance(pred.predictions, tuple) else pred.predictions
-            return {"macro_f1": f1_score(pred.label_ids, logits.argmax(-1), average="macro",
-                                         labels=list(range(len(self.classes_))), zero_division=0)}
-
-        class EveryEpoch(TrainerCallback):
-            """With save_steps, still evaluate and checkpoint at every epoch's end."""
-            def on_epoch_end(self, args, state, control, **kwargs):
-                control.should_evaluate = True
-                control.should_save = True
-                return control
-
-        trainer = Trainer(model=self.model_, args=args, train_dataset=train_ds, eval_dataset=val_ds,
-                          data_collator=collator, processing_class=self.tokenizer_, compute_metrics=compute_metrics,
-                          callbacks=[EveryEpoch(), *self.callbacks])
-        # A sequence classifier's loss is a mean over its micro batch, whatever **kwargs its forward
-        # takes: have the Trainer divide it by the accumulation steps (else gradients and the
-        # logged loss are `accumulation` times too large).
-        trainer.model_accepts_loss_kwargs = False
-        trainer.loss_is_scaled_for_ga = False
+    def _train(self, trainer, resume: Path | None, train_ds, val_ds) -> None:
+        """Train (resuming from `resume`), keep the best checkpoint's model and report the fit."""
+        s = self.settings
+        micro, accumulation, steps_per_epoch = batch_shape(s, len(train_ds))
         log.info("fine-tuning %s on %s: %d train rows, %d validation rows, %d classes; micro batch %d x %d "
                  "accumulation = %d; %d steps/epoch; %s, %s%s", s["model"], self.device_, len(train_ds), len(val_ds),
                  len(self.classes_), micro, accumulation, micro * accumulation, steps_per_epoch, self.device_,
@@ -279,23 +211,18 @@ class EncoderDetector(Detector):
         result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
         self.model_ = trainer.model
         self.model_.eval()
+        state = trainer.state
         self.fit_report_ = {
-            "train_rows": len(train_ds), "validation_rows": len(val_ds), "steps": trainer.state.global_step,
+            "train_rows": len(train_ds), "validation_rows": len(val_ds), "steps": state.global_step,
             "resumed_from_step": resumed_step, "train_loss": result.training_loss,
-            "best_checkpoint": Path(trainer.state.best_model_checkpoint).name if trainer.state.best_model_checkpoint else None,
-            "best_validation_macro_f1": trainer.state.best_metric, "fit_seconds": round(time.perf_counter() - started, 1),
+            "best_checkpoint": Path(state.best_model_checkpoint).name if state.best_model_checkpoint else None,
+            "best_validation_macro_f1": state.best_metric, "fit_seconds": round(time.perf_counter() - started, 1),
             "device": self.device_, "precision": self.precision_, "micro_batch_size": micro,
             "gradient_accumulation_steps": accumulation,
             "mean_train_tokens": float(np.mean(train_ds["length"])),
-            "log_history": trainer.state.log_history,
+            "log_history": state.log_history,
         }
-        self.trainer_state_ = trainer.state
-        if not s["keep_checkpoints"]:
-            self._discard_work = work
-        del trainer
-        if self.device_.startswith("cuda"):
-            torch.cuda.empty_cache()
-        return self
+        self.trainer_state_ = state
 
     # -- prediction --------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
-"""Checkpoints of a fine-tuning run: the global step a checkpoint records, and the newest
-checkpoint whose save finished (those cut short by a kill are deleted), so a job resumes only
-from a complete checkpoint."""
+"""Checkpoints of a fine-tuning run: the global step a checkpoint records, the newest checkpoint
+whose save finished (those cut short by a kill are deleted), and the run's folder, stamped with a
+fingerprint of its settings and rows, so a job resumes only from a complete checkpoint of the
+same run."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import json
 import logging
 import shutil
 from pathlib import Path
+
+from .tokens import _stable_hash, _text_key
 
 log = logging.getLogger("aicd.detectors.encoder")
 
@@ -36,3 +39,26 @@ def last_complete_checkpoint(folder: Path) -> Path | None:
         log.warning("removing incomplete checkpoint %s", ckpt)
         shutil.rmtree(ckpt, ignore_errors=True)
     return None
+
+
+def run_fingerprint(settings: dict, seed: int, X, y, X_val, y_val) -> str:
+    """What makes two fits the same run: the settings (bar keep_checkpoints), the seed and the
+    rows of train and validation."""
+    return _stable_hash(json.dumps({k: v for k, v in settings.items() if k != "keep_checkpoints"},
+                                   sort_keys=True, default=str), seed, _text_key(X, y), _text_key(X_val, y_val))
+
+
+def prepare_run_folder(work: Path, fingerprint: str, model: str) -> Path | None:
+    """Make `work` the checkpoint folder of the run `fingerprint` names (emptied when it holds
+    another run's checkpoints) and return the checkpoint to resume from, if any."""
+    stamp = work / "fingerprint.json"
+    try:
+        stamped = json.loads(stamp.read_text()).get("fingerprint")
+    except (OSError, ValueError, AttributeError):  # missing, or cut short by a kill
+        stamped = None
+    if work.is_dir() and stamped != fingerprint:
+        log.info("checkpoints in %s belong to another run (settings or data changed): starting afresh", work)
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(json.dumps({"fingerprint": fingerprint, "model": model}) + "\n")
+    return last_complete_checkpoint(work)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...errors import AicdError
 from ...pretrained import TEXT_PREP_VERSION, special_token_escaper
 
 log = logging.getLogger("aicd.detectors.encoder")
@@ -46,6 +47,23 @@ def stratified_cap(y: np.ndarray, n: int | None, seed: int) -> np.ndarray:
     quota = np.maximum(1, np.floor(counts / counts.sum() * n)).astype(int)
     picked = [rng.permutation(idx[y == c])[:q] for c, q in zip(classes, quota)]
     return np.sort(np.concatenate(picked))
+
+
+def fit_rows(X, y, X_val, y_val, max_train_rows: int | None, max_validation_rows: int | None,
+             seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y, X_val, y_val) a fit trains and validates on, as object arrays, each split capped by
+    a seeded, class-stratified sample; a clear error when train holds fewer than two classes or
+    no validation rows are given (the checkpoint is chosen on them)."""
+    X, y = np.asarray(X, dtype=object), np.asarray(y, dtype=object)
+    train_idx = stratified_cap(y, max_train_rows, seed)
+    X, y = X[train_idx], y[train_idx]
+    if len(np.unique(y)) < 2:
+        raise AicdError("the train split has fewer than two classes: nothing to learn")
+    if X_val is None or len(X_val) == 0:
+        raise AicdError("an encoder needs a validation split to choose its checkpoint")
+    X_val, y_val = np.asarray(X_val, dtype=object), np.asarray(y_val, dtype=object)
+    val_idx = stratified_cap(y_val, max_validation_rows, seed)
+    return X, y, X_val[val_idx], y_val[val_idx]
 
 
 class TokenCache:
