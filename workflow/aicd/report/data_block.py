@@ -71,6 +71,17 @@ def facts(rep: dict) -> list[str]:
     return out
 
 
+def adversarial_origin(rep: dict, mode: str | None) -> list[str]:
+    """Where a pool-built task's adversarial rows come from: the generation stage's prompt, not a
+    model trained to evade detection as the paper's are."""
+    splits = rep.get("splits") or {}
+    if mode != "build" or not any("adversarial" in (s.get("target") or {}) for s in splits.values()):
+        return []
+    return ["Its adversarial rows come from the generation stage's `adversarial` protocol: a generator prompted to "
+            "write code that looks human-written. The paper's adversarial code comes from models trained to evade "
+            "detection, so this class is easier to tell apart here than there."]
+
+
 def pooled(modes: dict[str, str]) -> list[str]:
     built = [t for t, mode in modes.items() if mode == "build"]
     if len(built) < 2:
@@ -89,7 +100,7 @@ def data_block(task_reports: dict[str, dict], titles: dict[str, str], modes: dic
             continue
         how = MODES.get(modes.get(task), modes.get(task) or "")
         lines += [f"**{title}** (`{task}`{', ' + how if how else ''}):", "", *split_table(rep), ""]
-        lines += [f"- {fact}" for fact in facts(rep)]
+        lines += [f"- {fact}" for fact in facts(rep) + adversarial_origin(rep, modes.get(task))]
         lines.append("")
     lines += pooled({t: modes[t] for t in titles if t in modes})
     return lines if len(lines) > 2 else []
