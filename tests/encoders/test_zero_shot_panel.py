@@ -70,11 +70,11 @@ def test_the_panel_predicts_its_sample_which_is_scored_as_a_sample(tiny_lm, tabl
     from aicd.scoring.score import score
 
     featurizer, _ = stats_set(tiny_lm, tables, tmp_path / "f.npz", {"train": 0, "validation": 20, "test": 24})
-    record = {}
     spec = {"kind": "zero_shot_lm", "params": {"criterion": "fast_detectgpt"}}
-    detector, preds = fit_predict(spec, tables, str(tmp_path / "f.npz"), seed=0, featurizer=featurizer, record=record)
-    assert len(preds) == 24 and record["covered_rows"]["test"] == {"scored": 24, "of": 80}
-    assert record["covered_rows"]["validation"] == {"scored": 20, "of": 60}
+    fitted = fit_predict(spec, tables, str(tmp_path / "f.npz"), seed=0, featurizer=featurizer)
+    detector, preds, covered = fitted.detector, fitted.predictions, fitted.validation["covered_rows"]
+    assert len(preds) == 24 and covered["test"] == {"scored": 24, "of": 80}
+    assert covered["validation"] == {"scored": 20, "of": 60}
     X = store.read(store.matrix(tmp_path / "f.npz", "test"))
     keep = ~np.isnan(X).all(axis=1)
     expected = criterion("fast_detectgpt", X[keep].astype(np.float64))
@@ -95,7 +95,7 @@ def test_the_fitted_panel_model_file_applies_itself_to_new_code(tiny_lm, tables,
 
     featurizer, _ = stats_set(tiny_lm, tables, tmp_path / "f.npz", {"train": 0, "validation": 20, "test": 24})
     spec = {"kind": "zero_shot_lm", "params": {"criterion": "loglik"}}
-    detector, _ = fit_predict(spec, tables, str(tmp_path / "f.npz"), seed=0, featurizer=featurizer)
+    detector = fit_predict(spec, tables, str(tmp_path / "f.npz"), seed=0, featurizer=featurizer).detector
     save_bundle(make_bundle(detector, featurizer, spec, task="binary"), tmp_path / "m.skops")
     model = load_bundle(tmp_path / "m.skops")
     new = pd.DataFrame({"id": ["a", "b", "short"], "code": [tables["test"]["code"][0], "def f(x):\n    return x\n", ""]})

@@ -247,7 +247,7 @@ def test_a_folder_model_keeps_its_bundle_beside_the_weights(tmp_path):
 
     @register("folder_probe")
     class FolderProbe(Detector):   # stands in for an encoder: stored with its own save/load
-        needs_features, needs_text, storage = False, True, "folder"
+        inputs, storage = "text", "folder"
 
         def fit(self, X, y, X_val=None, y_val=None):
             self.classes_ = np.unique(y)

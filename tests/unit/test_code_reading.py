@@ -26,8 +26,8 @@ def test_features_detector_reads_only_the_code_it_needs(trial_raw, tmp_path):
         asked.append((split, rows))
         return read_code(paths.get(split), split, rows)
 
-    _, predictions = fit_predict({"kind": "logistic_regression"}, read, str(features / "features.npz"), seed=0,
-                                 featurizer=featurizer, code_reader=reader)
+    predictions = fit_predict({"kind": "logistic_regression"}, read, str(features / "features.npz"), seed=0,
+                              featurizer=featurizer, code_reader=reader).predictions
     assert len(predictions) == 60
     assert asked and all(rows is not None and rows <= 8 for _, rows in asked)  # the featurizer check's few rows
 
@@ -36,8 +36,8 @@ def test_features_detector_reads_only_the_code_it_needs(trial_raw, tmp_path):
     other.to_parquet(paths["test"])
     read["test"] = read_table(paths["test"], "test", skip=("code",))
     asked.clear()
-    _, again = fit_predict({"kind": "logistic_regression"}, read, str(features / "features.npz"), seed=0,
-                           featurizer=featurizer, code_reader=reader)
+    again = fit_predict({"kind": "logistic_regression"}, read, str(features / "features.npz"), seed=0,
+                        featurizer=featurizer, code_reader=reader).predictions
     assert ("test", None) in asked
     assert np.array_equal(again["pred"].to_numpy(), predictions["pred"].to_numpy())
 

@@ -61,7 +61,7 @@ def test_unknown_kind_and_bad_params_are_user_errors():
 def test_adding_a_detector_is_a_few_lines():
     @register("always_human_test")
     class AlwaysHuman(Detector):
-        needs_features = False
+        inputs = "nothing"
 
         def fit(self, X, y, X_val=None, y_val=None):
             self.classes_ = np.unique(y)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parents[2] / "workflow" / "aicd"
-GROUND = {"schema", "io", "errors", "codetext", "treesitter", "families", "fingerprint", "stagecli", "params",
+GROUND = {"schema", "io", "errors", "codetext", "treesitter", "families", "fingerprint", "stagecli", "params", "registry",
           "pinned_files", "local_models", "subprocesses",
           "parallel", "memguard", "pretrained", "fitted_files", "library_formats", "published", "scores", "ids",
           "runs", "baserun", "site_profile", "bindings"}

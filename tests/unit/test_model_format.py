@@ -24,7 +24,7 @@ from aicd.detectors.novelty import Novelty
 from aicd.errors import AicdError
 from aicd.features.registry import FEATURIZERS, ConcatFeaturizer, load_featurizer
 from aicd.features.registry import build as build_featurizer
-from aicd.fitted_files import PROJECT_TYPES, load_fitted, save_fitted, skops_io, type_name
+from aicd.fitted_files import kind_types, load_fitted, save_fitted, skops_io, type_name
 from aicd.io import write_pickle
 from components import require
 from fitted_task_helpers import task_tables
@@ -84,14 +84,14 @@ def fitted_bundle(kind: str, params: dict, feature_set: str | None, rows, featur
     train, _ = rows
     detector = build(kind, params, seed=0)
     featurizer = None
-    if detector.needs_text:
+    if detector.inputs == "text":
         X = train["code"].to_numpy(dtype=object)
-    elif detector.needs_features:
+    elif detector.inputs == "features":
         featurizer, X = featurizers[feature_set]
     else:
         X = np.zeros((len(train), 0), dtype=np.float32)
     detector.fit(X, train["target"].to_numpy(dtype=object))
-    if detector.needs_features:
+    if detector.inputs == "features":
         detector.novelty_ = Novelty(X, 0)
     return make_bundle(detector, featurizer, {"kind": kind, "params": params}, "T1",
                        train_languages=train["language"].dropna())
@@ -168,10 +168,10 @@ def test_every_feature_kind_transforms_exactly_the_same_after_a_round_trip(name,
     np.testing.assert_array_equal(again.transform(test), featurizer.transform(test))
 
 
-def test_every_built_in_kind_is_listed_as_trusted():
+def test_every_built_in_kind_is_trusted():
     stored_in_a_file = [cls for cls in REGISTRY.values() if cls.__module__.startswith("aicd.") and cls.storage == "file"]
-    assert {type_name(cls) for cls in stored_in_a_file} <= set(PROJECT_TYPES)
-    assert {type_name(cls) for cls in FEATURIZERS.values()} <= set(PROJECT_TYPES)
+    assert {type_name(cls) for cls in stored_in_a_file} <= kind_types()
+    assert {type_name(cls) for cls in FEATURIZERS.values()} <= kind_types()
 
 
 def test_a_kind_python_model_needs_its_class_named_as_trusted(rows, featurizers, plugins_importable, tmp_path):

@@ -99,7 +99,7 @@ def test_a_new_folder_stored_kind_is_planned_from_its_declaration(demo, models, 
 
     class Toy(Detector):
         storage = "folder"
-        needs_features = False
+        inputs = "nothing"
         max_threads = 2
         mem_mb = 1234
 

@@ -35,7 +35,7 @@ def toy_corpus(n=120, seed=0):
 def test_registered_and_reads_text():
     assert "robust" in REGISTRY
     det = build("robust", {}, seed=0)
-    assert det.needs_text and not det.needs_features
+    assert det.inputs == "text"
 
 
 def test_bad_params_are_named():
@@ -135,11 +135,10 @@ def test_runs_through_the_workflow_fit_predict_path(caplog):
         "validation": pd.DataFrame({"id": [], "code": [], "target": []}),
         "test": pd.DataFrame({"id": [f"x{i}" for i in range(40)], "code": X[80:], "target": y[80:]}),
     }
-    record = {}
     with caplog.at_level(logging.WARNING, logger="aicd.detectors"):
-        det, out = fit_predict({"kind": "robust", "params": {"max_iter": 20, "calibrate": True}}, tables, None, seed=0,
-                               record=record)
-    assert record["source"] != "given" and det.threshold_ is not None  # validation carved from train
+        fitted = fit_predict({"kind": "robust", "params": {"max_iter": 20, "calibrate": True}}, tables, None, seed=0)
+    det, out = fitted.detector, fitted.predictions
+    assert fitted.validation["source"] != "given" and det.threshold_ is not None  # validation carved from train
     assert "robust tunes on validation rows, but the task has none" in caplog.text  # said, not silent
     assert (out["pred"] == out["gold"]).all() and {"score_human", "score_machine"} <= set(out.columns)
 

@@ -16,20 +16,13 @@ import jsonschema
 import yaml
 
 from .errors import AicdError
+from .registry import did_you_mean
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
 
 
 def _where(path) -> str:
     return ".".join(str(p) for p in path) or "(top level)"
-
-
-def did_you_mean(name, options) -> str:
-    """ " (did you mean 'x'?)" for the closest of `options`, or ""."""
-    import difflib
-
-    close = difflib.get_close_matches(str(name), [str(o) for o in options], n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _problems(err) -> list[tuple[str, str]]:
@@ -60,7 +53,7 @@ def schema(schema_path: str | Path = SCHEMA_PATH) -> dict:
         {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]},
          "then": {"properties": {"params": cls.PARAMS.schema()}}}
         for kind, cls in sorted(REGISTRY.items())]
-    defs["featureset"]["properties"]["kind"]["enum"] = list(FEATURIZERS)
+    defs["featureset"]["properties"]["kind"]["enum"] = sorted(FEATURIZERS)
     defs["featureset"]["allOf"] = [
         {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]},
          "then": {"properties": {"params": cls.PARAMS.schema()}}}
@@ -164,7 +157,7 @@ def check_references(config: dict) -> None:
                 build(det["kind"], det.get("params") or {}, seed=0)
             except AicdError as err:
                 problems.append(f"detectors.{name}.params: {err}")
-            if REGISTRY[det["kind"]].needs_features and not det.get("features"):
+            if REGISTRY[det["kind"]].inputs == "features" and not det.get("features"):
                 problems.append(f"detectors.{name}.features: kind {det['kind']} needs a feature set (features: NAME)")
         fs = det.get("features")
         if fs is not None and fs not in features:

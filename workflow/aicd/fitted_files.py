@@ -3,10 +3,10 @@
 The format is skops.io's (a zip of JSON and .npy arrays). Reading it rebuilds only the types it
 is told to trust, and a file holding any other type is refused with the type named. Trusted:
 what skops trusts itself (builtins, numpy, scipy; of scikit-learn only the estimators listed
-here, see skops_io); the package's own classes and the other library types they hold, listed
-here (tests/unit/test_model_format.py checks that every built-in detector and feature kind is);
-and the types a caller names (`trust_types`: a kind registered by the user's own code, the class or
-function of a `kind: python` detector). CatBoost and transformers objects are stored inside the
+here, see skops_io); every registered kind, the package's or one registered by the user's own
+code, and the types its class declares it holds (`stored_types`: the package's helper classes,
+other library types), added as the kind registers; and the types a caller names
+(`trust_types`: the class or function of a `kind: python` detector). CatBoost and transformers objects are stored inside the
 file in their own libraries' formats (aicd.library_formats).
 
 A pickle (what earlier versions wrote, or a file from anyone) runs whatever code it names when
@@ -24,47 +24,34 @@ import zipfile
 from pathlib import Path
 
 from .errors import AicdError
-from .library_formats import portable, restored
+from .library_formats import STAND_INS, portable, restored
 
 log = logging.getLogger("aicd")
 
 SUFFIX = ".skops"
 ZIP_MAGIC = b"PK\x03\x04"
 
-PROJECT_TYPES = (
-    "aicd.detectors.bundle.FittedModel",
-    # the detector kinds stored in a file (an encoder is a save_pretrained folder)
-    "aicd.detectors.dummy.RandomDetector",
-    "aicd.detectors.dummy.MajorityDetector",
-    "aicd.detectors.classical.LogisticRegressionDetector",
-    "aicd.detectors.classical.LinearSvmDetector",
-    "aicd.detectors.classical.CatBoostDetector",
-    "aicd.detectors.robust.RobustDetector",
-    "aicd.detectors.plugins.PythonDetector",
-    "aicd.detectors.plugins.PredictionsDetector",
-    "aicd.detectors.hf_classifier.HFClassifierDetector",
-    "aicd.detectors.fast_detectgpt.FastDetectGPTDetector",
-    "aicd.detectors.zero_shot_lm.ZeroShotLMDetector",
-    # what they hold
-    "aicd.detectors.linear.BlockStandardScaler",
-    "aicd.detectors.linear.SquaredHingeSVC",
-    "aicd.detectors.novelty.Novelty",
-    "aicd.detectors.training.Calibrated",  # a detector with recalibrated scores (training.calibrate)
-    "aicd.library_formats.CatBoostFile",
-    "aicd.library_formats.TransformersFiles",
-    # the feature kinds
-    "aicd.features.tfidf.TfidfSvdFeaturizer",
-    "aicd.features.tfidf.whitespace_tokens",  # the TF-IDF vectoriser's tokenizer (a function)
-    "aicd.features.ast_features.AstFeaturizer",
-    "aicd.features.canonical.CanonicalTfidfFeaturizer",
-    "aicd.features.embedding.CodeEmbeddingFeaturizer",
-    "aicd.features.structure.StructureFeaturizer",
-    "aicd.features.stylometry_set.StylometryFeaturizer",
-    "aicd.features.lm_stats.LMStatsFeaturizer",
-    "aicd.features.registry.ConcatFeaturizer",
-)
+# The package's own types a fitted file may hold: each registered kind (a detector stored in a
+# file, a feature kind) and the types its class declares it holds (`stored_types`), added as the
+# kind registers (aicd.detectors.base, aicd.features.base). The registries push them here rather
+# than this module reading the registries: it is on the ground floor and imports no stage
+# (tests/unit/test_layering.py), and whatever reads a fitted file (load_bundle, load_featurizer)
+# has imported the kinds first. So adding a kind stays one class in one file.
+_KIND_TYPES: set[str] = set()
+
+
+def trust_kind_types(*names: str) -> None:
+    """Trust these types (module.Name) in every fitted file read from now on (the comment above)."""
+    _KIND_TYPES.update(names)
+
+
+def kind_types() -> frozenset[str]:
+    """The types the registered kinds hold, as trusted now."""
+    return frozenset(_KIND_TYPES)
+
+
 # The scikit-learn estimators the package's objects hold (module, name): the only ones trusted
-# (skops_io), with the library types below; numpy, scipy and builtins are skops's own.
+# (skops_io), with those the kinds declare; numpy, scipy and builtins are skops's own.
 SKLEARN_ESTIMATORS = (
     ("sklearn.pipeline", "Pipeline"),
     ("sklearn.preprocessing", "StandardScaler"),
@@ -78,10 +65,6 @@ SKLEARN_ESTIMATORS = (
     ("sklearn.feature_extraction.text", "TfidfTransformer"),
     ("sklearn.feature_extraction", "DictVectorizer"),
 )
-LIBRARY_TYPES = (
-    "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",  # the robust detector's trees
-    "numpy.dtype",  # the structured dtype of those trees' node arrays
-)
 
 
 def type_name(cls) -> str:
@@ -94,7 +77,8 @@ def sklearn_estimators() -> list:
 
 def trusted_types(extra=()) -> set[str]:
     estimators = {type_name(cls) for cls in sklearn_estimators()}
-    return set(PROJECT_TYPES) | estimators | set(LIBRARY_TYPES) | {t for t in extra if not t.endswith(".*")}
+    stand_ins = {type_name(cls) for cls in STAND_INS}  # CatBoost and transformers objects in their own formats
+    return set(_KIND_TYPES) | estimators | stand_ins | {t for t in extra if not t.endswith(".*")}
 
 
 def package_trust(packages) -> list[str]:

@@ -226,16 +226,17 @@ class Plan:
         SHAP for each that explains by SHAP on a feature set with named columns."""
         from .features.registry import FEATURIZERS
 
-        def kind_of(featureset):
-            return self.features.get(featureset, {}).get("kind")
+        def back_projects(featureset):
+            kind = self.features.get(featureset, {}).get("kind")
+            return kind in FEATURIZERS and FEATURIZERS[kind].back_projects
 
         def named(featureset):
-            return any(getattr(FEATURIZERS.get(k), "named_columns", False) for k in feature_kinds(self.features, featureset))
+            return any(FEATURIZERS[k].named_columns for k in feature_kinds(self.features, featureset) if k in FEATURIZERS)
 
         trained = self.trained(task)
         averaged, _ = self.averaged(task)
         coefficients = [d for d in trained if self.detectors[d].explains == "coefficients"
-                        and getattr(FEATURIZERS.get(kind_of(self.detectors[d].features)), "back_projects", False)]
+                        and back_projects(self.detectors[d].features)]
         shap = [d for d in trained if self.detectors[d].explains == "shap" and named(self.detectors[d].features)]
         return {"coefficients": coefficients[:1], "shap": shap, "trained": averaged}
 
@@ -373,7 +374,7 @@ def feature_kinds(features: dict, featureset: str | None) -> list:
 def feature_environment(features: dict, featureset: str | None, featurizers: dict) -> str:
     """The conda environment a feature set's jobs need, and every job that applies its fitted
     featurizer to new code: `neural` where its kind (or a concat part's) needs torch."""
-    needs = {getattr(featurizers.get(k), "environment", "core") for k in feature_kinds(features, featureset)}
+    needs = {featurizers[k].environment for k in feature_kinds(features, featureset) if k in featurizers}
     return "neural" if "neural" in needs else "core"
 
 
@@ -403,7 +404,7 @@ def _detector(name: str, spec: dict, cls, tasks: dict, features_environment: str
         runtime=resources.get("runtime"), zero_shot=cls.is_zero_shot(params), binarise=cls.binarises(params), explains=cls.explains,
         applies_to_new_code=cls.applies_to_new_code, prepared=cls.prepared_inputs(name, params),
         tasks=tuple(t for t in tasks if not only or t in only), paper=dict(spec.get("paper") or {}),
-        samples_test=bool(getattr(cls, "covers_feature_rows", False)) and "test" in sampled)
+        samples_test=bool(cls.covers_feature_rows) and "test" in sampled)
 
 
 def _test_set_generators(tasks: dict, models: dict, config: dict) -> list[str]:

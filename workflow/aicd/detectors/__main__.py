@@ -38,7 +38,7 @@ from ..features.tables import add_arguments, read_code, read_splits, read_table,
 from ..fitted_files import add_trust_arguments, package_trust
 from ..io import write_json, write_parquet
 from ..stagecli import json_arg, run
-from .base import detector_class
+from .base import REGISTRY
 from .bundle import configured_code, load_bundle, make_bundle, save_bundle
 from .fitting import fit_predict
 
@@ -58,7 +58,7 @@ def _prepared(pairs: list[str]) -> dict[str, str]:
 def fit(args) -> None:
     # A detector that does not read code gets its tables without it (most of their memory at
     # the paper's scale); the code of a split is read only where it turns out to be needed.
-    skip = () if detector_class(args.spec.get("kind")).needs_text else ("code",)
+    skip = () if REGISTRY[args.spec.get("kind")].inputs == "text" else ("code",)
     paths = split_paths(args)
     tables = read_splits(args, skip=skip)
     where = args.tasks_dir or f"--train {args.train} / --test {args.test}"
@@ -67,29 +67,26 @@ def fit(args) -> None:
         raise AicdError(f"{where}: the {' and '.join(empty)} split is empty: rebuild the task with rows in it")
     featurizer = load_featurizer(args.featurizer) if args.featurizer else None
     started = time.perf_counter()
-    validation: dict = {}
-    detector, predictions = fit_predict(args.spec, tables, args.features, args.seed, args.threads, args.work_dir,
-                                        args.cache_dir, featurizer, validation, _prepared(args.prepared),
-                                        code_reader=lambda split, rows=None: read_code(paths[split], split, rows))
-    summary = validation.pop("summary", {})
-    validation_scored = validation.pop("validation_scores")
-    training = validation.pop("training", None)
+    result = fit_predict(args.spec, tables, args.features, args.seed, args.threads, args.work_dir, args.cache_dir,
+                         featurizer, _prepared(args.prepared),
+                         code_reader=lambda split, rows=None: read_code(paths[split], split, rows))
+    on_features = result.detector.inputs == "features"
     languages = tables["train"]["language"].dropna() if "language" in tables["train"] else ()
-    bundle = make_bundle(detector, featurizer if detector.needs_features else None, args.spec, args.task, validation,
-                         train_languages=languages)
-    if detector.needs_features and featurizer is None:
+    bundle = make_bundle(result.detector, featurizer if on_features else None, args.spec, args.task,
+                         result.validation, train_languages=languages)
+    if on_features and featurizer is None:
         log.warning("no --featurizer: the saved model applies to feature matrices only, not to new code")
     save_bundle(bundle, args.model)
-    write_parquet(predictions, args.out)
+    write_parquet(result.predictions, args.out)
     if args.validation_scores:
-        write_parquet(validation_scored, args.validation_scores)
+        write_parquet(result.validation_scores, args.validation_scores)
     seconds = time.perf_counter() - started
     if args.report:
         write_json({"kind": args.spec["kind"], "task": args.task, "rows": {s: int(len(t)) for s, t in tables.items()},
-                    "validation": validation, **({"training": training} if training else {}),
-                    "self_contained": bundle.featurizer is not None or not detector.needs_features,
-                    "seconds": round(seconds, 3), **summary}, args.report)
-    log.info("%s: %d test predictions in %.1fs", args.spec["kind"], len(predictions), seconds)
+                    "validation": result.validation, **({"training": result.training} if result.training else {}),
+                    "self_contained": bundle.featurizer is not None or not on_features,
+                    "seconds": round(seconds, 3), **result.summary}, args.report)
+    log.info("%s: %d test predictions in %.1fs", args.spec["kind"], len(result.predictions), seconds)
 
 
 def predict(args) -> None:

@@ -2,10 +2,15 @@
 
 A detector: fit(X, y) -> self; predict(X) -> label names; optionally predict_scores(X) ->
 (n_rows, n_classes) with columns in `classes_` order. Adding one: a subclass decorated with
-@register("kind"), then a config entry {kind: ..., features: ..., params: {...}}.
+@register("kind") (REGISTRY, an aicd.registry.Registry), then a config entry {kind: ...,
+features: ..., params: {...}}.
 
 What the workflow needs to know about a kind is declared on its class, and the plan
 (aicd.plan) reads it from there; no rule names a kind:
+- `inputs`: what fit/predict take: "features" (the matrix of the entry's feature set), "text"
+  (the code strings), "ids" (the rows' ids, every split's also in `row_ids`, set by the job:
+  predictions made elsewhere) or "nothing" (an empty matrix, a row per row); checked when the
+  kind registers;
 - `storage`: "file" (a skops file, the default: aicd.fitted_files) or "folder" (save_pretrained:
   override `save`);
 - `max_threads`, `environment` (its jobs' conda environment, envs/{environment}.yaml), `gpu`
@@ -18,39 +23,31 @@ What the workflow needs to know about a kind is declared on its class, and the p
 - `PARAMS`: its parameter spec (aicd.params), the one home of its defaults;
 - `prepared_inputs(name, params)`: files another job makes for it (a causal LM it scores with);
 - `covers_feature_rows`: predicts the rows its feature set scored, a sample where the set
-  scored one (the zero-shot panel on a CPU run); its score file then covers a sample."""
+  scored one (the zero-shot panel on a CPU run); its score file then covers a sample;
+- `stored_types`: the types (module.Name) beyond its own class that its fitted object holds,
+  trusted when a fitted model file is read (aicd.fitted_files)."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 
 from ..errors import AicdError
+from ..fitted_files import trust_kind_types, type_name
 from ..params import ParamSpec
+from ..registry import Registry, did_you_mean
 
 
 def pd_isna(values: np.ndarray) -> np.ndarray:
     return np.array([v is None or (isinstance(v, float) and v != v) for v in values], dtype=bool)
 
-REGISTRY: dict[str, type[Detector]] = {}
 
-
-def register(kind: str) -> Callable[[type[Detector]], type[Detector]]:
-    def wrap(cls: type[Detector]) -> type[Detector]:
-        if kind in REGISTRY:
-            raise ValueError(f"detector kind {kind!r} registered twice")
-        cls.kind = kind
-        REGISTRY[kind] = cls
-        return cls
-    return wrap
+INPUTS = ("features", "text", "ids", "nothing")  # what a kind's fit/predict take (Detector.inputs)
 
 
 class Detector:
-    kind: str = ""
-    needs_features: bool = True
-    needs_text: bool = False        # fit/predict take the code strings instead of a feature matrix
-    needs_ids: bool = False         # fit/predict take the rows' ids (row_ids: every split's, set by the job)
+    kind: str = ""                  # its registered name (set by register)
+    inputs: str = "features"        # what fit/predict take: one of INPUTS (module docstring)
+    stored_types: tuple[str, ...] = ()  # types (module.Name) its fitted object holds beyond its own class
     storage: str = "file"           # how the fitted detector is stored: "file" (a skops file) or "folder"
     max_threads: int = 1            # threads its jobs can use
     environment: str = "core"       # the conda environment of its jobs (envs/{environment}.yaml)
@@ -139,14 +136,33 @@ class Detector:
         self.PARAMS.check(self.params)
 
 
-def detector_class(kind: str) -> type[Detector]:
-    if kind not in REGISTRY:
-        raise AicdError(f"unknown detector kind {kind!r}; registered kinds: {', '.join(sorted(REGISTRY))}")
-    return REGISTRY[kind]
+def _admit(kind: str, cls: type) -> None:
+    """A kind's declarations checked as it registers; a kind stored in a file is trusted in fitted
+    model files with the types it declares it holds."""
+    where = f"detector kind {kind!r} ({type_name(cls)})"
+    if not (isinstance(cls, type) and issubclass(cls, Detector)):
+        raise AicdError(f"{where}: a detector kind is a subclass of aicd.detectors.base.Detector")
+    legacy = [name for name in ("needs_features", "needs_text", "needs_ids") if hasattr(cls, name)]
+    if legacy:
+        raise AicdError(f"{where} declares {', '.join(legacy)}: what fit/predict take is one choice now, "
+                        f"inputs = one of {', '.join(map(repr, INPUTS))}")
+    if cls.inputs not in INPUTS:
+        raise AicdError(f"{where}: inputs = {cls.inputs!r}{did_you_mean(cls.inputs, INPUTS)}; declare one of "
+                        f"{', '.join(map(repr, INPUTS))}")
+    if cls.storage == "file":
+        trust_kind_types(type_name(cls), *cls.stored_types)
+
+
+REGISTRY = Registry("detector kind", admit=_admit)
+register = REGISTRY.register
+# What a fitted model file holds around its kind's own types: the bundle, the novelty reference of
+# a detector on a feature set and the wrapper of a calibrated one (aicd.detectors.training).
+trust_kind_types("aicd.detectors.bundle.FittedModel", "aicd.detectors.novelty.Novelty",
+                 "aicd.detectors.training.Calibrated")
 
 
 def build(kind: str, params: dict, seed: int, threads: int = 1) -> Detector:
-    cls = detector_class(kind)
+    cls = REGISTRY[kind]
     try:
         detector = cls(seed=seed, threads=threads, **params)
         detector.check_params()

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import AicdError
-from ..fitted_files import SUFFIX, load_fitted, save_fitted, type_name
+from ..fitted_files import SUFFIX, load_fitted, save_fitted
 from .base import REGISTRY, Detector
 
 log = logging.getLogger("aicd.detectors")
@@ -70,9 +70,9 @@ class FittedModel:
     def inputs_for(self, rows: pd.DataFrame):
         """What the detector reads for these rows: code text, a feature matrix, or nothing."""
         det = self.detector
-        if det.needs_text:
+        if det.inputs == "text":
             return rows["code"].to_numpy(dtype=object)
-        if det.needs_features:
+        if det.inputs == "features":
             if self.featurizer is None:
                 raise AicdError("this model was saved without its featurizer, so it cannot read new code: "
                                 f"refit it with python -m aicd.detectors fit ... --featurizer featurizer{SUFFIX}")
@@ -136,10 +136,11 @@ def configured_code(spec: dict | None) -> list[str]:
 
 
 def _read(path: Path, trust_pickle: bool, trust_types):
-    # kinds registered by the user's own code (already running here) are trusted like the package's
-    registered = [type_name(cls) for cls in REGISTRY.values() if cls.__module__.split(".")[0] != "aicd"]
-    return load_fitted(path, "a fitted model", REFIT, trust_pickle=trust_pickle,
-                       trust_types=[*trust_types, *registered])
+    # every registered kind is trusted, the package's and those of the user's own code already
+    # running here (aicd.fitted_files); the feature kinds too, as a model holds its featurizer
+    from ..features import registry  # noqa: F401  (registers them)
+
+    return load_fitted(path, "a fitted model", REFIT, trust_pickle=trust_pickle, trust_types=trust_types)
 
 
 def load_bundle(path: str | Path, device: str = "auto", threads: int = 1, trust_pickle: bool = False,

@@ -11,6 +11,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
 from ..errors import AicdError
+from ..fitted_files import type_name
 from ..params import Param, ParamSpec
 from .base import Detector, register
 from .linear import BlockStandardScaler, SquaredHingeSVC
@@ -34,6 +35,7 @@ def _empty_prediction(X: np.ndarray) -> bool:
 
 
 class _SklearnDetector(Detector):
+    stored_types = (type_name(BlockStandardScaler),)
     # The detect job owns its training matrix and sets this: standardising it in place then
     # saves a copy of it (BlockStandardScaler). A caller's own array is never changed otherwise.
     scale_in_place = False
@@ -88,6 +90,7 @@ class LinearSvmDetector(_SklearnDetector):
     max_threads = 4  # BLAS in the L-BFGS solver
     explains = "coefficients"
     score_kind = "margin"  # the decision function: AUROC needs only its order, no calibration is implied
+    stored_types = (type_name(BlockStandardScaler), type_name(SquaredHingeSVC))
     PARAMS = ParamSpec("the linear SVM", (
         Param("C", (float,), 1.0, "library", "inverse regularisation strength", minimum=0, exclusive_minimum=True),
         Param("solver", (str,), "lbfgs", "ours", "lbfgs: LinearSVC's primal problem by L-BFGS; liblinear: LinearSVC",

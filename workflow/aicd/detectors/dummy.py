@@ -10,7 +10,7 @@ from .base import Detector, register
 
 
 class _NoParams(Detector):
-    needs_features = False
+    inputs = "nothing"
 
 
 @register("random")

@@ -102,8 +102,7 @@ def auroc(criteria: np.ndarray, is_machine: np.ndarray) -> float | None:
 
 @register("fast_detectgpt")
 class FastDetectGPTDetector(Detector):
-    needs_features = False
-    needs_text = True
+    inputs = "text"
     zero_shot = True
     binarise = True
     environment = "neural"

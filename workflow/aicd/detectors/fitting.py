@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +83,7 @@ def check_featurizer_matches(featurizer, features: str, names: list, matrices: d
     if mine != list(names):
         raise AicdError(f"--featurizer does not belong to features {features}: it makes {len(mine)} features, "
                         f"the file holds {len(names)} (or their names differ); pass that feature set's featurizer.skops")
-    rows = min(rows, getattr(featurizer, "verify_rows", rows))  # a kind may say its transform costs too much
+    rows = min(rows, featurizer.verify_rows)  # a kind may say its transform costs too much
     for split in SPLITS[1:]:
         if not rows or not len(ids[split]) or not np.array_equal(ids[split], tables[split]["id"].to_numpy(dtype=str)):
             continue
@@ -123,15 +124,64 @@ def targets(table: pd.DataFrame, split: str) -> np.ndarray:
                     f"their columns are {list(table.columns)}")
 
 
+@dataclass
+class FitResult:
+    """One detector fitted on a task: the detector, its test predictions, and what the detect job
+    reports beside them."""
+
+    detector: object                 # the fitted detector (training.Calibrated where it is calibrated)
+    predictions: pd.DataFrame        # id, gold, pred, score_<class>..., the kind's own columns, ood_score
+    validation: dict                 # how the validation rows were had (given, carved, unused), the rows a
+    #                                  sampled feature set covers, and the rows calibrated on
+    summary: dict                    # what the fitted detector reports of itself (a threshold, an AUROC)
+    validation_scores: pd.DataFrame  # the validation rows' machine-scores (validation_scores)
+    training: dict = field(default_factory=dict)  # what the `training:` options did ({}: none given)
+
+
 def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | None, seed: int, threads: int = 1,
-                work_dir: str | None = None, cache_dir: str | None = None, featurizer=None, record: dict | None = None,
-                prepared: dict[str, str] | None = None, code_reader=None):
-    """(fitted detector, test predictions). `record`, when given, receives how validation was
-    had and the detector's summary; `prepared`: files other jobs made for it (prepared_inputs);
+                work_dir: str | None = None, cache_dir: str | None = None, featurizer=None,
+                prepared: dict[str, str] | None = None, code_reader=None) -> FitResult:
+    """The detector of the config entry `spec` fitted on the train split, with its predictions of
+    the test split. `prepared`: files other jobs made for it (prepared_inputs);
     `code_reader(split, rows)`: the code of tables read without it (features/tables.read_code),
     read only where it is needed."""
     tables = dict(tables)
     code = table_code(tables, code_reader)
+    options = spec.get("training") or {}
+    detector = new_detector(spec, seed, threads, work_dir, cache_dir, prepared)
+    X = detector_inputs(detector, spec, tables, features, featurizer, code)
+    validation = {}
+    if detector.covers_feature_rows and detector.inputs == "features":
+        validation["covered_rows"] = keep_covered_rows(X, tables)
+    y = {s: detector.label_of(targets(tables[s], s)) for s in tables}  # human vs the rest where it binarises
+    if len(np.unique(y["train"])) < 2 and detector.inputs == "features":
+        raise AicdError("the train split has fewer than two classes: nothing to learn")
+    if options.get("augment"):
+        tables["train"] = with_code(tables["train"], code("train"))  # the augmented copies rewrite it
+    had, validation_rows, train_rows = validation_split(detector, spec, tables, X, y, seed)
+    validation.update(had)
+    if options.get("calibrate"):
+        from .training import check_calibratable
+
+        check_calibratable(detector)  # before a fit that may take hours
+    novelty = novelty_reference(detector, X["train"], seed)
+    X["train"], y["train"], trained_on = with_training_options(options, detector, train_rows, X["train"], y["train"],
+                                                               featurizer, seed)
+    if detector.inputs == "features":
+        detector.scale_in_place = True  # X["train"] is this job's own copy, read by nothing after the fit
+    result = fit_and_predict(detector, spec, X, y, tables["test"], validation_rows, seed, threads)
+    result.validation, result.training = {**validation, **result.validation}, trained_on
+    if novelty is not None:
+        out = result.predictions
+        out["ood_score"] = novelty.score(X["test"]) if len(out) else np.zeros(0, dtype=np.float32)
+        result.detector.novelty_ = novelty  # the saved model scores new rows the same way
+    return result
+
+
+def new_detector(spec: dict, seed: int, threads: int, work_dir: str | None, cache_dir: str | None,
+                 prepared: dict[str, str] | None):
+    """The entry's detector, built (its parameters checked), with the job's folders and the files
+    other jobs made for it, refused when one it needs is not given."""
     detector = build(spec["kind"], spec.get("params") or {}, seed=seed, threads=threads)
     detector.work_dir, detector.cache_dir = work_dir, cache_dir
     detector.prepared = dict(prepared or {})
@@ -139,29 +189,32 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
     if missing:
         raise AicdError(f"detector kind {spec['kind']} needs {', '.join(missing)} made by another job: pass "
                         + " ".join(f"--prepared {m}=PATH" for m in missing))
-    if detector.needs_ids:
+    return detector
+
+
+def detector_inputs(detector, spec: dict, tables: dict, features: str | None, featurizer, code) -> dict:
+    """{split: what the detector's fit/predict take} (its `inputs`): the rows' ids, their code, the
+    feature set's matrices, or an empty matrix."""
+    if detector.inputs == "ids":
         X = {s: t["id"].astype(str).to_numpy(dtype=object) for s, t in tables.items()}
         detector.row_ids = dict(X)
-    elif detector.needs_text:
-        X = {s: code(s) for s in tables}
-    elif detector.needs_features:
+        return X
+    if detector.inputs == "text":
+        return {s: code(s) for s in tables}
+    if detector.inputs == "features":
         if not features:
             raise AicdError(f"detector kind {spec['kind']} needs a feature set: set features: in its config entry")
         # train in memory (fitting reads it many times); validation only when it is used; the
         # test rows stay on disk and are predicted a block at a time
         needed = ("train", "validation") if wants_validation(detector, spec) else ("train",)
-        X = feature_matrices(features, tables, featurizer, load=needed, code=code)
-    else:
-        X = {s: np.zeros((len(t), 0), dtype=np.float32) for s, t in tables.items()}
-    if detector.covers_feature_rows and detector.needs_features:
-        covered = keep_covered_rows(X, tables)
-        if record is not None:
-            record["covered_rows"] = covered
-    y = {s: detector.label_of(targets(tables[s], s)) for s in tables}  # human vs the rest where it binarises
-    if len(np.unique(y["train"])) < 2 and detector.needs_features:
-        raise AicdError("the train split has fewer than two classes: nothing to learn")
-    if (spec.get("training") or {}).get("augment"):
-        tables["train"] = with_code(tables["train"], code("train"))  # the augmented copies rewrite it
+        return feature_matrices(features, tables, featurizer, load=needed, code=code)
+    return {s: np.zeros((len(t), 0), dtype=np.float32) for s, t in tables.items()}
+
+
+def validation_split(detector, spec: dict, tables: dict, X: dict, y: dict, seed: int):
+    """(how the validation rows were had, the validation rows, the train rows): the task's own, or,
+    for a detector that wants validation rows where the task has none, rows carved from train
+    (X and y are cut in place)."""
     validation = {"source": "given", "rows": int(len(y["validation"]))}
     validation_rows, train_rows = tables["validation"], tables["train"]
     if wants_validation(detector, spec) and len(y["validation"]) == 0:
@@ -176,25 +229,26 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
         X["train"], y["train"] = X["train"][train_idx], y["train"][train_idx]
     elif not wants_validation(detector, spec):
         validation["used"] = False
-    if record is not None:
-        record.update(validation)
-    if (spec.get("training") or {}).get("calibrate"):
-        from .training import check_calibratable
+    return validation, validation_rows, train_rows
 
-        check_calibratable(detector)  # before a fit that may take hours
-    novelty = None  # distance to the train rows as they are, before any option copies or resamples them
-    # (not for a zero-shot detector over a sampled feature set: its train rows may be unscored)
-    if detector.needs_features and len(X["train"]) > 1 and np.asarray(X["train"][:1]).shape[1] > 0 \
-            and not detector.covers_feature_rows:
-        from .novelty import Novelty
 
-        novelty = Novelty(X["train"], seed)
-    X["train"], y["train"], trained_on = with_training_options(spec.get("training") or {}, detector, train_rows,
-                                                               X["train"], y["train"], featurizer, seed)
-    if record is not None and trained_on:
-        record["training"] = trained_on
-    if detector.needs_features:
-        detector.scale_in_place = True  # X["train"] is this job's own copy, read by nothing after the fit
+def novelty_reference(detector, X_train, seed: int):
+    """The distance to the train rows as they are, before any option copies or resamples them
+    (aicd.detectors.novelty), for a detector on a feature set with columns; None otherwise, and
+    for a zero-shot detector over a sampled feature set (its train rows may be unscored)."""
+    if detector.inputs != "features" or len(X_train) <= 1 or np.asarray(X_train[:1]).shape[1] == 0 \
+            or detector.covers_feature_rows:
+        return None
+    from .novelty import Novelty
+
+    return Novelty(X_train, seed)
+
+
+def fit_and_predict(detector, spec: dict, X: dict, y: dict, test_rows: pd.DataFrame, validation_rows: pd.DataFrame,
+                    seed: int, threads: int) -> FitResult:
+    """Fit (X["train"] is dropped after it), calibrate where the entry asks, predict the test rows
+    (checked before anything is written) and score the validation rows."""
+    calibrated = {}
     with threadpool_limits(threads):
         # (fit may standardise X["train"] in place: the novelty reference was taken before); the
         # log says where a long job is
@@ -209,28 +263,27 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
             from .training import calibrate
 
             detector = calibrate(detector, predict_in_blocks(detector, X["validation"])[1], y["validation"], seed)
-            if record is not None:
-                record["calibrated_on"] = int(len(y["validation"]))
+            calibrated["calibrated_on"] = int(len(y["validation"]))
         pred, scores = predict_in_blocks(detector, X["test"])
-        check_output(detector, spec, y, pred, scores, tables["test"]["id"].to_numpy())
+        check_output(detector, spec, y, pred, scores, test_rows["id"].to_numpy())
         # what the detector says of the test rows, before the validation rows are predicted
-        extra, summary = detector.extra_columns(), detector.summary(targets(tables["test"], "test"))
+        extra, summary = detector.extra_columns(), detector.summary(targets(test_rows, "test"))
         validation_scored = validation_scores(detector, X["validation"], y["validation"], validation_rows, seed)
-    out = pd.DataFrame({"id": tables["test"]["id"].to_numpy(), "gold": y["test"],
-                        "pred": np.asarray(pred, dtype=object)})
+    predictions = predictions_table(detector, test_rows, y["test"], pred, scores, extra)
+    return FitResult(detector, predictions, calibrated, summary, validation_scored)
+
+
+def predictions_table(detector, test_rows: pd.DataFrame, gold, pred, scores, extra: dict) -> pd.DataFrame:
+    """id, gold, pred, score_<class>... (their score kind declared: aicd.scores) and the kind's own
+    columns."""
+    out = pd.DataFrame({"id": test_rows["id"].to_numpy(), "gold": gold, "pred": np.asarray(pred, dtype=object)})
     if scores is not None:
         for j, cls in enumerate(detector.classes_):
             out[f"score_{cls}"] = stored(scores[:, j])
     declare(out, detector.score_kind if scores is not None else None)
     for name, values in extra.items():
         out[name] = values
-    if novelty is not None:
-        out["ood_score"] = novelty.score(X["test"]) if len(out) else np.zeros(0, dtype=np.float32)
-        detector.novelty_ = novelty  # the saved model scores new rows the same way
-    if record is not None:
-        record["summary"] = summary
-        record["validation_scores"] = validation_scored
-    return detector, out
+    return out
 
 
 def keep_covered_rows(X: dict, tables: dict) -> dict:
@@ -274,11 +327,11 @@ def with_training_options(options: dict, detector, train: pd.DataFrame, X, y, fe
     done = {"rows_before": int(len(y))}
     if options.get("augment"):
         extra = augmented_rows(rows, options["augment"], seed)
-        if detector.needs_ids:
+        if detector.inputs == "ids":
             raise AicdError(f"detector kind {detector.kind}: training.augment does not apply (it trains on nothing)")
-        if detector.needs_text:
+        if detector.inputs == "text":
             X_extra = extra["code"].to_numpy(dtype=object)
-        elif detector.needs_features:
+        elif detector.inputs == "features":
             if featurizer is None:
                 raise AicdError("training.augment on a feature-based detector needs --featurizer (the workflow "
                                 "passes it): the copies are featurized with it")
@@ -322,7 +375,7 @@ def validation_scores(detector, X, y: np.ndarray, rows: pd.DataFrame, seed: int)
     others = np.flatnonzero((labels != HUMAN) & ~pd.isna(labels))
     take = min(len(others), len(human), VALIDATION_OTHERS)
     picked = np.sort(np.concatenate([human, np.random.default_rng(seed).choice(others, take, replace=False)]))
-    if detector.needs_ids and not detector.scores_rows(X[picked]):
+    if detector.inputs == "ids" and not detector.scores_rows(X[picked]):
         picked = human  # predictions made elsewhere: a file may give scores of its human rows only
         if not detector.scores_rows(X[picked]):
             return empty

@@ -18,8 +18,7 @@ class HFClassifierDetector(Detector):
     package:NAME), applied without training: its labels mapped to the task's by `label_map`, the
     probabilities of labels mapped to one class summed. Zero-shot: the train split is unread."""
 
-    needs_features = False
-    needs_text = True
+    inputs = "text"
     zero_shot = True
     environment = "neural"
     mem_mb = 6000

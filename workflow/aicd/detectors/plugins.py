@@ -78,8 +78,7 @@ def best_threshold(scores: np.ndarray, human: np.ndarray) -> float:
 class PythonDetector(Detector):
     """A user's class or score function (module docstring)."""
 
-    needs_features = False
-    needs_text = True
+    inputs = "text"
     uses_validation = True   # a score function's threshold; a class may take the validation rows
     PARAMS = ParamSpec("a python detector", (
         Param("object", (str,), None, "ours", "package.module:Name of a class with fit/predict(/predict_scores) "
@@ -204,8 +203,7 @@ class PythonDetector(Detector):
 class PredictionsDetector(Detector):
     """Predictions made elsewhere (module docstring): checked against the test split, never fitted."""
 
-    needs_features = False
-    needs_ids = True             # fit/predict take the rows' ids
+    inputs = "ids"               # fit/predict take the rows' ids
     zero_shot = True
     applies_to_new_code = False  # only the rows of its file
     score_kind = "score"         # a file's scores: their scale is whoever made them

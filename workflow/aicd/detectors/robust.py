@@ -73,8 +73,9 @@ def best_threshold(p_pos: np.ndarray, y_pos: np.ndarray) -> float:
 
 @register("robust")
 class RobustDetector(Detector):
-    needs_features = False
-    needs_text = True
+    inputs = "text"
+    # its gradient-boosted trees, and the structured dtype of their node arrays
+    stored_types = ("sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor", "numpy.dtype")
     max_threads = 8  # stylometry per row over processes; the trees use OpenMP
     PARAMS = PARAMS
     ENVIRONMENT_PARAMS = [{"lm": {}}]  # params that change the environment (for the static env check)

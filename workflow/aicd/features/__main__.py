@@ -20,7 +20,7 @@ from ..fitted_files import save_fitted
 from ..io import write_json
 from ..stagecli import json_arg, run
 from .compute import compute, concat_parts
-from .registry import KINDS
+from .registry import FEATURIZERS
 from .tables import add_arguments, read_splits
 
 log = logging.getLogger("aicd.features")
@@ -48,8 +48,8 @@ def main(argv=None) -> None:
 
     kind = args.spec.get("kind")
     params = args.spec.get("params") or {}
-    if kind not in KINDS:
-        raise AicdError(f"unknown feature kind {kind!r}; use one of {', '.join(KINDS)}")
+    if kind not in FEATURIZERS:
+        raise FEATURIZERS.unknown(kind)
     started = time.perf_counter()
     if kind == "concat":
         featurizer, names, rows = concat_parts(args.parts, args.part_models, args.out, args.trust_pickle)

@@ -18,6 +18,7 @@ from ..errors import AicdError
 from ..parallel import chunked, map_chunks
 from ..params import ParamSpec
 from ..treesitter import GRAMMARS, parse
+from .base import Featurizer, register
 from .rows import JobThreads, codes_of, languages_of
 
 if TYPE_CHECKING:
@@ -194,17 +195,16 @@ def _dense_rows(pairs: list, vectorizer: DictVectorizer) -> np.ndarray:
     return vectorizer.transform([extract(code, language) for code, language in pairs])
 
 
-class AstFeaturizer(JobThreads):
+@register("ast")
+class AstFeaturizer(JobThreads, Featurizer):
     """fit_transform(rows) learns the attribute set from training rows; transform(rows) maps
     any rows onto it (attributes unseen in training are dropped). rows: a table with `code` and
     `language` columns, or (older style) a list of codes with a list of languages. Parsing runs
     over `threads` processes (set by the features stage); the training rows are held sparse
     until their attribute set is known, so memory follows the attributes each row has."""
 
-    kind = "ast"
     CHUNK = 2_000
     max_threads = 8
-    back_projects = False
     named_columns = True  # each column is a named attribute (what SHAP values are read against)
     PARAMS = ParamSpec("the AST features")
 

@@ -24,6 +24,7 @@ from ..bindings import bound_occurrences
 from ..params import Param, ParamSpec
 from ..schema import canonical_language
 from ..treesitter import GRAMMARS, parse
+from .base import Featurizer, register
 from .rows import codes_of, languages_of
 from .tfidf import TfidfSvdFeaturizer
 from .token_classes import name_role, token_class
@@ -209,13 +210,10 @@ def bound_stats(kept: list[str], n_bound: int) -> list[float]:
         float(lengths.mean()) / 20, float(lengths.max()) / 20]
 
 
-class CanonicalTfidfFeaturizer:
+@register("canon_tfidf")
+class CanonicalTfidfFeaturizer(Featurizer):
     """fit_transform(rows) / transform(rows): rows is a table with `code` and `language`."""
 
-    kind = "canon_tfidf"
-    max_threads = 1
-    back_projects = False
-    named_columns = False
     PARAMS = ParamSpec("the canonical-view TF-IDF features", (
         Param("max_features", (int,), 5000, "ours", "canonical n-grams kept (as the paper's TF-IDF)", minimum=1),
         Param("ngram_max", (int,), 3, "ours", "longest n-gram, in canonical tokens", minimum=1, maximum=5),

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import AicdError
 from ..params import Param, ParamSpec
+from .base import Featurizer, register
 from .canonical import canonical_tokens
 from .rows import codes_of, languages_of
 
@@ -47,15 +48,13 @@ def canonical_text(code: str, language: str | None) -> str:
     return " ".join(tokens)
 
 
-class CodeEmbeddingFeaturizer:
+@register("code_embedding")
+class CodeEmbeddingFeaturizer(Featurizer):
     """fit_transform(rows) / transform(rows): rows is a table with `code` and `language`. Nothing
     is fitted: the encoder is frozen, and fit_transform only records the embedding width."""
 
-    kind = "code_embedding"
     max_threads = 4
     environment = "neural"  # torch and transformers (envs/neural.yaml), in the jobs that apply it too
-    back_projects = False
-    named_columns = False
     PARAMS = ParamSpec("the frozen encoder embeddings", (
         Param("model", (str,), DEFAULT_MODEL, "ours",
               "the frozen encoder: a save_pretrained folder, a Hub id or package:NAME"),

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import AicdError
 from ..params import Param, ParamSpec
+from .base import Featurizer, register
 
 log = logging.getLogger("aicd.features.lm_stats")
 CACHE_CHUNK = 512  # texts scored, then cached, at a time
@@ -39,15 +40,14 @@ PARAMS = ParamSpec("the lm_stats feature set", (
 ))
 
 
-class LMStatsFeaturizer:
+@register("lm_stats")
+class LMStatsFeaturizer(Featurizer):
     """Token statistics of a causal LM per text; self-contained once built (the model is loaded
     on first use and never stored in the fitted file)."""
 
-    kind = "lm_stats"
     max_threads = 8
     environment = "neural"
     named_columns = True
-    back_projects = False
     # the detect job's check that --featurizer made --features re-featurizes no rows: it would
     # load the LM in every panel job; the names, and the parameters in the fitted file, say it
     verify_rows = 0

@@ -1,12 +1,8 @@
-"""The feature kinds by name, and the concatenation of fitted feature sets.
+"""The feature kinds by name (FEATURIZERS: the featurizer interface and the registry are in
+aicd.features.base), the concatenation of fitted feature sets, and reading a fitted featurizer.
 
-Every featurizer takes a table (`code`, `language` columns) and is self-contained once fitted:
-fit_transform(table) -> matrix; transform(table) -> matrix of the same width; feature_names;
-report_fields(matrices) -> extra fields for the features report; optionally environment =
-"neural" where it needs torch (its jobs, and those that apply it, then use envs/neural.yaml).
-A fitted featurizer stored by the features stage (featurizer.skops, aicd.fitted_files) is all a
-fitted detector needs to apply itself to new code (no paths into results/). Adding a kind: a class with those members,
-registered in FEATURIZERS."""
+Importing this module registers every kind of the package: its `from . import ...` line names
+their modules (a new kind's module goes on it; tests/unit/test_registry.py names one missing)."""
 
 from __future__ import annotations
 
@@ -14,28 +10,16 @@ import numpy as np
 
 from ..errors import AicdError
 from ..params import ParamSpec
-from .ast_features import AstFeaturizer
-from .canonical import CanonicalTfidfFeaturizer
-from .embedding import CodeEmbeddingFeaturizer
-from .lm_stats import LMStatsFeaturizer
-from .structure import StructureFeaturizer
-from .stylometry_set import StylometryFeaturizer
-from .tfidf import TfidfSvdFeaturizer
+from . import ast_features, canonical, embedding, lm_stats, structure, stylometry_set, tfidf  # noqa: F401
+from .base import FEATURIZERS, Featurizer, register
 
 
-class ConcatFeaturizer:
+@register("concat")
+class ConcatFeaturizer(Featurizer):
     """Column-wise concatenation of fitted featurizers (e.g. AST + TF-IDF), holding the parts
     themselves, so it can transform new code."""
 
-    kind = "concat"
-    max_threads = 1
-    back_projects = False
     PARAMS = ParamSpec("a concatenation")
-
-    @staticmethod
-    def named(part_kinds) -> bool:
-        """Whether a concatenation of these kinds has named columns (any part does)."""
-        return any(getattr(FEATURIZERS[k], "named_columns", False) for k in part_kinds)
 
     def __init__(self, parts: list) -> None:
         if len(parts) < 2:
@@ -60,20 +44,12 @@ class ConcatFeaturizer:
         return {"parts": [p.kind for p in self.parts]}
 
 
-FEATURIZERS = {"tfidf": TfidfSvdFeaturizer, "ast": AstFeaturizer, "canon_tfidf": CanonicalTfidfFeaturizer,
-               "code_embedding": CodeEmbeddingFeaturizer, "structure": StructureFeaturizer,
-               "stylometry": StylometryFeaturizer, "lm_stats": LMStatsFeaturizer, "concat": ConcatFeaturizer}
-KINDS = tuple(FEATURIZERS)
-
-
 def build(kind: str, params: dict | None = None, seed: int = 0):
     """A new, unfitted featurizer of a table-based kind (tfidf, ast). concat is built from
     fitted parts: ConcatFeaturizer(parts)."""
     if kind == "concat":
         raise AicdError("a concat feature set is built from its fitted parts (--parts)")
-    if kind not in FEATURIZERS:
-        raise AicdError(f"unknown feature kind {kind!r}; use one of {', '.join(KINDS)}")
-    cls = FEATURIZERS[kind]
+    cls = FEATURIZERS[kind]  # an unknown kind: one line naming the registered ones
     try:
         params = cls.PARAMS.check(dict(params or {}))
     except (TypeError, ValueError) as err:

@@ -20,6 +20,7 @@ from ..parallel import chunked, map_chunks
 from ..params import ParamSpec
 from ..schema import canonical_language
 from ..treesitter import GRAMMARS, parse
+from .base import Featurizer, register
 from .canonical import IDENTIFIER_TYPES, STYLES, bound_spans, style_of, tree_tokens
 from .rows import JobThreads, codes_of, languages_of
 from .token_classes import TOKEN_CLASSES, name_role
@@ -98,14 +99,13 @@ def _rows(pairs: list) -> np.ndarray:
         len(pairs), len(FEATURE_NAMES))
 
 
-class StructureFeaturizer(JobThreads):
+@register("structure")
+class StructureFeaturizer(JobThreads, Featurizer):
     """fit_transform(rows) / transform(rows): rows is a table with `code` and `language`; the
     columns are fixed (nothing is learnt), parsing runs over `threads` processes."""
 
-    kind = "structure"
     CHUNK = 2_000
     max_threads = 8
-    back_projects = False
     named_columns = True
     PARAMS = ParamSpec("the language-agnostic structure statistics")
 

@@ -22,6 +22,7 @@ from ..errors import AicdError
 from ..parallel import chunked, map_chunks
 from ..params import Param, ParamSpec
 from ..splits.perturb import invariant_text
+from .base import Featurizer, register
 from .rows import JobThreads, codes_of
 from .stylometry import FEATURE_NAMES, stylometry
 
@@ -33,14 +34,13 @@ def _values(pairs: list, text: str) -> np.ndarray:
     return np.asarray([stylometry(c) for c in codes], dtype=np.float64).reshape(len(pairs), len(FEATURE_NAMES))
 
 
-class StylometryFeaturizer(JobThreads):
+@register("stylometry")
+class StylometryFeaturizer(JobThreads, Featurizer):
     """fit_transform(rows) / transform(rows): rows is a table with `code` (and, for
     `text: invariant`, `language`); rows are computed over `threads` processes."""
 
-    kind = "stylometry"
     CHUNK = 1_000
     max_threads = 8
-    back_projects = False
     named_columns = True
     PARAMS = ParamSpec("the stylometry feature set", (
         Param("text", (str,), "raw", "ours",

@@ -30,6 +30,7 @@ from sklearn.utils import murmurhash3_32
 
 from ..parallel import chunked, map_chunks
 from ..params import Param, ParamSpec
+from .base import Featurizer, register
 from .rows import codes_of
 
 log = logging.getLogger(__name__)
@@ -100,15 +101,15 @@ def top_ngrams(codes: list[str], ngram_max: int, k: int, threads: int = 1, bucke
         threshold = max(cut, 1)
 
 
-class TfidfSvdFeaturizer:
+@register("tfidf")
+class TfidfSvdFeaturizer(Featurizer):
     """fit_transform(rows) / transform(rows): rows is a table with a `code` column (or a list
     of code strings); the fitted object is all that is needed to featurize new code.
     `threads` (set by the features stage) spreads the passes over processes."""
 
-    kind = "tfidf"
     max_threads = 8
     back_projects = True  # components_ map its columns back onto named n-grams (the SVM analysis)
-    named_columns = False
+    stored_types = ("aicd.features.tfidf.whitespace_tokens",)  # the vectoriser's tokenizer (a function)
     PARAMS = ParamSpec("the TF-IDF features", (
         Param("max_features", (int,), 5000, "paper", "n-grams kept, the most frequent in train", minimum=1),
         Param("ngram_max", (int,), 3, "paper", "longest n-gram, in whitespace tokens", minimum=1, maximum=5),

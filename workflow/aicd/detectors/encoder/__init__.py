@@ -96,8 +96,7 @@ def _json_label(label):
 
 @register("encoder")
 class EncoderDetector(Detector):
-    needs_features = False
-    needs_text = True
+    inputs = "text"
     storage = "folder"  # a save_pretrained folder
     environment = "neural"
     max_threads = 8

@@ -1,0 +1,63 @@
+"""The featurizer interface and the feature kinds' registry.
+
+A featurizer takes a table (`code`, `language` columns) and is self-contained once fitted:
+fit_transform(table) -> matrix; transform(table) -> matrix of the same width; feature_names;
+report_fields(matrices) -> extra fields for the features report. A fitted featurizer stored by
+the features stage (featurizer.skops, aicd.fitted_files) is all a fitted detector needs to apply
+itself to new code (no paths into results/). Adding a kind: a subclass of Featurizer decorated
+with @register("kind") (FEATURIZERS, an aicd.registry.Registry) in a module that
+aicd.features.registry imports.
+
+What the workflow needs to know about a kind is declared on its class, with the defaults below:
+- `max_threads`: threads its jobs can use; `environment`: "core", or "neural" where it needs
+  torch (its jobs, and those that apply it, then use envs/neural.yaml);
+- `back_projects`: its columns map back onto named n-grams (the SVM n-gram analysis);
+- `named_columns`: each column is a named attribute (what SHAP values are read against);
+- `verify_rows`: stored rows featurized again to show a --featurizer made a features file
+  (fewer, or 0, where transform costs much: aicd.detectors.fitting);
+- `stored_types`: the types (module.Name) beyond its own class that the fitted object holds,
+  trusted when a fitted file is read (aicd.fitted_files);
+- `PARAMS`: its parameter spec (aicd.params), the one home of its defaults."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import AicdError
+from ..fitted_files import trust_kind_types, type_name
+from ..params import ParamSpec
+from ..registry import Registry
+
+
+class Featurizer:
+    kind: str = ""                      # its registered name (set by register)
+    max_threads: int = 1
+    environment: str = "core"
+    back_projects: bool = False
+    named_columns: bool = False
+    verify_rows: int = 8
+    stored_types: tuple[str, ...] = ()
+    PARAMS = ParamSpec("a feature set")
+    feature_names: list[str]            # a column's name per column, once fitted
+
+    def fit_transform(self, rows) -> np.ndarray:
+        raise NotImplementedError
+
+    def transform(self, rows) -> np.ndarray:
+        raise NotImplementedError
+
+    def report_fields(self, matrices: dict) -> dict:
+        """Extra fields for the features report (e.g. how many rows a sampled set scored)."""
+        return {}
+
+
+def _admit(kind: str, cls: type) -> None:
+    """A feature kind must be a Featurizer; it is trusted in fitted files with what it holds."""
+    if not (isinstance(cls, type) and issubclass(cls, Featurizer)):
+        raise AicdError(f"feature kind {kind!r} ({type_name(cls)}): a feature kind is a subclass of "
+                        "aicd.features.base.Featurizer")
+    trust_kind_types(type_name(cls), *cls.stored_types)
+
+
+FEATURIZERS = Registry("feature kind", admit=_admit)
+register = FEATURIZERS.register
