@@ -85,6 +85,7 @@ def fit(args) -> None:
         write_json({"kind": args.spec["kind"], "task": args.task, "rows": {s: int(len(t)) for s, t in tables.items()},
                     "validation": result.validation, **({"training": result.training} if result.training else {}),
                     "self_contained": bundle.featurizer is not None or not on_features,
+                    **({"features": featurizer.describe()} if featurizer is not None and on_features else {}),
                     "seconds": round(seconds, 3), **result.summary}, args.report)
     log.info("%s: %d test predictions in %.1fs", args.spec["kind"], len(result.predictions), seconds)
 

@@ -50,6 +50,11 @@ class Featurizer:
         """Extra fields for the features report (e.g. how many rows a sampled set scored)."""
         return {}
 
+    def describe(self) -> dict:
+        """What the feature set is, for the record of a detector fitted on it (the report names a
+        zero-shot row's scoring model from it): its kind and parameters."""
+        return {"kind": self.kind, "params": dict(getattr(self, "params", None) or {})}
+
 
 def _admit(kind: str, cls: type) -> None:
     """A feature kind must be a Featurizer; it is trusted in fitted files with what it holds."""

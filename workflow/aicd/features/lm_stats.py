@@ -139,6 +139,20 @@ class LMStatsFeaturizer(Featurizer):
             out["model_card"] = card
         return out
 
+    def describe(self) -> dict:
+        """Kind and parameters, and the pinned model's card (origin, licence, size, quantisation)
+        where the scoring model is one: nothing is loaded for it."""
+        out = super().describe()
+        model = self.params["model"]
+        if model.startswith("package:"):
+            from ..local_models import card_of_folder, is_pinned_model, model_folder
+
+            name = model.split(":", 1)[1]
+            card = card_of_folder(model_folder(name)) if is_pinned_model(name) else None
+            if card:
+                out["model_card"] = card
+        return out
+
     def __getstate__(self):  # the model is loaded again where the fitted file is used
         state = dict(self.__dict__)
         state["_scorer"] = state["_cache"] = state["cache_dir"] = None

