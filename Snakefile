@@ -55,7 +55,7 @@ onstart:
     # The root belongs to this run from its first job on (a dry run claims nothing); its config
     # is recorded for runs built on it, and a run on a base records the base's fingerprint.
     if not workflow.remote_exec:
-        runs.claim(R, RUN, config, {"root": BASE.root, **BASE.fingerprint} if BASE else None)
+        runs.claim(RESULTS, RUN, config, {"root": BASE.root, **BASE.fingerprint} if BASE else None)
 
 
 # `snakemake --report report.html`: Table 4 and the figures, with captions (workflow/report/).
@@ -94,7 +94,7 @@ onsuccess:
     # Shortfalls a source reported (a language with fewer rows than asked for, inputs read
     # from this machine rather than pinned) are repeated here, where they are seen.
     _inputs = INPUTS_JSON
-    print(f"Results: {R}/report.md", file=sys.stderr)
+    print(f"Results: {RESULTS}/report.md", file=sys.stderr)
     if os.path.isfile(_inputs):
         import json as _json
 

@@ -14,12 +14,12 @@ rule instructions:
     input:
         sources=lambda w: list(generation_sources(PLAN.instruction_protocols).values()),
     output:
-        f"{R}/instructions/instructions.parquet",
+        f"{RESULTS}/instructions/instructions.parquet",
     log:
-        job=f"{R}/logs/instructions/instructions.log",
-        server=f"{R}/logs/instructions/instructions.server.log",
+        job=f"{RESULTS}/logs/instructions/instructions.log",
+        server=f"{RESULTS}/logs/instructions/instructions.server.log",
     benchmark:
-        f"{R}/benchmarks/instructions/instructions.tsv"
+        f"{RESULTS}/benchmarks/instructions/instructions.tsv"
     conda:
         env("llm")
     threads: lambda w: llm_threads(PLAN.instructor)
@@ -43,15 +43,15 @@ rule instructions:
 rule generate:
     input:
         sources=lambda w: list(generation_sources(PLAN.gen_protocols).values()),
-        instructions=lambda w: [f"{R}/instructions/instructions.parquet"] if PLAN.instruction_protocols else [],
+        instructions=lambda w: [f"{RESULTS}/instructions/instructions.parquet"] if PLAN.instruction_protocols else [],
     output:
-        table=f"{R}/generations/{{model}}.parquet",
-        report=f"{R}/generations/{{model}}.report.json",
+        table=f"{RESULTS}/generations/{{model}}.parquet",
+        report=f"{RESULTS}/generations/{{model}}.report.json",
     log:
-        job=f"{R}/logs/generate/{{model}}.log",
-        server=f"{R}/logs/generate/{{model}}.server.log",
+        job=f"{RESULTS}/logs/generate/{{model}}.log",
+        server=f"{RESULTS}/logs/generate/{{model}}.server.log",
     benchmark:
-        f"{R}/benchmarks/generate/{{model}}.tsv"
+        f"{RESULTS}/benchmarks/generate/{{model}}.tsv"
     wildcard_constraints:
         model=one_of(PLAN.generators),
     conda:
@@ -78,14 +78,14 @@ rule generate:
 
 rule generation_report:
     input:
-        expand(f"{R}/generations/{{model}}.report.json", model=PLAN.generators),
+        expand(f"{RESULTS}/generations/{{model}}.report.json", model=PLAN.generators),
     output:
-        json=f"{R}/generations/report.json",
-        md=f"{R}/generations/report.md",
+        json=f"{RESULTS}/generations/report.json",
+        md=f"{RESULTS}/generations/report.md",
     log:
-        f"{R}/logs/generation_report/report.log",
+        f"{RESULTS}/logs/generation_report/report.log",
     benchmark:
-        f"{R}/benchmarks/generation_report/report.tsv"
+        f"{RESULTS}/benchmarks/generation_report/report.tsv"
     conda:
         env("core")
     params:
@@ -103,12 +103,12 @@ rule generator_card:
     input:
         unpack(generator_card_inputs),
     output:
-        md=f"{R}/generators/{{model}}.md",
-        json=f"{R}/generators/{{model}}.json",
+        md=f"{RESULTS}/generators/{{model}}.md",
+        json=f"{RESULTS}/generators/{{model}}.json",
     log:
-        f"{R}/logs/generator_card/{{model}}.log",
+        f"{RESULTS}/logs/generator_card/{{model}}.log",
     benchmark:
-        f"{R}/benchmarks/generator_card/{{model}}.tsv"
+        f"{RESULTS}/benchmarks/generator_card/{{model}}.tsv"
     wildcard_constraints:
         model=one_of(PLAN.generators),
     conda:
@@ -126,15 +126,15 @@ rule generator_card:
 
 rule judge:
     input:
-        test=f"{R}/tasks/{{task}}/test.parquet",
+        test=f"{RESULTS}/tasks/{{task}}/test.parquet",
     output:
-        predictions=f"{R}/predictions/{{task}}/judge_{{judge}}_{{mode}}.parquet",
-        report=f"{R}/judges/{{task}}/{{judge}}_{{mode}}.report.json",
+        predictions=f"{RESULTS}/predictions/{{task}}/judge_{{judge}}_{{mode}}.parquet",
+        report=f"{RESULTS}/judges/{{task}}/{{judge}}_{{mode}}.report.json",
     log:
-        job=f"{R}/logs/judge/{{task}}/{{judge}}_{{mode}}.log",
-        server=f"{R}/logs/judge/{{task}}/{{judge}}_{{mode}}.server.log",
+        job=f"{RESULTS}/logs/judge/{{task}}/{{judge}}_{{mode}}.log",
+        server=f"{RESULTS}/logs/judge/{{task}}/{{judge}}_{{mode}}.server.log",
     benchmark:
-        f"{R}/benchmarks/judge/{{task}}/{{judge}}_{{mode}}.tsv"
+        f"{RESULTS}/benchmarks/judge/{{task}}/{{judge}}_{{mode}}.tsv"
     wildcard_constraints:
         judge=one_of(PLAN.judges),
     conda:
@@ -173,12 +173,12 @@ rule table8:
         ],
         inputs=INPUTS_JSON,
     output:
-        tex=f"{R}/tables/table8.tex",
-        md=f"{R}/tables/table8.md",
+        tex=f"{RESULTS}/tables/table8.tex",
+        md=f"{RESULTS}/tables/table8.md",
     log:
-        f"{R}/logs/table8/table8.log",
+        f"{RESULTS}/logs/table8/table8.log",
     benchmark:
-        f"{R}/benchmarks/table8/table8.tsv"
+        f"{RESULTS}/benchmarks/table8/table8.tsv"
     conda:
         env("core")
     params:

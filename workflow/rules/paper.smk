@@ -14,11 +14,11 @@ rule train_causal_lm:
         train=lambda w: f"{DATA}/tasks/{PLAN.lms[w.detector]['task']}/train.parquet",
         validation=lambda w: f"{DATA}/tasks/{PLAN.lms[w.detector]['task']}/validation.parquet",
     output:
-        directory(f"{R}/lm/{{detector}}"),
+        directory(f"{RESULTS}/lm/{{detector}}"),
     log:
-        f"{R}/logs/train_causal_lm/{{detector}}.log",
+        f"{RESULTS}/logs/train_causal_lm/{{detector}}.log",
     benchmark:
-        f"{R}/benchmarks/train_causal_lm/{{detector}}.tsv"
+        f"{RESULTS}/benchmarks/train_causal_lm/{{detector}}.tsv"
     wildcard_constraints:
         detector=one_of(PLAN.lms),
     priority: 10  # its detector's fit waits for it: start it first (as detect_folder)
@@ -44,11 +44,11 @@ rule subset_tables:
         inputs=INPUTS_JSON,
     output:
         tables=SUBSET_TABLE_FILES,
-        summary=f"{R}/tables/subset_tables.json",
+        summary=f"{RESULTS}/tables/subset_tables.json",
     log:
-        f"{R}/logs/subset_tables/subset_tables.log",
+        f"{RESULTS}/logs/subset_tables/subset_tables.log",
     benchmark:
-        f"{R}/benchmarks/subset_tables/subset_tables.tsv"
+        f"{RESULTS}/benchmarks/subset_tables/subset_tables.tsv"
     conda:
         env("core")
     params:
@@ -66,9 +66,9 @@ rule paper_figures:
     output:
         index=PAPER_FIGURES_INDEX,
     log:
-        f"{R}/logs/paper_figures/paper_figures.log",
+        f"{RESULTS}/logs/paper_figures/paper_figures.log",
     benchmark:
-        f"{R}/benchmarks/paper_figures/paper_figures.tsv"
+        f"{RESULTS}/benchmarks/paper_figures/paper_figures.tsv"
     conda:
         env("core")
     params:
@@ -84,11 +84,11 @@ rule analyses:
     input:
         unpack(analyses_inputs),
     output:
-        summary=f"{R}/analyses/{{task}}/summary.json",
+        summary=f"{RESULTS}/analyses/{{task}}/summary.json",
     log:
-        f"{R}/logs/analyses/{{task}}.log",
+        f"{RESULTS}/logs/analyses/{{task}}.log",
     benchmark:
-        f"{R}/benchmarks/analyses/{{task}}.tsv"
+        f"{RESULTS}/benchmarks/analyses/{{task}}.tsv"
     conda:
         env("core")
     threads: 1
@@ -101,7 +101,7 @@ rule analyses:
         title=lambda w: shlex.quote(task(w).title),
         titles=lambda w: as_arg(analyses_titles(w)),
         out_dir=lambda w, output: parent(output.summary),
-        figures_dir=f"{R}/figures",
+        figures_dir=f"{RESULTS}/figures",
         seed=SEED,
     shell:
         "{params.guard}python -m aicd.report analyses --task {wildcards.task} --title {params.title} {params.args}"
@@ -117,11 +117,11 @@ rule paper_section:
         analyses=[f"{analyses_root(t)}/analyses/{t}/summary.json" for t in PLAN.tasks],
         zero_shot=zero_shot_reports(),
     output:
-        f"{R}/paper_results.md",
+        f"{RESULTS}/paper_results.md",
     log:
-        f"{R}/logs/paper_section/paper_section.log",
+        f"{RESULTS}/logs/paper_section/paper_section.log",
     benchmark:
-        f"{R}/benchmarks/paper_section/paper_section.tsv"
+        f"{RESULTS}/benchmarks/paper_section/paper_section.tsv"
     conda:
         env("core")
     params:

@@ -11,14 +11,14 @@ localrules:
 
 rule inputs:
     input:
-        sources=expand(f"{R}/sources/{{source}}.report.json", source=PLAN.report_sources()),
+        sources=expand(f"{RESULTS}/sources/{{source}}.report.json", source=PLAN.report_sources()),
         generations=generation_tables,
     output:
-        f"{R}/inputs.json",  # a run on a base makes none: INPUTS_JSON is the base's
+        f"{RESULTS}/inputs.json",  # a run on a base makes none: INPUTS_JSON is the base's
     log:
-        f"{R}/logs/inputs/inputs.log",
+        f"{RESULTS}/logs/inputs/inputs.log",
     benchmark:
-        f"{R}/benchmarks/inputs/inputs.tsv"
+        f"{RESULTS}/benchmarks/inputs/inputs.tsv"
     conda:
         env("core")
     params:
@@ -37,24 +37,24 @@ rule reproduction:
         judge_scores=[
             f"{DATA}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
         ],
-        subset_tables=f"{R}/tables/subset_tables.json",
+        subset_tables=f"{RESULTS}/tables/subset_tables.json",
         tasks=expand(f"{DATA}/tasks/{{task}}/report.json", task=PLAN.tasks),
         inputs=INPUTS_JSON,
     output:
-        md=f"{R}/tables/reproduction.md",
-        tex=f"{R}/tables/reproduction.tex",
-        html=report(f"{R}/tables/reproduction.html", caption="../report/reproduction.rst", category="Tables"),
-        json=f"{R}/tables/reproduction.json",
-        figures=expand(f"{R}/figures/reproduction_{{task}}.pdf", task=PLAN.paper_kind_tasks()),
+        md=f"{RESULTS}/tables/reproduction.md",
+        tex=f"{RESULTS}/tables/reproduction.tex",
+        html=report(f"{RESULTS}/tables/reproduction.html", caption="../report/reproduction.rst", category="Tables"),
+        json=f"{RESULTS}/tables/reproduction.json",
+        figures=expand(f"{RESULTS}/figures/reproduction_{{task}}.pdf", task=PLAN.paper_kind_tasks()),
         figures_png=report(
-            expand(f"{R}/figures/reproduction_{{task}}.png", task=PLAN.paper_kind_tasks()),
+            expand(f"{RESULTS}/figures/reproduction_{{task}}.png", task=PLAN.paper_kind_tasks()),
             caption="../report/reproduction_figure.rst",
             category="Figures",
         ),
     log:
-        f"{R}/logs/reproduction/reproduction.log",
+        f"{RESULTS}/logs/reproduction/reproduction.log",
     benchmark:
-        f"{R}/benchmarks/reproduction/reproduction.tsv"
+        f"{RESULTS}/benchmarks/reproduction/reproduction.tsv"
     conda:
         env("core")
     params:
@@ -69,7 +69,7 @@ rule reproduction:
 
 rule report:
     input:
-        reproduction=f"{R}/tables/reproduction.md",
+        reproduction=f"{RESULTS}/tables/reproduction.md",
         inputs=INPUTS_JSON,
         scores=all_scores(),
         sources=expand(f"{DATA}/sources/{{source}}.report.json", source=PLAN.report_sources()),
@@ -77,27 +77,29 @@ rule report:
             [f"{DATA}/dataset/filter_report.json", f"{DATA}/dataset/dedup_report.json"] if PLAN.dataset else []
         ),
         tasks=expand(f"{DATA}/tasks/{{task}}/report.json", task=PLAN.tasks),
-        paper=f"{R}/paper_results.md",
+        paper=f"{RESULTS}/paper_results.md",
         test_set_scores=[f"{made_by(t, d)}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in PLAN.test_set_plan()],
         test_set_reports=sorted({f"{DATA}/tasks/{t}/test_sets/{s}.report.json" for t, s, _ in PLAN.test_set_plan()}),
     output:
-        tex=f"{R}/tables/table4.tex",
-        md=f"{R}/tables/table4.md",
-        html=report(f"{R}/tables/table4.html", caption="../report/table4.rst", category="Tables"),
-        thresholds_md=f"{R}/tables/thresholds.md",
-        thresholds_tex=f"{R}/tables/thresholds.tex",
-        thresholds_html=report(f"{R}/tables/thresholds.html", caption="../report/thresholds.rst", category="Tables"),
-        figures=expand(f"{R}/figures/confusion_{{task}}.pdf", task=PLAN.tasks),
+        tex=f"{RESULTS}/tables/table4.tex",
+        md=f"{RESULTS}/tables/table4.md",
+        html=report(f"{RESULTS}/tables/table4.html", caption="../report/table4.rst", category="Tables"),
+        thresholds_md=f"{RESULTS}/tables/thresholds.md",
+        thresholds_tex=f"{RESULTS}/tables/thresholds.tex",
+        thresholds_html=report(
+            f"{RESULTS}/tables/thresholds.html", caption="../report/thresholds.rst", category="Tables"
+        ),
+        figures=expand(f"{RESULTS}/figures/confusion_{{task}}.pdf", task=PLAN.tasks),
         figures_png=report(
-            expand(f"{R}/figures/confusion_{{task}}.png", task=PLAN.tasks),
+            expand(f"{RESULTS}/figures/confusion_{{task}}.png", task=PLAN.tasks),
             caption="../report/confusion.rst",
             category="Figures",
         ),
-        report=f"{R}/report.md",
+        report=f"{RESULTS}/report.md",
     log:
-        f"{R}/logs/report/report.log",
+        f"{RESULTS}/logs/report/report.log",
     benchmark:
-        f"{R}/benchmarks/report/report.tsv"
+        f"{RESULTS}/benchmarks/report/report.tsv"
     conda:
         env("core")
     params:
