@@ -231,31 +231,34 @@ def task_source_arg(w, input):
     return f"--{'pool' if task(w).mode == 'build' else 'source'} {input.source}"
 
 
-def tables(w):
-    return expand(f"{DATA}/tasks/{w.task}/{{split}}.parquet", split=SPLITS)
+def split_tables(w):
+    """The task's split tables by split name (train, validation, test), in one folder."""
+    return {split: f"{DATA}/tasks/{w.task}/{split}.parquet" for split in SPLITS}
 
 
 # ---------------------------------------------------------------- features and detectors
 
 
 def feature_inputs(w):
+    """A concat set reads its parts' matrices and fitted featurizers (each list in the order of
+    its `parts`); any other set reads the task's split tables."""
     spec = config["features"][w.featureset]
-    if spec["kind"] == "concat":  # the parts' matrices, then their fitted featurizers
-        return [
-            f"{features_dir(w.task, p)}/{name}" for name in ("features.npz", "featurizer.skops") for p in spec["parts"]
-        ]
-    return tables(w)
+    if spec["kind"] == "concat":
+        return {
+            "parts": [f"{features_dir(w.task, p)}/features.npz" for p in spec["parts"]],
+            "part_models": [f"{features_dir(w.task, p)}/featurizer.skops" for p in spec["parts"]],
+        }
+    return split_tables(w)
 
 
 def feature_args(w, input):
-    if config["features"][w.featureset]["kind"] == "concat":
-        half = len(input) // 2
-        return "--parts " + " ".join(input[:half]) + " --part-models " + " ".join(input[half:])
-    return f"--tasks-dir {parent(input[0])}"
+    if "parts" in input.keys():
+        return f"--parts {' '.join(input.parts)} --part-models {' '.join(input.part_models)}"
+    return f"--tasks-dir {parent(input.train)}"
 
 
 def detect_inputs(w):
-    inputs = {"tables": tables(w)}
+    inputs = split_tables(w)
     featureset = detector(w).features
     if featureset:
         inputs["features"] = f"{features_dir(w.task, featureset)}/features.npz"
@@ -416,15 +419,21 @@ def zero_shot_reports():
 
 
 def analyses_inputs(w):
+    """The test split, the averaged detectors' predictions, and by name the fitted files the
+    analyses explain: svm_model and svm_featurizer (the n-gram back-projection), and for each
+    SHAP detector D shap_model_D and shap_features_D."""
     chosen = PLAN.analyses(w.task)
     feats = lambda d: features_dir(w.task, PLAN.detectors[d].features)  # noqa: E731
     model = lambda d: f"{made_by(w.task, d)}/models/{w.task}/{d}.skops"  # noqa: E731
-    return {
+    inputs = {
         "test": f"{DATA}/tasks/{w.task}/test.parquet",
         "predictions": [f"{made_by(w.task, d)}/predictions/{w.task}/{d}.parquet" for d in chosen["trained"]],
-        "coefficients": [p for d in chosen["coefficients"] for p in (model(d), f"{feats(d)}/featurizer.skops")],
-        "shap": [p for d in chosen["shap"] for p in (model(d), f"{feats(d)}/features.npz")],
     }
+    for d in chosen["coefficients"]:  # one at most
+        inputs.update(svm_model=model(d), svm_featurizer=f"{feats(d)}/featurizer.skops")
+    for d in chosen["shap"]:
+        inputs.update({f"shap_model_{d}": model(d), f"shap_features_{d}": f"{feats(d)}/features.npz"})
+    return inputs
 
 
 def analyses_titles(w):
@@ -434,10 +443,9 @@ def analyses_titles(w):
 
 
 def analyses_args(w, input):
-    args = [f"--svm {input.coefficients[0]} {input.coefficients[1]}"] if input.coefficients else []
-    shap = list(input.shap)
-    for i in range(0, len(shap), 2):
-        args.append(f"--shap {os.path.splitext(os.path.basename(shap[i]))[0]} {shap[i]} {shap[i + 1]}")
+    args = [f"--svm {input.svm_model} {input.svm_featurizer}"] if "svm_model" in input.keys() else []
+    for d in PLAN.analyses(w.task)["shap"]:
+        args.append(f"--shap {d} {input[f'shap_model_{d}']} {input[f'shap_features_{d}']}")
     if input.predictions:
         args.append(f"--predictions {' '.join(input.predictions)}")
     return " ".join(args)

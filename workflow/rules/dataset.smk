@@ -12,7 +12,7 @@ rule normalize:
     input:
         table=f"{RESULTS}/{{kind}}/{{name}}.parquet",
         execution=lambda w: (
-            [f"{RESULTS}/execution/{w.name}.parquet"]
+            f"{RESULTS}/execution/{w.name}.parquet"
             if dataset_spec().get("execution_filter", "none") != "none" and w.name in PLAN.executions
             else []
         ),
@@ -39,7 +39,7 @@ rule normalize:
         spec=lambda w: as_arg(
             config_slice(dataset_spec(), ["filters", "minhash", "langid_min_margin", "execution_filter"])
         ),
-        execution=lambda w, input: f"--execution {input.execution[0]}" if input.execution else "",
+        execution=lambda w, input: f"--execution {input.execution}" if input.execution else "",
     shell:
         "{params.guard}python -m aicd.normalize rows --table {input.table} --name {wildcards.name} --spec {params.spec}"
         " {params.execution} --threads {threads} --out {output.table} --report {output.report} > {log} 2>&1"

@@ -37,7 +37,7 @@ rule detect:
         guard=guard("detect"),
         spec=detector_spec,
         args=detect_args,
-        tasks_dir=lambda w, input: parent(input.tables[0]),
+        tasks_dir=lambda w, input: parent(input.train),
         seed=SEED,
     shell:
         "{params.guard}python -m aicd.detectors fit --spec {params.spec} --task {wildcards.task}"

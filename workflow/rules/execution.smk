@@ -10,7 +10,7 @@ localrules:
 
 rule sandbox_image:
     output:
-        f"{RESULTS}/sandbox/image.txt",
+        image=f"{RESULTS}/sandbox/image.txt",
     log:
         f"{RESULTS}/logs/sandbox_image/image.log",
     benchmark:
@@ -30,13 +30,13 @@ rule sandbox_image:
         tag=lambda w: context_tag(CONTEXT, sandbox_base()),  # a changed Dockerfile or runner rebuilds
     shell:
         "{params.guard}python -m aicd.sandbox images --engine {params.engine} --base {params.base}"
-        " --base-image {params.base_image} --out {output} > {log} 2>&1"
+        " --base-image {params.base_image} --out {output.image} > {log} 2>&1"
 
 
 rule execute:
     input:
         table=execution_input,
-        image=rules.sandbox_image.output[0],
+        image=rules.sandbox_image.output.image,
     output:
         table=f"{RESULTS}/execution/{{name}}.parquet",
         report=f"{RESULTS}/execution/{{name}}.report.json",

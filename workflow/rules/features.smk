@@ -3,7 +3,7 @@
 
 rule features:
     input:
-        feature_inputs,
+        unpack(feature_inputs),
     output:
         features=f"{RESULTS}/features/{{task}}/{{featureset}}/features.npz",
         model=f"{RESULTS}/features/{{task}}/{{featureset}}/featurizer.skops",

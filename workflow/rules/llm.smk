@@ -43,7 +43,7 @@ rule instructions:
 rule generate:
     input:
         sources=lambda w: list(generation_sources(PLAN.gen_protocols).values()),
-        instructions=lambda w: [f"{RESULTS}/instructions/instructions.parquet"] if PLAN.instruction_protocols else [],
+        instructions=lambda w: f"{RESULTS}/instructions/instructions.parquet" if PLAN.instruction_protocols else [],
     output:
         table=f"{RESULTS}/generations/{{model}}.parquet",
         report=f"{RESULTS}/generations/{{model}}.report.json",
@@ -66,7 +66,7 @@ rule generate:
         sources=lambda w: source_args(generation_sources(PLAN.gen_protocols)),
         protocols=lambda w: as_arg(PLAN.gen_protocols),
         prompts=lambda w: repo_path(config["generation"]["prompts"]),
-        instructions=lambda w, input: f"--instructions {input.instructions[0]}" if input.instructions else "",
+        instructions=lambda w, input: f"--instructions {input.instructions}" if input.instructions else "",
         llm=lambda w: as_arg(config["llm"]),
         seed=SEED,
     shell:

@@ -10,7 +10,7 @@ localrules:
 rule ood_split:
     input:
         train=lambda w: f"{RESULTS}/sources/{task(w).ood['train']}.parquet",
-        test=lambda w: [f"{RESULTS}/sources/{task(w).ood['test']}.parquet"] if task(w).ood.get("test") else [],
+        test=lambda w: f"{RESULTS}/sources/{task(w).ood['test']}.parquet" if task(w).ood.get("test") else [],
     output:
         train=f"{RESULTS}/tasks/{{task}}/train.parquet",
         validation=f"{RESULTS}/tasks/{{task}}/validation.parquet",
@@ -31,7 +31,7 @@ rule ood_split:
     params:
         guard=guard("ood_split"),
         spec=lambda w: as_arg(task(w).ood),
-        test=lambda w, input: f"--test-source {input.test[0]}" if input.test else "",
+        test=lambda w, input: f"--test-source {input.test}" if input.test else "",
         seed=SEED,
     shell:
         "{params.guard}python -m aicd.splits ood --task {wildcards.task} --spec {params.spec} --train-source {input.train}"

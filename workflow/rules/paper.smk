@@ -127,7 +127,7 @@ rule paper_section:
     params:
         layout=lambda w: as_arg(PLAN.paper_layout()),
         zero_shot=lambda w, input: f"--zero-shot {' '.join(input.zero_shot)}" if input.zero_shot else "",
-        tables_dir=lambda w, input: parent(input.tables[0]),
+        tables_dir=lambda w, input: folder_of(input.tables),
     shell:
         "python -m aicd.report paper --layout {params.layout} --scores {input.scores}"
         " --tables-dir {params.tables_dir} --figures-index {input.figures} --analyses {input.analyses}"

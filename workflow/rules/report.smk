@@ -105,7 +105,7 @@ rule report:
     params:
         layout=lambda w: as_arg(PLAN.report_layout()),
         tables_dir=lambda w, output: parent(output.tex),
-        figures_dir=lambda w, output: parent(output.figures[0]),
+        figures_dir=lambda w, output: folder_of(output.figures),
     shell:
         "python -m aicd.report table4 --layout {params.layout} --scores {input.scores} --inputs {input.inputs}"
         " --data-reports {input.sources} {input.dataset} {input.tasks}"
