@@ -66,18 +66,23 @@ report: "workflow/report/workflow.rst"
 container: config["container"]
 
 
+# The stages in pipeline order: a stage's jobs read what the stages above it make (a summary
+# such as the dataset card may also count a later stage's files).
 include: "workflow/rules/sources.smk"
+include: "workflow/rules/generation.smk"
+include: "workflow/rules/fingerprint.smk"
+include: "workflow/rules/execution.smk"
+include: "workflow/rules/dataset.smk"
 include: "workflow/rules/splits.smk"
+include: "workflow/rules/lm.smk"
 include: "workflow/rules/features.smk"
 include: "workflow/rules/detectors.smk"
 include: "workflow/rules/scoring.smk"
 include: "workflow/rules/test_sets.smk"
+include: "workflow/rules/judging.smk"
 include: "workflow/rules/ood.smk"
-include: "workflow/rules/report.smk"
-include: "workflow/rules/llm.smk"
-include: "workflow/rules/execution.smk"
-include: "workflow/rules/dataset.smk"
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/report.smk"
 
 
 localrules:

@@ -1,34 +1,12 @@
-# The input fingerprint (results/inputs.json), the paper's numbers beside ours (reproduction),
-# Table 4, confusion-matrix figures and results/report.md. They only read small JSON files: they
-# run where snakemake runs.
+# The paper's numbers beside ours (reproduction), Table 4, the threshold metrics,
+# confusion-matrix figures and results/report.md, and each generator's card. They only read small
+# JSON files: they run where snakemake runs.
 
 
 localrules:
-    inputs,
     reproduction,
     report,
-
-
-rule inputs:
-    input:
-        sources=expand(f"{RESULTS}/sources/{{source}}.report.json", source=PLAN.report_sources()),
-        generations=generation_tables,
-    output:
-        f"{RESULTS}/inputs.json",  # a run on a base makes none: INPUTS_JSON is the base's
-    log:
-        f"{RESULTS}/logs/inputs/inputs.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/inputs/inputs.tsv"
-    conda:
-        env("core")
-    params:
-        release=lambda w: as_arg(
-            {t: config["tasks"][t]["release"] for t, s in PLAN.tasks.items() if s.mode == "release"}
-        ),
-        code=shlex.quote(CODE_VERSION),
-    shell:
-        "python -m aicd.report inputs --sources {input.sources} --generations {input.generations}"
-        " --release {params.release} --code {params.code} --out {output} > {log} 2>&1"
+    generator_card,
 
 
 rule reproduction:
@@ -107,8 +85,35 @@ rule report:
         tables_dir=lambda w, output: parent(output.tex),
         figures_dir=lambda w, output: folder_of(output.figures),
     shell:
-        "python -m aicd.report table4 --layout {params.layout} --scores {input.scores} --inputs {input.inputs}"
+        "python -m aicd.report report --layout {params.layout} --scores {input.scores} --inputs {input.inputs}"
         " --data-reports {input.sources} {input.dataset} {input.tasks}"
         " --tables-dir {params.tables_dir} --figures-dir {params.figures_dir} --report {output.report}"
         " --paper-section {input.paper} --test-set-scores {input.test_set_scores}"
         " --test-set-reports {input.test_set_reports} --reproduction {input.reproduction} > {log} 2>&1"
+
+
+# A generator's card: its requests, its code's sandbox outcomes and filter counts, and how every
+# fitted detector does on its code, by protocol (aicd.report.generator_card).
+rule generator_card:
+    input:
+        unpack(generator_card_inputs),
+    output:
+        md=f"{RESULTS}/generators/{{model}}.md",
+        json=f"{RESULTS}/generators/{{model}}.json",
+    log:
+        f"{RESULTS}/logs/generator_card/{{model}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/generator_card/{{model}}.tsv"
+    wildcard_constraints:
+        model=one_of(PLAN.generators),
+    conda:
+        env("core")
+    params:
+        model=lambda w: model_arg(w.model),
+        scored=lambda w: as_arg(generator_card_scored(w.model)),
+        titles=lambda w: as_arg({d: det.title for d, det in PLAN.detectors.items()}),
+        args=generator_card_args,
+    shell:
+        "python -m aicd.report generator-card --model {params.model} --report {input.report}"
+        " --generations {input.generations} {params.args} --scored {params.scored} --titles {params.titles}"
+        " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
