@@ -13,6 +13,7 @@ from aicd.fingerprint import code_version
 from aicd.generate.registry import check_config_models, endpoint_hint, load_registry
 from aicd import runs
 from aicd.plan import SPLITS, Plan
+from aicd.report import layouts
 from aicd.resolve import check_pinned_inputs, endpoint_notes, resolve
 from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag
 from aicd.sources import pinned

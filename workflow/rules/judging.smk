@@ -66,7 +66,7 @@ rule table8:
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(PLAN.table8_layout(endpoint_hint(MODELS))),
+        layout=lambda w: as_arg(layouts.table8_layout(PLAN, endpoint_hint(MODELS))),
         tables_dir=lambda w, output: parent(output.tex),
     shell:
         "python -m aicd.report table8 --layout {params.layout} --scores {input.scores} --reports {input.reports}"

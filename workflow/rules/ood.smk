@@ -53,7 +53,7 @@ rule ood_table:
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(PLAN.ood_layout()),
+        layout=lambda w: as_arg(layouts.ood_layout(PLAN)),
         stem=lambda w, output: output.md[: -len(".md")],
     shell:
         "python -m aicd.report ood --layout {params.layout} --scores {input.scores} --perturbed {input.perturbed}"

@@ -22,7 +22,7 @@ rule subset_tables:
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(PLAN.subset_tables_layout()),
+        layout=lambda w: as_arg(layouts.subset_tables_layout(PLAN)),
         tables_dir=lambda w, output: parent(output.summary),
     shell:
         "python -m aicd.report subsets --layout {params.layout} --scores {input.scores}"
@@ -42,7 +42,7 @@ rule paper_figures:
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(PLAN.figures_layout()),
+        layout=lambda w: as_arg(layouts.figures_layout(PLAN)),
         measurements=lambda w, input: (f"--measurements {' '.join(input.measurements)}" if input.measurements else ""),
         figures_dir=lambda w, output: parent(output.index),
     shell:
@@ -95,7 +95,7 @@ rule paper_section:
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(PLAN.paper_layout()),
+        layout=lambda w: as_arg(layouts.paper_layout(PLAN)),
         zero_shot=lambda w, input: f"--zero-shot {' '.join(input.zero_shot)}" if input.zero_shot else "",
         tables_dir=lambda w, input: folder_of(input.tables),
     shell:

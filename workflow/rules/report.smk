@@ -36,7 +36,7 @@ rule reproduction:
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(PLAN.reproduction_layout()),
+        layout=lambda w: as_arg(layouts.reproduction_layout(PLAN)),
         tables_dir=lambda w, output: parent(output.md),
         figures_dir=lambda w, output: os.path.join(os.path.dirname(parent(output.md)), "figures"),
     shell:
@@ -81,7 +81,7 @@ rule report:
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(PLAN.report_layout()),
+        layout=lambda w: as_arg(layouts.report_layout(PLAN)),
         tables_dir=lambda w, output: parent(output.tex),
         figures_dir=lambda w, output: folder_of(output.figures),
     shell:
