@@ -30,7 +30,7 @@ rule sandbox_image:
         tag=lambda w: context_tag(CONTEXT, sandbox_base()),  # a changed Dockerfile or runner rebuilds
     shell:
         "{params.guard}python -m aicd.sandbox images --engine {params.engine} --base {params.base}"
-        " --base-image {params.base_image} --out {output.image} > {log} 2>&1"
+        " --base-image {params.base_image} --out {output} > {log} 2>&1"
 
 
 rule execute:
