@@ -55,7 +55,7 @@ onstart:
     # The root belongs to this run from its first job on (a dry run claims nothing); its config
     # is recorded for runs built on it, and a run on a base records the base's fingerprint.
     if not workflow.remote_exec:
-        runs.claim(R, RUN, config, {"root": BASE.root, **BASE.fingerprint} if BASE else None)
+        runs.claim(RESULTS, RUN, config, {"root": BASE.root, **BASE.fingerprint} if BASE else None)
 
 
 # `snakemake --report report.html`: Table 4 and the figures, with captions (workflow/report/).
@@ -66,18 +66,23 @@ report: "workflow/report/workflow.rst"
 container: config["container"]
 
 
+# The stages in pipeline order: a stage's jobs read what the stages above it make (a summary
+# such as the dataset card may also count a later stage's files).
 include: "workflow/rules/sources.smk"
+include: "workflow/rules/generation.smk"
+include: "workflow/rules/fingerprint.smk"
+include: "workflow/rules/execution.smk"
+include: "workflow/rules/dataset.smk"
 include: "workflow/rules/splits.smk"
+include: "workflow/rules/lm.smk"
 include: "workflow/rules/features.smk"
 include: "workflow/rules/detectors.smk"
 include: "workflow/rules/scoring.smk"
 include: "workflow/rules/test_sets.smk"
+include: "workflow/rules/judging.smk"
 include: "workflow/rules/ood.smk"
-include: "workflow/rules/report.smk"
-include: "workflow/rules/llm.smk"
-include: "workflow/rules/execution.smk"
-include: "workflow/rules/dataset.smk"
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/report.smk"
 
 
 localrules:
@@ -94,7 +99,7 @@ onsuccess:
     # Shortfalls a source reported (a language with fewer rows than asked for, inputs read
     # from this machine rather than pinned) are repeated here, where they are seen.
     _inputs = INPUTS_JSON
-    print(f"Results: {R}/report.md", file=sys.stderr)
+    print(f"Results: {RESULTS}/report.md", file=sys.stderr)
     if os.path.isfile(_inputs):
         import json as _json
 

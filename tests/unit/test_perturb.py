@@ -138,14 +138,15 @@ def test_perturbed_sets_in_the_config_and_the_plan(repo):
     from aicd.errors import AicdError
     from aicd.generate.registry import load_registry
     from aicd.plan import Plan
+    from aicd.report.layouts import ood_layout, report_layout
 
     config = yaml.safe_load((repo / "config" / "ood.yaml").read_text())
     validated = copy.deepcopy(config)
     validate_config(validated)
     plan = Plan.from_config(validated, load_registry(repo / validated["registry"]), {})
     assert "p_rename" in plan.perturbed_sets() and len(plan.perturbed_sets()) == 7
-    assert not [s for _, s, _ in plan.report_layout()["test_sets"] if s.startswith("p_")]  # not Table 4 columns
-    assert plan.ood_layout()["perturbations"]["ood_codeaid"]["p_tabs"] == "reindent_tabs"
+    assert not [s for _, s, _ in report_layout(plan)["test_sets"] if s.startswith("p_")]  # not Table 4 columns
+    assert ood_layout(plan)["perturbations"]["ood_codeaid"]["p_tabs"] == "reindent_tabs"
     # every split x perturbation x detector that applies to new code (every one of ood.yaml)
     assert len(plan.ood_perturbed_scores()) == 11 * 7 * len(config["detectors"])
     bad = copy.deepcopy(config)

@@ -13,6 +13,7 @@ from aicd.detectors import REGISTRY
 from aicd.detectors.base import Detector
 from aicd.generate.registry import load_registry
 from aicd.plan import Plan
+from aicd.report import layouts
 
 
 @pytest.fixture(scope="module")
@@ -193,11 +194,11 @@ def test_a_row_that_is_not_the_papers_is_said_so_and_not_averaged_as_the_papers(
     config["detectors"]["lr_ast"]["paper"] = {"comparable": False, "note": "trained on a tenth of the rows"}
     config["detectors"]["minilm"]["paper"] = {"row": "CodeBERT", "comparable": False, "note": "a CPU MiniLM"}
     plan = plan_of(config, models)
-    layout = plan.reproduction_layout()
+    layout = layouts.reproduction_layout(plan)
     assert layout["comparability"]["lr_ast"] == {"comparable": False, "note": "trained on a tenth of the rows"}
     assert ["minilm", "MiniLM-L6-v2 (CPU demo)", "CodeBERT"] in layout["detectors"]
     assert set(layout["dummies"]) == {"random", "majority"}
     averaged, over = plan.averaged("binary")
     assert over == "paper" and "lr_ast" not in averaged and "lr_tfidf" in averaged and "minilm" not in averaged
-    assert "lr_ast" in plan.subset_tables_layout()["tables"]["5"]["ours"]  # shown beside the average, not in it
-    assert plan.report_layout()["task_modes"] == {"binary": "build", "family": "build"}
+    assert "lr_ast" in layouts.subset_tables_layout(plan)["tables"]["5"]["ours"]  # shown beside the average, not in it
+    assert layouts.report_layout(plan)["task_modes"] == {"binary": "build", "family": "build"}

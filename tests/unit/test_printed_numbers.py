@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from aicd.report.build import audit_line
 from aicd.report.data_block import data_block
 from aicd.report.intervals import with_interval
+from aicd.report.report_md import audit_line
 from aicd.scoring.roc_point import roc_point, roc_tpr_of_counts, score_bins
 
 

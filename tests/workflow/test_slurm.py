@@ -111,8 +111,8 @@ def test_every_non_local_job_went_through_sbatch(runs, repo):
                       for _, c, _, _ in jobs.values()}
     # the compute rules of the slice ran on SLURM; the localrules did not
     assert {"source", "normalize", "dataset_pool", "task_split", "features", "detect", "score"} <= rules_on_slurm
-    assert not rules_on_slurm & {"all", "report", "inputs", "subset_tables", "paper_section", "paper_figures",
-                                 "dataset_card"}
+    assert not rules_on_slurm & {"all", "report", "input_fingerprint", "subset_tables", "paper_section",
+                                 "paper_figures", "dataset_card"}
     # every job snakemake ran as a `rule` (not a `localrule`) got a SLURM job id, and no localrule did
     blocks = re.findall(r"^(rule|localrule) (\w+):\n(?:    .*\n)*?    jobid: (\d+)$", log, flags=re.M)
     remote_jobs = {jid for kind, _, jid in blocks if kind == "rule"}

@@ -217,13 +217,13 @@ def release_inputs(release: dict[str, dict]) -> dict[str, dict]:
 
 
 def main(argv=None) -> None:
-    """python -m aicd.report inputs: results/inputs.json (what the rule `inputs` runs)."""
+    """python -m aicd.fingerprint: results/inputs.json (what the rule `input_fingerprint` runs)."""
     import argparse
 
     from .io import read_json, write_json
     from .stagecli import json_arg
 
-    parser = argparse.ArgumentParser(prog="python -m aicd.report inputs", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m aicd.fingerprint", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sources", nargs="*", default=[], help="results/sources/{source}.report.json")
     parser.add_argument("--release", type=json_arg, default={}, help="JSON {task: release spec} of release tasks")
@@ -243,3 +243,11 @@ def main(argv=None) -> None:
     write_json(info, args.out)
     for line in info["warnings"]:
         print(f"warning: {line}", file=__import__("sys").stderr)
+
+
+if __name__ == "__main__":
+    import sys
+
+    from .stagecli import run
+
+    sys.exit(run(main))

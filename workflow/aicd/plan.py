@@ -240,33 +240,6 @@ class Plan:
         shap = [d for d in trained if self.detectors[d].explains == "shap" and named(self.detectors[d].features)]
         return {"coefficients": coefficients[:1], "shap": shap, "trained": averaged}
 
-    # ---------------------------------------------------------------- layouts for the report stage
-
-    def report_layout(self) -> dict:
-        return {
-            "tasks": [[t, task.title] for t, task in self.tasks.items()],
-            "detectors": [[d, det.title, det.dummy] for d, det in self.detectors.items()],
-            "provisional": {t: self.config["tasks"][t]["label_map_provisional"] for t in self.tasks
-                            if "label_map_provisional" in self.config["tasks"][t]},
-            # perturbed sets are not Table 4 columns: the OOD table gives their flip rates
-            "test_sets": [[t, s, spec.get("title", s)] for t, task in self.tasks.items()
-                          for s, spec in task.test_sets.items() if "perturbation" not in spec],
-            "paper_rows": self.paper_rows(),  # the others are marked as ours
-            "task_modes": {t: task.mode for t, task in self.tasks.items()},  # the report's data block
-        }
-
-    def subset_tables_layout(self) -> dict:
-        tables = {}
-        for number, kind in ((5, "binary"), (6, "family"), (7, "fine_grained")):
-            task = next((t for t, spec in self.tasks.items() if spec.kind == kind), None)
-            detectors, over, ours = [], "paper", []
-            if task:
-                detectors, over = self.averaged(task)
-                ours = [d for d in self.trained(task) if d not in detectors]
-            tables[str(number)] = {"task": task, "labels": list(self.tasks[task].labels) if task else [],
-                                   "detectors": detectors, "averaged_over": over, "ours": ours}
-        return {"tables": tables, "titles": {d: det.title for d, det in self.detectors.items()}}
-
     def paper_kind_tasks(self) -> list[str]:
         """Tasks of one of the paper's three kinds (a column of its Table 4), each kind's first."""
         seen, out = set(), []
@@ -275,51 +248,6 @@ class Plan:
                 seen.add(task.kind)
                 out.append(t)
         return out
-
-    def reproduction_layout(self) -> dict:
-        """What the reproduction table needs: tasks and their kinds, which detector is which of
-        the paper's Table 4 rows, and which judge (score file name) is which Table 8 row."""
-        rows = self.paper_rows()
-        judging = self.config.get("judging") or {}
-        specs = judging.get("judges") or {}
-        judges = [[f"judge_{j}_{m}", published.match_judge(str((specs.get(j) or {}).get("model", "")), m)]
-                  for j in self.judges for m in self.modes]
-        return {"tasks": [[t, task.title, task.kind] for t, task in self.tasks.items()],
-                "task_modes": [[t, task.title, task.kind, task.mode] for t, task in self.tasks.items()],
-                "detectors": [[d, det.title, rows.get(d)] for d, det in self.detectors.items()],
-                "dummies": [d for d, det in self.detectors.items() if det.dummy],
-                "comparability": {d: published.comparability({"paper": det.paper}) for d, det in self.detectors.items()
-                                  if det.paper},
-                "judges": judges}
-
-    def figures_layout(self) -> dict:
-        return {"tasks": [[t, task.title, list(task.labels)] for t, task in self.tasks.items()],
-                "detectors": [[d, det.title, det.dummy] for d, det in self.detectors.items()]}
-
-    def paper_layout(self) -> dict:
-        keys = ("kind", "title", "features", "params", "paper")
-        return {"detectors": {d: {k: self.config["detectors"][d][k] for k in keys if k in self.config["detectors"][d]}
-                              for d in self.detectors},
-                "tasks": {t: task.title for t, task in self.tasks.items()},
-                "kinds": {t: task.kind for t, task in self.tasks.items()}}
-
-    def table8_layout(self, hint: str = "") -> dict:
-        judging = self.config.get("judging") or {}
-        return {"tasks": [[t, self.tasks[t].title] for t in (self.judge_tasks or self._all_judge_tasks())],
-                "judges": [[j, s["title"], published.match_judge(str(s.get("model", "")), "zs")
-                            or published.match_judge(str(s.get("model", "")), "cot")]
-                           for j, s in (judging.get("judges") or {}).items()],
-                "modes": list(self.modes or judging.get("modes", [])), "hint": hint}
-
-    def _all_judge_tasks(self) -> tuple:
-        judging = self.config.get("judging") or {}
-        return tuple(self.tasks) if judging.get("tasks", "all") == "all" else tuple(judging["tasks"])
-
-    def ood_layout(self) -> dict:
-        return {"splits": {t: ood_split_name(self.tasks[t].ood) for t in self.ood_tasks()},
-                "detectors": {d: det.title for d, det in self.detectors.items()},
-                "perturbations": {t: {s: spec["perturbation"] for s, spec in self.tasks[t].test_sets.items()
-                                      if "perturbation" in spec} for t in self.ood_tasks()}}
 
     def ood_perturbed_scores(self) -> list[tuple[str, str, str]]:
         """(task, perturbed test set, detector) of the OOD splits: the OOD table's flip rates."""
@@ -330,13 +258,6 @@ class Plan:
         """Counts of each job family (what `snakemake -n` would plan), for tests and logs."""
         return {"pairs": len(self.pairs), "generators": len(self.generators), "judges": len(self.judges),
                 "executions": len(self.executions), "test_sets": len(self.test_set_plan()), "lms": len(self.lms)}
-
-
-def ood_split_name(spec: dict) -> str:
-    """in_distribution | codeaid | lolo:<language> | lofo:<family> (the OOD table's columns)."""
-    short = {"leave_one_language_out": "lolo", "leave_one_family_out": "lofo"}
-    protocol = spec["protocol"]
-    return f"{short[protocol]}:{spec['hold_out']}" if protocol in short else protocol
 
 
 # -------------------------------------------------------------------- builders

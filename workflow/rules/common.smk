@@ -1,7 +1,7 @@
 # What the rules share: validation (defaults filled in), the plan (aicd.plan: which jobs exist,
 # a pure function of the config, the model registry and the one recorded resolution of the
-# machine, aicd.resolve), the run's results root R (config `results`, aicd.runs), wildcard
-# constraints, the input functions that turn the plan into paths under R, and resource
+# machine, aicd.resolve), the run's results root RESULTS (config `results`, aicd.runs), wildcard
+# constraints, the input functions that turn the plan into paths under RESULTS, and resource
 # helpers. Rule files hold rules only.
 
 from snakemake.utils import min_version
@@ -13,6 +13,7 @@ from aicd.fingerprint import code_version
 from aicd.generate.registry import check_config_models, endpoint_hint, load_registry
 from aicd import runs
 from aicd.plan import SPLITS, Plan
+from aicd.report import layouts
 from aicd.resolve import check_pinned_inputs, endpoint_notes, resolve
 from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag
 from aicd.sources import pinned
@@ -26,17 +27,17 @@ try:
     if BASE:
         config.update(baserun.merged(BASE.config, config))
     validate_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
-    R = config["results"].rstrip("/")  # this run's results root (aicd.runs: one run per root)
+    RESULTS = config["results"].rstrip("/")  # this run's results root (aicd.runs: one run per root)
     if BASE:
         baserun.check_sections(config, BASE)
     RUN = runs.identity(workflow.configfiles, workflow.basedir)
     RUN_NOTES = (
         []
         if workflow.remote_exec
-        else [n for n in [runs.check(R, RUN, dry_run=DRY_RUN, drop_layers=config["drop_layers"])] if n]
+        else [n for n in [runs.check(RESULTS, RUN, dry_run=DRY_RUN, drop_layers=config["drop_layers"])] if n]
     )
     if BASE and not workflow.remote_exec:
-        baserun.check_unchanged(runs.recorded(R), BASE, config["rebase"])
+        baserun.check_unchanged(runs.recorded(RESULTS), BASE, config["rebase"])
     REGISTRY = config["registry"] if isinstance(config["registry"], list) else [config["registry"]]
     MODELS = load_registry([repo_path(p) for p in REGISTRY])
     check_config_models(config, MODELS)
@@ -45,7 +46,7 @@ try:
     RESOLVED = (
         BASE.resolved
         if BASE
-        else resolve(config, MODELS, R, remote=workflow.remote_exec, notes=RUN_NOTES, record=not DRY_RUN)
+        else resolve(config, MODELS, RESULTS, remote=workflow.remote_exec, notes=RUN_NOTES, record=not DRY_RUN)
     )
     PLAN = Plan.from_config(config, MODELS, RESOLVED)
     REUSE = baserun.reuse(PLAN, Plan.from_config(BASE.config, MODELS, BASE.resolved), config, BASE) if BASE else None
@@ -58,31 +59,31 @@ except AicdError as err:
 
 # Where this run's data is: the base's root for a run built on another (sources, dataset, task
 # splits, test sets, LLM and sandbox stages are read from there), else its own.
-DATA = BASE.root if BASE else R
-NOTES = RUN_NOTES + ([baserun.note(PLAN, REUSE, BASE, R)] if BASE else list(PLAN.notes))
+DATA = BASE.root if BASE else RESULTS
+NOTES = RUN_NOTES + ([baserun.note(PLAN, REUSE, BASE, RESULTS)] if BASE else list(PLAN.notes))
 if not workflow.remote_exec and not BASE:
     NOTES += endpoint_notes(config, MODELS, PLAN)
 
 
 def made_by(task, detector):
     """The root holding a (task, detector)'s fit, predictions and scores: the base's where it made them."""
-    return REUSE.of_pair(task, detector, R) if REUSE else R
+    return REUSE.of_pair(task, detector, RESULTS) if REUSE else RESULTS
 
 
 def features_dir(task, featureset):
-    return f"{REUSE.of_features(task, featureset, R) if REUSE else R}/features/{task}/{featureset}"
+    return f"{REUSE.of_features(task, featureset, RESULTS) if REUSE else RESULTS}/features/{task}/{featureset}"
 
 
 def analyses_root(task):
-    return REUSE.of_analyses(task, R) if REUSE else R
+    return REUSE.of_analyses(task, RESULTS) if REUSE else RESULTS
 
 
 # Files that aggregate rules read, named here rather than through rules.X.output: an input
 # given as a rule reference makes snakemake hash every list-valued input of that rule once per
 # file in it (quadratic in the number of scores; BENCHMARKS.md, planning).
 INPUTS_JSON = f"{DATA}/inputs.json"  # a run on a base: the base's (its rows come from those inputs)
-SUBSET_TABLE_FILES = [f"{R}/tables/table{n}.{ext}" for n in (5, 6, 7) for ext in ("tex", "md")]
-PAPER_FIGURES_INDEX = f"{R}/figures/paper_figures.json"
+SUBSET_TABLE_FILES = [f"{RESULTS}/tables/table{n}.{ext}" for n in (5, 6, 7) for ext in ("tex", "md")]
+PAPER_FIGURES_INDEX = f"{RESULTS}/figures/paper_figures.json"
 CODE_VERSION = code_version(workflow.basedir)  # a new commit rewrites inputs.json and what names it
 
 
@@ -217,8 +218,8 @@ def task(w):
 
 def task_source(w):
     if task(w).mode == "build":
-        return {"source": f"{R}/dataset/pool.parquet"}
-    return {"source": f"{R}/sources/{task(w).source}.parquet"} if task(w).mode == "derive" else {}
+        return {"source": f"{RESULTS}/dataset/pool.parquet"}
+    return {"source": f"{RESULTS}/sources/{task(w).source}.parquet"} if task(w).mode == "derive" else {}
 
 
 def task_spec(w):
@@ -231,45 +232,50 @@ def task_source_arg(w, input):
     return f"--{'pool' if task(w).mode == 'build' else 'source'} {input.source}"
 
 
-def tables(w):
-    return expand(f"{DATA}/tasks/{w.task}/{{split}}.parquet", split=SPLITS)
+def split_tables(w):
+    """The task's split tables by split name (train, validation, test), in one folder."""
+    return {split: f"{DATA}/tasks/{w.task}/{split}.parquet" for split in SPLITS}
 
 
 # ---------------------------------------------------------------- features and detectors
 
 
 def feature_inputs(w):
+    """A concat set reads its parts' matrices and fitted featurizers (each list in the order of
+    its `parts`); any other set reads the task's split tables."""
     spec = config["features"][w.featureset]
-    if spec["kind"] == "concat":  # the parts' matrices, then their fitted featurizers
-        return [
-            f"{features_dir(w.task, p)}/{name}" for name in ("features.npz", "featurizer.skops") for p in spec["parts"]
-        ]
-    return tables(w)
+    if spec["kind"] == "concat":
+        return {
+            "parts": [f"{features_dir(w.task, p)}/features.npz" for p in spec["parts"]],
+            "part_models": [f"{features_dir(w.task, p)}/featurizer.skops" for p in spec["parts"]],
+        }
+    return split_tables(w)
 
 
 def feature_args(w, input):
-    if config["features"][w.featureset]["kind"] == "concat":
-        half = len(input) // 2
-        return "--parts " + " ".join(input[:half]) + " --part-models " + " ".join(input[half:])
-    return f"--tasks-dir {parent(input[0])}"
+    if "parts" in input.keys():
+        return f"--parts {' '.join(input.parts)} --part-models {' '.join(input.part_models)}"
+    return f"--tasks-dir {parent(input.train)}"
 
 
 def detect_inputs(w):
-    inputs = {"tables": tables(w)}
+    inputs = split_tables(w)
     featureset = detector(w).features
     if featureset:
         inputs["features"] = f"{features_dir(w.task, featureset)}/features.npz"
         # stored in the fitted model, so it applies to raw code (aicd detect, extra test sets)
         inputs["featurizer"] = f"{features_dir(w.task, featureset)}/featurizer.skops"
     for name, path in detector(w).prepared.items():
-        inputs[f"prepared_{name}"] = f"{R}/{path}"
+        inputs[f"prepared_{name}"] = f"{RESULTS}/{path}"
     return inputs
 
 
 def detect_args(w, input):
     args = [f"--features {input.features} --featurizer {input.featurizer}"] if "features" in input.keys() else []
     if detector(w).storage == "folder":  # checkpoints kept across a killed job; tokenised splits shared
-        args.append(f"--work-dir {R}/checkpoints/{w.task}/{w.detector} --cache-dir {R}/cache/tokens/{w.task}")
+        args.append(
+            f"--work-dir {RESULTS}/checkpoints/{w.task}/{w.detector} --cache-dir {RESULTS}/cache/tokens/{w.task}"
+        )
     prepared = [f"{k[len('prepared_'):]}={v}" for k, v in input.items() if k.startswith("prepared_")]
     if prepared:
         args.append("--prepared " + " ".join(prepared))
@@ -321,32 +327,32 @@ def generator_card_scored(model):
             if PLAN.tasks[t].mode == "build":
                 where = f"{PLAN.tasks[t].title}: its rows of the test split"
                 out.setdefault(where, {})[d] = {
-                    "predictions": f"{R}/predictions/{t}/{d}.parquet",
-                    "test": f"{R}/tasks/{t}/test.parquet",
+                    "predictions": f"{RESULTS}/predictions/{t}/{d}.parquet",
+                    "test": f"{RESULTS}/tasks/{t}/test.parquet",
                 }
     for t, s, d in PLAN.test_set_plan():
         if PLAN.tasks[t].test_sets[s].get("generation") == model:
             out.setdefault(f"{PLAN.tasks[t].title}: test set {s}", {})[d] = {
-                "predictions": f"{R}/predictions/{t}/test_sets/{s}/{d}.parquet",
-                "test": f"{R}/tasks/{t}/test_sets/{s}.parquet",
+                "predictions": f"{RESULTS}/predictions/{t}/test_sets/{s}/{d}.parquet",
+                "test": f"{RESULTS}/tasks/{t}/test_sets/{s}.parquet",
             }
     return out
 
 
 def generator_card_inputs(w):
     inputs = {
-        "generations": f"{R}/generations/{w.model}.parquet",
-        "report": f"{R}/generations/{w.model}.report.json",
+        "generations": f"{RESULTS}/generations/{w.model}.parquet",
+        "report": f"{RESULTS}/generations/{w.model}.report.json",
         "scored": sorted(
             {p for per in generator_card_scored(w.model).values() for c in per.values() for p in c.values()}
         ),
     }
     if w.model in PLAN.executions:
-        inputs["execution"] = f"{R}/execution/{w.model}.report.json"
+        inputs["execution"] = f"{RESULTS}/execution/{w.model}.report.json"
     in_pool = w.model in PLAN.pool_generators and PLAN.dataset and PLAN.dataset.get("generations")
     as_test_set = any(PLAN.tasks[t].test_sets[s].get("generation") == w.model for t, s, _ in PLAN.test_set_plan())
     if in_pool or as_test_set:
-        inputs["normalized"] = f"{R}/dataset/normalized/generations/{w.model}.report.json"
+        inputs["normalized"] = f"{RESULTS}/dataset/normalized/generations/{w.model}.report.json"
     return inputs
 
 
@@ -366,7 +372,8 @@ def judge_sample_args():
 def generation_sources(protocols):
     """The source tables the protocols prompt from, by name."""
     return {
-        name: f"{R}/sources/{name}.parquet" for name in sorted({s for p in protocols.values() for s in p["sources"]})
+        name: f"{RESULTS}/sources/{name}.parquet"
+        for name in sorted({s for p in protocols.values() for s in p["sources"]})
     }
 
 
@@ -376,7 +383,7 @@ def source_args(paths):
 
 def execution_input(w):
     kind = "generations" if w.name in PLAN.generators else "sources"
-    return f"{R}/{kind}/{w.name}.parquet"
+    return f"{RESULTS}/{kind}/{w.name}.parquet"
 
 
 def sandbox_base():
@@ -400,12 +407,12 @@ def score_sample_flag(w):
 def reference_predictions(w):
     # a perturbed test set is scored against the unperturbed predictions too: the labels that flip
     perturbed = "perturbation" in task(w).test_sets[w.test_set]
-    return [f"{R}/predictions/{w.task}/{w.detector}.parquet"] if perturbed else []
+    return [f"{RESULTS}/predictions/{w.task}/{w.detector}.parquet"] if perturbed else []
 
 
 def validation_scores(w):
     # what thresholds at a fixed FPR are set on; LLM judges give labels only
-    return [] if w.detector in PLAN.judge_detectors else [f"{R}/validation_scores/{w.task}/{w.detector}.parquet"]
+    return [] if w.detector in PLAN.judge_detectors else [f"{RESULTS}/validation_scores/{w.task}/{w.detector}.parquet"]
 
 
 def zero_shot_reports():
@@ -413,15 +420,21 @@ def zero_shot_reports():
 
 
 def analyses_inputs(w):
+    """The test split, the averaged detectors' predictions, and by name the fitted files the
+    analyses explain: svm_model and svm_featurizer (the n-gram back-projection), and for each
+    SHAP detector D shap_model_D and shap_features_D."""
     chosen = PLAN.analyses(w.task)
     feats = lambda d: features_dir(w.task, PLAN.detectors[d].features)  # noqa: E731
     model = lambda d: f"{made_by(w.task, d)}/models/{w.task}/{d}.skops"  # noqa: E731
-    return {
+    inputs = {
         "test": f"{DATA}/tasks/{w.task}/test.parquet",
         "predictions": [f"{made_by(w.task, d)}/predictions/{w.task}/{d}.parquet" for d in chosen["trained"]],
-        "coefficients": [p for d in chosen["coefficients"] for p in (model(d), f"{feats(d)}/featurizer.skops")],
-        "shap": [p for d in chosen["shap"] for p in (model(d), f"{feats(d)}/features.npz")],
     }
+    for d in chosen["coefficients"]:  # one at most
+        inputs.update(svm_model=model(d), svm_featurizer=f"{feats(d)}/featurizer.skops")
+    for d in chosen["shap"]:
+        inputs.update({f"shap_model_{d}": model(d), f"shap_features_{d}": f"{feats(d)}/features.npz"})
+    return inputs
 
 
 def analyses_titles(w):
@@ -431,10 +444,9 @@ def analyses_titles(w):
 
 
 def analyses_args(w, input):
-    args = [f"--svm {input.coefficients[0]} {input.coefficients[1]}"] if input.coefficients else []
-    shap = list(input.shap)
-    for i in range(0, len(shap), 2):
-        args.append(f"--shap {os.path.splitext(os.path.basename(shap[i]))[0]} {shap[i]} {shap[i + 1]}")
+    args = [f"--svm {input.svm_model} {input.svm_featurizer}"] if "svm_model" in input.keys() else []
+    for d in PLAN.analyses(w.task)["shap"]:
+        args.append(f"--shap {d} {input[f'shap_model_{d}']} {input[f'shap_features_{d}']}")
     if input.predictions:
         args.append(f"--predictions {' '.join(input.predictions)}")
     return " ".join(args)
@@ -445,8 +457,8 @@ def test_set_source(w):
     dataset stage's code checks and Table 3 filters (rows they reject are left out, counted)."""
     spec = task(w).test_sets[w.test_set]
     if "generation" in spec:
-        return f"{R}/dataset/normalized/generations/{spec['generation']}.parquet"
-    return f"{R}/sources/{spec['source']}.parquet"
+        return f"{RESULTS}/dataset/normalized/generations/{spec['generation']}.parquet"
+    return f"{RESULTS}/sources/{spec['source']}.parquet"
 
 
 def dataset_spec():
@@ -458,7 +470,7 @@ def dataset_spec():
 def generation_tables(w):
     """Generator tables the pool reads: inputs of the build, fingerprinted like the sources."""
     if PLAN.dataset and PLAN.dataset.get("generations"):
-        return [f"{R}/generations/{m}.parquet" for m in PLAN.pool_generators]
+        return [f"{RESULTS}/generations/{m}.parquet" for m in PLAN.pool_generators]
     return []
 
 
@@ -473,15 +485,15 @@ def dataset_inputs():
 
 def targets():
     """Everything `snakemake` with no target makes, as the plan has it."""
-    out = [f"{R}/tables/table4.tex", f"{R}/report.md", f"{R}/paper_results.md"]
+    out = [f"{RESULTS}/tables/table4.tex", f"{RESULTS}/report.md", f"{RESULTS}/paper_results.md"]
     if config.get("judging", {}).get("judges"):
-        out.append(f"{R}/tables/table8.tex")
+        out.append(f"{RESULTS}/tables/table8.tex")
     if not BASE:  # a run on a base reads these stages' outputs from the base
-        out += [f"{R}/generations/report.json"] if PLAN.generation else []
-        out += [f"{R}/generators/{m}.md" for m in PLAN.generators]
-        out += [f"{R}/execution/report.md"] if PLAN.executions else []
-        out += [f"{R}/dataset/README.md"] if PLAN.dataset else []
-    out += [f"{R}/tables/ood.md", f"{R}/tables/ood.tex"] if PLAN.ood_tasks() else []
+        out += [f"{RESULTS}/generations/report.json"] if PLAN.generation else []
+        out += [f"{RESULTS}/generators/{m}.md" for m in PLAN.generators]
+        out += [f"{RESULTS}/execution/report.md"] if PLAN.executions else []
+        out += [f"{RESULTS}/dataset/README.md"] if PLAN.dataset else []
+    out += [f"{RESULTS}/tables/ood.md", f"{RESULTS}/tables/ood.tex"] if PLAN.ood_tasks() else []
     return out
 
 

@@ -10,19 +10,19 @@ localrules:
 
 rule normalize:
     input:
-        table=f"{R}/{{kind}}/{{name}}.parquet",
+        table=f"{RESULTS}/{{kind}}/{{name}}.parquet",
         execution=lambda w: (
-            [f"{R}/execution/{w.name}.parquet"]
+            f"{RESULTS}/execution/{w.name}.parquet"
             if dataset_spec().get("execution_filter", "none") != "none" and w.name in PLAN.executions
             else []
         ),
     output:
-        table=f"{R}/dataset/normalized/{{kind}}/{{name}}.parquet",
-        report=f"{R}/dataset/normalized/{{kind}}/{{name}}.report.json",
+        table=f"{RESULTS}/dataset/normalized/{{kind}}/{{name}}.parquet",
+        report=f"{RESULTS}/dataset/normalized/{{kind}}/{{name}}.report.json",
     log:
-        f"{R}/logs/normalize/{{kind}}/{{name}}.log",
+        f"{RESULTS}/logs/normalize/{{kind}}/{{name}}.log",
     benchmark:
-        f"{R}/benchmarks/normalize/{{kind}}/{{name}}.tsv"
+        f"{RESULTS}/benchmarks/normalize/{{kind}}/{{name}}.tsv"
     # the chain every later job waits for (normalize, pool, splits) goes first (BENCHMARKS.md)
     priority: 20
     conda:
@@ -39,7 +39,7 @@ rule normalize:
         spec=lambda w: as_arg(
             config_slice(dataset_spec(), ["filters", "minhash", "langid_min_margin", "execution_filter"])
         ),
-        execution=lambda w, input: f"--execution {input.execution[0]}" if input.execution else "",
+        execution=lambda w, input: f"--execution {input.execution}" if input.execution else "",
     shell:
         "{params.guard}python -m aicd.normalize rows --table {input.table} --name {wildcards.name} --spec {params.spec}"
         " {params.execution} --threads {threads} --out {output.table} --report {output.report} > {log} 2>&1"
@@ -49,15 +49,15 @@ rule dataset_pool:
     input:
         tables=dataset_inputs(),
     output:
-        pool=f"{R}/dataset/pool.parquet",
-        filter_json=f"{R}/dataset/filter_report.json",
-        filter_md=f"{R}/dataset/filter_report.md",
-        dedup_json=f"{R}/dataset/dedup_report.json",
-        dedup_md=f"{R}/dataset/dedup_report.md",
+        pool=f"{RESULTS}/dataset/pool.parquet",
+        filter_json=f"{RESULTS}/dataset/filter_report.json",
+        filter_md=f"{RESULTS}/dataset/filter_report.md",
+        dedup_json=f"{RESULTS}/dataset/dedup_report.json",
+        dedup_md=f"{RESULTS}/dataset/dedup_report.md",
     log:
-        f"{R}/logs/dataset_pool/pool.log",
+        f"{RESULTS}/logs/dataset_pool/pool.log",
     benchmark:
-        f"{R}/benchmarks/dataset_pool/pool.tsv"
+        f"{RESULTS}/benchmarks/dataset_pool/pool.tsv"
     priority: 20  # as normalize
     conda:
         env("core")
@@ -78,21 +78,21 @@ rule dataset_pool:
 
 rule dataset_card:
     input:
-        pool=f"{R}/dataset/pool.parquet",
-        filter_json=f"{R}/dataset/filter_report.json",
-        dedup_json=f"{R}/dataset/dedup_report.json",
-        tables=[f"{R}/tasks/{t}/{s}.parquet" for t in PLAN.built_tasks() for s in SPLITS],
-        reports=[f"{R}/tasks/{t}/report.json" for t in PLAN.built_tasks()],
-        sources=expand(f"{R}/sources/{{source}}.report.json", source=PLAN.dataset_sources),
-        execution=expand(f"{R}/execution/{{name}}.report.json", name=PLAN.executions),
+        pool=f"{RESULTS}/dataset/pool.parquet",
+        filter_json=f"{RESULTS}/dataset/filter_report.json",
+        dedup_json=f"{RESULTS}/dataset/dedup_report.json",
+        tables=[f"{RESULTS}/tasks/{t}/{s}.parquet" for t in PLAN.built_tasks() for s in SPLITS],
+        reports=[f"{RESULTS}/tasks/{t}/report.json" for t in PLAN.built_tasks()],
+        sources=expand(f"{RESULTS}/sources/{{source}}.report.json", source=PLAN.dataset_sources),
+        execution=expand(f"{RESULTS}/execution/{{name}}.report.json", name=PLAN.executions),
         inputs=INPUTS_JSON,
     output:
-        card=f"{R}/dataset/README.md",
-        counts=f"{R}/dataset/counts.csv",
+        card=f"{RESULTS}/dataset/README.md",
+        counts=f"{RESULTS}/dataset/counts.csv",
     log:
-        f"{R}/logs/dataset_card/card.log",
+        f"{RESULTS}/logs/dataset_card/card.log",
     benchmark:
-        f"{R}/benchmarks/dataset_card/card.tsv"
+        f"{RESULTS}/benchmarks/dataset_card/card.tsv"
     conda:
         env("core")
     params:

@@ -16,14 +16,14 @@ rule detect:
     input:
         unpack(detect_inputs),
     output:
-        predictions=f"{R}/predictions/{{task}}/{{detector}}.parquet",
-        model=f"{R}/models/{{task}}/{{detector}}.skops",
-        report=f"{R}/models/{{task}}/{{detector}}.json",
-        validation_scores=f"{R}/validation_scores/{{task}}/{{detector}}.parquet",
+        predictions=f"{RESULTS}/predictions/{{task}}/{{detector}}.parquet",
+        model=f"{RESULTS}/models/{{task}}/{{detector}}.skops",
+        report=f"{RESULTS}/models/{{task}}/{{detector}}.json",
+        validation_scores=f"{RESULTS}/validation_scores/{{task}}/{{detector}}.parquet",
     log:
-        f"{R}/logs/detect/{{task}}/{{detector}}.log",
+        f"{RESULTS}/logs/detect/{{task}}/{{detector}}.log",
     benchmark:
-        f"{R}/benchmarks/detect/{{task}}/{{detector}}.tsv"
+        f"{RESULTS}/benchmarks/detect/{{task}}/{{detector}}.tsv"
     wildcard_constraints:
         detector=none_of(PLAN.stored("folder") + list(PLAN.judge_detectors)),
     conda:
@@ -37,7 +37,7 @@ rule detect:
         guard=guard("detect"),
         spec=detector_spec,
         args=detect_args,
-        tasks_dir=lambda w, input: parent(input.tables[0]),
+        tasks_dir=lambda w, input: parent(input.train),
         seed=SEED,
     shell:
         "{params.guard}python -m aicd.detectors fit --spec {params.spec} --task {wildcards.task}"
@@ -48,10 +48,10 @@ rule detect:
 
 use rule detect as detect_folder with:
     output:
-        predictions=f"{R}/predictions/{{task}}/{{detector}}.parquet",
-        model=directory(f"{R}/models/{{task}}/{{detector}}"),
-        report=f"{R}/models/{{task}}/{{detector}}.json",
-        validation_scores=f"{R}/validation_scores/{{task}}/{{detector}}.parquet",
+        predictions=f"{RESULTS}/predictions/{{task}}/{{detector}}.parquet",
+        model=directory(f"{RESULTS}/models/{{task}}/{{detector}}"),
+        report=f"{RESULTS}/models/{{task}}/{{detector}}.json",
+        validation_scores=f"{RESULTS}/validation_scores/{{task}}/{{detector}}.parquet",
     wildcard_constraints:
         detector=one_of(PLAN.stored("folder")),
     # the longest jobs of a run (fine-tuned encoders) start first among the ready ones, so that the

@@ -10,11 +10,11 @@ localrules:
 
 rule sandbox_image:
     output:
-        f"{R}/sandbox/image.txt",
+        image=f"{RESULTS}/sandbox/image.txt",
     log:
-        f"{R}/logs/sandbox_image/image.log",
+        f"{RESULTS}/logs/sandbox_image/image.log",
     benchmark:
-        f"{R}/benchmarks/sandbox_image/image.tsv"
+        f"{RESULTS}/benchmarks/sandbox_image/image.tsv"
     conda:
         env("sandbox")
     threads: 1
@@ -36,14 +36,14 @@ rule sandbox_image:
 rule execute:
     input:
         table=execution_input,
-        image=rules.sandbox_image.output[0],
+        image=rules.sandbox_image.output.image,
     output:
-        table=f"{R}/execution/{{name}}.parquet",
-        report=f"{R}/execution/{{name}}.report.json",
+        table=f"{RESULTS}/execution/{{name}}.parquet",
+        report=f"{RESULTS}/execution/{{name}}.report.json",
     log:
-        f"{R}/logs/execute/{{name}}.log",
+        f"{RESULTS}/logs/execute/{{name}}.log",
     benchmark:
-        f"{R}/benchmarks/execute/{{name}}.tsv"
+        f"{RESULTS}/benchmarks/execute/{{name}}.tsv"
     wildcard_constraints:
         name=one_of(PLAN.executions),
     priority: 10  # a long job beside the rest, not the last one (as detect_folder)
@@ -66,13 +66,13 @@ rule execute:
 
 rule execution_report:
     input:
-        expand(f"{R}/execution/{{name}}.report.json", name=PLAN.executions),
+        expand(f"{RESULTS}/execution/{{name}}.report.json", name=PLAN.executions),
     output:
-        f"{R}/execution/report.md",
+        f"{RESULTS}/execution/report.md",
     log:
-        f"{R}/logs/execution_report/report.log",
+        f"{RESULTS}/logs/execution_report/report.log",
     benchmark:
-        f"{R}/benchmarks/execution_report/report.tsv"
+        f"{RESULTS}/benchmarks/execution_report/report.tsv"
     conda:
         env("core")
     shell:

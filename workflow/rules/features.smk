@@ -3,15 +3,15 @@
 
 rule features:
     input:
-        feature_inputs,
+        unpack(feature_inputs),
     output:
-        features=f"{R}/features/{{task}}/{{featureset}}/features.npz",
-        model=f"{R}/features/{{task}}/{{featureset}}/featurizer.skops",
-        report=f"{R}/features/{{task}}/{{featureset}}/report.json",
+        features=f"{RESULTS}/features/{{task}}/{{featureset}}/features.npz",
+        model=f"{RESULTS}/features/{{task}}/{{featureset}}/featurizer.skops",
+        report=f"{RESULTS}/features/{{task}}/{{featureset}}/report.json",
     log:
-        f"{R}/logs/features/{{task}}/{{featureset}}.log",
+        f"{RESULTS}/logs/features/{{task}}/{{featureset}}.log",
     benchmark:
-        f"{R}/benchmarks/features/{{task}}/{{featureset}}.tsv"
+        f"{RESULTS}/benchmarks/features/{{task}}/{{featureset}}.tsv"
     # every detector on the feature set waits for it: start it before the detectors that are ready
     priority: 5
     conda:
@@ -26,7 +26,7 @@ rule features:
         spec=feature_spec,
         args=feature_args,
         seed=SEED,
-        cache=f"{R}/cache/features",
+        cache=f"{RESULTS}/cache/features",
     shell:
         "{params.guard}python -m aicd.features --spec {params.spec} {params.args} --seed {params.seed} --threads {threads}"
         " --cache-dir {params.cache}"

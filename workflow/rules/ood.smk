@@ -9,17 +9,17 @@ localrules:
 
 rule ood_split:
     input:
-        train=lambda w: f"{R}/sources/{task(w).ood['train']}.parquet",
-        test=lambda w: [f"{R}/sources/{task(w).ood['test']}.parquet"] if task(w).ood.get("test") else [],
+        train=lambda w: f"{RESULTS}/sources/{task(w).ood['train']}.parquet",
+        test=lambda w: f"{RESULTS}/sources/{task(w).ood['test']}.parquet" if task(w).ood.get("test") else [],
     output:
-        train=f"{R}/tasks/{{task}}/train.parquet",
-        validation=f"{R}/tasks/{{task}}/validation.parquet",
-        test=f"{R}/tasks/{{task}}/test.parquet",
-        report=f"{R}/tasks/{{task}}/report.json",
+        train=f"{RESULTS}/tasks/{{task}}/train.parquet",
+        validation=f"{RESULTS}/tasks/{{task}}/validation.parquet",
+        test=f"{RESULTS}/tasks/{{task}}/test.parquet",
+        report=f"{RESULTS}/tasks/{{task}}/report.json",
     log:
-        f"{R}/logs/ood_split/{{task}}.log",
+        f"{RESULTS}/logs/ood_split/{{task}}.log",
     benchmark:
-        f"{R}/benchmarks/ood_split/{{task}}.tsv"
+        f"{RESULTS}/benchmarks/ood_split/{{task}}.tsv"
     wildcard_constraints:
         task=one_of(PLAN.ood_tasks()),
     conda:
@@ -31,7 +31,7 @@ rule ood_split:
     params:
         guard=guard("ood_split"),
         spec=lambda w: as_arg(task(w).ood),
-        test=lambda w, input: f"--test-source {input.test[0]}" if input.test else "",
+        test=lambda w, input: f"--test-source {input.test}" if input.test else "",
         seed=SEED,
     shell:
         "{params.guard}python -m aicd.splits ood --task {wildcards.task} --spec {params.spec} --train-source {input.train}"
@@ -44,16 +44,16 @@ rule ood_table:
         scores=lambda w: [f"{made_by(t, d)}/scores/{t}/{d}.json" for t, d in PLAN.pairs if t in PLAN.ood_tasks()],
         perturbed=[f"{made_by(t, d)}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in PLAN.ood_perturbed_scores()],
     output:
-        md=f"{R}/tables/ood.md",
-        tex=f"{R}/tables/ood.tex",
+        md=f"{RESULTS}/tables/ood.md",
+        tex=f"{RESULTS}/tables/ood.tex",
     log:
-        f"{R}/logs/ood_table/ood_table.log",
+        f"{RESULTS}/logs/ood_table/ood_table.log",
     benchmark:
-        f"{R}/benchmarks/ood_table/ood_table.tsv"
+        f"{RESULTS}/benchmarks/ood_table/ood_table.tsv"
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(PLAN.ood_layout()),
+        layout=lambda w: as_arg(layouts.ood_layout(PLAN)),
         stem=lambda w, output: output.md[: -len(".md")],
     shell:
         "python -m aicd.report ood --layout {params.layout} --scores {input.scores} --perturbed {input.perturbed}"

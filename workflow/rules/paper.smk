@@ -1,6 +1,5 @@
-# The causal LM a detector scores with when it asks for one (its kind's prepared inputs; the
-# demo trains Fast-DetectGPT's), the paper's Tables 5-7, its figures and analyses, and
-# results/paper_results.md, which the report embeds.
+# The paper's Tables 5-7, its figures and analyses, and results/paper_results.md, which the
+# report embeds.
 
 
 localrules:
@@ -9,50 +8,21 @@ localrules:
     paper_section,
 
 
-rule train_causal_lm:
-    input:
-        train=lambda w: f"{DATA}/tasks/{PLAN.lms[w.detector]['task']}/train.parquet",
-        validation=lambda w: f"{DATA}/tasks/{PLAN.lms[w.detector]['task']}/validation.parquet",
-    output:
-        directory(f"{R}/lm/{{detector}}"),
-    log:
-        f"{R}/logs/train_causal_lm/{{detector}}.log",
-    benchmark:
-        f"{R}/benchmarks/train_causal_lm/{{detector}}.tsv"
-    wildcard_constraints:
-        detector=one_of(PLAN.lms),
-    priority: 10  # its detector's fit waits for it: start it first (as detect_folder)
-    conda:
-        env("neural")
-    threads: detector_threads
-    resources:
-        mem_mb=detector_mem_mb(),
-        runtime=detector_runtime(),
-        gpu=detector_gpu,
-    params:
-        guard=guard("train_causal_lm"),
-        settings=lambda w: as_arg(lm_spec(w)),
-        seed=SEED,
-    shell:
-        "{params.guard}python -m aicd.lm --train {input.train} --validation {input.validation} --params {params.settings}"
-        " --seed {params.seed} --threads {threads} --out {output} > {log} 2>&1"
-
-
 rule subset_tables:
     input:
         scores=all_scores(),
         inputs=INPUTS_JSON,
     output:
         tables=SUBSET_TABLE_FILES,
-        summary=f"{R}/tables/subset_tables.json",
+        summary=f"{RESULTS}/tables/subset_tables.json",
     log:
-        f"{R}/logs/subset_tables/subset_tables.log",
+        f"{RESULTS}/logs/subset_tables/subset_tables.log",
     benchmark:
-        f"{R}/benchmarks/subset_tables/subset_tables.tsv"
+        f"{RESULTS}/benchmarks/subset_tables/subset_tables.tsv"
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(PLAN.subset_tables_layout()),
+        layout=lambda w: as_arg(layouts.subset_tables_layout(PLAN)),
         tables_dir=lambda w, output: parent(output.summary),
     shell:
         "python -m aicd.report subsets --layout {params.layout} --scores {input.scores}"
@@ -66,13 +36,13 @@ rule paper_figures:
     output:
         index=PAPER_FIGURES_INDEX,
     log:
-        f"{R}/logs/paper_figures/paper_figures.log",
+        f"{RESULTS}/logs/paper_figures/paper_figures.log",
     benchmark:
-        f"{R}/benchmarks/paper_figures/paper_figures.tsv"
+        f"{RESULTS}/benchmarks/paper_figures/paper_figures.tsv"
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(PLAN.figures_layout()),
+        layout=lambda w: as_arg(layouts.figures_layout(PLAN)),
         measurements=lambda w, input: (f"--measurements {' '.join(input.measurements)}" if input.measurements else ""),
         figures_dir=lambda w, output: parent(output.index),
     shell:
@@ -84,11 +54,11 @@ rule analyses:
     input:
         unpack(analyses_inputs),
     output:
-        summary=f"{R}/analyses/{{task}}/summary.json",
+        summary=f"{RESULTS}/analyses/{{task}}/summary.json",
     log:
-        f"{R}/logs/analyses/{{task}}.log",
+        f"{RESULTS}/logs/analyses/{{task}}.log",
     benchmark:
-        f"{R}/benchmarks/analyses/{{task}}.tsv"
+        f"{RESULTS}/benchmarks/analyses/{{task}}.tsv"
     conda:
         env("core")
     threads: 1
@@ -101,7 +71,7 @@ rule analyses:
         title=lambda w: shlex.quote(task(w).title),
         titles=lambda w: as_arg(analyses_titles(w)),
         out_dir=lambda w, output: parent(output.summary),
-        figures_dir=f"{R}/figures",
+        figures_dir=f"{RESULTS}/figures",
         seed=SEED,
     shell:
         "{params.guard}python -m aicd.report analyses --task {wildcards.task} --title {params.title} {params.args}"
@@ -117,17 +87,17 @@ rule paper_section:
         analyses=[f"{analyses_root(t)}/analyses/{t}/summary.json" for t in PLAN.tasks],
         zero_shot=zero_shot_reports(),
     output:
-        f"{R}/paper_results.md",
+        f"{RESULTS}/paper_results.md",
     log:
-        f"{R}/logs/paper_section/paper_section.log",
+        f"{RESULTS}/logs/paper_section/paper_section.log",
     benchmark:
-        f"{R}/benchmarks/paper_section/paper_section.tsv"
+        f"{RESULTS}/benchmarks/paper_section/paper_section.tsv"
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(PLAN.paper_layout()),
+        layout=lambda w: as_arg(layouts.paper_layout(PLAN)),
         zero_shot=lambda w, input: f"--zero-shot {' '.join(input.zero_shot)}" if input.zero_shot else "",
-        tables_dir=lambda w, input: parent(input.tables[0]),
+        tables_dir=lambda w, input: folder_of(input.tables),
     shell:
         "python -m aicd.report paper --layout {params.layout} --scores {input.scores}"
         " --tables-dir {params.tables_dir} --figures-index {input.figures} --analyses {input.analyses}"

@@ -1,34 +1,12 @@
-# The input fingerprint (results/inputs.json), the paper's numbers beside ours (reproduction),
-# Table 4, confusion-matrix figures and results/report.md. They only read small JSON files: they
-# run where snakemake runs.
+# The paper's numbers beside ours (reproduction), Table 4, the threshold metrics,
+# confusion-matrix figures and results/report.md, and each generator's card. They only read small
+# JSON files: they run where snakemake runs.
 
 
 localrules:
-    inputs,
     reproduction,
     report,
-
-
-rule inputs:
-    input:
-        sources=expand(f"{R}/sources/{{source}}.report.json", source=PLAN.report_sources()),
-        generations=generation_tables,
-    output:
-        f"{R}/inputs.json",  # a run on a base makes none: INPUTS_JSON is the base's
-    log:
-        f"{R}/logs/inputs/inputs.log",
-    benchmark:
-        f"{R}/benchmarks/inputs/inputs.tsv"
-    conda:
-        env("core")
-    params:
-        release=lambda w: as_arg(
-            {t: config["tasks"][t]["release"] for t, s in PLAN.tasks.items() if s.mode == "release"}
-        ),
-        code=shlex.quote(CODE_VERSION),
-    shell:
-        "python -m aicd.report inputs --sources {input.sources} --generations {input.generations}"
-        " --release {params.release} --code {params.code} --out {output} > {log} 2>&1"
+    generator_card,
 
 
 rule reproduction:
@@ -37,28 +15,28 @@ rule reproduction:
         judge_scores=[
             f"{DATA}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
         ],
-        subset_tables=f"{R}/tables/subset_tables.json",
+        subset_tables=f"{RESULTS}/tables/subset_tables.json",
         tasks=expand(f"{DATA}/tasks/{{task}}/report.json", task=PLAN.tasks),
         inputs=INPUTS_JSON,
     output:
-        md=f"{R}/tables/reproduction.md",
-        tex=f"{R}/tables/reproduction.tex",
-        html=report(f"{R}/tables/reproduction.html", caption="../report/reproduction.rst", category="Tables"),
-        json=f"{R}/tables/reproduction.json",
-        figures=expand(f"{R}/figures/reproduction_{{task}}.pdf", task=PLAN.paper_kind_tasks()),
+        md=f"{RESULTS}/tables/reproduction.md",
+        tex=f"{RESULTS}/tables/reproduction.tex",
+        html=report(f"{RESULTS}/tables/reproduction.html", caption="../report/reproduction.rst", category="Tables"),
+        json=f"{RESULTS}/tables/reproduction.json",
+        figures=expand(f"{RESULTS}/figures/reproduction_{{task}}.pdf", task=PLAN.paper_kind_tasks()),
         figures_png=report(
-            expand(f"{R}/figures/reproduction_{{task}}.png", task=PLAN.paper_kind_tasks()),
+            expand(f"{RESULTS}/figures/reproduction_{{task}}.png", task=PLAN.paper_kind_tasks()),
             caption="../report/reproduction_figure.rst",
             category="Figures",
         ),
     log:
-        f"{R}/logs/reproduction/reproduction.log",
+        f"{RESULTS}/logs/reproduction/reproduction.log",
     benchmark:
-        f"{R}/benchmarks/reproduction/reproduction.tsv"
+        f"{RESULTS}/benchmarks/reproduction/reproduction.tsv"
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(PLAN.reproduction_layout()),
+        layout=lambda w: as_arg(layouts.reproduction_layout(PLAN)),
         tables_dir=lambda w, output: parent(output.md),
         figures_dir=lambda w, output: os.path.join(os.path.dirname(parent(output.md)), "figures"),
     shell:
@@ -69,7 +47,7 @@ rule reproduction:
 
 rule report:
     input:
-        reproduction=f"{R}/tables/reproduction.md",
+        reproduction=f"{RESULTS}/tables/reproduction.md",
         inputs=INPUTS_JSON,
         scores=all_scores(),
         sources=expand(f"{DATA}/sources/{{source}}.report.json", source=PLAN.report_sources()),
@@ -77,36 +55,65 @@ rule report:
             [f"{DATA}/dataset/filter_report.json", f"{DATA}/dataset/dedup_report.json"] if PLAN.dataset else []
         ),
         tasks=expand(f"{DATA}/tasks/{{task}}/report.json", task=PLAN.tasks),
-        paper=f"{R}/paper_results.md",
+        paper=f"{RESULTS}/paper_results.md",
         test_set_scores=[f"{made_by(t, d)}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in PLAN.test_set_plan()],
         test_set_reports=sorted({f"{DATA}/tasks/{t}/test_sets/{s}.report.json" for t, s, _ in PLAN.test_set_plan()}),
     output:
-        tex=f"{R}/tables/table4.tex",
-        md=f"{R}/tables/table4.md",
-        html=report(f"{R}/tables/table4.html", caption="../report/table4.rst", category="Tables"),
-        thresholds_md=f"{R}/tables/thresholds.md",
-        thresholds_tex=f"{R}/tables/thresholds.tex",
-        thresholds_html=report(f"{R}/tables/thresholds.html", caption="../report/thresholds.rst", category="Tables"),
-        figures=expand(f"{R}/figures/confusion_{{task}}.pdf", task=PLAN.tasks),
+        tex=f"{RESULTS}/tables/table4.tex",
+        md=f"{RESULTS}/tables/table4.md",
+        html=report(f"{RESULTS}/tables/table4.html", caption="../report/table4.rst", category="Tables"),
+        thresholds_md=f"{RESULTS}/tables/thresholds.md",
+        thresholds_tex=f"{RESULTS}/tables/thresholds.tex",
+        thresholds_html=report(
+            f"{RESULTS}/tables/thresholds.html", caption="../report/thresholds.rst", category="Tables"
+        ),
+        figures=expand(f"{RESULTS}/figures/confusion_{{task}}.pdf", task=PLAN.tasks),
         figures_png=report(
-            expand(f"{R}/figures/confusion_{{task}}.png", task=PLAN.tasks),
+            expand(f"{RESULTS}/figures/confusion_{{task}}.png", task=PLAN.tasks),
             caption="../report/confusion.rst",
             category="Figures",
         ),
-        report=f"{R}/report.md",
+        report=f"{RESULTS}/report.md",
     log:
-        f"{R}/logs/report/report.log",
+        f"{RESULTS}/logs/report/report.log",
     benchmark:
-        f"{R}/benchmarks/report/report.tsv"
+        f"{RESULTS}/benchmarks/report/report.tsv"
     conda:
         env("core")
     params:
-        layout=lambda w: as_arg(PLAN.report_layout()),
+        layout=lambda w: as_arg(layouts.report_layout(PLAN)),
         tables_dir=lambda w, output: parent(output.tex),
-        figures_dir=lambda w, output: parent(output.figures[0]),
+        figures_dir=lambda w, output: folder_of(output.figures),
     shell:
-        "python -m aicd.report table4 --layout {params.layout} --scores {input.scores} --inputs {input.inputs}"
+        "python -m aicd.report report --layout {params.layout} --scores {input.scores} --inputs {input.inputs}"
         " --data-reports {input.sources} {input.dataset} {input.tasks}"
         " --tables-dir {params.tables_dir} --figures-dir {params.figures_dir} --report {output.report}"
         " --paper-section {input.paper} --test-set-scores {input.test_set_scores}"
         " --test-set-reports {input.test_set_reports} --reproduction {input.reproduction} > {log} 2>&1"
+
+
+# A generator's card: its requests, its code's sandbox outcomes and filter counts, and how every
+# fitted detector does on its code, by protocol (aicd.report.generator_card).
+rule generator_card:
+    input:
+        unpack(generator_card_inputs),
+    output:
+        md=f"{RESULTS}/generators/{{model}}.md",
+        json=f"{RESULTS}/generators/{{model}}.json",
+    log:
+        f"{RESULTS}/logs/generator_card/{{model}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/generator_card/{{model}}.tsv"
+    wildcard_constraints:
+        model=one_of(PLAN.generators),
+    conda:
+        env("core")
+    params:
+        model=lambda w: model_arg(w.model),
+        scored=lambda w: as_arg(generator_card_scored(w.model)),
+        titles=lambda w: as_arg({d: det.title for d, det in PLAN.detectors.items()}),
+        args=generator_card_args,
+    shell:
+        "python -m aicd.report generator-card --model {params.model} --report {input.report}"
+        " --generations {input.generations} {params.args} --scored {params.scored} --titles {params.titles}"
+        " --out-md {output.md} --out-json {output.json} > {log} 2>&1"

@@ -3,15 +3,15 @@
 
 rule score:
     input:
-        predictions=f"{R}/predictions/{{task}}/{{detector}}.parquet",
+        predictions=f"{RESULTS}/predictions/{{task}}/{{detector}}.parquet",
         test=f"{DATA}/tasks/{{task}}/test.parquet",
         validation_scores=validation_scores,
     output:
-        f"{R}/scores/{{task}}/{{detector}}.json",
+        f"{RESULTS}/scores/{{task}}/{{detector}}.json",
     log:
-        f"{R}/logs/score/{{task}}/{{detector}}.log",
+        f"{RESULTS}/logs/score/{{task}}/{{detector}}.log",
     benchmark:
-        f"{R}/benchmarks/score/{{task}}/{{detector}}.tsv"
+        f"{RESULTS}/benchmarks/score/{{task}}/{{detector}}.tsv"
     conda:
         env("core")
     threads: 1

@@ -4,12 +4,12 @@
 
 rule source:
     output:
-        table=f"{R}/sources/{{source}}.parquet",
-        report=f"{R}/sources/{{source}}.report.json",
+        table=f"{RESULTS}/sources/{{source}}.parquet",
+        report=f"{RESULTS}/sources/{{source}}.report.json",
     log:
-        f"{R}/logs/source/{{source}}.log",
+        f"{RESULTS}/logs/source/{{source}}.log",
     benchmark:
-        f"{R}/benchmarks/source/{{source}}.tsv"
+        f"{RESULTS}/benchmarks/source/{{source}}.tsv"
     conda:
         env("core")
     threads: 1

@@ -6,14 +6,14 @@ rule task_split:
     input:
         unpack(task_source),
     output:
-        train=f"{R}/tasks/{{task}}/train.parquet",
-        validation=f"{R}/tasks/{{task}}/validation.parquet",
-        test=f"{R}/tasks/{{task}}/test.parquet",
-        report=f"{R}/tasks/{{task}}/report.json",
+        train=f"{RESULTS}/tasks/{{task}}/train.parquet",
+        validation=f"{RESULTS}/tasks/{{task}}/validation.parquet",
+        test=f"{RESULTS}/tasks/{{task}}/test.parquet",
+        report=f"{RESULTS}/tasks/{{task}}/report.json",
     log:
-        f"{R}/logs/task_split/{{task}}.log",
+        f"{RESULTS}/logs/task_split/{{task}}.log",
     benchmark:
-        f"{R}/benchmarks/task_split/{{task}}.tsv"
+        f"{RESULTS}/benchmarks/task_split/{{task}}.tsv"
     wildcard_constraints:
         task=none_of(PLAN.ood_tasks()),  # those are cut by rule ood_split
     priority: 20  # every detector and feature set of the task waits for it (as normalize)
@@ -32,7 +32,7 @@ rule task_split:
         spec=task_spec,
         seed=lambda w: 0 if task(w).mode == "release" else SEED,
         # id -> language per split, kept outside the outputs so a rerun reuses it
-        langid=lambda w: (f"--langid-cache {R}/cache/langid/{w.task}" if task(w).mode == "release" else ""),
+        langid=lambda w: (f"--langid-cache {RESULTS}/cache/langid/{w.task}" if task(w).mode == "release" else ""),
         source=task_source_arg,
     shell:
         "{params.guard}python -m aicd.splits {params.mode} --task {wildcards.task} --spec {params.spec}"

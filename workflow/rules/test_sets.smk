@@ -8,14 +8,14 @@
 rule test_set:
     input:
         source=test_set_source,
-        train=f"{R}/tasks/{{task}}/train.parquet",
+        train=f"{RESULTS}/tasks/{{task}}/train.parquet",
     output:
-        table=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
-        report=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.report.json",
+        table=f"{RESULTS}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
+        report=f"{RESULTS}/tasks/{{task}}/test_sets/{{test_set}}.report.json",
     log:
-        f"{R}/logs/test_set/{{task}}/{{test_set}}.log",
+        f"{RESULTS}/logs/test_set/{{task}}/{{test_set}}.log",
     benchmark:
-        f"{R}/benchmarks/test_set/{{task}}/{{test_set}}.tsv"
+        f"{RESULTS}/benchmarks/test_set/{{task}}/{{test_set}}.tsv"
     wildcard_constraints:
         test_set=none_of(PLAN.perturbed_sets()),
     conda:
@@ -41,14 +41,14 @@ rule test_set:
 
 rule perturbed_test_set:
     input:
-        test=f"{R}/tasks/{{task}}/test.parquet",
+        test=f"{RESULTS}/tasks/{{task}}/test.parquet",
     output:
-        table=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
-        report=f"{R}/tasks/{{task}}/test_sets/{{test_set}}.report.json",
+        table=f"{RESULTS}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
+        report=f"{RESULTS}/tasks/{{task}}/test_sets/{{test_set}}.report.json",
     log:
-        f"{R}/logs/perturbed_test_set/{{task}}/{{test_set}}.log",
+        f"{RESULTS}/logs/perturbed_test_set/{{task}}/{{test_set}}.log",
     benchmark:
-        f"{R}/benchmarks/perturbed_test_set/{{task}}/{{test_set}}.tsv"
+        f"{RESULTS}/benchmarks/perturbed_test_set/{{task}}/{{test_set}}.tsv"
     wildcard_constraints:
         test_set=one_of(PLAN.perturbed_sets()),
     conda:
@@ -74,11 +74,11 @@ rule predict_test_set:
         model=fitted_model,
         test=f"{DATA}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
     output:
-        f"{R}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
+        f"{RESULTS}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
     log:
-        f"{R}/logs/predict_test_set/{{task}}/{{test_set}}/{{detector}}.log",
+        f"{RESULTS}/logs/predict_test_set/{{task}}/{{test_set}}/{{detector}}.log",
     benchmark:
-        f"{R}/benchmarks/predict_test_set/{{task}}/{{test_set}}/{{detector}}.tsv"
+        f"{RESULTS}/benchmarks/predict_test_set/{{task}}/{{test_set}}/{{detector}}.tsv"
     conda:
         detector_env
     threads: detector_threads
@@ -98,16 +98,16 @@ rule predict_test_set:
 
 rule score_test_set:
     input:
-        predictions=f"{R}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
+        predictions=f"{RESULTS}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
         test=f"{DATA}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
         validation_scores=validation_scores,
         reference=reference_predictions,
     output:
-        f"{R}/scores/{{task}}/test_sets/{{test_set}}/{{detector}}.json",
+        f"{RESULTS}/scores/{{task}}/test_sets/{{test_set}}/{{detector}}.json",
     log:
-        f"{R}/logs/score_test_set/{{task}}/{{test_set}}/{{detector}}.log",
+        f"{RESULTS}/logs/score_test_set/{{task}}/{{test_set}}/{{detector}}.log",
     benchmark:
-        f"{R}/benchmarks/score_test_set/{{task}}/{{test_set}}/{{detector}}.tsv"
+        f"{RESULTS}/benchmarks/score_test_set/{{task}}/{{test_set}}/{{detector}}.tsv"
     conda:
         env("core")
     threads: 1

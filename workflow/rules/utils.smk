@@ -45,5 +45,14 @@ def parent(path):
     return os.path.dirname(str(path))
 
 
+def folder_of(paths):
+    """The one folder a list of declared files shares, for a stage that reads or writes them there
+    by name (a list spread over several folders is a mistake in the rule)."""
+    folders = {os.path.dirname(str(p)) for p in paths}
+    if len(folders) != 1:
+        raise ValueError(f"expected files in one folder, got {sorted(folders)}")
+    return folders.pop()
+
+
 def labels_arg(labels):
     return " ".join(shlex.quote(c) for c in labels)

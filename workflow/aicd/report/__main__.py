@@ -1,6 +1,6 @@
 """python -m aicd.report: the report stage, one subcommand per output.
 
-  table4      Table 4 (.tex, .md, .html), confusion-matrix figures, results/report.md
+  report      results/report.md with Table 4 (.tex, .md, .html), the threshold metrics, confusion figures
   reproduction  the paper's published numbers beside ours (tables/reproduction.*, figures)
   subsets     Tables 5-7 (macro-F1 per test subset, averaged over the paper's trained rows)
   table8      Table 8 (the LLM judges)
@@ -12,9 +12,9 @@
   paper       results/paper_results.md (the later tables and figures, linked)
   execution   results/execution/report.md (sandbox outcomes)
   card        results/dataset/README.md (the dataset card) and counts.csv
-  inputs      results/inputs.json (the input fingerprint)
 
-Each takes its own options: python -m aicd.report SUBCOMMAND --help."""
+Each takes its own options: python -m aicd.report SUBCOMMAND --help. The input fingerprint
+(results/inputs.json) is aicd.fingerprint's own: python -m aicd.fingerprint."""
 
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ import sys
 from ..stagecli import run
 
 COMMANDS = {
-    "table4": ("build", "main"), "subsets": ("subset_tables", "main"), "table8": ("llm_tables", "table8_main"),
+    "report": ("report_md", "main"), "subsets": ("subset_tables", "main"), "table8": ("llm_tables", "table8_main"),
     "generation": ("llm_tables", "generation_main"), "ood": ("ood", "main"), "figures": ("paper_figures", "main"),
     "analyses": ("analyses", "main"), "paper": ("paper_section", "main"), "execution": ("execution", "main"),
-    "card": ("card", "main"), "inputs": (None, "main"), "reproduction": ("reproduction", "main"),
+    "card": ("card", "main"), "reproduction": ("reproduction", "main"),
     "generator-card": ("generator_card", "main"),
 }
 
@@ -42,7 +42,7 @@ def main(argv=None) -> None:
             raise SystemExit(f"error: unknown subcommand {argv[0]!r}; use one of {', '.join(COMMANDS)}")
         raise SystemExit(0 if argv else 2)
     module, function = COMMANDS[argv[0]]
-    mod = importlib.import_module("aicd.fingerprint" if module is None else f"aicd.report.{module}")
+    mod = importlib.import_module(f"aicd.report.{module}")
     getattr(mod, function)(argv[1:])
 
 

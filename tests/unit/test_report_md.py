@@ -1,10 +1,10 @@
-"""aicd.report.build.write_report on real score files (aicd.scoring.score): Table 4 in three
+"""aicd.report.report_md.write_report on real score files (aicd.scoring.score): Table 4 in three
 formats, the best trained detector's confusion figure per task, and report.md's links."""
 
 import json
 
 import pandas as pd
-from aicd.report.build import write_report
+from aicd.report.report_md import ReportInputs, ReportPaths, write_report
 from aicd.scoring.score import score
 
 
@@ -17,6 +17,10 @@ def _scores(tmp_path, task, detector, gold, pred):
     return str(path)
 
 
+def _write(layout, files, tables_dir, figures_dir, report):
+    write_report(ReportInputs(layout, files), ReportPaths(tables_dir, figures_dir, report))
+
+
 def test_table4_figures_and_report_links(tmp_path):
     gold = ["human", "machine"] * 10
     files = [_scores(tmp_path, "T1", "good", gold, gold),
@@ -26,7 +30,7 @@ def test_table4_figures_and_report_links(tmp_path):
               "detectors": [["majority", "Majority", True], ["good", "Good", False], ["half", "Half", False],
                             ["absent", "Never run", False]]}
     out = tmp_path / "results"
-    write_report(layout, files, str(out / "tables"), str(out / "figures"), str(out / "report.md"))
+    _write(layout, files, str(out / "tables"), str(out / "figures"), str(out / "report.md"))
 
     table = (out / "tables" / "table4.md").read_text()
     assert "Good" in table and "Majority" in table and "Never run" not in table  # a detector without scores has no row
@@ -44,7 +48,7 @@ def test_a_task_without_scores_is_said_not_drawn(tmp_path):
     gold = ["human", "machine"] * 5
     files = [_scores(tmp_path, "T1", "good", gold, gold)]
     layout = {"tasks": [["T1", "Task 1"], ["T2", "Task 2"]], "detectors": [["good", "Good", False]]}
-    write_report(layout, files, str(tmp_path / "t"), str(tmp_path / "f"), str(tmp_path / "report.md"))
+    _write(layout, files, str(tmp_path / "t"), str(tmp_path / "f"), str(tmp_path / "report.md"))
     assert "- Task 2: no scores" in (tmp_path / "report.md").read_text()
     assert not (tmp_path / "f" / "confusion_T2.png").exists()
 
@@ -54,7 +58,7 @@ def test_a_dummy_that_beats_every_trained_detector_is_not_the_best_trained(tmp_p
     files = [_scores(tmp_path, "T1", "majority", gold, ["human"] * 20),  # 0.43 macro-F1
              _scores(tmp_path, "T1", "bad", gold, ["machine"] * 20)]  # 0.20
     layout = {"tasks": [["T1", "Task 1"]], "detectors": [["majority", "Majority", True], ["bad", "Bad", False]]}
-    write_report(layout, files, str(tmp_path / "t"), str(tmp_path / "f"), str(tmp_path / "report.md"))
+    _write(layout, files, str(tmp_path / "t"), str(tmp_path / "f"), str(tmp_path / "report.md"))
     assert "best trained detector Bad (" in (tmp_path / "report.md").read_text()
 
 
@@ -80,7 +84,7 @@ def test_the_command_line_passes_inputs_data_reports_and_test_sets(tmp_path):
     layout = {"tasks": [["T1", "Task 1"]], "detectors": [["good", "Good", False]],
               "test_sets": [["T1", "codeaid", "CodeAid"]]}
     out = tmp_path / "results"
-    main(["table4", "--layout", json.dumps(layout), "--scores", *files, "--data-reports", str(filters),
+    main(["report", "--layout", json.dumps(layout), "--scores", *files, "--data-reports", str(filters),
           "--tables-dir", str(out / "tables"), "--figures-dir", str(out / "figures"), "--report", str(out / "report.md"),
           "--inputs", str(inputs), "--test-set-scores", str(extra), "--test-set-reports", str(set_report)])
     report = (out / "report.md").read_text()
@@ -108,7 +112,7 @@ def test_the_threshold_table_beside_table4(tmp_path):
         files.append(str(path))
     layout = {"tasks": [["T1", "Task 1"]], "detectors": [["scored", "Scored", False], ["labels", "Labels", False]]}
     out = tmp_path / "results"
-    write_report(layout, files, str(out / "tables"), str(out / "figures"), str(out / "report.md"))
+    _write(layout, files, str(out / "tables"), str(out / "figures"), str(out / "report.md"))
     table = (out / "tables" / "thresholds.md").read_text()
     scored_line = next(line for line in table.splitlines() if line.startswith("| Scored"))
     assert "100.00" in scored_line  # AUROC of a separable detector

@@ -1,0 +1,332 @@
+"""results/report.md and the tables and figures it shows: Table 4 (LaTeX, Markdown, HTML), the
+threshold metrics beside it (AUROC, TPR at a fixed FPR on human code: thresholds.{md,tex,html}), a
+confusion-matrix figure per task for its best trained detector, the extra test sets, the subsets,
+the data summaries and the input fingerprint. In three parts: the table's scores are read once
+(`Table4`), its files and the figures are written, then report.md is written from both.
+`python -m aicd.report report` is the command line (rule `report`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from ..fingerprint import stamp
+from ..io import read_json, write_text
+from ..stagecli import json_arg
+from . import threshold_table
+from .data_block import data_block
+from .figures import confusion_figure
+from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, Marks
+from .subsets import subset_section
+from .table4 import Column, Row, markdown_title, plain_title, render, render_html, with_inputs
+from .test_sets import test_set_section
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """What the report is made from. `layout`: {"tasks": [[name, title]], "detectors": [[name,
+    title, is_dummy]], "test_sets": [[task, set, title]], "provisional": {task: evidence},
+    "paper_rows": {detector: the paper's row}, "task_modes": {task: mode}} (aicd.report.layouts)."""
+    layout: dict
+    score_files: Sequence[str]
+    test_set_score_files: Sequence[str] = ()
+    test_set_report_files: Sequence[str] = ()
+    data_report_files: Sequence[str] = ()  # source, dataset and split reports
+    inputs_file: str | None = None  # results/inputs.json, the fingerprint the tables carry
+    reproduction: str | None = None  # tables/reproduction.md, the report's first section
+    paper_section: str | None = None  # results/paper_results.md, appended
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    tables_dir: str
+    figures_dir: str
+    report: str  # report.md; its links are relative to its folder
+
+    def confusion_stem(self, task: str) -> Path:
+        return Path(self.figures_dir) / f"confusion_{task}"
+
+
+@dataclass
+class Table4:
+    """Table 4's rows (detectors with a score) and columns (the tasks, then one per extra test set,
+    keyed "task·set") with every score file they show, keyed (detector, column)."""
+    rows: list[Row]
+    columns: list[Column]
+    task_columns: list[Column]  # confusion figures and subset sections are per task
+    scores: dict
+    inputs: dict | None
+    paper_rows: dict | None = None
+    f1: dict = field(init=False)
+
+    def __post_init__(self):
+        self.f1 = {k: v["macro_f1"] for k, v in self.scores.items() if v.get("macro_f1") is not None}
+        self.rows = [r for r in self.rows if any((r.name, c.name) in self.f1 for c in self.columns)]
+
+    @cached_property
+    def tags(self) -> Marks:
+        ours = set() if self.paper_rows is None else {r.name for r in self.rows if r.name not in self.paper_rows}
+        return Marks.from_scores(self.scores, ours=ours)
+
+    @cached_property
+    def intervals(self) -> dict:
+        """Each cell's 95% bootstrap interval (score JSON `macro_f1_ci`), shown in report.md."""
+        return {k: tuple(v["macro_f1_ci"]) for k, v in self.scores.items() if k in self.f1 and v.get("macro_f1_ci")}
+
+    @cached_property
+    def files(self) -> dict[str, str]:
+        """table4.{tex,md,html} and thresholds.{md,tex,html}, by file name."""
+        latex, markdown = with_inputs(*render(self.rows, self.columns, self.f1, tags=self.tags), self.inputs)
+        html = render_html(self.rows, self.columns, self.f1, self.intervals,
+                           stamp=stamp(self.inputs) if self.inputs else "", tags=self.tags)
+        thresholds = threshold_table.render(self.rows, self.columns, self.scores, self.tags)
+        return {"table4.tex": latex, "table4.md": markdown, "table4.html": html,
+                **dict(zip(("thresholds.md", "thresholds.tex", "thresholds.html"), thresholds))}
+
+    @cached_property
+    def markdown_with_intervals(self) -> str:
+        rendered = render(self.rows, self.columns, self.f1, intervals=self.intervals, tags=self.tags)
+        return with_inputs(*rendered, self.inputs)[1]
+
+    @cached_property
+    def best(self) -> dict[str, tuple[float, str]]:
+        """task -> (macro-F1, its best trained detector); a dummy only where nothing else has scores."""
+        dummies = {r.name for r in self.rows if r.dummy}
+        best = {}
+        for col in self.task_columns:
+            candidates = [(v, d) for (d, t), v in self.f1.items() if t == col.name]
+            trained = [c for c in candidates if c[1] not in dummies] or candidates
+            if trained:
+                best[col.name] = max(trained)
+        return best
+
+    def title(self, detector: str) -> str:
+        return {r.name: r.title for r in self.rows}.get(detector, detector)
+
+
+def read_table4(src: ReportInputs) -> Table4:
+    layout = src.layout
+    columns = [Column(n, t) for n, t in layout["tasks"]]
+    task_columns = list(columns)
+    scores = {}
+    for path in src.score_files:
+        s = read_json(path)
+        scores[(s["detector"], s["task"])] = s
+    # an extra test set is a column of its own, keyed "task·set" (its scores' folder names the set)
+    set_titles = {(t, s): title for t, s, title in layout.get("test_sets") or []}
+    task_titles = dict(layout["tasks"])
+    for (t, s), title in set_titles.items():
+        columns.append(Column(f"{t}·{s}", f"{task_titles.get(t, t)} · {title}"))
+    for path in src.test_set_score_files:
+        sc = read_json(path)
+        scores[(sc["detector"], f"{sc['task']}·{Path(path).parent.name}")] = sc
+    return Table4(rows=[Row(n, t, bool(d)) for n, t, d in layout["detectors"]], columns=columns,
+                  task_columns=task_columns, scores=scores, paper_rows=layout.get("paper_rows"),
+                  inputs=read_json(src.inputs_file) if src.inputs_file else None)
+
+
+def write_report(src: ReportInputs, paths: ReportPaths) -> None:
+    """Table 4's and the threshold table's files, the confusion figures, then report.md (a detector
+    without scores has no row; report.md lists what ran)."""
+    table = read_table4(src)
+    for name, text in table.files.items():
+        write_text(text, Path(paths.tables_dir) / name)
+    draw_confusion_figures(table, paths)
+    write_text(report_markdown(src, table, paths), paths.report)
+
+
+def draw_confusion_figures(table: Table4, paths: ReportPaths) -> None:
+    """Per task, the confusion matrix of its best trained detector (PDF and PNG)."""
+    for col in table.task_columns:
+        if col.name in table.best:
+            value, name = table.best[col.name]
+            stem = paths.confusion_stem(col.name)
+            confusion_figure(table.scores[(name, col.name)],
+                             f"{col.title}: {plain_title(table.title(name))} (macro-F1 {value * 100:.2f})",
+                             f"{stem}.pdf", f"{stem}.png")
+
+
+def report_markdown(src: ReportInputs, table: Table4, paths: ReportPaths) -> str:
+    """report.md: the data, the paper beside ours, Table 4 and the threshold metrics, the
+    confusion figures (drawn by draw_confusion_figures), then the extra test sets, the subsets,
+    the data summaries, the inputs and the paper's later tables."""
+    report_dir = Path(paths.report).parent
+    rel = lambda p: os.path.relpath(p, report_dir)  # noqa: E731
+    data_reports = [read_json(path) for path in src.data_report_files]
+    task_reports = {r["task"]: r for r in data_reports if "task" in r and "splits" in r}
+    task_titles = {c.name: c.title for c in table.task_columns}
+    lines = ["# AICD Bench results", "", *data_block(task_reports, task_titles, src.layout.get("task_modes") or {})]
+    if src.reproduction:
+        lines += _reproduction_lines(src.reproduction, table, paths, rel)
+    lines += _inputs_head(table.inputs, rel(src.inputs_file) if src.inputs_file else "")
+    lines += _tables_lines(table, Path(paths.tables_dir), rel)
+    lines += _confusion_lines(table, paths, rel)
+    lines += test_set_section([read_json(path) for path in src.test_set_report_files], dict(src.layout["tasks"]))
+    best_scores = {t: (markdown_title(table.title(d)), table.scores[(d, t)]) for t, (_, d) in table.best.items()}
+    lines += subset_section(task_reports, task_titles, best_scores, src.layout.get("provisional") or {})
+    lines += ["## Data", ""]
+    for rep in data_reports:
+        lines += _data_summary(rep)
+    lines += ["", "Per-detector scores (per-class, per-subset, per-language): `results/scores/{task}/{detector}.json`.", ""]
+    if table.inputs:
+        lines += ["## Inputs", "", f"Fingerprint `{table.inputs['fingerprint']}` over {len(table.inputs['inputs'])} "
+                  "inputs (`aicd verify RESULTS_A RESULTS_B` compares two runs):", ""]
+        lines += [f"- {_input_line(k, v)}" for k, v in table.inputs["inputs"].items()] + [""]
+    if src.paper_section:
+        lines += ["", Path(src.paper_section).read_text()]
+    return "\n".join(lines)
+
+
+def _reproduction_lines(reproduction: str, table: Table4, paths: ReportPaths, rel: Callable) -> list[str]:
+    """The paper beside ours (the reproduction table), its other formats and its figures."""
+    repro, figures = Path(reproduction), Path(paths.figures_dir)
+    return [repro.read_text().rstrip(), "",
+            f"Also as [HTML]({rel(repro.with_suffix('.html'))}), [LaTeX]({rel(repro.with_suffix('.tex'))}) and "
+            f"[JSON]({rel(repro.with_suffix('.json'))}); figures: "
+            + ", ".join(f"[{c.title}]({rel(figures / f'reproduction_{c.name}.png')})"
+                        for c in table.task_columns if (figures / f"reproduction_{c.name}.png").is_file())
+            + ".", ""]
+
+
+def _tables_lines(table: Table4, tables: Path, rel: Callable) -> list[str]:
+    """Table 4 with intervals, the test rows per class, and the threshold metrics."""
+    return ["## Table 4: macro-F1 × 100", "", table.markdown_with_intervals,
+            f"LaTeX: [{rel(tables / 'table4.tex')}]({rel(tables / 'table4.tex')})", "",
+            *class_support_section(table.scores, table.task_columns),
+            "## Threshold metrics: AUROC and TPR at a fixed FPR on human code (× 100)", "",
+            threshold_table.CAPTION, "", table.files["thresholds.md"],
+            f"LaTeX: [{rel(tables / 'thresholds.tex')}]({rel(tables / 'thresholds.tex')})", ""]
+
+
+def _confusion_lines(table: Table4, paths: ReportPaths, rel: Callable) -> list[str]:
+    lines = ["## Confusion matrices", ""]
+    for col in table.task_columns:
+        if col.name not in table.best:
+            lines.append(f"- {col.title}: no scores")
+            continue
+        value, name = table.best[col.name]
+        stem = paths.confusion_stem(col.name)
+        lines += [f"### {col.title}: best trained detector {markdown_title(table.title(name))} "
+                  f"(macro-F1 {value * 100:.2f}, n = {table.scores[(name, col.name)]['n']})", "",
+                  f"![confusion matrix]({rel(f'{stem}.png')}) ([PDF]({rel(f'{stem}.pdf')}))", ""]
+    return lines
+
+
+def class_support_section(scores: dict, columns: list[Column]) -> list[str]:
+    """Per task, each gold class's test rows, those under MIN_CLASS_SUPPORT marked: in macro-F1
+    each class weighs the same, however few its rows."""
+    lines = []
+    for col in columns:
+        support = {}
+        for (_det, task), s in scores.items():
+            if task == col.name and not s.get("coverage", 1) < 1:  # a judge's sample has other counts
+                support = {c: v.get("support", 0) for c, v in (s.get("per_class") or {}).items()
+                           if v.get("support", 0) > 0}
+                break
+        if support:
+            cells = ", ".join(f"{c} {n}{' **' + SMALL_CLASS + '**' if n < MIN_CLASS_SUPPORT else ''}"
+                              for c, n in sorted(support.items(), key=lambda kv: -kv[1]))
+            lines.append(f"- {col.title}: {cells}")
+    if not lines:
+        return []
+    return ["### Test rows per class", "", f"Each class weighs the same in macro-F1; {SMALL_CLASS}: fewer than "
+            f"{MIN_CLASS_SUPPORT} rows, so a few rows move the score a lot (per-class figures: the score files).", "",
+            *lines, ""]
+
+
+def _inputs_head(inputs: dict | None, link: str) -> list[str]:
+    """The fingerprint line and, where a source fell short, the warnings, before Table 4."""
+    if not inputs:
+        return []
+    lines = [f"Inputs `{inputs['fingerprint']}`, code `{inputs.get('code')}` ([inputs.json]({link}); list below).", ""]
+    if inputs.get("warnings"):
+        lines += ["## Warnings", ""] + [f"- {w}" for w in inputs["warnings"]] + [""]
+    return lines
+
+
+def _input_line(key: str, rec: dict) -> str:
+    what = {"package": lambda: f"{rec.get('package', rec.get('name'))} {rec.get('version')} ({rec.get('registry')})",
+            "hub": lambda: f"revision {rec.get('resolved') or rec.get('revision')}",
+            "installed": lambda: f"{rec.get('files_read')} files read on this machine (not pinned)",
+            "dir": lambda: f"{rec.get('files')} files"}.get(rec.get("kind"), lambda: f"{rec.get('bytes', '?')} bytes")()
+    sha = f", sha256 `{rec['sha256'][:16]}`" if rec.get("sha256") else ""
+    return f"`{key}`: {what}{sha}"
+
+
+def audit_line(audit: dict) -> str:
+    """The label audit's corrections, in numbers that add up: how many of the checked rows, and
+    the largest of the groups (generator, label) they fall in."""
+    corrected, checked = audit["corrected"], audit.get("checked") or audit["corrected"]
+    which = (f"all {checked:,} checked rows: the label map contradicts the generator column on every row, so the "
+             "whole label column was replaced from the generator column" if corrected == checked else
+             f"{corrected:,} of {checked:,} checked rows took their label from the generator column, which the "
+             "label map contradicted there")
+    dropped = f"; {audit['uncorrectable']:,} rows it could not correct were dropped" if audit.get("uncorrectable") else ""
+    return f"label audit (label_audit: correct): {which}{dropped} ({audit.get('example', '')})"
+
+
+def _data_summary(rep: dict) -> list[str]:
+    if "rejected_total" in rep:  # results/dataset/filter_report.json
+        reasons = ", ".join(f"{k} {v}" for k, v in rep["rejected"].items()) or "none"
+        return [f"- dataset filters (Table 3): {rep['rows_in']} rows in, {rep['kept']} kept; rejected: {reasons} "
+                "(dataset card: `results/dataset/README.md`)"]
+    if "rows_per_band" in rep:  # results/dataset/dedup_report.json
+        return [f"- deduplication (MinHash LSH, Jaccard >= {rep['threshold']}): {rep['rows_removed']} near duplicates "
+                f"removed, {rep['pool_rows']} rows in the pool"]
+    if "source" in rep:
+        skipped = rep["skipped"]["counts"]
+        audit = rep.get("label_audit", {})
+        parts = [f"- source **{rep['source']}**: {rep['rows_in']} rows in, {rep['rows_out']} kept"]
+        if skipped:
+            parts.append("  - skipped: " + ", ".join(f"{k} {v}" for k, v in skipped.items()))
+        if rep.get("not_sampled"):
+            parts.append(f"  - left out by the configured sample size: {rep['not_sampled']}")
+        if audit.get("corrected"):
+            parts.append(f"  - {audit_line(audit)}")
+        return parts
+    sizes = ", ".join(f"{s} {v['rows']}" for s, v in rep["splits"].items())
+    parts = [f"- task **{rep['task']}** ({rep['kind']}): {sizes}"]
+    if rep["kind"] == "release":
+        release = rep.get("release", {})
+        where = "local files" if "files" in release else f"{release.get('hub')} {release.get('name') or ''} " \
+            f"at revision {release.get('revision')}"
+        parts.append(f"  - from {where}")
+        identified = sum(v.get("identified", 0) for v in (rep.get("language_identification") or {}).values())
+        if identified:
+            parts.append(f"  - language identified for {identified} rows (the release has no language column)")
+    if rep.get("skipped"):
+        parts.append("  - skipped: " + ", ".join(f"{k} {v}" for k, v in rep["skipped"].items()))
+    return parts
+
+
+REPORT_HELP = """results/report.md and the tables and figures it shows: Table 4 (.tex, .md, .html),
+the threshold metrics, a confusion-matrix figure per task for its best detector, the data summaries."""
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m aicd.report report", description=REPORT_HELP)
+    parser.add_argument("--layout", required=True, type=json_arg,
+                        help='JSON {"tasks": [[name, title]], "detectors": [[name, title, is_dummy]], '
+                             '"provisional": {task: evidence of an unpublished label map}}')
+    parser.add_argument("--scores", nargs="+", required=True, help="results/scores/{task}/{detector}.json files")
+    parser.add_argument("--data-reports", nargs="*", default=[], help="source and split reports (JSON)")
+    parser.add_argument("--tables-dir", required=True)
+    parser.add_argument("--figures-dir", required=True)
+    parser.add_argument("--report", required=True, help="output report.md")
+    parser.add_argument("--paper-section", help="results/paper_results.md (Tables 5-7, figures, analyses), appended")
+    parser.add_argument("--inputs", default=None, help="results/inputs.json: the input fingerprint the tables carry")
+    parser.add_argument("--test-set-scores", nargs="*", default=[],
+                        help="results/scores/{task}/test_sets/{set}/{detector}.json: extra test sets, one column each")
+    parser.add_argument("--test-set-reports", nargs="*", default=[],
+                        help="results/tasks/{task}/test_sets/{set}.report.json: rows removed, class balance")
+    parser.add_argument("--reproduction", default=None,
+                        help="results/tables/reproduction.md: the paper beside ours, the report's first section")
+    args = parser.parse_args(argv)
+    src = ReportInputs(args.layout, args.scores, test_set_score_files=args.test_set_scores,
+                       test_set_report_files=args.test_set_reports, data_report_files=args.data_reports,
+                       inputs_file=args.inputs, reproduction=args.reproduction, paper_section=args.paper_section)
+    write_report(src, ReportPaths(args.tables_dir, args.figures_dir, args.report))

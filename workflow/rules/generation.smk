@@ -1,0 +1,95 @@
+# The generation stage: code from each registry model under the configured prompting
+# protocols (instructions first, where a protocol needs them), and its report of token and cost
+# totals. Which models get jobs is the plan's (generation.enabled); a job whose model has no key
+# or api_base where it runs fails with one line naming the variable to set.
+
+
+localrules:
+    generation_report,
+
+
+rule instructions:
+    input:
+        sources=lambda w: list(generation_sources(PLAN.instruction_protocols).values()),
+    output:
+        f"{RESULTS}/instructions/instructions.parquet",
+    log:
+        job=f"{RESULTS}/logs/instructions/instructions.log",
+        server=f"{RESULTS}/logs/instructions/instructions.server.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/instructions/instructions.tsv"
+    conda:
+        env("llm")
+    threads: lambda w: llm_threads(PLAN.instructor)
+    resources:
+        mem_mb=lambda w, attempt: llm_mem_mb(PLAN.instructor, 2000)(w, attempt),
+        runtime=lambda w, attempt: 240 * attempt,
+    params:
+        guard=guard("instructions"),
+        model=lambda w: model_arg(PLAN.instructor),
+        sources=lambda w: source_args(generation_sources(PLAN.instruction_protocols)),
+        protocols=lambda w: as_arg(PLAN.instruction_protocols),
+        prompts=lambda w: repo_path(config["generation"]["prompts"]),
+        llm=lambda w: as_arg(config["llm"]),
+        seed=SEED,
+    shell:
+        "{params.guard}python -m aicd.generate instructions --model {params.model} {params.sources}"
+        " --prompts {params.prompts} --protocols {params.protocols} --llm {params.llm} --seed {params.seed}"
+        " --server-log {log.server} --out {output} > {log.job} 2>&1"
+
+
+rule generate:
+    input:
+        sources=lambda w: list(generation_sources(PLAN.gen_protocols).values()),
+        instructions=lambda w: f"{RESULTS}/instructions/instructions.parquet" if PLAN.instruction_protocols else [],
+    output:
+        table=f"{RESULTS}/generations/{{model}}.parquet",
+        report=f"{RESULTS}/generations/{{model}}.report.json",
+    log:
+        job=f"{RESULTS}/logs/generate/{{model}}.log",
+        server=f"{RESULTS}/logs/generate/{{model}}.server.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/generate/{{model}}.tsv"
+    wildcard_constraints:
+        model=one_of(PLAN.generators),
+    conda:
+        env("llm")
+    threads: lambda w: llm_threads(w.model)
+    resources:
+        mem_mb=lambda w, attempt: llm_mem_mb(w.model, 2000)(w, attempt),
+        runtime=lambda w, attempt: 240 * attempt,
+    params:
+        guard=guard("generate"),
+        model=lambda w: model_arg(w.model),
+        sources=lambda w: source_args(generation_sources(PLAN.gen_protocols)),
+        protocols=lambda w: as_arg(PLAN.gen_protocols),
+        prompts=lambda w: repo_path(config["generation"]["prompts"]),
+        instructions=lambda w, input: f"--instructions {input.instructions}" if input.instructions else "",
+        llm=lambda w: as_arg(config["llm"]),
+        seed=SEED,
+    shell:
+        "{params.guard}python -m aicd.generate generate --model {params.model} {params.sources}"
+        " --prompts {params.prompts} --protocols {params.protocols} {params.instructions}"
+        " --llm {params.llm} --seed {params.seed} --server-log {log.server}"
+        " --out {output.table} --report {output.report} > {log.job} 2>&1"
+
+
+rule generation_report:
+    input:
+        expand(f"{RESULTS}/generations/{{model}}.report.json", model=PLAN.generators),
+    output:
+        json=f"{RESULTS}/generations/report.json",
+        md=f"{RESULTS}/generations/report.md",
+    log:
+        f"{RESULTS}/logs/generation_report/report.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/generation_report/report.tsv"
+    conda:
+        env("core")
+    params:
+        disabled=lambda w: as_arg(
+            {"models": [m for m in MODELS if m not in PLAN.generators], "hint": endpoint_hint(MODELS)}
+        ),
+    shell:
+        "python -m aicd.report generation --reports {input} --disabled {params.disabled}"
+        " --out-json {output.json} --out-md {output.md} > {log} 2>&1"

@@ -1,0 +1,73 @@
+# The LLM judges: zero-shot labels per (task, judge, mode) on a sample of the test split, scored
+# by rule `score` like any detector, and Table 8. Which judges get jobs is the plan's
+# (judging.enabled); a job whose model has no key or api_base where it runs fails with one line
+# naming the variable to set.
+
+
+localrules:
+    table8,
+
+
+rule judge:
+    input:
+        test=f"{RESULTS}/tasks/{{task}}/test.parquet",
+    output:
+        predictions=f"{RESULTS}/predictions/{{task}}/judge_{{judge}}_{{mode}}.parquet",
+        report=f"{RESULTS}/judges/{{task}}/{{judge}}_{{mode}}.report.json",
+    log:
+        job=f"{RESULTS}/logs/judge/{{task}}/{{judge}}_{{mode}}.log",
+        server=f"{RESULTS}/logs/judge/{{task}}/{{judge}}_{{mode}}.server.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/judge/{{task}}/{{judge}}_{{mode}}.tsv"
+    wildcard_constraints:
+        judge=one_of(PLAN.judges),
+    conda:
+        env("llm")
+    threads: lambda w: llm_threads(PLAN.judges[w.judge]["model"])
+    resources:
+        mem_mb=lambda w, input, attempt: llm_mem_mb(PLAN.judges[w.judge]["model"], 2000 + 4 * input.size_mb)(w, attempt),
+        runtime=lambda w, attempt: 240 * attempt,
+    params:
+        guard=guard("judge"),
+        model=lambda w: model_arg(PLAN.judges[w.judge]["model"]),
+        labels=lambda w: labels_arg(task(w).labels),
+        target=lambda w: (config["tasks"][w.task].get("derive") or config["tasks"][w.task]).get("target", "label"),
+        prompts=lambda w: repo_path(config["judging"]["prompts"]),
+        fraction=lambda w: config["judging"]["fraction"],
+        sample=lambda w: judge_sample_args(),
+        mode_params=lambda w: as_arg((PLAN.judges[w.judge].get("params") or {}).get(w.mode, {})),
+        llm=lambda w: as_arg(config["llm"]),
+        seed=SEED,
+    shell:
+        "{params.guard}python -m aicd.judge --model {params.model} --mode {wildcards.mode} --test {input.test}"
+        " --task {wildcards.task}"
+        " --labels {params.labels} --target {params.target} --prompts {params.prompts}"
+        " --fraction {params.fraction} {params.sample} --params {params.mode_params} --seed {params.seed}"
+        " --llm {params.llm} --server-log {log.server}"
+        " --out {output.predictions} --report {output.report} > {log.job} 2>&1"
+
+
+rule table8:
+    input:
+        scores=[
+            f"{DATA}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
+        ],
+        reports=[
+            f"{DATA}/judges/{t}/{j}_{m}.report.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
+        ],
+        inputs=INPUTS_JSON,
+    output:
+        tex=f"{RESULTS}/tables/table8.tex",
+        md=f"{RESULTS}/tables/table8.md",
+    log:
+        f"{RESULTS}/logs/table8/table8.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/table8/table8.tsv"
+    conda:
+        env("core")
+    params:
+        layout=lambda w: as_arg(layouts.table8_layout(PLAN, endpoint_hint(MODELS))),
+        tables_dir=lambda w, output: parent(output.tex),
+    shell:
+        "python -m aicd.report table8 --layout {params.layout} --scores {input.scores} --reports {input.reports}"
+        " --inputs {input.inputs} --tables-dir {params.tables_dir} > {log} 2>&1"

@@ -1,0 +1,31 @@
+# The causal LM a detector scores with when it asks for one (its kind's prepared inputs; the
+# demo trains Fast-DetectGPT's): trained on a task's human code before the detector's fit.
+
+
+rule train_causal_lm:
+    input:
+        train=lambda w: f"{DATA}/tasks/{PLAN.lms[w.detector]['task']}/train.parquet",
+        validation=lambda w: f"{DATA}/tasks/{PLAN.lms[w.detector]['task']}/validation.parquet",
+    output:
+        directory(f"{RESULTS}/lm/{{detector}}"),
+    log:
+        f"{RESULTS}/logs/train_causal_lm/{{detector}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/train_causal_lm/{{detector}}.tsv"
+    wildcard_constraints:
+        detector=one_of(PLAN.lms),
+    priority: 10  # its detector's fit waits for it: start it first (as detect_folder)
+    conda:
+        env("neural")
+    threads: detector_threads
+    resources:
+        mem_mb=detector_mem_mb(),
+        runtime=detector_runtime(),
+        gpu=detector_gpu,
+    params:
+        guard=guard("train_causal_lm"),
+        settings=lambda w: as_arg(lm_spec(w)),
+        seed=SEED,
+    shell:
+        "{params.guard}python -m aicd.lm --train {input.train} --validation {input.validation} --params {params.settings}"
+        " --seed {params.seed} --threads {threads} --out {output} > {log} 2>&1"
