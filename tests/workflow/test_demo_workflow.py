@@ -269,6 +269,24 @@ def test_second_run_does_nothing(demo, repo):
     assert planned_jobs(proc.stdout) == []
 
 
+def test_adding_the_local_model_after_the_demo_plans_only_its_jobs(demo, repo):
+    """config/add_local_model.yaml layered on a finished demo (docs/adding_a_generator.md): its
+    generation, the filters on its code, a T1 test set, each fitted detector's prediction and
+    score there, its card and the tables; nothing is refitted, no feature set or split rebuilt."""
+    cmd = [*SNAKEMAKE, "--snakefile", str(repo / "Snakefile"), "--directory", str(demo), "--cores", "2", "-n",
+           "--configfile", str(repo / "config" / "demo.yaml"), str(demo / "override.yaml"),
+           str(repo / "config" / "add_local_model.yaml")]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rules = {rule for rule, _ in planned_jobs(proc.stdout)}
+    assert {"generate", "normalize", "test_set", "predict_test_set", "score_test_set", "generator_card"} <= rules, rules
+    rebuilt = rules & {"detect", "detect_folder", "features", "task_split", "dataset_pool", "train_causal_lm", "source"}
+    assert not rebuilt, rebuilt
+    tested = {w for rule, w in planned_jobs(proc.stdout) if rule == "predict_test_set"}
+    assert tested and all("test_set=smollm2" in w for w in tested)
+
+
 def test_changing_one_detector_reruns_only_it_and_the_tables(demo, repo, trial_path):
     write_override(demo, trial_path, lr_c=0.5)
     try:
