@@ -43,8 +43,8 @@ def reproduction_layout(plan) -> dict:
     rows = plan.paper_rows()
     judging = plan.config.get("judging") or {}
     specs = judging.get("judges") or {}
-    judges = [[f"judge_{j}_{m}", published.match_judge(str((specs.get(j) or {}).get("model", "")), m)]
-              for j in plan.judges for m in plan.modes]
+    judges = [[f"judge_{j}_{m}", published.match_judge(str((specs.get(j) or {}).get("model", "")), m),
+               f"{(specs.get(j) or {}).get('title', j)} ({m})"] for j in plan.judges for m in plan.modes]
     return {"tasks": [[t, task.title, task.kind] for t, task in plan.tasks.items()],
             "task_modes": [[t, task.title, task.kind, task.mode] for t, task in plan.tasks.items()],
             "detectors": [[d, det.title, rows.get(d)] for d, det in plan.detectors.items()],

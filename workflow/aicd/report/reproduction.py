@@ -102,8 +102,10 @@ def table4_cells(layout: dict, scores: dict) -> list[dict]:
                 out.append(_cell(4, paper_row.row, column, paper, _pts(s["macro_f1"]), _ci_pts(s.get("macro_f1_ci")),
                                  note=comp["note"], **who))
             elif paper is not None:
+                elsewhere = det is not None and any(d == det for d, _ in scores)
                 why = ("no task of this kind in the run" if task is None else
-                       "not in this configuration" if det is None else "configured, no scores")
+                       "not in this configuration" if det is None else
+                       "configured for other tasks only" if elsewhere else "configured, no scores")
                 out.append(_cell(4, paper_row.row, column, paper, why=why, **who))
     for name, title, row in layout["detectors"]:
         if row:
@@ -172,14 +174,16 @@ def judge_cells(layout: dict, judge_scores: dict) -> list[dict]:
     out = []
     rows = {r.row: r for r in published.rows(8)}
     task_of = table4_tasks(layout, 8)
-    ran = {row for _, row in layout.get("judges", []) if row}
-    for name, row in layout.get("judges", []):
+    judges = [(j[0], j[1], j[2] if len(j) > 2 else j[0]) for j in layout.get("judges", [])]
+    ran = {row for _, row, _ in judges if row}
+    for name, row, title in judges:
         for column, task in task_of.items():
             s = judge_scores.get((name, task))
             paper = rows[row].values.get(column) if row else None
             if s is not None and s.get("macro_f1") is not None:
-                out.append(_cell(8, row or name, column, paper, _pts(s["macro_f1"]), _ci_pts(s.get("macro_f1_ci")),
-                                 task=task, detector=name))
+                mine = {} if row else {"why": "ours: not one of the paper's judges"}
+                out.append(_cell(8, row or title, column, paper, _pts(s["macro_f1"]), _ci_pts(s.get("macro_f1_ci")),
+                                 task=task, detector=name, **mine))
             elif paper is not None:
                 out.append(_cell(8, row, column, paper, task=task, detector=name, why="the judge did not run"))
     for row, paper_row in rows.items():
@@ -432,7 +436,7 @@ def main(argv=None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--layout", required=True, type=json_arg,
                         help='JSON {"tasks": [[name, title, kind]], "task_modes": [[name, title, kind, mode]], '
-                             '"detectors": [[name, title, paper row or null]], "judges": [[score name, paper row]]}')
+                             '"detectors": [[name, title, paper row or null]], "judges": [[score name, paper row, title]]}')
     parser.add_argument("--scores", nargs="*", default=[], help="results/scores/{task}/{detector}.json")
     parser.add_argument("--judge-scores", nargs="*", default=[], help="results/scores/{task}/judge_*.json")
     parser.add_argument("--subset-tables", required=True, help="results/tables/subset_tables.json")
