@@ -28,10 +28,10 @@ from collections.abc import Iterator
 
 import pandas as pd
 
-from ..codetext import strip_comments
-from ..errors import AicdError
-from ..schema import LANGUAGES, canonical_language
-from ..treesitter import parse
+from ..codetools.codetext import strip_comments
+from ..codetools.treesitter import parse
+from ..common.errors import AicdError
+from ..data.schema import LANGUAGES, canonical_language
 from . import pinned as pins
 
 log = logging.getLogger(__name__)

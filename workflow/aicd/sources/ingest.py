@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..codetext import clean_code, is_missing
-from ..errors import AicdError
-from ..families import FAMILIES, HUMAN, family_of, is_human
-from ..schema import DOMAINS, LABELS, SAMPLE_COLUMNS, canonical_language, content_id
+from ..codetools.codetext import clean_code, is_missing
+from ..common.errors import AicdError
+from ..data.families import FAMILIES, HUMAN, family_of, is_human
+from ..data.schema import DOMAINS, LABELS, SAMPLE_COLUMNS, canonical_language, content_id
 
 log = logging.getLogger(__name__)
 
