@@ -1,6 +1,7 @@
 """Package layering (README.md, Layout): the ground floor imports no stage, and each of its
-packages only those before it; and no stage imports a later stage. Read statically from every
-module's imports, lazy ones included."""
+packages only those before it; no stage imports a later stage; and no module takes a private
+name (`_name`) from another top-level package. Read statically from every module's imports,
+lazy ones included."""
 
 import ast
 from pathlib import Path
@@ -47,6 +48,13 @@ def imported_parts(path: Path) -> set[str]:
     return {parts[0] for parts in module_names(path) if parts}
 
 
+def private_imports(names: list[list[str]], own: str) -> list[str]:
+    """Imported names with a private part (`_read`, `_helpers.x`; never a dunder) taken from a
+    top-level package other than `own`."""
+    return [".".join(parts) for parts in names if parts and parts[0] != own
+            and any(p.startswith("_") and not p.startswith("__") for p in parts)]
+
+
 def modules():
     return sorted(p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts)
 
@@ -68,6 +76,22 @@ def test_no_stage_imports_a_later_stage(path):
         return
     later = {s for s in imported if s in STAGES and STAGES.index(s) > STAGES.index(own)}
     assert not later, f"{path.relative_to(PKG)} ({own}) imports later stages {sorted(later)}"
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PKG)))
+def test_no_module_takes_a_private_name_from_another_package(path):
+    taken = private_imports(module_names(path), top_level(path))
+    assert not taken, f"{path.relative_to(PKG)} imports private {taken}: make it public where it is defined"
+
+
+def test_the_private_import_check_sees_one():
+    rel = ("detectors", "apply")
+    assert private_imports(imported_names("from ..sources.gather import _read", rel), "detectors") == [
+        "sources.gather._read"]
+    assert private_imports(imported_names("def f():\n    from aicd.sources.ingest import _key\n", rel), "detectors")
+    # a package's own private names, a public name and a dunder are fine
+    assert not private_imports(imported_names("from .base import _check\nfrom .. import __version__\n"
+                                              "from ..sources.gather import read_file", rel), "detectors")
 
 
 def test_every_top_level_module_has_a_floor():

@@ -95,9 +95,9 @@ def collect_paths(paths: list[str], table: FileTable) -> list[Path]:
 def read_code(path: Path) -> tuple[str | None, str | None]:
     """(text, None) or (None, skip reason): the sources stage's own reader, so a file is read,
     refused (unreadable, too_large, binary, invalid_utf8, empty) and decoded exactly as there."""
-    from ..sources.gather import _read
+    from ..sources.gather import read_file
 
-    _, text, reason = _read((str(path), None))
+    _, text, reason = read_file(str(path))
     return text, reason
 
 

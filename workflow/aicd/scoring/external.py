@@ -28,7 +28,7 @@ from ..common.io import read_any
 from ..data.ids import disagreement, match
 from ..data.schema import ABSTAIN
 from ..data.scores import declared_in_file, machine_score
-from ..sources.ingest import _label_key
+from ..sources.ingest import label_key
 from .bootstrap import RESAMPLES, describe, paired_test
 from .metrics import breakdown, class_order, classification_scores
 from .score import BREAKDOWN_COLUMNS, check_label_set
@@ -59,7 +59,7 @@ def _label_text(value) -> str | None:
     """A label as text (the sources stage's normalisation: 1.0 -> '1', stripped); None for a
     missing one, including an empty CSV cell (read as '' with keep_default_na=False), which
     must not become a class of its own."""
-    return _label_key(value) or None
+    return label_key(value) or None
 
 
 def labels_column(table: pd.DataFrame, candidates, path, what: str, label_map: dict) -> pd.Series:
