@@ -78,7 +78,7 @@ def _with_defaults(validator_class):
     return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
 
 
-from .records.runs import COMMAND_LINE_FLAGS  # noqa: E402  (top-level booleans a user gives as --config KEY=true)
+from .records.baserun import COMMAND_LINE_FLAGS  # noqa: E402  (top-level booleans a user gives as --config KEY=true)
 
 
 def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> None:

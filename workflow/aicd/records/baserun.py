@@ -28,9 +28,11 @@ from pathlib import Path
 import yaml
 
 from ..common.errors import AicdError
-from .runs import COMMAND_LINE_FLAGS
 
 RECORD = "run_config.yaml"
+# Top-level booleans a user gives as --config KEY=true: they steer one run, they are not its
+# config (never recorded, never taken from a base).
+COMMAND_LINE_FLAGS = ("reprobe", "rebase", "drop_layers")
 # The sections a run on a base may change; every other one must be the base's.
 OPEN = ("detectors", "features", "results", "base", *COMMAND_LINE_FLAGS)
 DETECTOR_JOB_KEYS = ("kind", "features", "params", "training")  # what a detector's fit reads of its entry

@@ -29,10 +29,9 @@ from pathlib import Path
 
 from ..common.errors import AicdError
 from ..common.io import write_text
+from .baserun import record as record_config
 
 RECORD = "run.json"
-# Top-level booleans a user gives as --config KEY=true: they steer one run, they are not its config.
-COMMAND_LINE_FLAGS = ("reprobe", "rebase", "drop_layers")
 
 
 def identity(configfiles, repo: str | Path, workdir: str | Path | None = None) -> list[str]:
@@ -99,8 +98,6 @@ def check(results: str | Path, files: list[str], dry_run: bool = False, drop_lay
 def claim(results: str | Path, files: list[str], config: dict | None = None, base: dict | None = None) -> None:
     """Record the run as the root's owner (atomic), with its validated config (aicd.records.baserun.record)
     and, for a run on a base, the base's root and fingerprint."""
-    from .baserun import record as record_config
-
     if config is not None:
         record_config(results, config)
     record = recorded(results) or {}
