@@ -1,16 +1,16 @@
 """A canonical view of code, as the feature set `canon_tfidf`: the paper's TF-IDF + SVD over the
-tree-sitter token stream instead of whitespace tokens, so that layout never reaches the
-features (whitespace is canonical by construction), comments are left out (or one COMMENT
-token each, `comments: true`), every identifier becomes the class of its naming style and
-length (`snake_mid`, `camel_long`, `single_letter`, ...), and literals are bucketed
-(`STR_short`, `NUM_small`, ...). Beside the SVD columns: identifier-vocabulary statistics
-computed on the same tokens (share of each naming style, distinct-name ratio, mean length).
-`identifiers: anonymous` makes every identifier one ID token and keeps only the identifier
-count, so that renaming cannot reach the features; `bound` hides only the names the code binds
-(one VAR token: exactly what the rename rewrite changes, aicd.codetools.bindings) and keeps functions,
-types, fields and library calls as written; `role` writes every name as its role (VAR, DEFNAME,
-CALLNAME, ...). `tokens: universal` writes keywords and operators as cross-language classes
-(aicd.codetools.token_classes), so that n-grams learnt on one language can be read in another.
+canonical token stream (aicd.codetools.tokens) instead of whitespace tokens, so that layout
+never reaches the features, comments are left out (or one COMMENT token each, `comments: true`),
+every identifier becomes the class of its naming style and length (`snake_mid`, `camel_long`,
+`single_letter`, ...), and literals are bucketed (`STR_short`, `NUM_small`, ...). Beside the SVD
+columns: identifier-vocabulary statistics computed on the same tokens (share of each naming
+style, distinct-name ratio, mean length). `identifiers: anonymous` makes every identifier one ID
+token and keeps only the identifier count, so that renaming cannot reach the features; `bound`
+hides only the names the code binds (one VAR token: exactly what the rename rewrite changes,
+aicd.codetools.bindings) and keeps functions, types, fields and library calls as written; `role`
+writes every name as its role (VAR, DEFNAME, CALLNAME, ...). `tokens: universal` writes keywords
+and operators as cross-language classes (aicd.codetools.token_classes), so that n-grams learnt
+on one language can be read in another.
 
 The paper's `tfidf` stays as it is; this is an additional row family."""
 
