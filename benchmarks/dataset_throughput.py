@@ -35,7 +35,7 @@ WORKDIR = Path("/tmp/aicd-dataset-bench")
 def load_rows(trial: Path, rows: int):
     """The trial programs cycled to `rows` rows, each made unique by a trailing comment line
     (so every row is parsed, filtered and hashed as the real program would be)."""
-    from aicd.schema import canonical_language
+    from aicd.data.schema import canonical_language
 
     df = pd.read_parquet(trial, columns=["code", "language"])
     langs = df["language"].map(canonical_language).tolist()

@@ -54,7 +54,7 @@ def main() -> None:
     args = parser.parse_args()
     import pandas as pd
     import yaml
-    from aicd.schema import canonical_language
+    from aicd.data.schema import canonical_language
     from aicd.sources.gather import gather
 
     if args.trial.is_file():

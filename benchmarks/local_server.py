@@ -123,8 +123,8 @@ def main() -> None:
     args = p.parse_args()
 
     from aicd.llm.local_server import LocalServer, free_port  # noqa: F401  (the workflow's own command line)
-    from aicd.local_models import model_folder, pinned_models
-    from aicd.pinned_files import verified_path
+    from aicd.models.local_models import model_folder, pinned_models
+    from aicd.records.pinned_files import verified_path
 
     name = "smollm2-135m-instruct"
     folder = model_folder(name)

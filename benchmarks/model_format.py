@@ -1,4 +1,4 @@
-"""Fitted models on disk: the skops files the workflow writes (aicd.fitted_files: read without
+"""Fitted models on disk: the skops files the workflow writes (aicd.models.fitted_files: read without
 running code from them) beside the pickle earlier versions wrote, for the demo's detectors.
 For each model: file size; the time to read it back into a model ready to predict (median of
 --repeats reads in this warm process); and the same in a fresh process, imports included (what
@@ -83,7 +83,7 @@ COLD = """if True:
     import sys, time
     started = time.perf_counter()
     from aicd.detectors.bundle import load_bundle
-    from aicd.io import read_trusted_pickle
+    from aicd.common.io import read_trusted_pickle
     load_bundle(sys.argv[1]) if sys.argv[1].endswith(".skops") else read_trusted_pickle(sys.argv[1])
     print(time.perf_counter() - started)
 """
@@ -100,8 +100,8 @@ def cold(path: Path, repeats: int) -> float:
 
 
 def measure(model: Path, tmp: Path, repeats: int) -> dict:
+    from aicd.common.io import read_trusted_pickle, write_pickle
     from aicd.detectors.bundle import load_bundle
-    from aicd.io import read_trusted_pickle, write_pickle
 
     bundle = load_bundle(model)
     as_pickle = tmp / f"{model.stem}.pkl"

@@ -16,7 +16,7 @@ results folder, in /tmp/aicd-paper-scale/{stage}-{F}/ (--workdir to change):
   MinHash signatures), the pool (MinHash dedup at 0.8) and the three task splits.
 
 It records, per job, its wall from Snakemake's benchmark file and its peak memory (summed over
-the job's processes) and CPU from the line aicd.memguard writes to the job's log (the benchmark
+the job's processes) and CPU from the line aicd.common.memguard writes to the job's log (the benchmark
 file's own figures, sampled every 30 s after 15 s, are the fallback), with the job's threads,
 requested memory and its inputs and outputs from a dry run. `report` reads every fraction of a
 stage and prints per rule and fraction the wall, CPU seconds and peak RSS, the growth exponent
@@ -137,7 +137,7 @@ METER = re.compile(r"memguard: job .*: peak memory ([\d,]+) MB summed over \d+ p
 
 def read_benchmark(path: Path) -> dict | None:
     """Wall from Snakemake's benchmark file; peak memory and CPU from the job's memguard line
-    (aicd.memguard: sampled twice a second over the job's processes, and at least the job's own
+    (aicd.common.memguard: sampled twice a second over the job's processes, and at least the job's own
     high-water mark) where its log has one, else from the benchmark file, which samples every
     30 s after the first 15 s and so misses short peaks and the CPU of short-lived workers."""
     try:

@@ -1,6 +1,6 @@
 """Formatting invariance: each detector of benchmarks/robust_ood.py fitted once per OOD split
 (aicd.splits.ood, trained on the SemEval trial data only), then asked about the same test rows
-rewritten by every semantics-preserving perturbation of aicd.splits.perturb.
+rewritten by every semantics-preserving perturbation of aicd.codetools.perturb.
 
 Prints (and writes as markdown with --out), per detector and split: macro-F1 x 100 unperturbed
 and under each perturbation, and the flip rate (share of test rows whose label changes); then
@@ -40,9 +40,9 @@ import pandas as pd  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from aicd.codetools.perturb import PERTURBATIONS, perturb  # noqa: E402
 from aicd.detectors import build  # noqa: E402
 from aicd.splits import ood  # noqa: E402
-from aicd.splits.perturb import PERTURBATIONS, perturb  # noqa: E402
 from robust_ood import (  # noqa: E402
     CODEAID,
     DETECTORS,

@@ -63,7 +63,7 @@ DETECTORS = {
     "structure_cb": ("structure", "catboost", {"iterations": 200, "depth": 6, "border_count": 32}),
     "canon_bound_structure_lr": ("canon_bound+structure", "logistic_regression", {}),
     "canon_universal_structure_lr": ("canon_universal+structure", "logistic_regression", {}),
-    # robust's stylometry on the invariant text (aicd.splits.perturb.invariant_text): no rewrite moves a column
+    # robust's stylometry on the invariant text (aicd.codetools.perturb.invariant_text): no rewrite moves a column
     "stylo_inv_cb": ("stylometry_invariant", "catboost", {"iterations": 200, "depth": 6, "border_count": 32}),
     "stylo_inv_lr": ("stylometry_invariant", "logistic_regression", {}),
     "stylo_inv_bound_lr": ("stylometry_invariant+canon_bound", "logistic_regression", {}),
@@ -188,7 +188,7 @@ def pinned_human_split(trial: pd.DataFrame, seed: int) -> dict:
     of the nine languages, all human), asked of a detector trained as for the CodeAid split.
     It has one class, so what it reads is the share labelled human (1 - predicted machine share)."""
     import yaml
-    from aicd.schema import content_id
+    from aicd.data.schema import content_id
     from aicd.sources.gather import gather
 
     spec = yaml.safe_load((REPO / "config" / "demo.yaml").read_text())["sources"]["local_code"]["gather"]

@@ -63,8 +63,8 @@ SYLLABLES = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"] + ["qu", "th", 
 
 def base_pool(seed: int = 0, per_language: int = 200) -> pd.DataFrame:
     """Real rows: code, language, label (human | machine), family (None for human), domain."""
-    from aicd.families import family_of, is_human
-    from aicd.schema import canonical_language
+    from aicd.data.families import family_of, is_human
+    from aicd.data.schema import canonical_language
     from aicd.sources import pinned
     from aicd.sources.gather import gather
 
@@ -245,12 +245,12 @@ SOURCE_SHARES = {"codenet": 0.25, "starcoderdata": 0.2, "the_heap": 0.025, "swal
 def write_sources(fraction: float, out: Path, seed: int = 0, pool: pd.DataFrame | None = None) -> dict:
     """{source: path} of F x 2.05M rows in the full build's source tables: code, language,
     label, generator, domain (what each real source's config maps its columns to)."""
-    from aicd.families import FAMILY_RULES
+    from aicd.data.families import FAMILY_RULES
 
     pool = base_pool(seed) if pool is None else pool
     mutate = Mutator(pool)
     human, machine = pool[pool["label"] == "human"], pool[pool["label"] == "machine"]
-    # one generator name per family that aicd.families maps back to it, two per family so
+    # one generator name per family that aicd.data.families maps back to it, two per family so
     # that T2's held-out generators exist
     generators = {family: [f"{rule}-synthetic-{k}" for k in (1, 2)]
                   for family in dict.fromkeys(f for _, f in FAMILY_RULES)

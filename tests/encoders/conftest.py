@@ -90,10 +90,10 @@ def tiny_t5(tmp_path_factory, code_rows):
 @pytest.fixture(scope="session")
 def packaged_lm():
     """The pinned SmolLM2-135M-Instruct's converted folder (config/pinned_inputs.yaml; converted
-    once into the cache by aicd.local_models)."""
-    from aicd.local_models import pinned_models
-    from aicd.pinned_files import cache_dir
-    from aicd.pretrained import resolve_model
+    once into the cache by aicd.models.local_models)."""
+    from aicd.models.local_models import pinned_models
+    from aicd.models.pretrained import resolve_model
+    from aicd.records.pinned_files import cache_dir
 
     entry = pinned_models()["smollm2-135m-instruct"]
     require((cache_dir() / entry["file"]).is_file(), f"the pinned model file {entry['file']}",

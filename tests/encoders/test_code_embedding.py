@@ -10,11 +10,11 @@ import importlib.util
 import numpy as np
 import pandas as pd
 import pytest
-from aicd.errors import AicdError
+from aicd.codetools.perturb import perturb
+from aicd.common.errors import AicdError
 from aicd.features.embedding import canonical_text
 from aicd.features.registry import build, load_featurizer
-from aicd.fitted_files import save_fitted
-from aicd.splits.perturb import perturb
+from aicd.models.fitted_files import save_fitted
 from components import require
 
 pytestmark = pytest.mark.encoders

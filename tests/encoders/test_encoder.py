@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from aicd.common.errors import AicdError
 from aicd.detectors import build
-from aicd.errors import AicdError
 from encoder_helpers import fit, split
 
 pytestmark = pytest.mark.encoders

@@ -8,9 +8,9 @@ import json
 
 import numpy as np
 import pytest
+from aicd.common.errors import AicdError
 from aicd.detectors import build
 from aicd.detectors.bundle import BUNDLE_FILE, load_bundle, make_bundle, save_bundle
-from aicd.errors import AicdError
 
 pytestmark = pytest.mark.encoders
 

@@ -10,6 +10,7 @@ import shutil
 
 import numpy as np
 import pytest
+from aicd.common.errors import AicdError
 from aicd.detectors import build
 from aicd.detectors.encoder import (
     TokenCache,
@@ -18,7 +19,6 @@ from aicd.detectors.encoder import (
     last_complete_checkpoint,
     special_token_escaper,
 )
-from aicd.errors import AicdError
 from encoder_helpers import fit, split
 
 pytestmark = pytest.mark.encoders

@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from aicd.common.errors import AicdError
 from aicd.detectors.__main__ import main as detectors_main
-from aicd.errors import AicdError
 
 
 @pytest.fixture(scope="module")

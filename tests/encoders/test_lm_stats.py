@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 import pytest
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.lm.stats import CRITERIA, STAT_NAMES, TokenStats, choose_dtype, criterion
 
 pytestmark = pytest.mark.encoders

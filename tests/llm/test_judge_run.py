@@ -37,7 +37,7 @@ def test_unparseable_answers_are_counted_with_an_example_and_the_sample_is_cappe
                           {"cache": str(tmp_path / "c.sqlite"), "max_retries": 0}, max_rows=12, max_code_chars=40)
     assert report["judged"] == len(preds) == 12  # capped, stratified: half of each class
     assert preds.groupby("gold").size().to_dict() == {"human": 6, "machine": 6}
-    from aicd.schema import ABSTAIN
+    from aicd.data.schema import ABSTAIN
 
     assert report["abstentions"] == 6 == int((preds["pred"] == ABSTAIN).sum())
     assert set(preds.loc[preds["pred"] == ABSTAIN, "gold"]) == {"human"}

@@ -99,7 +99,7 @@ def test_judging_through_the_real_server_counts_unparseable_answers(local_model,
                           JUDGE_PROMPTS, 1.0, 0, {"cache": str(tmp_path / "c.sqlite"), "max_retries": 1},
                           max_code_chars=600, params={"temperature": 0, "max_tokens": 16})
     assert report["judged"] == len(preds) == len(rows) and report["errors"] == 0
-    from aicd.schema import ABSTAIN
+    from aicd.data.schema import ABSTAIN
 
     assert set(preds["pred"]) <= {"human", "machine", ABSTAIN}
     assert report["abstentions"] == int((preds["pred"] == ABSTAIN).sum())
@@ -136,7 +136,7 @@ def test_a_killed_job_leaves_no_server(local_model, tmp_path, trial_raw):
 
 
 def test_a_missing_model_file_names_the_command_that_fetches_it(local_model, tmp_path, monkeypatch):
-    from aicd.errors import AicdError
+    from aicd.common.errors import AicdError
     from aicd.generate.registry import has_endpoint, servable
     from aicd.llm.endpoint import require_endpoint
 
@@ -149,7 +149,7 @@ def test_a_missing_model_file_names_the_command_that_fetches_it(local_model, tmp
 
 def test_a_server_that_cannot_start_is_one_line(local_model, tmp_path):
     """A model folder the server cannot load: the job stops with the server's own last lines."""
-    from aicd.errors import AicdError
+    from aicd.common.errors import AicdError
     from aicd.llm.local_server import LocalServer
 
     bad = tmp_path / "not-a-model"
@@ -166,7 +166,7 @@ def test_a_machine_without_the_server_packages_is_told_what_to_install(monkeypat
     before any process starts."""
     import importlib.util
 
-    from aicd.errors import AicdError
+    from aicd.common.errors import AicdError
     from aicd.llm import local_server
 
     real = importlib.util.find_spec

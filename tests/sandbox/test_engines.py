@@ -12,7 +12,7 @@ import textwrap
 import time
 
 import pytest
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.sandbox.engine import NO_DOCKER, available, connect
 from aicd.sandbox.isolation import limits_line
 from components import require

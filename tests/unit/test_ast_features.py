@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
+from aicd.codetools.treesitter import GRAMMARS, parse
 from aicd.features.ast_features import AstFeaturizer, extract
-from aicd.treesitter import GRAMMARS, parse
 
 # A small real program per language, each with a function and a loop.
 PROGRAMS = {

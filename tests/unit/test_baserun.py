@@ -1,4 +1,4 @@
-"""A run built on another (aicd.baserun): what it reads from the base, what it computes, and what
+"""A run built on another (aicd.records.baserun): what it reads from the base, what it computes, and what
 it refuses, from the plans of both configs (no snakemake; the workflow test runs it for real:
 tests/workflow/test_own_detector.py)."""
 
@@ -9,11 +9,11 @@ import json
 
 import pytest
 import yaml
-from aicd import baserun
+from aicd.common.errors import AicdError
 from aicd.config import validate_config
-from aicd.errors import AicdError
 from aicd.generate.registry import load_registry
 from aicd.plan import Plan
+from aicd.records import baserun
 
 MINE = {"kind": "python", "title": "Mine", "tasks": ["binary"], "params": {"object": "my_detector:NearestMeanDetector"}}
 

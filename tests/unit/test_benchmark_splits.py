@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.normalize.pool import build_pool
 from aicd.normalize.rows import normalize_table
 from aicd.sources.ingest import to_samples

@@ -6,8 +6,8 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-from aicd.errors import AicdError
-from aicd.schema import ABSTAIN
+from aicd.common.errors import AicdError
+from aicd.data.schema import ABSTAIN
 from aicd.scoring.bootstrap import interval_and_p, macro_f1_interval, macro_f1_of_counts, paired_test
 from aicd.scoring.metrics import classification_scores
 from aicd.scoring.score import score

@@ -9,12 +9,12 @@ import zipfile
 import numpy as np
 import pandas as pd
 import pytest
+from aicd.common.errors import AicdError
+from aicd.common.io import read_json, write_pickle
 from aicd.detectors.__main__ import main as detectors_main
 from aicd.detectors.bundle import FittedModel, load_bundle
-from aicd.errors import AicdError
 from aicd.features.__main__ import main as features_main
 from aicd.features.registry import ConcatFeaturizer, build, load_featurizer
-from aicd.io import read_json, write_pickle
 from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
 from sklearn.exceptions import ConvergenceWarning
 

@@ -8,11 +8,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from aicd.codetools.perturb import PERTURBATIONS, perturb
+from aicd.codetools.tokens import canonical_tokens, identifier_class
+from aicd.codetools.treesitter import parse
 from aicd.features.__main__ import main as features_main
-from aicd.features.canonical import STAT_NAMES, CanonicalTfidfFeaturizer, canonical_tokens, identifier_class
+from aicd.features.canonical import STAT_NAMES, CanonicalTfidfFeaturizer
 from aicd.features.registry import load_featurizer
-from aicd.splits.perturb import PERTURBATIONS, perturb
-from aicd.treesitter import parse
 
 
 @pytest.mark.parametrize("name, cls", [("i", "single_letter"), ("MAX_N", "upper_mid"), ("row_count", "snake_long"),

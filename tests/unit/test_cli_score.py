@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from aicd.cli import main as aicd
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.scoring.external import compare_files, parse_label_map, score_file
 from sklearn.metrics import f1_score
 
@@ -227,9 +227,9 @@ def test_an_extra_class_in_labels_is_an_error(files):
 
 
 def test_scores_outside_0_1_where_probabilities_are_declared_are_an_error(files):
-    """A workflow predictions file declares probabilities (aicd.scores): the same file with its
+    """A workflow predictions file declares probabilities (aicd.data.scores): the same file with its
     scores times 100 is refused, naming the column and the range; undeclared scores are not."""
-    from aicd.scores import declare
+    from aicd.data.scores import declare
 
     tmp, gold = files
     p = rng_scores = np.random.default_rng(1).random(len(gold))

@@ -2,8 +2,8 @@ import copy
 
 import pytest
 import yaml
+from aicd.common.errors import AicdError
 from aicd.config import validate_config
-from aicd.errors import AicdError
 
 
 @pytest.fixture(params=["config.yaml", "demo.yaml"])

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from aicd.common.errors import AicdError
+from aicd.data.scores import declared
 from aicd.detectors.__main__ import main as detectors_main
-from aicd.errors import AicdError
-from aicd.scores import declared
 from aicd.scoring.__main__ import main as scoring_main
 from fitted_task_helpers import fit_features, task_tables, write_task
 

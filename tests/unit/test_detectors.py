@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
+from aicd.common.errors import AicdError
 from aicd.detectors import REGISTRY, Detector, build, register
-from aicd.errors import AicdError
 
 
 def separable(n=300, seed=0):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from aicd.common.errors import AicdError
 from aicd.detectors import build
-from aicd.errors import AicdError
 from aicd.features.compute import compute
 from aicd.scoring.score import score
 from aicd.sources.loader import load_table, stream_sample

@@ -145,8 +145,8 @@ def closure(start: str) -> set[str]:
             todo.extend((m, False) for m in lazy)
         if path.name == "__main__.py":  # python -m a.b runs a/b/__init__ first
             todo.append((name + ".__init__", False))
-    if "aicd.treesitter" in seen:  # grammars are imported by name (importlib), invisible to ast
-        from aicd.treesitter import GRAMMARS
+    if "aicd.codetools.treesitter" in seen:  # grammars are imported by name (importlib), invisible to ast
+        from aicd.codetools.treesitter import GRAMMARS
 
         third |= {module for module, _ in GRAMMARS.values()}
     return third

@@ -15,8 +15,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
+from aicd.common.errors import AicdError  # noqa: E402
 from aicd.detectors.fast_detectgpt import FastDetectGPTDetector, auroc, best_threshold, criterion_from_logits  # noqa: E402
-from aicd.errors import AicdError  # noqa: E402
 from aicd.lm.train import save, train  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,8 +63,8 @@ def test_labels_binarised_human_vs_rest():
 
 
 def test_bad_params_rejected():
+    from aicd.common.errors import AicdError
     from aicd.detectors.base import build
-    from aicd.errors import AicdError
     with pytest.raises(AicdError, match="Fast-DetectGPT has no parameter 'windw'"):
         build("fast_detectgpt", {"model": "x", "windw": 3}, seed=0)
     with pytest.raises(AicdError, match="threshold"):

@@ -73,7 +73,7 @@ def test_rows_without_enough_natural_language_text_pass():
 
 
 def test_comment_text_is_read_from_every_grammar():
-    from aicd.treesitter import parse
+    from aicd.codetools.treesitter import parse
 
     samples = {
         "Java": "class A { // first note\n /* second note */ }",

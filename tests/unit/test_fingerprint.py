@@ -9,8 +9,8 @@ import tarfile
 
 import pytest
 from aicd.cli import main as aicd_main
-from aicd.errors import AicdError
-from aicd.fingerprint import collect, diff_inputs, digest, verify
+from aicd.common.errors import AicdError
+from aicd.records.fingerprint import collect, diff_inputs, digest, verify
 from aicd.sources import pinned
 from aicd.sources.gather import gather
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from aicd.errors import AicdError
-from aicd.ids import disagreement, match
+from aicd.common.errors import AicdError
+from aicd.data.ids import disagreement, match
 from aicd.scoring.score import score
 
 

@@ -1,6 +1,6 @@
 import pandas as pd
 import pytest
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.sources.ingest import Skip, to_samples
 
 SPEC = {"label_map": {0: "human", 1: "machine"}, "columns": {"source_row_id": "rid"}}

@@ -1,4 +1,4 @@
-"""aicd.io's atomic writers: outputs get the umask's mode (not mkstemp's 0600), and a write
+"""aicd.common.io's atomic writers: outputs get the umask's mode (not mkstemp's 0600), and a write
 that fails leaves neither the target nor a temporary file behind."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import stat
 import numpy as np
 import pandas as pd
 import pytest
-from aicd import io
+from aicd.common import io
 
 
 @pytest.fixture(params=[0o022, 0o077, 0o002])

@@ -5,7 +5,7 @@ and never drops the values that already name a class."""
 
 import pandas as pd
 import pytest
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.sources.ingest import to_samples
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import yaml
+from aicd.data.schema import LANGUAGES, canonical_language
 from aicd.normalize.langid import evaluate, identify_language
-from aicd.schema import LANGUAGES, canonical_language
 from aicd.sources.gather import gather
 from components import require
 

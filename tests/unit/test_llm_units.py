@@ -1,14 +1,14 @@
 import pandas as pd
 import pytest
-from aicd.errors import AicdError
-from aicd.families import FAMILIES
+from aicd.common.errors import AicdError
+from aicd.data.families import FAMILIES
+from aicd.data.schema import ABSTAIN
 from aicd.generate.protocols import build_requests, prefix_of, sample_rows, signature_with_doc
 from aicd.generate.registry import enabled_models, has_endpoint, load_registry
 from aicd.judge.parse import parse_answer
 from aicd.judge.sample import judge_sample
 from aicd.llm.prompts import PromptSet
 from aicd.normalize import extract_code, strip_reasoning
-from aicd.schema import ABSTAIN
 
 
 def test_extract_code_from_fences_prose_and_reasoning():

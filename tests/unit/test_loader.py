@@ -3,7 +3,7 @@ import time
 
 import pandas as pd
 import pytest
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.sources.loader import load_table
 
 

@@ -1,4 +1,4 @@
-"""Pinned models (aicd.local_models): the manifest entry, and every way the file can be wrong
+"""Pinned models (aicd.models.local_models): the manifest entry, and every way the file can be wrong
 named in one line with what to do. The real conversion of the real file is tested with the
 local model itself (tests/llm/test_local_model.py)."""
 
@@ -9,9 +9,10 @@ import zipfile
 
 import pytest
 import yaml
-from aicd import local_models, pinned_files
-from aicd.errors import AicdError
-from aicd.pretrained import resolve_model
+from aicd.common.errors import AicdError
+from aicd.models import local_models
+from aicd.models.pretrained import resolve_model
+from aicd.records import pinned_files
 
 
 def test_the_manifest_names_the_local_model_with_its_card():

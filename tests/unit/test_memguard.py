@@ -1,4 +1,4 @@
-"""The memory watcher of every heavy job (aicd.memguard): past its mem_mb a job stops with one
+"""The memory watcher of every heavy job (aicd.common.memguard): past its mem_mb a job stops with one
 line naming the job, its input size and the resource to raise; at the end it logs its peak
 memory summed over its processes and their CPU (what benchmarks/paper_scale.py reads)."""
 
@@ -15,15 +15,15 @@ REPO = Path(__file__).resolve().parents[2]
 STAGE = """
 import sys
 import time
-from aicd.stagecli import run
+from aicd.common.stagecli import run
 
 def main(argv):
     import numpy as np
-    from aicd.parallel import map_chunks
+    from aicd.common.parallel import map_chunks
     ballast = np.ones(({rows}, 1000))  # {rows} x 8 KB
     time.sleep(1.5)  # held over three of the watcher's samples (every 0.5 s)
     if {rows} == 0:
-        from aicd.errors import AicdError
+        from aicd.common.errors import AicdError
         raise AicdError("nothing to do here")
     list(map_chunks(work, [["x = 1"] * 50] * 4, 2))
     open(sys.argv[1], "w").write("done")

@@ -1,5 +1,5 @@
 """Fitted models and featurizers are stored so that reading one runs no code from the file
-(aicd.fitted_files, skops): every kind stored in a file comes back predicting exactly as it was
+(aicd.models.fitted_files, skops): every kind stored in a file comes back predicting exactly as it was
 fitted; a file holding a type outside the trusted set is refused, naming the type, before
 anything in it is built; a pickle (an earlier version's model, or anyone's) is refused unless
 the user passes --trust-pickle, and `aicd detect` says so in one line."""
@@ -18,14 +18,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from aicd.common.errors import AicdError
+from aicd.common.io import write_pickle
 from aicd.detectors import REGISTRY, build
 from aicd.detectors.bundle import FittedModel, configured_code, load_bundle, make_bundle, save_bundle
 from aicd.detectors.novelty import Novelty
-from aicd.errors import AicdError
 from aicd.features.registry import FEATURIZERS, ConcatFeaturizer, load_featurizer
 from aicd.features.registry import build as build_featurizer
-from aicd.fitted_files import kind_types, load_fitted, save_fitted, skops_io, type_name
-from aicd.io import write_pickle
+from aicd.models.fitted_files import kind_types, load_fitted, save_fitted, skops_io, type_name
 from components import require
 from fitted_task_helpers import task_tables
 
@@ -133,7 +133,7 @@ def test_catboost_is_stored_in_its_own_cbm_format_not_as_a_python_object(rows, f
     bundle = fitted_bundle("catboost", {"iterations": 20}, "ast", rows, featurizers)
     save_bundle(bundle, tmp_path / "m.skops")
     listed = set(skops_io().get_untrusted_types(file=tmp_path / "m.skops"))
-    assert "aicd.library_formats.CatBoostFile" in listed
+    assert "aicd.models.library_formats.CatBoostFile" in listed
     assert not any(name.startswith("catboost") for name in listed)
     again = load_bundle(tmp_path / "m.skops").detector.model_
     assert type(again).__name__ == "CatBoostClassifier"
@@ -208,8 +208,8 @@ def test_of_scikit_learn_only_the_estimators_the_package_holds_are_trusted(tmp_p
         import numpy as np
         from sklearn.ensemble import RandomForestClassifier
         from sklearn.linear_model import LogisticRegression
-        from aicd.errors import AicdError
-        from aicd.fitted_files import load_fitted, save_fitted
+        from aicd.common.errors import AicdError
+        from aicd.models.fitted_files import load_fitted, save_fitted
         X, y = np.arange(20.0).reshape(10, 2), np.array([0, 1] * 5)
         folder = Path(sys.argv[1])
         lr = LogisticRegression().fit(X, y)

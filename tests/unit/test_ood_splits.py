@@ -4,7 +4,7 @@ is group-held-out, seeded and disjoint from test."""
 import numpy as np
 import pandas as pd
 import pytest
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.splits import ood
 
 FAMILY_GENERATORS = {

@@ -2,7 +2,7 @@
 
 import pandas as pd
 import pytest
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.report.layouts import ood_split_name as split_name
 from aicd.splits import ood
 from aicd.splits.ood_task import main, ood_tables

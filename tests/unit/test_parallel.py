@@ -1,4 +1,4 @@
-"""Worker pools (aicd.parallel.map_chunks): results in input order whatever the threads, and a
+"""Worker pools (aicd.common.parallel.map_chunks): results in input order whatever the threads, and a
 worker that dies ends the job with one line saying why, never a traceback."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import os
 import sys
-from aicd.parallel import map_chunks
-from aicd.stagecli import run
+from aicd.common.parallel import map_chunks
+from aicd.common.stagecli import run
 
 def square(chunk):
     return [x * x for x in chunk]

@@ -1,4 +1,4 @@
-"""The semantics-preserving rewrites (aicd.splits.perturb): on real trial code and on a program
+"""The semantics-preserving rewrites (aicd.codetools.perturb): on real trial code and on a program
 in each of the nine languages, every rewrite still parses, Python's syntax tree is unchanged
 (names aside for `rename`), strings are never touched, and the seeded ones are seeded."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast
 
 import pytest
-from aicd.splits.perturb import PERTURBATIONS, perturb
-from aicd.treesitter import parse
+from aicd.codetools.perturb import PERTURBATIONS, perturb
+from aicd.codetools.treesitter import parse
 
 PROGRAMS = {
     "Python": 'import os\n\n\ndef total(values, scale=2):\n    """Sum.\n    # not a comment\n"""\n    acc = 0  # running\n'
@@ -114,7 +114,7 @@ def test_a_perturbed_test_set_keeps_ids_and_a_flip_is_counted(tmp_path):
     import pandas as pd
     from aicd.report.ood import perturbation_table
     from aicd.scoring.score import flip_rate
-    from aicd.splits.perturb import perturbed_test_set
+    from aicd.splits.perturbed_sets import perturbed_test_set
 
     test = pd.DataFrame({"id": ["a", "b", "c"], "code": [PROGRAMS["Python"], PROGRAMS["Go"], "x = 1\n"],
                          "language": ["Python", "Go", "Python"], "target": ["human", "machine", "human"]})
@@ -134,8 +134,8 @@ def test_perturbed_sets_in_the_config_and_the_plan(repo):
     import copy
 
     import yaml
+    from aicd.common.errors import AicdError
     from aicd.config import validate_config
-    from aicd.errors import AicdError
     from aicd.generate.registry import load_registry
     from aicd.plan import Plan
     from aicd.report.layouts import ood_layout, report_layout
@@ -186,8 +186,8 @@ def test_one_set_name_cannot_be_a_perturbation_and_a_source(repo):
     import copy
 
     import yaml
+    from aicd.common.errors import AicdError
     from aicd.config import validate_config
-    from aicd.errors import AicdError
 
     config = yaml.safe_load((repo / "config" / "ood.yaml").read_text())
     bad = copy.deepcopy(config)

@@ -161,7 +161,7 @@ def test_a_minimal_config_plans_only_its_detectors(models):
 
 
 def test_unknown_registry_names_are_named_before_planning(demo, models):
-    from aicd.errors import AicdError
+    from aicd.common.errors import AicdError
     from aicd.generate.registry import check_config_models
 
     config = copy.deepcopy(demo)

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from aicd.common.errors import AicdError
 from aicd.detectors.__main__ import main as detectors_main
 from aicd.detectors.plugins import best_threshold
-from aicd.errors import AicdError
 from aicd.plan import Plan
 from fitted_task_helpers import task_with_validation
 

@@ -1,4 +1,4 @@
-"""One registry class serves every pluggable kind (aicd.registry): a detector kind and a feature
+"""One registry class serves every pluggable kind (aicd.common.registry): a detector kind and a feature
 kind added in one file of the user's own are in the config schema, the plan, the detectors and
 features stages and `aicd detect` (their fitted files trusted because they registered); a kind
 that declares a bad `inputs`, the old booleans or a name already taken is refused in one line;
@@ -17,16 +17,16 @@ import numpy as np
 import pandas as pd
 import pytest
 from aicd.cli import main as aicd
+from aicd.common.errors import AicdError
+from aicd.common.registry import Registry
 from aicd.config import schema, validate_config
 from aicd.detectors import REGISTRY, Detector
 from aicd.detectors.__main__ import main as detectors_main
-from aicd.errors import AicdError
 from aicd.features.__main__ import main as features_main
 from aicd.features.base import Featurizer
 from aicd.features.registry import FEATURIZERS
-from aicd.fitted_files import kind_types
+from aicd.models.fitted_files import kind_types
 from aicd.plan import Plan
-from aicd.registry import Registry
 from fitted_task_helpers import write_task
 
 PKG = Path(__file__).resolve().parents[2] / "workflow" / "aicd"
@@ -37,7 +37,7 @@ import numpy as np
 
 from aicd.detectors.base import Detector, register as detector_kind
 from aicd.features.base import Featurizer, register as feature_kind
-from aicd.params import Param, ParamSpec
+from aicd.common.params import Param, ParamSpec
 
 
 @feature_kind("line_shape")

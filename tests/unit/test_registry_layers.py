@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from aicd.common.errors import AicdError
 from aicd.config import validate_config
-from aicd.errors import AicdError
 from aicd.generate.registry import load_registry
 from aicd.plan import Plan
 

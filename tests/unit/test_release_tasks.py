@@ -3,7 +3,7 @@ loader as the Hub path."""
 
 import pandas as pd
 import pytest
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.splits.tasks import load_release_task
 
 FAMILY_MAP = {0: "human", 1: "DeepSeek-AI", 2: "Qwen", 10: "OpenAI"}

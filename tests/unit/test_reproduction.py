@@ -156,7 +156,7 @@ def test_every_task_off_the_release_is_named():
 
 
 def test_a_paper_row_named_in_the_config_and_a_wrong_one():
-    from aicd.errors import AicdError
+    from aicd.common.errors import AicdError
 
     dets = {"minilm": {"kind": "encoder", "params": {"model": "package:x"}, "paper": {"row": "CodeBERT"}},
             "codebert": {"kind": "encoder", "params": {"model": "microsoft/codebert-base"}}}

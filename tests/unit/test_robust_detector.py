@@ -7,9 +7,9 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from aicd.common.errors import AicdError
 from aicd.detectors import REGISTRY, build
 from aicd.detectors.bundle import load_detector
-from aicd.errors import AicdError
 from aicd.features.stylometry import FEATURE_NAMES, normalised_tokens, stylometry, stylometry_matrix
 
 ODD = ["", "\n", "   \t  ", "x", "\r\n\r\n", "é∑≈ unicode ☃", "{" * 500, "a\tb\n\tc\r\n  d  \n", "\x00\x01"]

@@ -1,4 +1,4 @@
-"""A results root belongs to one run (aicd.runs): the same files rerun, a layer added grows the
+"""A results root belongs to one run (aicd.records.runs): the same files rerun, a layer added grows the
 run with one line, anything else is refused with the way to a root of its own; and the
 machine's answers for `auto` are recorded once and kept (aicd.resolve)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from aicd import runs
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
+from aicd.records import runs
 from aicd.resolve import resolve
 
 

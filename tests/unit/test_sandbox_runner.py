@@ -118,7 +118,7 @@ def test_only_the_runners_answer_to_this_job_is_trusted():
 
 
 def test_limits_that_would_turn_a_full_disk_into_an_oom_are_refused():
-    from aicd.errors import AicdError
+    from aicd.common.errors import AicdError
     from aicd.sandbox.pool import INODE_KB, INODES_PER_MB, RUNNER_RESERVE_MB, Limits
 
     # work 128 + 3 x tmp 32 + inodes (128 + 2 x 32) x 64 x 2 KB + the runner's reserve

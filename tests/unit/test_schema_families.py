@@ -1,5 +1,5 @@
-from aicd.families import FAMILIES, family_of, is_human
-from aicd.schema import LANGUAGES, canonical_language, content_id
+from aicd.data.families import FAMILIES, family_of, is_human
+from aicd.data.schema import LANGUAGES, canonical_language, content_id
 
 
 def test_canonical_language_aliases():

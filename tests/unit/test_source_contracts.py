@@ -11,7 +11,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.generate.protocols import build_requests, protocol_rows
 from aicd.llm.prompts import PromptSet
 from aicd.normalize.rows import normalize_table

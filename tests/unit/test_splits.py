@@ -1,6 +1,6 @@
 import pandas as pd
 import pytest
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.splits.stratified import assign_splits
 from aicd.splits.tasks import derive_task
 

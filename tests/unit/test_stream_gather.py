@@ -9,7 +9,7 @@ import tarfile
 import zipfile
 
 import pytest
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.sources.__main__ import main as sources_main
 from aicd.sources.gather import gather
 from aicd.sources.loader import stream_sample

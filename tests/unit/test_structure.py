@@ -7,10 +7,10 @@ import json
 
 import numpy as np
 import pandas as pd
+from aicd.codetools.perturb import PERTURBATIONS, perturb
 from aicd.features.__main__ import main as features_main
 from aicd.features.registry import load_featurizer
 from aicd.features.structure import FEATURE_NAMES, StructureFeaturizer, extract
-from aicd.splits.perturb import PERTURBATIONS, perturb
 from test_perturb import PROGRAMS
 
 

@@ -1,4 +1,4 @@
-"""The invariant text (aicd.splits.perturb.invariant_text) and the `stylometry` feature set:
+"""The invariant text (aicd.codetools.perturb.invariant_text) and the `stylometry` feature set:
 every rewrite maps a program to the same invariant text, so no rewrite can move a column of
 `stylometry` with `text: invariant`; the raw columns are robust's own; the feature set goes
 through the features stage and a stored featurizer like the other kinds."""
@@ -10,10 +10,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from aicd.codetools.perturb import PERTURBATIONS, invariant_text, perturb, rename
 from aicd.features.registry import build, load_featurizer
 from aicd.features.stylometry import FEATURE_NAMES, stylometry_matrix
 from aicd.features.stylometry_set import StylometryFeaturizer
-from aicd.splits.perturb import PERTURBATIONS, invariant_text, perturb, rename
 from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
 from test_perturb import PROGRAMS
 
@@ -117,7 +117,7 @@ def test_no_rewrite_moves_an_invariant_column(trial_raw):
 
 
 def test_a_bad_setting_and_a_missing_language_say_so():
-    from aicd.errors import AicdError
+    from aicd.common.errors import AicdError
 
     with pytest.raises(AicdError, match="text"):
         build("stylometry", {"text": "pretty"})

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from aicd.cli import main as aicd
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.report.leaderboard import build, read_results
 from aicd.scoring.external import score_file
 from aicd.scoring.submission import check, read_metadata

@@ -2,7 +2,7 @@
 
 import pandas as pd
 import pytest
-from aicd.errors import AicdError
+from aicd.common.errors import AicdError
 from aicd.splits.test_sets import build_test_set, main
 
 SPEC = {"target": "label", "labels": ["human", "machine"]}

@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from aicd.common.errors import AicdError
 from aicd.detectors.__main__ import main as detectors_main
-from aicd.errors import AicdError
 from aicd.scoring.__main__ import main as scoring_main
 from aicd.scoring.thresholds import BINS, auroc, auroc_interval, rates, threshold_at, threshold_metrics
 from fitted_task_helpers import fit_features, task_tables, write_task

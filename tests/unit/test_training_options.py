@@ -9,9 +9,9 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
+from aicd.common.errors import AicdError
 from aicd.detectors.__main__ import main as detectors_main
 from aicd.detectors.training import augmented_rows, balanced_indices
-from aicd.errors import AicdError
 from fitted_task_helpers import fit_features, task_tables, write_task
 
 

@@ -1,4 +1,4 @@
-"""The `aicd` command (the plumbing every stage shares is aicd.stagecli):
+"""The `aicd` command (the plumbing every stage shares is aicd.common.stagecli):
 
 The AICD Bench command:
 
@@ -18,8 +18,8 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from .errors import AicdError
-from .stagecli import json_arg, run, setup_logging  # noqa: F401  (stages and tests import them here too)
+from .common.errors import AicdError
+from .common.stagecli import json_arg, run, setup_logging  # noqa: F401  (stages and tests import them here too)
 
 log = logging.getLogger("aicd")
 
@@ -89,7 +89,7 @@ def build_parser():
 
 
 def _detect_parser(sub, raw) -> None:
-    from .fitted_files import add_trust_arguments
+    from .models.fitted_files import add_trust_arguments
 
     d = sub.add_parser("detect", help="apply a fitted detector to code files or folders", formatter_class=raw,
                        description="Label code files as the fitted detector's classes (e.g. human / machine), "
@@ -211,7 +211,7 @@ def _out_format(out: str) -> str:
 
 
 def _write_rows(table, out: str) -> None:
-    from .io import atomic_path
+    from .common.io import atomic_path
 
     fmt = _out_format(out)
     with atomic_path(out) as tmp:
@@ -239,14 +239,14 @@ def _print_table(table, floats: str = "{:.3f}") -> None:
 def detect_command(args) -> None:
     import time
 
+    from .data.scores import SCORE_KINDS, declared
     from .detectors.apply import Progress, detect, flag_summary, read_files
     from .detectors.bundle import load_bundle
-    from .scores import SCORE_KINDS, declared
 
     if args.out:
         _out_format(args.out)   # refused before any work, not after it
     check_model_path(args.model)
-    from .fitted_files import package_trust
+    from .models.fitted_files import package_trust
 
     model = load_bundle(args.model, trust_pickle=args.trust_pickle,
                         trust_types=(args.trust_type or []) + package_trust(args.trust_package))
@@ -360,7 +360,7 @@ def _print_thresholds(m: dict, asked: bool) -> None:
 
 
 def score_command(args) -> None:
-    from .io import write_json
+    from .common.io import write_json
     from .scoring.external import parse_label_map, score_file
     from .scoring.thresholds import FPRS
 
@@ -377,7 +377,7 @@ def score_command(args) -> None:
 
 
 def compare_command(args) -> None:
-    from .io import write_json
+    from .common.io import write_json
     from .scoring.external import compare_files, parse_label_map
 
     _check_resamples(args.resamples, 1)
@@ -405,7 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def command(_argv=None) -> None:
         if args.command == "verify":
-            from .fingerprint import verify
+            from .records.fingerprint import verify
 
             outcome["ok"], lines = verify(args.a, args.b)
             print("\n".join(lines))

@@ -1,7 +1,7 @@
 """Config validation with messages that name the offending key, and the schema's defaults.
 
 The schema is workflow/schemas/config.schema.yaml, completed by the parameter specs that the
-code owns (aicd.params): each detector kind's `params`, each feature kind's, and the sandbox's
+code owns (aicd.common.params): each detector kind's `params`, each feature kind's, and the sandbox's
 `execution.limits`. `schema()` returns the whole; `validate_config` checks a config against
 it, fills in every default (in place), and checks cross-references (a task's source, a
 detector's feature set and kind, parameter types), skipping the sections of a stage that is
@@ -15,8 +15,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from .errors import AicdError
-from .registry import did_you_mean
+from .common.errors import AicdError
+from .common.registry import did_you_mean
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
 
@@ -78,7 +78,7 @@ def _with_defaults(validator_class):
     return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
 
 
-from .runs import COMMAND_LINE_FLAGS  # noqa: E402  (top-level booleans a user gives as --config KEY=true)
+from .records.baserun import COMMAND_LINE_FLAGS  # noqa: E402  (top-level booleans a user gives as --config KEY=true)
 
 
 def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> None:

@@ -314,7 +314,7 @@ def _detector(name: str, spec: dict, cls, tasks: dict, features_environment: str
     params = spec.get("params") or {}
     environment = cls.environment_for(params)
     if features_environment == "neural" and environment not in ("core", "neural"):
-        from .errors import AicdError
+        from .common.errors import AicdError
         raise AicdError(f"detector {name}: its kind runs in envs/{environment}.yaml, but its feature set "
                         f"{spec.get('features')} needs torch (envs/neural.yaml); use a kind of the core environment")
     return DetectorPlan(
@@ -330,7 +330,7 @@ def _detector(name: str, spec: dict, cls, tasks: dict, features_environment: str
 
 def _test_set_generators(tasks: dict, models: dict, config: dict) -> list[str]:
     """Registry models whose generations a task's test set scores (test_sets.X.generation)."""
-    from .errors import AicdError
+    from .common.errors import AicdError
 
     out = []
     for t, task in tasks.items():

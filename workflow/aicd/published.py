@@ -87,7 +87,7 @@ def is_match(entry: dict, match: dict) -> bool:
 def match_detectors(detectors: dict[str, dict]) -> dict[str, str]:
     """configured detector name -> the Table 4 row it is: the row its `paper.row` names, else
     the first configured match per row by kind, features and model."""
-    from .errors import AicdError
+    from .common.errors import AicdError
 
     names = [r.row for r in rows(4)]
     out = {}

@@ -17,9 +17,9 @@ import json
 import os
 from pathlib import Path
 
+from .common.errors import AicdError
+from .common.io import write_text
 from .config import stage_on
-from .errors import AicdError
-from .io import write_text
 
 RECORD = "resolved.json"
 

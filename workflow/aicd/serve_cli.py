@@ -29,7 +29,7 @@ def add_parser(sub, raw) -> None:
 
 
 def serve_local_command(args) -> None:
-    from .errors import AicdError
+    from .common.errors import AicdError
     from .generate.registry import load_registry
     from .llm import local_server
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from .errors import AicdError
+from .common.errors import AicdError
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "profiles" / "site-template"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import AicdError
+from .common.errors import AicdError
 
 
 def add_parsers(sub, raw) -> None:
@@ -57,7 +57,7 @@ def _common(p) -> None:
 
 
 def submission_command(args) -> bool:
-    from .io import write_json
+    from .common.io import write_json
     from .scoring.external import parse_label_map
     from .scoring.submission import check, score_submission, task_ids_and_labels
 

@@ -1,18 +1,17 @@
 # What the rules share: validation (defaults filled in), the plan (aicd.plan: which jobs exist,
 # a pure function of the config, the model registry and the one recorded resolution of the
-# machine, aicd.resolve), the run's results root RESULTS (config `results`, aicd.runs), wildcard
+# machine, aicd.resolve), the run's results root RESULTS (config `results`, aicd.records.runs), wildcard
 # constraints, the input functions that turn the plan into paths under RESULTS, and resource
 # helpers. Rule files hold rules only.
 
 from snakemake.utils import min_version
 
-from aicd import baserun
+from aicd.common.errors import AicdError
 from aicd.config import explain_error, stage_on, validate_config
-from aicd.errors import AicdError
-from aicd.fingerprint import code_version
 from aicd.generate.registry import check_config_models, endpoint_hint, load_registry
-from aicd import runs
 from aicd.plan import SPLITS, Plan
+from aicd.records import baserun, runs
+from aicd.records.fingerprint import code_version
 from aicd.report import layouts
 from aicd.resolve import check_pinned_inputs, endpoint_notes, resolve
 from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag
@@ -22,12 +21,12 @@ min_version("9.0")
 
 DRY_RUN = workflow.output_settings.dryrun
 try:
-    # a run built on another (`base:`): the base's recorded config under this one (aicd.baserun)
+    # a run built on another (`base:`): the base's recorded config under this one (aicd.records.baserun)
     BASE = baserun.load(config["base"]) if config.get("base") else None
     if BASE:
         config.update(baserun.merged(BASE.config, config))
     validate_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
-    RESULTS = config["results"].rstrip("/")  # this run's results root (aicd.runs: one run per root)
+    RESULTS = config["results"].rstrip("/")  # this run's results root (aicd.records.runs: one run per root)
     if BASE:
         baserun.check_sections(config, BASE)
     RUN = runs.identity(workflow.configfiles, workflow.basedir)
@@ -89,7 +88,7 @@ CODE_VERSION = code_version(workflow.basedir)  # a new commit rewrites inputs.js
 
 def guard(rule):
     """The start of every heavy rule's command: the job's memory is watched against its mem_mb
-    (aicd.memguard), and past it the job stops with a line naming the resource to raise."""
+    (aicd.common.memguard), and past it the job stops with a line naming the resource to raise."""
     return lambda w, resources: f"AICD_MEM_MB={resources.mem_mb} AICD_JOB={shlex.quote(f'{rule} {w}')} "
 
 

@@ -1,6 +1,6 @@
 # One job per (task, detector): fit on train, predict test. One definition: a fitted model is
 # stored one of two ways, as its kind declares (aicd.detectors.base.Detector.storage), a skops
-# file (aicd.fitted_files: reading it runs no code from it) or a save_pretrained folder, and
+# file (aicd.models.fitted_files: reading it runs no code from it) or a save_pretrained folder, and
 # snakemake declares a folder output apart from a file one, so the folder variant is this rule
 # with its model output (and which detectors it matches) replaced: threads, environment, GPUs,
 # memory, runtime and the command are the same for both, from the plan.

@@ -1,4 +1,4 @@
-# The input fingerprint (results/inputs.json, aicd.fingerprint): what every source read, the
+# The input fingerprint (results/inputs.json, aicd.records.fingerprint): what every source read, the
 # generator tables in the pool and the release tasks' files, in one hash that the tables, the
 # report and the dataset card carry. It reads small JSON files: it runs where snakemake runs.
 
@@ -25,5 +25,5 @@ rule input_fingerprint:
         ),
         code=shlex.quote(CODE_VERSION),
     shell:
-        "python -m aicd.fingerprint --sources {input.sources} --generations {input.generations}"
+        "python -m aicd.records.fingerprint --sources {input.sources} --generations {input.generations}"
         " --release {params.release} --code {params.code} --out {output} > {log} 2>&1"

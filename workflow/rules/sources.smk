@@ -1,5 +1,5 @@
 # Sources: one table per configured source, in the sample schema, with a report of every
-# removed row and of every input read (content hashes: see aicd.fingerprint).
+# removed row and of every input read (content hashes: see aicd.records.fingerprint).
 
 
 rule source:

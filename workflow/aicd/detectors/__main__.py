@@ -16,7 +16,7 @@ when its test ids match the test rows; otherwise computed with --featurizer.
 
 predict: writes id, gold (the table's `target`, else `label`, when present), pred and
 score_<class>... for every row of --test. The model's types must all be trusted
-(aicd.fitted_files); --spec (the detector's config entry) trusts the user's own code it names
+(aicd.models.fitted_files); --spec (the detector's config entry) trusts the user's own code it names
 (a kind: python detector's class), --trust-type names more; a pickle is read only with
 --trust-pickle.
 
@@ -32,12 +32,12 @@ import logging
 import sys
 import time
 
-from ..errors import AicdError
+from ..common.errors import AicdError
+from ..common.io import write_json, write_parquet
+from ..common.stagecli import json_arg, run
 from ..features.registry import load_featurizer
 from ..features.tables import add_arguments, read_code, read_splits, read_table, split_paths
-from ..fitted_files import add_trust_arguments, package_trust
-from ..io import write_json, write_parquet
-from ..stagecli import json_arg, run
+from ..models.fitted_files import add_trust_arguments, package_trust
 from .base import REGISTRY
 from .bundle import configured_code, load_bundle, make_bundle, save_bundle
 from .fitting import fit_predict

@@ -32,9 +32,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import AicdError
-from ..schema import canonical_language
-from ..scores import declare
+from ..common.errors import AicdError
+from ..data.schema import canonical_language
+from ..data.scores import declare
 
 
 def _extension_map() -> dict[str, str]:
@@ -95,9 +95,9 @@ def collect_paths(paths: list[str], table: FileTable) -> list[Path]:
 def read_code(path: Path) -> tuple[str | None, str | None]:
     """(text, None) or (None, skip reason): the sources stage's own reader, so a file is read,
     refused (unreadable, too_large, binary, invalid_utf8, empty) and decoded exactly as there."""
-    from ..sources.gather import _read
+    from ..sources.gather import read_file
 
-    _, text, reason = _read((str(path), None))
+    _, text, reason = read_file(str(path))
     return text, reason
 
 
@@ -190,7 +190,7 @@ def outside_table3(code: str) -> str:
 
 def detect(model, table: FileTable, progress: Progress | None = None) -> pd.DataFrame:
     """path, language, language_from, pred, score_<class>..., language_fit, outside_benchmark,
-    language_unseen for the rows read; what the score columns hold is declared (aicd.scores),
+    language_unseen for the rows read; what the score columns hold is declared (aicd.data.scores),
     as in the workflow's predictions files."""
     rows = table.rows
     size = int(rows["code"].str.len().sum())

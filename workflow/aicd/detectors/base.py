@@ -2,7 +2,7 @@
 
 A detector: fit(X, y) -> self; predict(X) -> label names; optionally predict_scores(X) ->
 (n_rows, n_classes) with columns in `classes_` order. Adding one: a subclass decorated with
-@register("kind") (REGISTRY, an aicd.registry.Registry), then a config entry {kind: ...,
+@register("kind") (REGISTRY, an aicd.common.registry.Registry), then a config entry {kind: ...,
 features: ..., params: {...}}.
 
 What the workflow needs to know about a kind is declared on its class, and the plan
@@ -11,30 +11,30 @@ What the workflow needs to know about a kind is declared on its class, and the p
   (the code strings), "ids" (the rows' ids, every split's also in `row_ids`, set by the job:
   predictions made elsewhere) or "nothing" (an empty matrix, a row per row); checked when the
   kind registers;
-- `storage`: "file" (a skops file, the default: aicd.fitted_files) or "folder" (save_pretrained:
+- `storage`: "file" (a skops file, the default: aicd.models.fitted_files) or "folder" (save_pretrained:
   override `save`);
 - `max_threads`, `environment` (its jobs' conda environment, envs/{environment}.yaml), `gpu`
   and `mem_mb` (default resources; a config entry's `resources:` overrides them);
 - `zero_shot`: learns nothing from the train split's labels (not a trained row of Tables 5-7);
 - `binarise`: fitted and scored on human vs every other class (Fast-DetectGPT on Task 3);
 - `explains`: "coefficients" (n-gram weights through a back-projecting feature set) or "shap";
-- `score_kind`: what its score_<class> columns hold (aicd.scores: probability, margin, score);
+- `score_kind`: what its score_<class> columns hold (aicd.data.scores: probability, margin, score);
 - `applies_to_new_code`: its fitted model predicts new rows (extra test sets, `aicd detect`);
-- `PARAMS`: its parameter spec (aicd.params), the one home of its defaults;
+- `PARAMS`: its parameter spec (aicd.common.params), the one home of its defaults;
 - `prepared_inputs(name, params)`: files another job makes for it (a causal LM it scores with);
 - `covers_feature_rows`: predicts the rows its feature set scored, a sample where the set
   scored one (the zero-shot panel on a CPU run); its score file then covers a sample;
 - `stored_types`: the types (module.Name) beyond its own class that its fitted object holds,
-  trusted when a fitted model file is read (aicd.fitted_files)."""
+  trusted when a fitted model file is read (aicd.models.fitted_files)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import AicdError
-from ..fitted_files import trust_kind_types, type_name
-from ..params import ParamSpec
-from ..registry import Registry, did_you_mean
+from ..common.errors import AicdError
+from ..common.params import ParamSpec
+from ..common.registry import Registry, did_you_mean
+from ..models.fitted_files import trust_kind_types, type_name
 
 
 def pd_isna(values: np.ndarray) -> np.ndarray:
@@ -56,9 +56,9 @@ class Detector:
     zero_shot: bool = False         # learns nothing from the training labels
     binarise: bool = False          # fitted and scored on human vs every other class
     explains: str | None = None     # "coefficients" | "shap": what the analyses read from it
-    score_kind: str = "probability"  # what predict_scores returns (aicd.scores.SCORE_KINDS)
+    score_kind: str = "probability"  # what predict_scores returns (aicd.data.scores.SCORE_KINDS)
     applies_to_new_code: bool = True  # its fitted model predicts new rows
-    PARAMS = ParamSpec("a detector")  # its parameters (aicd.params); `open` ones pass to a library
+    PARAMS = ParamSpec("a detector")  # its parameters (aicd.common.params); `open` ones pass to a library
     uses_validation: bool = False   # fit() reads a validation split (else one is not carved from train)
     covers_feature_rows: bool = False  # predicts only the validation/test rows its feature set scored (a sample)
     wants_group_validation: bool = False  # what it tunes on validation must come from held-out groups
@@ -126,8 +126,8 @@ class Detector:
 
     def save(self, path) -> None:
         """Store the fitted detector at `path` (a skops file that loads without running code:
-        aicd.fitted_files; folder-based detectors override)."""
-        from ..fitted_files import save_fitted
+        aicd.models.fitted_files; folder-based detectors override)."""
+        from ..models.fitted_files import save_fitted
         save_fitted(self, path)
 
     def check_params(self) -> None:

@@ -2,7 +2,7 @@
 
     FittedModel(detector, featurizer, labels, spec, task, code_version, validation)
 
-saved by `python -m aicd.detectors` as its --model output: one skops file (aicd.fitted_files:
+saved by `python -m aicd.detectors` as its --model output: one skops file (aicd.models.fitted_files:
 reading it runs no code from the file) for detectors stored in a file, or, for detectors stored
 as a folder (the encoders, save_pretrained with safetensors), the folder with a small
 `bundle.skops` beside the weights (the same record without the detector). The featurizer is
@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import AicdError
-from ..fitted_files import SUFFIX, load_fitted, save_fitted
+from ..common.errors import AicdError
+from ..models.fitted_files import SUFFIX, load_fitted, save_fitted
 from .base import REGISTRY, Detector
 
 log = logging.getLogger("aicd.detectors")
@@ -39,7 +39,7 @@ REFIT = f"refit it (the workflow writes results/models/TASK/DETECTOR{SUFFIX})"
 
 def code_version() -> str:
     from .. import __version__
-    from ..fingerprint import code_version as git_version
+    from ..records.fingerprint import code_version as git_version
 
     return f"aicd {__version__}, {git_version(Path(__file__).resolve().parents[3])}"
 
@@ -137,7 +137,7 @@ def configured_code(spec: dict | None) -> list[str]:
 
 def _read(path: Path, trust_pickle: bool, trust_types):
     # every registered kind is trusted, the package's and those of the user's own code already
-    # running here (aicd.fitted_files); the feature kinds too, as a model holds its featurizer
+    # running here (aicd.models.fitted_files); the feature kinds too, as a model holds its featurizer
     from ..features import registry  # noqa: F401  (registers them)
 
     return load_fitted(path, "a fitted model", REFIT, trust_pickle=trust_pickle, trust_types=trust_types)
@@ -147,7 +147,7 @@ def load_bundle(path: str | Path, device: str = "auto", threads: int = 1, trust_
                 trust_types=()) -> FittedModel:
     """A fitted model from what `python -m aicd.detectors fit --model` wrote (a skops file or a
     folder). Reading it runs no code from the file; its types must all be trusted
-    (aicd.fitted_files; `trust_types` adds the user's own). A pickle of an earlier version (a
+    (aicd.models.fitted_files; `trust_types` adds the user's own). A pickle of an earlier version (a
     bundle, or a bare detector, which loads without a featurizer) is read only with trust_pickle."""
     path = Path(path)
     if not path.exists():

@@ -10,9 +10,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
-from ..errors import AicdError
-from ..fitted_files import type_name
-from ..params import Param, ParamSpec
+from ..common.errors import AicdError
+from ..common.params import Param, ParamSpec
+from ..models.fitted_files import type_name
 from .base import Detector, register
 from .linear import BlockStandardScaler, SquaredHingeSVC
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import AicdError
-from ..params import ParamSpec
+from ..common.errors import AicdError
+from ..common.params import ParamSpec
 from .base import Detector, register
 
 

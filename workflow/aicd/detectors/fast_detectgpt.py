@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..common.params import Param, ParamSpec
 from ..lm.stats import backbone_and_head
-from ..params import Param, ParamSpec
 from .base import Detector, pd_isna, register
 
 log = logging.getLogger("aicd.detectors.fast_detectgpt")
@@ -149,11 +149,11 @@ class FastDetectGPTDetector(Detector):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from ..pretrained import resolve_model
+        from ..models.pretrained import resolve_model
         from .encoder import choose_device
         s = self.settings
         if not s["model"]:
-            from ..errors import AicdError
+            from ..common.errors import AicdError
             raise AicdError("fast_detectgpt needs params.model: a causal LM's Hub id or local folder")
         torch.set_num_threads(max(1, self.threads))
         self.device_ = choose_device(s["device"])
@@ -167,7 +167,7 @@ class FastDetectGPTDetector(Detector):
         if ref and ref != s["model"]:
             ref_path = resolve_model(ref)
             if AutoTokenizer.from_pretrained(ref_path).get_vocab() != self.tokenizer_.get_vocab():
-                from ..errors import AicdError
+                from ..common.errors import AicdError
                 raise AicdError(f"fast_detectgpt: reference_model {ref} does not share the scoring model's tokenizer "
                                 f"({s['model']}); the criterion compares their distributions token by token")
             self.ref_model_ = AutoModelForCausalLM.from_pretrained(ref_path).to(self.device_).eval()

@@ -1,7 +1,7 @@
 """Fitting one detector on a task's splits and predicting its test split: the rows or feature
 matrices each split gives the detector, validation carved from train where a detector needs one
 and none is given, the predictions table (id, gold, pred, score_<class>..., its score kind
-declared: aicd.scores), checked before it is written (aicd.detectors.output_check), and the
+declared: aicd.data.scores), checked before it is written (aicd.detectors.output_check), and the
 scores of the validation split's human rows, on which the scoring stage sets thresholds at a
 fixed false-positive rate (aicd.scoring.thresholds), with a sample of its other rows."""
 
@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from ..errors import AicdError
-from ..families import HUMAN
+from ..common.errors import AicdError
+from ..data.families import HUMAN
+from ..data.schema import SPLITS
+from ..data.scores import declare, machine_score, stored
 from ..features import store
-from ..schema import SPLITS
-from ..scores import declare, machine_score, stored
 from . import build
 from .output_check import check_labels, check_scores, describe
 from .validation import carve
@@ -274,7 +274,7 @@ def fit_and_predict(detector, spec: dict, X: dict, y: dict, test_rows: pd.DataFr
 
 
 def predictions_table(detector, test_rows: pd.DataFrame, gold, pred, scores, extra: dict) -> pd.DataFrame:
-    """id, gold, pred, score_<class>... (their score kind declared: aicd.scores) and the kind's own
+    """id, gold, pred, score_<class>... (their score kind declared: aicd.data.scores) and the kind's own
     columns."""
     out = pd.DataFrame({"id": test_rows["id"].to_numpy(), "gold": gold, "pred": np.asarray(pred, dtype=object)})
     if scores is not None:
@@ -359,7 +359,7 @@ VALIDATION_OTHERS = 2000  # rows of the other classes scored beside the human on
 
 
 def validation_scores(detector, X, y: np.ndarray, rows: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """id, domain, gold and machine_score (1 - score_human, aicd.scores.machine_score) of the
+    """id, domain, gold and machine_score (1 - score_human, aicd.data.scores.machine_score) of the
     validation split's human rows, on which a threshold at a fixed false-positive rate is set,
     and of a seeded sample of its other rows (as many as the human rows, at most
     VALIDATION_OTHERS), from which the scoring stage tells an inverted detector (validation

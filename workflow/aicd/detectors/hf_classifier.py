@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import AicdError
-from ..params import Param, ParamSpec
+from ..common.errors import AicdError
+from ..common.params import Param, ParamSpec
 from .base import Detector, register
 
 
@@ -51,7 +51,7 @@ class HFClassifierDetector(Detector):
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        from ..pretrained import resolve_model
+        from ..models.pretrained import resolve_model
         from .encoder.runtime import choose_device
 
         path = resolve_model(self.params["model"])

@@ -9,9 +9,9 @@ from collections import Counter
 
 import numpy as np
 
-from ..errors import AicdError
-from ..schema import ABSTAIN
-from ..scores import SCORE_KINDS
+from ..common.errors import AicdError
+from ..data.schema import ABSTAIN
+from ..data.scores import SCORE_KINDS
 
 PROBABILITY_SLACK = 1e-4  # float32 rounding of a probability
 

@@ -27,10 +27,10 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from ..errors import AicdError
-from ..families import HUMAN
-from ..ids import disagreement, match
-from ..params import Param, ParamSpec
+from ..common.errors import AicdError
+from ..common.params import Param, ParamSpec
+from ..data.families import HUMAN
+from ..data.ids import disagreement, match
 from .base import Detector, register
 
 MACHINE = "machine"
@@ -265,7 +265,7 @@ class PredictionsDetector(Detector):
 
 def load_predictions_table(path: str) -> pd.DataFrame:
     """id (as text), pred and score_<class> columns of a predictions file."""
-    from ..io import read_any
+    from ..common.io import read_any
 
     table = read_any(path)
     if "id" not in table.columns or "pred" not in table.columns:

@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..errors import AicdError
+from ..common.errors import AicdError
+from ..common.params import Param, ParamSpec
 from ..features.stylometry import stylometry_matrix
-from ..params import Param, ParamSpec
 from .base import Detector, register
 from .robust_lm import LM_DEFAULTS
 

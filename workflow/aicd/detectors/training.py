@@ -1,7 +1,7 @@
 """Training options of any detector (its config entry's `training:`), for invariance:
 
 - augment: [perturbation, ...] -- one seeded copy of every train row per perturbation of
-  aicd.splits.perturb, with the row's label, appended to the train split (a feature-based
+  aicd.codetools.perturb, with the row's label, appended to the train split (a feature-based
   detector featurizes the copies with its feature set's fitted featurizer);
 - balance_languages: true -- train rows resampled (seeded, with replacement) so that every
   language has as many rows as the largest one;
@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import AicdError
-from ..splits.perturb import PERTURBATIONS, perturb
+from ..codetools.perturb import PERTURBATIONS, perturb
+from ..common.errors import AicdError
 
 
 def augmented_rows(train: pd.DataFrame, kinds, seed: int) -> pd.DataFrame:

@@ -23,8 +23,8 @@ import logging
 
 import numpy as np
 
-from ..errors import AicdError
-from ..params import Param, ParamSpec
+from ..common.errors import AicdError
+from ..common.params import Param, ParamSpec
 from .base import Detector, pd_isna, register
 from .fast_detectgpt import auroc, best_threshold
 

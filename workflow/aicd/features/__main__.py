@@ -2,7 +2,7 @@
 
 Fits on the train split only, transforms train/validation/test, and writes features.npz
 (X_{split}, ids_{split}, feature_names), the fitted featurizer (a self-contained skops file,
-aicd.fitted_files: it can featurize new code with no other file), and a report.
+aicd.models.fitted_files: it can featurize new code with no other file), and a report.
 
 Rows come from --tasks-dir FOLDER or from --train/--validation/--test files (validation and
 test optional here; absent ones give zero rows). A concat set joins the parts' features.npz
@@ -15,10 +15,10 @@ import logging
 import sys
 import time
 
-from ..errors import AicdError
-from ..fitted_files import save_fitted
-from ..io import write_json
-from ..stagecli import json_arg, run
+from ..common.errors import AicdError
+from ..common.io import write_json
+from ..common.stagecli import json_arg, run
+from ..models.fitted_files import save_fitted
 from .compute import compute, concat_parts
 from .registry import FEATURIZERS
 from .tables import add_arguments, read_splits

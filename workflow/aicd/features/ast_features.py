@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from sklearn.feature_extraction import DictVectorizer
 
-from ..errors import AicdError
-from ..parallel import chunked, map_chunks
-from ..params import ParamSpec
-from ..treesitter import GRAMMARS, parse
+from ..codetools.treesitter import GRAMMARS, parse
+from ..common.errors import AicdError
+from ..common.parallel import chunked, map_chunks
+from ..common.params import ParamSpec
 from .base import Featurizer, register
 from .rows import JobThreads, codes_of, languages_of
 

@@ -3,9 +3,9 @@
 A featurizer takes a table (`code`, `language` columns) and is self-contained once fitted:
 fit_transform(table) -> matrix; transform(table) -> matrix of the same width; feature_names;
 report_fields(matrices) -> extra fields for the features report. A fitted featurizer stored by
-the features stage (featurizer.skops, aicd.fitted_files) is all a fitted detector needs to apply
+the features stage (featurizer.skops, aicd.models.fitted_files) is all a fitted detector needs to apply
 itself to new code (no paths into results/). Adding a kind: a subclass of Featurizer decorated
-with @register("kind") (FEATURIZERS, an aicd.registry.Registry) in a module that
+with @register("kind") (FEATURIZERS, an aicd.common.registry.Registry) in a module that
 aicd.features.registry imports.
 
 What the workflow needs to know about a kind is declared on its class, with the defaults below:
@@ -16,17 +16,17 @@ What the workflow needs to know about a kind is declared on its class, with the 
 - `verify_rows`: stored rows featurized again to show a --featurizer made a features file
   (fewer, or 0, where transform costs much: aicd.detectors.fitting);
 - `stored_types`: the types (module.Name) beyond its own class that the fitted object holds,
-  trusted when a fitted file is read (aicd.fitted_files);
-- `PARAMS`: its parameter spec (aicd.params), the one home of its defaults."""
+  trusted when a fitted file is read (aicd.models.fitted_files);
+- `PARAMS`: its parameter spec (aicd.common.params), the one home of its defaults."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import AicdError
-from ..fitted_files import trust_kind_types, type_name
-from ..params import ParamSpec
-from ..registry import Registry
+from ..common.errors import AicdError
+from ..common.params import ParamSpec
+from ..common.registry import Registry
+from ..models.fitted_files import trust_kind_types, type_name
 
 
 class Featurizer:

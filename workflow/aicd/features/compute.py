@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import AicdError
-from ..schema import SPLITS
+from ..common.errors import AicdError
+from ..data.schema import SPLITS
 from . import store
 from .registry import ConcatFeaturizer, build, load_featurizer
 

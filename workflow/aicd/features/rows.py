@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..errors import AicdError
+from ..common.errors import AicdError
 
 
 def codes_of(rows) -> list[str]:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import AicdError
-from ..io import atomic_path
-from ..schema import SPLITS
+from ..common.errors import AicdError
+from ..common.io import atomic_path
+from ..data.schema import SPLITS
 
 CHUNK_ROWS = 65_536  # rows per block written or read
 

@@ -1,5 +1,5 @@
 """`structure`: language-agnostic statistics of a program's syntax, blind to layout, comments
-and the names the code binds, so that none of the project's perturbations (aicd.splits.perturb)
+and the names the code binds, so that none of the project's perturbations (aicd.codetools.perturb)
 can move them and the same column means the same thing in all nine languages.
 
 Computed on the canonical token stream in cross-language classes (identifiers by role,
@@ -15,15 +15,15 @@ import math
 
 import numpy as np
 
-from ..bindings import walk
-from ..parallel import chunked, map_chunks
-from ..params import ParamSpec
-from ..schema import canonical_language
-from ..treesitter import GRAMMARS, parse
+from ..codetools.bindings import walk
+from ..codetools.token_classes import TOKEN_CLASSES, name_role
+from ..codetools.tokens import IDENTIFIER_TYPES, STYLES, bound_spans, style_of, tree_tokens
+from ..codetools.treesitter import GRAMMARS, parse
+from ..common.parallel import chunked, map_chunks
+from ..common.params import ParamSpec
+from ..data.schema import canonical_language
 from .base import Featurizer, register
-from .canonical import IDENTIFIER_TYPES, STYLES, bound_spans, style_of, tree_tokens
 from .rows import JobThreads, codes_of, languages_of
-from .token_classes import TOKEN_CLASSES, name_role
 
 LITERALS = ("STR_empty", "STR_short", "STR_long", "CHR", "NUM_01", "NUM_small", "NUM_big", "NUM_other")
 SHARED_PUNCTUATION = ("(", "[", "{", ",", ";", ".", ":")

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..parallel import chunked, map_chunks
+from ..common.parallel import chunked, map_chunks
 
 # Keywords of the nine languages (union): kept as themselves in the normalised tokens and
 # not counted as identifiers.

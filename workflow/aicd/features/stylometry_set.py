@@ -1,8 +1,8 @@
 """`stylometry`: the columns the `robust` detector reads (aicd.features.stylometry: line
 lengths, spacing, punctuation, identifiers, ...) as a feature set any detector can use.
 
-`text: invariant` computes them on aicd.splits.perturb.invariant_text, the one text every
-rewrite of aicd.splits.perturb maps to (no comments, bound names canonical, no indentation,
+`text: invariant` computes them on aicd.codetools.perturb.invariant_text, the one text every
+rewrite of aicd.codetools.perturb maps to (no comments, bound names canonical, no indentation,
 blank lines or trailing spaces, block braces on their own line): no rewrite can move a column.
 What is left to read is how code is written inside its lines (spacing around operators and
 commas, statement packing, line lengths), punctuation and characters, the names the code does
@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import AicdError
-from ..parallel import chunked, map_chunks
-from ..params import Param, ParamSpec
-from ..splits.perturb import invariant_text
+from ..codetools.perturb import invariant_text
+from ..common.errors import AicdError
+from ..common.parallel import chunked, map_chunks
+from ..common.params import Param, ParamSpec
 from .base import Featurizer, register
 from .rows import JobThreads, codes_of
 from .stylometry import FEATURE_NAMES, stylometry
@@ -46,7 +46,7 @@ class StylometryFeaturizer(JobThreads, Featurizer):
         Param("text", (str,), "raw", "ours",
               "what the columns are computed on: the code as written (`raw`, what `robust` reads) or its "
               "invariant text (`invariant`: no comments, bound names canonical, no indentation, blank lines or "
-              "trailing spaces, block braces on their own line; no rewrite of aicd.splits.perturb moves a column)",
+              "trailing spaces, block braces on their own line; no rewrite of aicd.codetools.perturb moves a column)",
               choices=TEXTS),
     ))
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import AicdError
-from ..schema import SPLITS
+from ..common.errors import AicdError
+from ..data.schema import SPLITS
 
 EMPTY_COLUMNS = ["id", "code", "language", "target"]
 

@@ -16,7 +16,7 @@ rows, growing with the rows):
   rows, are the right singular vectors TruncatedSVD approximates by randomised iterations.
   Signs follow scikit-learn's convention (each component's largest entry positive).
 
-Both passes and the transforms run over the job's threads (aicd.parallel)."""
+Both passes and the transforms run over the job's threads (aicd.common.parallel)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from scipy.linalg import eigh
 from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfTransformer
 from sklearn.utils import murmurhash3_32
 
-from ..parallel import chunked, map_chunks
-from ..params import Param, ParamSpec
+from ..common.parallel import chunked, map_chunks
+from ..common.params import Param, ParamSpec
 from .base import Featurizer, register
 from .rows import codes_of
 

@@ -1,2 +1,6 @@
 """Generation stage: per generator model, code written through litellm under four protocols
-(inverse-instruction, docstring-conditioned, hybrid, adversarial)."""
+(inverse-instruction, docstring-conditioned, hybrid, adversarial) (`python -m aicd.generate`).
+
+- registry: the generator registry (config/models.yaml), validated, and which models are reachable;
+- protocols: which human rows each protocol uses and the prompt it sends;
+- run: source rows -> prompts -> one model's answers, with provenance, tokens and cost."""

@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import AicdError
+from ..common.errors import AicdError
+from ..common.stagecli import json_arg, run
 from ..llm.endpoint import require_endpoint
-from ..stagecli import json_arg, run
 from .protocols import PROTOCOL_LABELS
 from .registry import servable
 from .run import generate, instructions

@@ -13,7 +13,7 @@ import hashlib
 
 import pandas as pd
 
-from ..errors import AicdError
+from ..common.errors import AicdError
 
 PROTOCOL_LABELS = {
     "inverse_instruction": "machine",
@@ -56,7 +56,7 @@ def protocol_rows(tables: dict[str, pd.DataFrame], protocol: str, spec: dict, se
 
 def _function_head(code: str, language: str | None) -> str | None:
     """The text of the first function with a body, up to its body, or None."""
-    from ..treesitter import GRAMMARS, parse
+    from ..codetools.treesitter import GRAMMARS, parse
 
     if language not in GRAMMARS:
         return None
@@ -91,7 +91,7 @@ def signature_from_docstring(code: str, language: str | None, docstring: str) ->
 
 def signature_with_doc(code: str, language: str | None) -> str | None:
     """The first function's signature with its docstring or leading comment, or None."""
-    from ..treesitter import GRAMMARS, parse
+    from ..codetools.treesitter import GRAMMARS, parse
 
     if language not in GRAMMARS:
         return None

@@ -9,8 +9,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from ..errors import AicdError
-from ..families import FAMILIES, OTHER, family_of
+from ..common.errors import AicdError
+from ..data.families import FAMILIES, OTHER, family_of
 
 SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "models.schema.yaml"
 
@@ -40,7 +40,7 @@ def load_registry(path: str | Path | list, schema_path: str | Path = SCHEMA) -> 
                         f"({', '.join(FAMILIES)}). Task 2's classes are these 11 and human, so a model of another "
                         "family would have no class there: list it under the family it belongs to, or as family "
                         f"{OTHER!r} (its code then enters Tasks 1 and 3, never Task 2); a new family "
-                        "means a new class: add it to FAMILIES in workflow/aicd/families.py, to the models schema "
+                        "means a new class: add it to FAMILIES in workflow/aicd/data/families.py, to the models schema "
                         "and to your T2 task's labels")
     schema = yaml.safe_load(Path(schema_path).read_text())
     errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(data), key=lambda e: list(map(str, e.path)))
@@ -53,7 +53,7 @@ def load_registry(path: str | Path | list, schema_path: str | Path = SCHEMA) -> 
         guessed = family_of(name)
         if guessed is not None and guessed != entry["family"]:
             raise AicdError(f"model registry {path}: {name} is listed under {entry['family']} but the family "
-                            f"table (aicd/families.py) maps its name to {guessed}")
+                            f"table (aicd/data/families.py) maps its name to {guessed}")
         models[name] = {**entry, "name": name, "params": {**defaults, **(entry.get("params") or {})}}
     return models
 
@@ -73,8 +73,8 @@ def servable(entry: dict) -> str | None:
     """None when this machine can serve the entry's `serve.model`, else what is missing."""
     import importlib.util
 
-    from ..local_models import pinned_models
-    from ..pinned_files import FETCH_COMMAND, cache_dir, describe
+    from ..models.local_models import pinned_models
+    from ..records.pinned_files import FETCH_COMMAND, cache_dir, describe
 
     model = str((entry.get("serve") or {}).get("model") or "")
     missing = [m for m in ("transformers", "fastapi", "uvicorn", "torch") if importlib.util.find_spec(m) is None]

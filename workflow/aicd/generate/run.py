@@ -15,9 +15,9 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from ..codetext import NO_CODE_BLOCK, has_code_block, strip_reasoning
-from ..errors import AicdError
-from ..io import write_json, write_parquet
+from ..codetools.codetext import NO_CODE_BLOCK, has_code_block, strip_reasoning
+from ..common.errors import AicdError
+from ..common.io import write_json, write_parquet
 from ..llm.client import client_from_config
 from ..llm.failures import check_failures
 from ..llm.local_server import model_card, request_params, serving
@@ -164,7 +164,7 @@ def without_code_block(results: list[dict], languages: list) -> tuple[list[dict]
 
 
 def parses_cleanly(text: str, language) -> bool:
-    from ..treesitter import GRAMMARS, parse
+    from ..codetools.treesitter import GRAMMARS, parse
 
     text = strip_reasoning(text or "")
     if not text.strip() or language not in GRAMMARS:

@@ -1,1 +1,6 @@
-"""Judging stage: zero-shot LLM detectors (Table 8), zs and cot prompting, through litellm."""
+"""Judging stage: zero-shot LLM detectors (Table 8), zs and cot prompting, through litellm
+(`python -m aicd.judge`).
+
+- sample: the stratified sample of a task's test split a judge sees;
+- run: one judge on one task in one mode, answers parsed into predictions;
+- parse: a judge's answer into a class name."""

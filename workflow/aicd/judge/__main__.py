@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..common.io import write_json, write_parquet
+from ..common.stagecli import json_arg, run
 from ..generate.registry import servable
-from ..io import write_json, write_parquet
 from ..llm.endpoint import require_endpoint
-from ..stagecli import json_arg, run
 from .run import judge
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import re
 
-from ..codetext import strip_reasoning
-from ..schema import ABSTAIN
+from ..codetools.codetext import strip_reasoning
+from ..data.schema import ABSTAIN
 
 _JSON = re.compile(r"\{[^{}]*\}")
 

@@ -11,12 +11,12 @@ import sys
 import pandas as pd
 from tqdm import tqdm
 
-from ..errors import AicdError
+from ..common.errors import AicdError
+from ..data.schema import ABSTAIN
 from ..llm.client import client_from_config
 from ..llm.failures import check_failures
 from ..llm.local_server import model_card, request_params, serving
 from ..llm.prompts import PromptSet
-from ..schema import ABSTAIN
 from .parse import parse_answer
 from .sample import judge_sample
 

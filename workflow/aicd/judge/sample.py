@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..errors import AicdError
+from ..common.errors import AicdError
 from ..splits.stratified import assign_splits, stratified_sample
 
 

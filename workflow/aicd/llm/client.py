@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map fetch at import
 import litellm
 
-from ..codetext import extract_code
+from ..codetools.codetext import extract_code
 from .cache import RequestCache, request_key
 
 log = logging.getLogger(__name__)

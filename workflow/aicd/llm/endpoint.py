@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import AicdError
+from ..common.errors import AicdError
 
 
 def require_endpoint(model: dict, role: str, environ=os.environ, servable=None) -> None:

@@ -11,7 +11,7 @@ import logging
 import re
 from collections import Counter
 
-from ..errors import AicdError
+from ..common.errors import AicdError
 
 log = logging.getLogger(__name__)
 

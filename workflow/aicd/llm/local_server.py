@@ -5,7 +5,7 @@ A registry entry with `serve:` and no `api_base` names a model this machine can 
 `transformers serve` (the `transformers` CLI's server; chosen over llama.cpp's by measurement,
 BENCHMARKS.md "Local LLM server") on 127.0.0.1 at a free port, waits for its health check,
 sends its requests through litellm like to any vLLM or Ollama endpoint, and stops it (SIGTERM,
-then SIGKILL). The server dies with the job if the job is killed (aicd.subprocesses), and is not
+then SIGKILL). The server dies with the job if the job is killed (aicd.common.subprocesses), and is not
 started at all when every request is already in the request cache.
 
     serve:
@@ -36,8 +36,8 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import AicdError
-from ..subprocesses import start, stop
+from ..common.errors import AicdError
+from ..common.subprocesses import start, stop
 
 log = logging.getLogger("aicd.llm.server")
 
@@ -102,7 +102,7 @@ class LocalServer:
                       "--cb-max-batch-tokens", str(int(self.spec["batch_tokens"]))]
 
     def __enter__(self) -> LocalServer:
-        from ..pretrained import resolve_model
+        from ..models.pretrained import resolve_model
 
         check_installed()
         folder = resolve_model(self.spec["model"])
@@ -191,13 +191,13 @@ def request_params(model: dict, seed: int) -> dict:
 
 
 def model_card(model: dict) -> dict | None:
-    """The card of a model served here (aicd.local_models' card.json where its folder has one)
+    """The card of a model served here (aicd.models.local_models' card.json where its folder has one)
     and how it was served; None for a model reached at its own endpoint."""
     serve = model.get("serve")
     if not serve or model.get("api_base"):
         return None
-    from ..local_models import card_of_folder
-    from ..pretrained import resolve_model
+    from ..models.local_models import card_of_folder
+    from ..models.pretrained import resolve_model
 
     spec = settings(model)
     card = card_of_folder(resolve_model(spec["model"])) or {"name": spec["model"]}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import AicdError
+from ..common.errors import AicdError
 
 
 class PromptSet:

@@ -10,8 +10,8 @@ import sys
 
 import pandas as pd
 
-from ..errors import AicdError
-from ..stagecli import json_arg, run
+from ..common.errors import AicdError
+from ..common.stagecli import json_arg, run
 from .train import save, settings, train
 
 log = logging.getLogger("aicd.lm")

@@ -49,8 +49,8 @@ import time
 
 import numpy as np
 
-from ..errors import AicdError
-from ..pretrained import choose_device, resolve_model, special_token_escaper
+from ..common.errors import AicdError
+from ..models.pretrained import choose_device, resolve_model, special_token_escaper
 
 log = logging.getLogger("aicd.lm.stats")
 

@@ -17,7 +17,7 @@ import numpy as np
 def model_identity(path: str) -> str:
     """What names a model's weights: a pinned model's weights hash (its card), else the folder
     with the sizes and modification times of its files (a Hub snapshot folder names its commit)."""
-    from ..local_models import card_of_folder
+    from ..models.local_models import card_of_folder
 
     card = card_of_folder(path)
     if card and card.get("weights_sha256"):

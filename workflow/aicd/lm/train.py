@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..params import Param, ParamSpec
+from ..common.params import Param, ParamSpec
 
 log = logging.getLogger("aicd.lm")
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import AicdError
-from ..io import write_json, write_parquet, write_text
-from ..stagecli import json_arg, run
+from ..common.errors import AicdError
+from ..common.io import write_json, write_parquet, write_text
+from ..common.stagecli import json_arg, run
 from .pool import META_COLUMNS, build_pool, dedup_markdown, filter_markdown, write_pool
 from .rows import default_threads, merged_spec, normalize_table
 

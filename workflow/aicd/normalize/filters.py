@@ -22,7 +22,7 @@ from functools import cache, lru_cache
 
 import tree_sitter
 
-from ..treesitter import parser_for
+from ..codetools.treesitter import parser_for
 
 TABLE3 = {
     "ast_depth": [2, 31],

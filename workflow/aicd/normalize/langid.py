@@ -19,9 +19,9 @@ from functools import cache
 
 import tree_sitter
 
-from ..codetext import strip_comments
-from ..schema import LANGUAGES
-from ..treesitter import parser_for
+from ..codetools.codetext import strip_comments
+from ..codetools.treesitter import parser_for
+from ..data.schema import LANGUAGES
 
 M = re.MULTILINE
 # language -> [(pattern, weight)]; each pattern counts once per match, up to 3 matches.

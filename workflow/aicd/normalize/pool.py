@@ -14,8 +14,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..io import atomic_path
-from ..schema import SAMPLE_COLUMNS
+from ..common.io import atomic_path
+from ..data.schema import SAMPLE_COLUMNS
 from . import filters
 from .dedup import near_duplicates, survivors
 from .minhash import detection_probability, lsh_params

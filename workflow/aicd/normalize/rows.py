@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from ..codetext import NO_CODE_BLOCK, clean_code, extract_code
-from ..errors import AicdError
-from ..parallel import map_chunks
-from ..schema import LABELS, SAMPLE_COLUMNS, canonical_language
+from ..codetools.codetext import NO_CODE_BLOCK, clean_code, extract_code
+from ..common.errors import AicdError
+from ..common.parallel import map_chunks
+from ..data.schema import LABELS, SAMPLE_COLUMNS, canonical_language
 from . import filters
 from .langid import DECISIVE, identify_language
 from .minhash import signature

@@ -14,13 +14,13 @@
   card        results/dataset/README.md (the dataset card) and counts.csv
 
 Each takes its own options: python -m aicd.report SUBCOMMAND --help. The input fingerprint
-(results/inputs.json) is aicd.fingerprint's own: python -m aicd.fingerprint."""
+(results/inputs.json) is aicd.records.fingerprint's own: python -m aicd.records.fingerprint."""
 
 from __future__ import annotations
 
 import sys
 
-from ..stagecli import run
+from ..common.stagecli import run
 
 COMMANDS = {
     "report": ("report_md", "main"), "subsets": ("subset_tables", "main"), "table8": ("llm_tables", "table8_main"),

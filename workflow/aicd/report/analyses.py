@@ -22,8 +22,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 from tabulate import tabulate
 
-from ..io import write_json, write_text
-from ..stagecli import json_arg
+from ..common.io import write_json, write_text
+from ..common.stagecli import json_arg
 from .latex import latex_text
 from .table4 import plain_title
 
@@ -170,7 +170,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out-dir", required=True)
     parser.add_argument("--figures-dir", required=True)
     args = parser.parse_args(argv)
-    # the fitted models and featurizers, read without running code from them (aicd.fitted_files)
+    # the fitted models and featurizers, read without running code from them (aicd.models.fitted_files)
     from ..detectors.bundle import load_detector
     from ..features.registry import load_featurizer
 

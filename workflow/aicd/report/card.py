@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import atomic_path, read_json, write_text
-from ..schema import SPLITS
-from ..stagecli import json_arg
+from ..common.io import atomic_path, read_json, write_text
+from ..common.stagecli import json_arg
+from ..data.schema import SPLITS
 
 DIMENSIONS = ["label", "language", "family", "subset"]
 

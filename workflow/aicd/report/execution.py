@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..io import read_json, write_text
+from ..common.io import read_json, write_text
 
 
 def rate_table(rep: dict) -> list[str]:

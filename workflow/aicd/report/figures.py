@@ -13,7 +13,7 @@ matplotlib.use("Agg")  # no display on build machines or cluster nodes
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..io import atomic_path
+from ..common.io import atomic_path
 
 # matplotlib writes the PDF's creation date unless told not to; its PNGs carry no time, only the
 # Software key (matplotlib's version), the same for the same installation.

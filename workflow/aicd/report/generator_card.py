@@ -22,10 +22,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..io import read_json, write_json, write_text
-from ..scores import machine_score
+from ..common.io import read_json, write_json, write_text
+from ..common.stagecli import json_arg
+from ..data.scores import machine_score
 from ..scoring.roc_point import roc_point
-from ..stagecli import json_arg
 from .llm_tables import card_line
 
 FPR = 0.01

@@ -11,9 +11,9 @@ import html
 import json
 from pathlib import Path
 
-from ..errors import AicdError
-from ..fingerprint import sha256_file
-from ..io import write_json, write_text
+from ..common.errors import AicdError
+from ..common.io import write_json, write_text
+from ..records.fingerprint import sha256_file
 from ..scoring.external import compare_files
 from .intervals import SAYS, with_interval
 

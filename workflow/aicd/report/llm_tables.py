@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..io import read_json, write_json, write_text
-from ..stagecli import json_arg
+from ..common.io import read_json, write_json, write_text
+from ..common.stagecli import json_arg
 from .table4 import Column, Row, render, with_inputs
 
 NOT_RUN = "not run"
@@ -74,7 +74,7 @@ def judge_notes(reports: list[dict], task_titles: dict) -> list[str]:
 
 
 def card_line(card: dict) -> str:
-    """A local model's card in one line (aicd.local_models' card.json, and how it was served)."""
+    """A local model's card in one line (aicd.models.local_models' card.json, and how it was served)."""
     parts = [card.get("title") or card.get("name", "?")]
     if card.get("origin"):
         parts.append(str(card["origin"]))

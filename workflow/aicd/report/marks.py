@@ -4,7 +4,7 @@
   paper's rows);
 - inverted: worse than chance on validation (validation AUROC < 50): its scores rank human code
   as more machine-like;
-- margins / scores: its score_<class> columns are not probabilities (aicd.scores);
+- margins / scores: its score_<class> columns are not probabilities (aicd.data.scores);
 - § beside a macro-F1: a class of the test rows has fewer than MIN_CLASS_SUPPORT rows, yet
   weighs as much as any other in the macro average;
 - sample: the cell covers a seeded sample of the test split (an LLM judge, a zero-shot

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import read_json, write_text
-from ..stagecli import json_arg
+from ..common.io import read_json, write_text
+from ..common.stagecli import json_arg
 from .latex import latex_text
 from .table4 import plain_title
 
@@ -109,6 +109,8 @@ def perturbation_table(records: Iterable, perturbed: Iterable) -> str:
         return ""
     kinds = sorted({k for _, _, k, _, _ in perturbed})
     detectors = list(dict.fromkeys(d for d, *_ in perturbed))
+    # the heading names the rewrites' module as every table made so far prints it (now
+    # aicd.codetools.perturb): an output, kept byte for byte
     lines = ["", "### Under semantics-preserving perturbations (aicd.splits.perturb)", "",
              "Worst flip rate % over the splits (labels that change) / largest macro-F1 drop x 100.", "",
              "| detector | " + " | ".join(kinds) + " | worst flip rate |", "|" + "---|" * (len(kinds) + 2)]

@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from ..io import read_json, write_json
-from ..stagecli import json_arg
+from ..common.io import read_json, write_json
+from ..common.stagecli import json_arg
 from .figures import write_figure
 from .subset_tables import subset_value
 from .table4 import plain_title

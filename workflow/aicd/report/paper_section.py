@@ -19,8 +19,8 @@ import os
 from pathlib import Path
 
 from .. import published
-from ..io import read_json, write_text
-from ..stagecli import json_arg
+from ..common.io import read_json, write_text
+from ..common.stagecli import json_arg
 from .llm_tables import card_line
 
 

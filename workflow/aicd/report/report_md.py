@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from ..fingerprint import stamp
-from ..io import read_json, write_text
-from ..stagecli import json_arg
+from ..common.io import read_json, write_text
+from ..common.stagecli import json_arg
+from ..records.fingerprint import stamp
 from . import threshold_table
 from .data_block import data_block
 from .figures import confusion_figure

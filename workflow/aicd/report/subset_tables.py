@@ -32,8 +32,8 @@ import numpy as np
 from tabulate import tabulate
 
 from .. import published
-from ..io import read_json, write_json, write_text
-from ..stagecli import json_arg
+from ..common.io import read_json, write_json, write_text
+from ..common.stagecli import json_arg
 from .latex import latex_text
 from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, small_classes
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import AicdError
-from ..io import write_json, write_parquet, write_text
-from ..stagecli import json_arg, run
+from ..common.errors import AicdError
+from ..common.io import write_json, write_parquet, write_text
+from ..common.stagecli import json_arg, run
 from .engine import CHOICES, ENGINES, shared
 from .execute import execute_file, resolve_image
 from .images import ensure_images

@@ -22,8 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import AicdError
-from ..subprocesses import die_with_parent
+from ..common.errors import AicdError
+from ..common.subprocesses import die_with_parent
 
 ENGINES = ("docker", "podman")
 CHOICES = ("auto", *ENGINES)

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import pandas as pd
 from tqdm import tqdm
 
-from ..errors import AicdError
+from ..common.errors import AicdError
 from .engine import Engine
 from .images import image_exists
 from .pool import Limits, SandboxPool

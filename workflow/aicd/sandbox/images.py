@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..errors import AicdError
+from ..common.errors import AicdError
 from .engine import Engine
 from .isolation import CONTEXT, ETC_FILES
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..treesitter import parse
+from ..codetools.treesitter import parse
 
 
 @dataclass(frozen=True)

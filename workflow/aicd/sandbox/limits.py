@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import AicdError
-from ..params import Param, ParamSpec
+from ..common.errors import AicdError
+from ..common.params import Param, ParamSpec
 
 # Every tmpfs the program can write gets an inode cap as well as a size cap: tmpfs inodes and
 # dentries are kernel memory charged to the container, so a flood of empty files would

@@ -32,7 +32,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from ..errors import AicdError
+from ..common.errors import AicdError
 from .engine import Engine, available, shared
 from .isolation import (
     CONTEXT,

@@ -13,9 +13,9 @@ import sys
 
 import pandas as pd
 
-from ..errors import AicdError
-from ..io import write_json
-from ..stagecli import run
+from ..common.errors import AicdError
+from ..common.io import write_json
+from ..common.stagecli import run
 from .bootstrap import RESAMPLES
 from .score import flip_rate, read_test, score
 from .thresholds import FPRS

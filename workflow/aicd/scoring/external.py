@@ -23,12 +23,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import AicdError
-from ..ids import disagreement, match
-from ..io import read_any
-from ..schema import ABSTAIN
-from ..scores import declared_in_file, machine_score
-from ..sources.ingest import _label_key
+from ..common.errors import AicdError
+from ..common.io import read_any
+from ..data.ids import disagreement, match
+from ..data.schema import ABSTAIN
+from ..data.scores import declared_in_file, machine_score
+from ..sources.ingest import label_key
 from .bootstrap import RESAMPLES, describe, paired_test
 from .metrics import breakdown, class_order, classification_scores
 from .score import BREAKDOWN_COLUMNS, check_label_set
@@ -59,7 +59,7 @@ def _label_text(value) -> str | None:
     """A label as text (the sources stage's normalisation: 1.0 -> '1', stripped); None for a
     missing one, including an empty CSV cell (read as '' with keep_default_na=False), which
     must not become a class of its own."""
-    return _label_key(value) or None
+    return label_key(value) or None
 
 
 def labels_column(table: pd.DataFrame, candidates, path, what: str, label_map: dict) -> pd.Series:
@@ -194,7 +194,7 @@ def check_probabilities(merged: pd.DataFrame, pred_path) -> None:
         low, high = float(values.min()), float(values.max())
         if low < -1e-6 or high > 1 + 1e-6:
             raise AicdError(f"{pred_path}: {column} holds values from {low:g} to {high:g}, but the file declares its "
-                            "scores probabilities in [0, 1] (its metadata, aicd.scores): percentages? divide them by "
+                            "scores probabilities in [0, 1] (its metadata, aicd.data.scores): percentages? divide them by "
                             "100, or write the file without that declaration")
 
 

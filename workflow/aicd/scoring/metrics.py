@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..schema import ABSTAIN  # never a class, always wrong
+from ..data.schema import ABSTAIN  # never a class, always wrong
 from .bootstrap import RESAMPLES, encode, macro_f1_interval, subset_metric
 
 

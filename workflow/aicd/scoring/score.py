@@ -2,7 +2,7 @@
 interval, per-class scores, and the same per subset, language, domain and generator; for a
 detector that gives scores, AUROC and the TPR at fixed FPRs on human code (thresholds set on
 the validation split's human rows: aicd.scoring.thresholds), and what its scores are
-(`score_kind`, as its predictions file declares it: aicd.scores)."""
+(`score_kind`, as its predictions file declares it: aicd.data.scores)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from collections import Counter
 
 import pandas as pd
 
-from ..errors import AicdError
-from ..ids import disagreement, match
-from ..schema import ABSTAIN
-from ..scores import declared
+from ..common.errors import AicdError
+from ..data.ids import disagreement, match
+from ..data.schema import ABSTAIN
+from ..data.scores import declared
 from .bootstrap import RESAMPLES, describe
 from .confidence import confidence_metrics
 from .metrics import breakdown, classification_scores

@@ -13,9 +13,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from ..errors import AicdError
-from ..fingerprint import sha256_file
-from ..ids import match
+from ..common.errors import AicdError
+from ..data.ids import match
+from ..records.fingerprint import sha256_file
 from .external import GOLD_COLUMNS, PRED_COLUMNS, _label_text, read_any, score_file
 from .thresholds import FPRS
 

@@ -2,7 +2,7 @@
 true-positive rate at a fixed false-positive rate on human code, in two views named for what
 they are.
 
-The machine-score of a row is 1 - score_human (aicd.scores.machine_score; T1: the machine
+The machine-score of a row is 1 - score_human (aicd.data.scores.machine_score; T1: the machine
 probability; T3: hybrid, adversarial and machine together, as the paper binarises it for
 Fast-DetectGPT).
 
@@ -46,8 +46,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..families import HUMAN
-from ..scores import machine_score
+from ..data.families import HUMAN
+from ..data.scores import machine_score
 from .bootstrap import LEVEL, RESAMPLES, _interval
 from .roc_point import BINS, bin_draws, roc_point  # noqa: F401  (BINS: the bins the intervals draw over)
 

@@ -5,7 +5,7 @@ A source is read from the Hub or local files, over every config / data_dir / spl
 with per-problem tests joined on problem_id where it names them (`tests:`), or gathered from code installed on this
 machine (`gather:`). Writes results/sources/{source}.parquet and a JSON report of every
 row read and every row removed, and of every input read (`inputs`: file sha256, Hub id and
-revision, pinned package name, version and sha256; see aicd.fingerprint).
+revision, pinned package name, version and sha256; see aicd.records.fingerprint).
 
   python -m aicd.sources --name NAME --spec JSON --out T.parquet --report R.json
   python -m aicd.sources pinned fetch|check    the demo's pinned inputs (aicd.sources.pinned)"""
@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..io import write_json, write_parquet
-from ..stagecli import json_arg, run
+from ..common.io import write_json, write_parquet
+from ..common.stagecli import json_arg, run
 from .build import build_source
 
 

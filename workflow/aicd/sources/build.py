@@ -1,5 +1,5 @@
 """One source table into the sample schema, with its report: every row read, every row removed
-and every input read (file sha256, Hub id and revision, pinned package; see aicd.fingerprint).
+and every input read (file sha256, Hub id and revision, pinned package; see aicd.records.fingerprint).
 `python -m aicd.sources` is the command line."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 
 import pandas as pd
 
-from ..fingerprint import dir_input, file_input, hub_input
+from ..records.fingerprint import dir_input, file_input, hub_input
 from .gather import gather
 from .ingest import to_samples
 from .loader import read_source, source_parts

@@ -28,10 +28,10 @@ from collections.abc import Iterator
 
 import pandas as pd
 
-from ..codetext import strip_comments
-from ..errors import AicdError
-from ..schema import LANGUAGES, canonical_language
-from ..treesitter import parse
+from ..codetools.codetext import strip_comments
+from ..codetools.treesitter import parse
+from ..common.errors import AicdError
+from ..data.schema import LANGUAGES, canonical_language
 from . import pinned as pins
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ def gather(spec: dict, seed: int) -> tuple[pd.DataFrame, dict]:
         for path, member, label in files:
             if got >= per_language:
                 break
-            data, text, reason = _read((path, member), archives)
+            data, text, reason = read_file(path, member, archives)
             stats["files_read"] += 1
             if label is None and data is not None:
                 installed.update(f"{_show((path, member))}\0{hashlib.sha256(data).hexdigest()}\n".encode())
@@ -190,9 +190,12 @@ def _open_tar(path: str) -> tarfile.TarFile:
     raise AicdError(f"{path}: a Debian package without data.tar")
 
 
-def _read(ref: tuple[str, str | None], archives: _Archives | None = None) -> tuple[bytes | None, str | None, str | None]:
-    """(bytes, text, skip reason): text is None when the file is skipped."""
-    path, member = ref
+def read_file(path: str, member: str | None = None,
+              archives: _Archives | None = None) -> tuple[bytes | None, str | None, str | None]:
+    """(bytes, text, skip reason) of a file, or of a member of the archive at `path`: text is
+    None when the file is skipped (unreadable, too_large, binary, invalid_utf8, empty), else
+    decoded byte for byte. How the sources stage reads what it gathers, and `aicd detect` what it
+    is given (aicd.detectors.apply)."""
     try:
         if member is None:
             if os.path.getsize(path) > MAX_FILE_BYTES:

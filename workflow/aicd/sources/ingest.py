@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..codetext import clean_code, is_missing
-from ..errors import AicdError
-from ..families import FAMILIES, HUMAN, family_of, is_human
-from ..schema import DOMAINS, LABELS, SAMPLE_COLUMNS, canonical_language, content_id
+from ..codetools.codetext import clean_code, is_missing
+from ..common.errors import AicdError
+from ..data.families import FAMILIES, HUMAN, family_of, is_human
+from ..data.schema import DOMAINS, LABELS, SAMPLE_COLUMNS, canonical_language, content_id
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +59,9 @@ class Skip:
     LABEL_CONFLICT = "label_conflict"  # label_audit: correct, and the generator cannot settle the class
 
 
-def _label_key(value: object) -> str | None:
-    """Label ids may arrive as int, float (from a csv with gaps) or str; normalise to str."""
+def label_key(value: object) -> str | None:
+    """A label value as text: ids may arrive as int, float (from a csv with gaps) or str (the
+    sources stage's normalisation, which scoring against a gold file repeats: aicd.scoring.external)."""
     if is_missing(value):
         return None
     if isinstance(value, float) and value.is_integer():
@@ -84,7 +85,7 @@ def map_label(key: str, label_map: dict[str, str], target: str) -> str | None:
 def check_labels_mapped(values, label_map: dict[str, str], target: str, source: str) -> None:
     """Every label value must name a class, through label_map or as itself; else one error
     naming each value with its row count (`unmapped: drop` leaves those rows out, counted)."""
-    keys = [_label_key(v) for v in values]
+    keys = [label_key(v) for v in values]
     unmapped = Counter(k for k in keys if k is not None and map_label(k, label_map, target) is None)
     if not unmapped:
         return
@@ -113,7 +114,7 @@ class IngestSpec:
     columns: dict  # schema field -> column of the table
     carry: dict  # extra output column -> column of the table
     target: str  # the class the labels name: label or family
-    label_map: dict  # label value (as _label_key reads it) -> class
+    label_map: dict  # label value (as label_key reads it) -> class
     unmapped: str  # one of UNMAPPED_MODES
     audit: str  # one of AUDIT_MODES
     defaults: dict  # field -> value for a field the table lacks
@@ -141,7 +142,7 @@ def read_spec(raw: pd.DataFrame, spec: dict, source: str) -> tuple[pd.DataFrame,
             f"its columns are: {', '.join(map(str, raw.columns))}"
         )
     target = spec.get("target", "label")
-    label_map = {_label_key(k): v for k, v in (spec.get("label_map") or {}).items()}
+    label_map = {label_key(k): v for k, v in (spec.get("label_map") or {}).items()}
     bad_names = sorted(set(label_map.values()) - _allowed_names(target))
     if bad_names:
         raise AicdError(f"{source}: label_map names {bad_names} are not valid {target} values")
@@ -214,7 +215,7 @@ class RowReader:
         """The row's class: from its label value, else the source's default class, else its generator."""
         target, defaults = self.spec.target, self.spec.defaults
         if "label" in self.get:
-            key = _label_key(self.get["label"][i])
+            key = label_key(self.get["label"][i])
             if key is None:
                 return None, Skip.MISSING_LABEL
             name = map_label(key, self.spec.label_map, target)

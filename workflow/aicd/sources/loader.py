@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import AicdError
-from ..schema import canonical_language
+from ..common.errors import AicdError
+from ..data.schema import canonical_language
 
 log = logging.getLogger(__name__)
 

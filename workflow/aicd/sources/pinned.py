@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import AicdError
-from ..pinned_files import FETCH_COMMAND, MANIFEST, cache_dir, describe, fetch, load_manifest, verified_path  # noqa: F401
+from ..common.errors import AicdError
+from ..records.pinned_files import FETCH_COMMAND, MANIFEST, cache_dir, describe, fetch, load_manifest, verified_path  # noqa: F401
 
 PREFIX = "pinned:"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import AicdError
+from ..common.errors import AicdError
 
 log = logging.getLogger(__name__)
 MAX_TEST_BYTES = 1024 * 1024  # a sample case larger than this is data, not a test

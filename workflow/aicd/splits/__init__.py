@@ -1,4 +1,14 @@
-"""Splits stage: task tables results/tasks/{task}/{split}.parquet.
+"""Splits stage: task tables results/tasks/{task}/{split}.parquet (`python -m aicd.splits`).
 
 Either derived from a source table with seeded, stratified splits, or loaded from a published
-release (the AICD Bench task splits on the Hub, or local copies of them)."""
+release (the AICD Bench task splits on the Hub, or local copies of them).
+
+- tasks: a task's train/validation/test tables, derived from a source or a release;
+- stratified: seeded stratified assignment of rows to the splits;
+- benchmark: the paper's three tasks cut from the deduplicated pool;
+- leakage: the leakage guards checked on every build;
+- release_language: languages and test subsets for release tables without them;
+- ood: the out-of-distribution protocol's splits;
+- ood_task: one of them as a workflow task;
+- test_sets: an extra test set of a task from any labelled source;
+- perturbed_sets: a test set of the task's own test rows, rewritten (aicd.codetools.perturb)."""

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import AicdError
-from ..io import write_json, write_parquet
-from ..stagecli import json_arg, run
+from ..common.errors import AicdError
+from ..common.io import write_json, write_parquet
+from ..common.stagecli import json_arg, run
 from .tasks import build_from_pool, derive_task, load_release_task, require_rows
 
 SPLITS = ("train", "validation", "test")
@@ -28,9 +28,9 @@ SPLITS = ("train", "validation", "test")
 def main(argv=None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("ood", "test-set", "perturb"):
-        from . import ood_task, perturb, test_sets
+        from . import ood_task, perturbed_sets, test_sets
 
-        return {"ood": ood_task, "test-set": test_sets, "perturb": perturb}[argv[0]].main(argv[1:])
+        return {"ood": ood_task, "test-set": test_sets, "perturb": perturbed_sets}[argv[0]].main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m aicd.splits", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["build", "derive", "release"])

@@ -22,9 +22,9 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..errors import AicdError
-from ..families import FAMILIES, HUMAN
-from ..schema import DOMAINS, LABELS, LANGUAGES, SPLITS
+from ..common.errors import AicdError
+from ..data.families import FAMILIES, HUMAN
+from ..data.schema import DOMAINS, LABELS, LANGUAGES, SPLITS
 from .stratified import assign_splits, stratified_sample
 
 log = logging.getLogger(__name__)

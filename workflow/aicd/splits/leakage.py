@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import AicdError
+from ..common.errors import AicdError
 from ..normalize.dedup import cross_pairs
 from ..normalize.minhash import lsh_params
 from ..normalize.pool import signatures_of

@@ -21,10 +21,10 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..codetext import clean_code
-from ..errors import AicdError
-from ..families import HUMAN, family_of, is_human
-from ..schema import LANGUAGES, canonical_language, content_id
+from ..codetools.codetext import clean_code
+from ..common.errors import AicdError
+from ..data.families import HUMAN, family_of, is_human
+from ..data.schema import LANGUAGES, canonical_language, content_id
 
 log = logging.getLogger("aicd.splits")
 

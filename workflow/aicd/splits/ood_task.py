@@ -14,9 +14,9 @@ import argparse
 
 import pandas as pd
 
-from ..errors import AicdError
-from ..io import write_json, write_parquet
-from ..stagecli import json_arg
+from ..common.errors import AicdError
+from ..common.io import write_json, write_parquet
+from ..common.stagecli import json_arg
 from . import ood
 from .tasks import _report, require_rows
 

@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import AicdError
-from ..io import write_parquet
+from ..common.errors import AicdError
+from ..common.io import write_parquet
+from ..common.parallel import map_chunks
+from ..data.schema import LANGUAGES
 from ..normalize import langid
-from ..parallel import map_chunks
-from ..schema import LANGUAGES
 
 log = logging.getLogger(__name__)
 

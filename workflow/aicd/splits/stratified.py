@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import AicdError
-from ..schema import SPLITS
+from ..common.errors import AicdError
+from ..data.schema import SPLITS
 
 
 def assign_splits(df: pd.DataFrame, by: list[str], fractions: dict[str, float], seed: int) -> pd.Series:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import AicdError
-from ..schema import SPLITS
+from ..common.errors import AicdError
+from ..data.schema import SPLITS
 from ..sources.ingest import to_samples
 from ..sources.loader import load_table
 from .benchmark import build_task

@@ -19,9 +19,9 @@ import logging
 
 import pandas as pd
 
-from ..errors import AicdError
-from ..io import write_json, write_parquet
-from ..stagecli import json_arg
+from ..common.errors import AicdError
+from ..common.io import write_json, write_parquet
+from ..common.stagecli import json_arg
 
 log = logging.getLogger("aicd.splits.test_sets")
 TARGETS = ("label", "family")

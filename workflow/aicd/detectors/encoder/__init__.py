@@ -16,7 +16,7 @@ Training settings (params of a `kind: encoder` config entry) and which are the p
 window 512, epochs 3, batch_size 64 are §5.1; every other default is ours (PARAMS).
 
 The package holds EncoderDetector and DEFAULTS. Reading the model and escaping special tokens
-come from aicd.pretrained; the encoder's own helpers live in tokens (row sampling and the token
+come from aicd.models.pretrained; the encoder's own helpers live in tokens (row sampling and the token
 cache), runtime (device and precision), checkpoints (resuming from a complete checkpoint of the
 same run) and trainer (the transformers Trainer set up from the settings); the public ones are
 re-exported here."""
@@ -32,9 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import AicdError
-from ...params import Param, ParamSpec
-from ...pretrained import TEXT_PREP_VERSION, offline, resolve_model, special_token_escaper
+from ...common.errors import AicdError
+from ...common.params import Param, ParamSpec
+from ...models.pretrained import TEXT_PREP_VERSION, offline, resolve_model, special_token_escaper
 from ..base import Detector, register
 from .checkpoints import checkpoint_step, last_complete_checkpoint, prepare_run_folder, run_fingerprint
 from .runtime import choose_device, choose_precision, no_fp16

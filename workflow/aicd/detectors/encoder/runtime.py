@@ -4,8 +4,8 @@ T5-family models, whose activations overflow it)."""
 
 from __future__ import annotations
 
-from ...errors import AicdError
-from ...pretrained import choose_device  # noqa: F401  (the encoders' device, declared once)
+from ...common.errors import AicdError
+from ...models.pretrained import choose_device  # noqa: F401  (the encoders' device, declared once)
 
 
 def no_fp16(model_type: str | None) -> bool:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import AicdError
-from ...pretrained import TEXT_PREP_VERSION, special_token_escaper
+from ...common.errors import AicdError
+from ...models.pretrained import TEXT_PREP_VERSION, special_token_escaper
 
 log = logging.getLogger("aicd.detectors.encoder")
 

@@ -4,7 +4,7 @@ Snakemake hands every heavy rule's `mem_mb` to its job in AICD_MEM_MB (and the j
 wildcards in AICD_JOB). A watcher thread then samples the resident memory of the job's process and its
 children (worker processes included) twice a second; above the limit it prints one line that
 names the job, its input size and the resource to raise, kills the children and exits 3.
-Outputs are written atomically (aicd.io), so nothing half-written is left. Local runs would
+Outputs are written atomically (aicd.common.io), so nothing half-written is left. Local runs would
 otherwise meet the kernel's OOM killer, and SLURM runs its own kill at the same limit, which
 the plugin reports only as OUT_OF_MEMORY.
 

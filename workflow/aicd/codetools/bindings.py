@@ -1,7 +1,7 @@
 """Which names a program binds, from its tree-sitter tree: the variables and parameters that a
 consistent renaming may change (never functions, types, fields, keyword-argument names or the
 names a macro, a shorthand key or a Python class body makes unsafe to rename). The rename
-perturbation (aicd.splits.perturb) renames exactly these, and the canonical view
+perturbation (aicd.codetools.perturb) renames exactly these, and the canonical view
 (aicd.features.canonical, `identifiers: bound`) hides exactly these, so that view cannot see
 the rewrite."""
 

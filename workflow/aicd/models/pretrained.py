@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from .errors import AicdError
+from ..common.errors import AicdError
 
 
 def _is_local(model: str) -> bool:

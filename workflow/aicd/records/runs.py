@@ -14,11 +14,11 @@ run that writes into a root claims it (RESULTS/run.json). Later:
   root of its own (`results:` in the config, or --config results=DIR).
 
 A run that only adds detectors beside a finished run's rows is better built on it (`base:`,
-aicd.baserun) than layered on it: it reads the base's files and writes under its own root.
+aicd.records.baserun) than layered on it: it reads the base's files and writes under its own root.
 
 Checked where snakemake starts (never in a job on a compute node); recorded only when jobs run
 (not on a dry run). The record also keeps the run's validated config (RESULTS/run_config.yaml)
-and, for a run built on another (aicd.baserun), the base's fingerprint."""
+and, for a run built on another (aicd.records.baserun), the base's fingerprint."""
 
 from __future__ import annotations
 
@@ -27,12 +27,11 @@ import os
 import time
 from pathlib import Path
 
-from .errors import AicdError
-from .io import write_text
+from ..common.errors import AicdError
+from ..common.io import write_text
+from .baserun import record as record_config
 
 RECORD = "run.json"
-# Top-level booleans a user gives as --config KEY=true: they steer one run, they are not its config.
-COMMAND_LINE_FLAGS = ("reprobe", "rebase", "drop_layers")
 
 
 def identity(configfiles, repo: str | Path, workdir: str | Path | None = None) -> list[str]:
@@ -97,10 +96,8 @@ def check(results: str | Path, files: list[str], dry_run: bool = False, drop_lay
 
 
 def claim(results: str | Path, files: list[str], config: dict | None = None, base: dict | None = None) -> None:
-    """Record the run as the root's owner (atomic), with its validated config (aicd.baserun.record)
+    """Record the run as the root's owner (atomic), with its validated config (aicd.records.baserun.record)
     and, for a run on a base, the base's root and fingerprint."""
-    from .baserun import record as record_config
-
     if config is not None:
         record_config(results, config)
     record = recorded(results) or {}

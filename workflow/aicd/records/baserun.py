@@ -3,7 +3,7 @@ run, the demo's `results` say) adds its own detectors beside the base's rows wit
 the base.
 
 The base's config as it ran is recorded in ROOT/run_config.yaml (validated, defaults filled;
-written when its jobs start, aicd.runs.claim). A run on it starts from that config, with the
+written when its jobs start, aicd.records.runs.claim). A run on it starts from that config, with the
 user's file on top (`merged`). It may add or change detectors and feature sets only; any other
 section that differs from the base's is refused, naming the key. Everything the base made that
 this run would make the same way is read from the base's root as it is, never rewritten: the
@@ -27,10 +27,12 @@ from pathlib import Path
 
 import yaml
 
-from .errors import AicdError
-from .runs import COMMAND_LINE_FLAGS
+from ..common.errors import AicdError
 
 RECORD = "run_config.yaml"
+# Top-level booleans a user gives as --config KEY=true: they steer one run, they are not its
+# config (never recorded, never taken from a base).
+COMMAND_LINE_FLAGS = ("reprobe", "rebase", "drop_layers")
 # The sections a run on a base may change; every other one must be the base's.
 OPEN = ("detectors", "features", "results", "base", *COMMAND_LINE_FLAGS)
 DETECTOR_JOB_KEYS = ("kind", "features", "params", "training")  # what a detector's fit reads of its entry
@@ -50,7 +52,7 @@ def config_text(config: dict) -> str:
 
 def record(results: str | Path, config: dict) -> None:
     """Write the run's validated config beside its run.json (atomic; kept when unchanged)."""
-    from .io import write_text
+    from ..common.io import write_text
 
     path = Path(results) / RECORD
     text = config_text({k: v for k, v in config.items() if k not in COMMAND_LINE_FLAGS})

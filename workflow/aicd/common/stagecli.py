@@ -34,7 +34,7 @@ def json_arg(text: str) -> dict:
 
 def run(main: Callable[[Sequence[str] | None], None], argv: Sequence[str] | None = None) -> int:
     """Run a stage's main(); a user error prints one clear line and exits 2. Under snakemake
-    the job's memory is watched (aicd.memguard): past its mem_mb it stops with a line saying so."""
+    the job's memory is watched (aicd.common.memguard): past its mem_mb it stops with a line saying so."""
     setup_logging()
     from .memguard import from_environment
 

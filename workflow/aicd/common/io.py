@@ -85,7 +85,7 @@ def read_json(path: str | os.PathLike) -> Any:
 
 def read_trusted_pickle(path: str | os.PathLike) -> Any:
     """Unpickling runs any code the file names: only for a file the user has said they trust
-    (--trust-pickle). Fitted models and featurizers are read by aicd.fitted_files."""
+    (--trust-pickle). Fitted models and featurizers are read by aicd.models.fitted_files."""
     with open(path, "rb") as fh:
         return pickle.load(fh)
 

@@ -22,13 +22,12 @@ is not checked for the other languages."""
 
 from __future__ import annotations
 
-import argparse
 import random
 import re
 
-from ..bindings import bound_names, bound_occurrences, walk
-from ..schema import canonical_language
-from ..treesitter import GRAMMARS, parse
+from ..data.schema import canonical_language
+from .bindings import bound_names, bound_occurrences, walk
+from .treesitter import GRAMMARS, parse
 
 PERTURBATIONS = ("reindent_tabs", "reindent_2", "reindent_4", "blank_lines", "no_comments", "rename", "braces")
 # Go is left out: its semicolon insertion makes a `{` on its own line a syntax error.
@@ -221,38 +220,3 @@ def perturb(code: str, language: str, kind: str, seed: int = 0) -> str:
     if kind == "braces":
         return braces(code, language)
     raise ValueError(f"unknown perturbation {kind!r}; known: {', '.join(PERTURBATIONS)}")
-
-
-def perturbed_test_set(test, kind: str, seed: int, task: str, name: str):
-    """The task's test rows rewritten by one perturbation (same ids: a prediction that changes
-    is a flip), and a test-set report (rows, how many the rewrite left unchanged)."""
-    from .test_sets import balance
-
-    codes = [perturb(c, lang, kind, seed) for c, lang in zip(test["code"], test["language"])]
-    changed = [a != b for a, b in zip(codes, test["code"])]
-    table = test.assign(code=codes, perturbed=changed).reset_index(drop=True)  # flips count on changed rows too
-    unchanged = int(len(changed) - sum(changed))
-    report = {"task": task, "test_set": name, "perturbation": kind, "rows_in": int(len(test)), "rows": int(len(table)),
-              "removed": {}, "unchanged_rows": unchanged, "balance_before": balance(test, "target"),
-              "balance_after": balance(table, "target")}
-    return table, report
-
-
-def main(argv=None) -> None:
-    import pandas as pd
-
-    from ..io import write_json, write_parquet
-
-    parser = argparse.ArgumentParser(prog="python -m aicd.splits perturb", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", required=True)
-    parser.add_argument("--name", required=True, help="the test set's name (its key under test_sets)")
-    parser.add_argument("--kind", required=True, choices=PERTURBATIONS)
-    parser.add_argument("--test", required=True, help="the task's test split (results/tasks/T/test.parquet)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--report", required=True)
-    args = parser.parse_args(argv)
-    table, report = perturbed_test_set(pd.read_parquet(args.test), args.kind, args.seed, args.task, args.name)
-    write_parquet(table, args.out)
-    write_json(report, args.report)

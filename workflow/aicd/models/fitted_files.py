@@ -7,7 +7,7 @@ here, see skops_io); every registered kind, the package's or one registered by t
 code, and the types its class declares it holds (`stored_types`: the package's helper classes,
 other library types), added as the kind registers; and the types a caller names
 (`trust_types`: the class or function of a `kind: python` detector). CatBoost and transformers objects are stored inside the
-file in their own libraries' formats (aicd.library_formats).
+file in their own libraries' formats (aicd.models.library_formats).
 
 A pickle (what earlier versions wrote, or a file from anyone) runs whatever code it names when
 it is read, so it is read only where the caller says so (`trust_pickle`: the --trust-pickle
@@ -23,7 +23,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from .errors import AicdError
+from ..common.errors import AicdError
 from .library_formats import STAND_INS, portable, restored
 
 log = logging.getLogger("aicd")
@@ -163,7 +163,7 @@ def add_trust_arguments(parser) -> None:
 
 def save_fitted(obj, target) -> None:
     """Write obj to target as a skops file, atomically."""
-    from .io import atomic_path
+    from ..common.io import atomic_path
 
     sio = skops_io()
     try:
@@ -232,7 +232,7 @@ def _load_skops(path: Path, what: str, trust_types):
 
 
 def _unpickle(path: Path, what: str):
-    from .io import read_trusted_pickle
+    from ..common.io import read_trusted_pickle
 
     log.warning("reading the pickle %s (--trust-pickle): this runs any code the file holds", path)
     try:

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import AicdError
+from ..common.errors import AicdError
 
 CATBOOST_CLASSES = ("CatBoostClassifier", "CatBoostRegressor", "CatBoost")
 

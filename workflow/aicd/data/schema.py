@@ -1,4 +1,4 @@
-"""The sample table shared by every stage (see ARCHITECTURE.md), and canonical names."""
+"""The sample table shared by every stage (its columns, labels and splits), and canonical names."""
 
 from __future__ import annotations
 
