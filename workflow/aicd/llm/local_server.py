@@ -202,4 +202,6 @@ def model_card(model: dict) -> dict | None:
     spec = settings(model)
     card = card_of_folder(resolve_model(spec["model"])) or {"name": spec["model"]}
     how = "continuous batching" if spec["batching"] else "one request at a time, seeded"
-    return {**card, "served_by": f"transformers serve on 127.0.0.1 ({spec['dtype']}, {how}, {spec['threads']} threads)"}
+    threads = int(spec["threads"])
+    return {**card, "served_by": f"transformers serve on 127.0.0.1 ({spec['dtype']}, {how}, "
+                                 f"{threads} thread{'' if threads == 1 else 's'})"}
