@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from components import require_extra
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-pytest.importorskip("tokenizers")
+require_extra("encoders", "torch", "transformers", "tokenizers")
 
+import torch  # noqa: E402
 from aicd.detectors.fast_detectgpt import FastDetectGPTDetector, auroc, best_threshold, criterion_from_logits  # noqa: E402
 from aicd.errors import AicdError  # noqa: E402
 from aicd.lm.train import save, train  # noqa: E402
