@@ -14,7 +14,6 @@ from components import require_extra
 
 require_extra("encoders", "torch", "transformers", "tokenizers")
 
-import torch  # noqa: E402
 from aicd.detectors.fast_detectgpt import FastDetectGPTDetector, auroc, best_threshold, criterion_from_logits  # noqa: E402
 from aicd.errors import AicdError  # noqa: E402
 from aicd.lm.train import save, train  # noqa: E402
@@ -23,6 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_criterion_matches_direct_formula():
+    import torch  # here, not at collection: every xdist worker collects this file, one runs it
+
     g = torch.Generator().manual_seed(0)
     logits = torch.randn(2, 5, 7, generator=g)
     ref = torch.randn(2, 5, 7, generator=g)
@@ -40,6 +41,8 @@ def test_criterion_matches_direct_formula():
 
 
 def test_white_box_uses_one_distribution():
+    import torch
+
     logits = torch.randn(1, 4, 9)
     labels = torch.randint(0, 9, (1, 4))
     mask = torch.ones(1, 4, dtype=torch.bool)
@@ -97,8 +100,10 @@ def tiny_lm(tmp_path_factory):
 
 
 def test_planted_pair_model_sample_scores_above_human_code(tiny_lm):
-    path, held_out = tiny_lm
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path, held_out = tiny_lm
     tok = AutoTokenizer.from_pretrained(path)
     lm = AutoModelForCausalLM.from_pretrained(path).eval()
     torch.manual_seed(0)
