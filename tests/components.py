@@ -21,3 +21,12 @@ def require(available: bool, what: str, install: str) -> None:
     if in_ci():
         pytest.fail(f"{message} (CI=true: .ci/run must provide it)")
     pytest.skip(message, allow_module_level=True)  # also from a conftest or at import
+
+
+def require_extra(extra: str, *modules: str) -> None:
+    """require() for the modules an optional extra of pyproject.toml installs (`encoders`:
+    torch, transformers, ...), naming the extra and its install command."""
+    import importlib.util
+
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    require(not missing, f"{', '.join(missing)} (the {extra} extra)", f"pip install -e '.[{extra}]' (make setup does)")

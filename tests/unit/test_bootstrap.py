@@ -106,24 +106,37 @@ def test_100k_rows_take_well_under_a_second():
     assert time.perf_counter() - started < 1.0
 
 
-def test_score_json_carries_intervals_everywhere_and_refuses_labels_outside_the_task():
+def binary_task(n=300):
+    """A binary task's test rows with a `subset` column, and predictions 80% right."""
     rng = np.random.default_rng(0)
-    n = 300
     test = pd.DataFrame({"id": [f"i{i}" for i in range(n)], "target": rng.choice(["human", "machine"], n),
                          "subset": rng.choice(["seen", "unseen"], n)})
     preds = pd.DataFrame({"id": test["id"], "gold": test["target"], "pred": noisy(test["target"].to_numpy(), 0.8, rng)})
     preds["pred"] = preds["pred"].replace("hybrid", "machine")
+    return test, preds
+
+
+def test_score_json_carries_intervals_everywhere():
+    test, preds = binary_task()
     result = score(preds, test, ["human", "machine"])
     lo, hi = result["macro_f1_ci"]
     assert lo <= result["macro_f1"] <= hi and result["bootstrap"]["resamples"] == 1000
     for group in result["by"]["subset"].values():
         assert group["macro_f1_ci"][0] <= group["macro_f1"] <= group["macro_f1_ci"][1]
+
+
+def test_score_refuses_gold_labels_outside_the_task():
     # a gold `hybrid` in a binary task: an error naming it and its count, not a three-class average
+    test, preds = binary_task()
     bad = test.copy()
     bad.loc[:6, "target"] = "hybrid"
     bad_preds = preds.assign(gold=bad["target"])
     with pytest.raises(AicdError, match=r"gold labels outside the task's label set \['human', 'machine'\]: 'hybrid' \(7 rows\)"):
         score(bad_preds, bad, ["human", "machine"])
+
+
+def test_score_refuses_an_empty_test_set():
+    test, preds = binary_task()
     with pytest.raises(AicdError, match="nothing to score: 0 predictions for 0 test rows"):
         score(preds.iloc[:0], test.iloc[:0], ["human", "machine"])
 
@@ -138,16 +151,30 @@ def test_a_resample_without_a_rare_class_is_scored_on_the_classes_it_holds():
     assert macro_f1_of_counts(counts) == 1.0
 
 
-def test_pairs_score_each_side_as_the_scorer_does_and_gold_outside_the_labels_is_refused():
+def two_detectors():
+    """Gold labels and two detectors' predictions; B also predicts hybrid, a class neither gold nor A holds."""
     rng = np.random.default_rng(5)
     gold = rng.choice(["human", "machine"], 400).astype(object)
     a = noisy(gold, 0.9, rng)
     a[a == "hybrid"] = "human"
-    b = noisy(gold, 0.7, rng)   # predicts hybrid too, a class neither gold nor A holds
+    b = noisy(gold, 0.7, rng)
+    return gold, a, b
+
+
+def test_pairs_score_each_side_as_the_scorer_does():
+    gold, a, b = two_detectors()
     r = paired_test(gold, a, b, LABELS, seed=0)
     assert r["macro_f1_a"] == pytest.approx(classification_scores(gold, a, resamples=0)["macro_f1"])
     assert r["macro_f1_b"] == pytest.approx(classification_scores(gold, b, resamples=0)["macro_f1"])
+
+
+def test_an_interval_refuses_gold_outside_the_labels():
+    gold, _, _ = two_detectors()
     with pytest.raises(ValueError, match=r"gold labels \['hybrid'\] are not among"):
         macro_f1_interval(np.array(["hybrid", "human"], dtype=object), gold[:2], ["human", "machine"])
+
+
+def test_a_paired_test_needs_at_least_one_resample():
+    gold, a, b = two_detectors()
     with pytest.raises(ValueError, match="at least one resample"):
         paired_test(gold, a, b, LABELS, resamples=0)

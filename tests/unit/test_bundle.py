@@ -27,10 +27,35 @@ def task(trial_raw, tmp_path_factory):
     return root, tables, paths
 
 
-def test_bundle_predicts_raw_code_exactly_as_the_workflow(task):
-    root, tables, paths = task
-    features = fit_features(paths, root / "features" / "tfidf")
-    model_path, predictions_path = fit_detector(paths, features, root / "models")
+# The features and models several tests read, each fitted once for the module (the tests only
+# read them; what a test writes goes to its own tmp_path).
+@pytest.fixture(scope="module")
+def tfidf(task):
+    root, _tables, paths = task
+    return fit_features(paths, root / "features" / "tfidf")
+
+
+@pytest.fixture(scope="module")
+def tfidf_of_train(task):
+    root, _tables, paths = task
+    return fit_features({"train": paths["train"]}, root / "features" / "tfidf_train")   # features of train only
+
+
+@pytest.fixture(scope="module")
+def ast(task):
+    root, _tables, paths = task
+    return fit_features(paths, root / "features" / "ast", spec={"kind": "ast"})
+
+
+@pytest.fixture(scope="module")
+def logistic_regression(task, tfidf):
+    root, _tables, paths = task
+    return fit_detector(paths, tfidf, root / "models")
+
+
+def test_bundle_predicts_raw_code_exactly_as_the_workflow(task, logistic_regression):
+    _root, tables, _paths = task
+    model_path, predictions_path = logistic_regression
     workflow = pd.read_parquet(predictions_path)
     model = load_bundle(model_path)
     assert isinstance(model, FittedModel) and model.featurizer is not None
@@ -44,9 +69,9 @@ def test_bundle_predicts_raw_code_exactly_as_the_workflow(task):
     assert workflow["pred"].nunique() == 2  # a real model, not a constant
 
 
-def test_a_new_test_set_is_featurized_by_the_fitted_featurizer(task, tmp_path):
+def test_a_new_test_set_is_featurized_by_the_fitted_featurizer(task, tfidf_of_train, tmp_path):
     _root, tables, paths = task
-    features = fit_features({"train": paths["train"]}, tmp_path / "f")   # features of train only
+    features = tfidf_of_train
     assert np.load(features / "features.npz")["X_test"].shape[0] == 0
     _, predictions = fit_detector(paths, features, tmp_path / "m")
     assert len(pd.read_parquet(predictions)) == len(tables["test"])
@@ -57,10 +82,8 @@ def test_a_new_test_set_is_featurized_by_the_fitted_featurizer(task, tmp_path):
                         "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.skops")])
 
 
-def test_concat_featurizer_holds_its_parts_and_transforms_new_code(task, tmp_path):
+def test_concat_featurizer_holds_its_parts_and_transforms_new_code(task, tfidf, ast, tmp_path):
     _root, tables, paths = task
-    tfidf = fit_features(paths, tmp_path / "tfidf")
-    ast = fit_features(paths, tmp_path / "ast", spec={"kind": "ast"})
     out = tmp_path / "ast_tfidf"
     features_main(["--spec", '{"kind": "concat"}', "--parts", str(ast / "features.npz"), str(tfidf / "features.npz"),
                    "--out", str(out / "features.npz"), "--model", str(out / "featurizer.skops"),
@@ -76,9 +99,8 @@ def test_concat_featurizer_holds_its_parts_and_transforms_new_code(task, tmp_pat
     assert (rows["pred"].to_numpy() == pd.read_parquet(predictions)["pred"].to_numpy()).all()
 
 
-def test_an_old_concat_pickle_of_paths_is_refused_by_name(task, tmp_path):
+def test_an_old_concat_pickle_of_paths_is_refused_by_name(task, tfidf, tmp_path):
     _root, _tables, paths = task
-    tfidf = fit_features(paths, tmp_path / "tfidf")
     write_pickle({"parts": ["a.npz", "b.npz"]}, tmp_path / "old.pkl")
     with pytest.raises(AicdError, match="old.pkl does not hold a fitted featurizer.*rebuild"):
         load_featurizer(tmp_path / "old.pkl", trust_pickle=True)
@@ -122,18 +144,18 @@ def test_a_bare_detector_pickle_still_loads_without_a_featurizer_when_trusted(ta
         load_bundle(tmp_path / "nothing.pkl")
 
 
-def test_the_bundle_reads_through_to_the_detector_for_older_readers(task, tmp_path):
+def test_the_bundle_reads_through_to_the_detector_for_older_readers(task, tfidf, tmp_path):
     _root, _tables, paths = task
-    features = fit_features(paths, tmp_path / "f")
+    features = tfidf
     model, _ = fit_detector(paths, features, tmp_path / "m", kind="linear_svm")
     bundle = load_bundle(model)
     assert bundle.model_ is bundle.detector.model_   # attributes read through to the detector
     assert pickle.loads(pickle.dumps(bundle)).labels == ["human", "machine"]
 
 
-def test_validation_is_carved_from_train_when_a_detector_needs_one(task, tmp_path):
+def test_validation_is_carved_from_train_when_a_detector_needs_one(task, tfidf, tmp_path):
     _root, _tables, paths = task
-    features = fit_features(paths, tmp_path / "f")
+    features = tfidf
     (tmp_path / "empty.parquet").write_bytes(b"")   # an empty validation file is legitimate
     args = ["--train", str(paths["train"]), "--validation", str(tmp_path / "empty.parquet"), "--test", str(paths["test"]),
             "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.skops")]
@@ -218,15 +240,14 @@ def test_features_stage_takes_explicit_files_with_validation_optional(task, tmp_
                        "--out", "a", "--model", "b", "--report", "c"])
 
 
-def test_predict_job_applies_a_model_to_a_new_test_set(task, tmp_path):
+def test_predict_job_applies_a_model_to_a_new_test_set(task, logistic_regression, tmp_path):
     from aicd.detectors.__main__ import main as stage_main
 
     def predict_main(argv):
         return stage_main(["predict", *argv])
 
     _root, _tables, paths = task
-    features = fit_features(paths, tmp_path / "f")
-    model, predictions = fit_detector(paths, features, tmp_path / "m")
+    model, predictions = logistic_regression
     predict_main(["--model", str(model), "--test", str(paths["test"]), "--out", str(tmp_path / "again.parquet")])
     again, first = pd.read_parquet(tmp_path / "again.parquet"), pd.read_parquet(predictions)
     assert list(again.columns) == list(first.columns)
@@ -280,9 +301,9 @@ def test_a_folder_model_keeps_its_bundle_beside_the_weights(tmp_path):
         REGISTRY.pop("folder_probe")
 
 
-def test_unlabelled_test_rows_get_predictions_with_a_null_gold(task, tmp_path):
+def test_unlabelled_test_rows_get_predictions_with_a_null_gold(task, tfidf_of_train, tmp_path):
     _root, tables, paths = task
-    features = fit_features({"train": paths["train"]}, tmp_path / "f")
+    features = tfidf_of_train
     tables["test"].drop(columns=["target"]).to_parquet(tmp_path / "unlabelled.parquet")
     _, predictions = fit_detector({"train": paths["train"], "test": tmp_path / "unlabelled.parquet"}, features,
                                   tmp_path / "m")
@@ -293,10 +314,9 @@ def test_unlabelled_test_rows_get_predictions_with_a_null_gold(task, tmp_path):
         fit_detector({"train": tmp_path / "train_nolabel.parquet", "test": paths["test"]}, features, tmp_path / "m2")
 
 
-def test_a_featurizer_that_did_not_make_the_features_is_refused(task, tmp_path):
+def test_a_featurizer_that_did_not_make_the_features_is_refused(task, tfidf, ast, tmp_path):
     _root, tables, paths = task
-    features = fit_features(paths, tmp_path / "f")
-    ast = fit_features(paths, tmp_path / "ast", spec={"kind": "ast"})
+    features = tfidf
     other_rows = write_task(tmp_path / "other", {"train": tables["test"], "test": tables["train"]})
     refit = fit_features(other_rows, tmp_path / "refit")   # same kind and width, fitted on other rows
     args = ["--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]), "--test", str(paths["test"]),
@@ -308,9 +328,9 @@ def test_a_featurizer_that_did_not_make_the_features_is_refused(task, tmp_path):
         detectors_main(["fit", *args, "--featurizer", str(refit / "featurizer.skops")])
 
 
-def test_the_saved_model_holds_no_path_of_the_job(task, tmp_path):
+def test_the_saved_model_holds_no_path_of_the_job(task, tfidf, tmp_path):
     _root, _tables, paths = task
-    features = fit_features(paths, tmp_path / "f")
+    features = tfidf
     detectors_main(["fit", "--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]),
                     "--test", str(paths["test"]), "--features", str(features / "features.npz"),
                     "--featurizer", str(features / "featurizer.skops"), "--work-dir", str(tmp_path / "scratch_here"),
@@ -319,11 +339,12 @@ def test_the_saved_model_holds_no_path_of_the_job(task, tmp_path):
     with zipfile.ZipFile(tmp_path / "m.skops") as stored:  # every member, uncompressed
         raw = b"".join(stored.read(name) for name in stored.namelist())
     assert b"scratch_here" not in raw and b"cache_here" not in raw and str(tmp_path).encode() not in raw
+    assert str(features).encode() not in raw and str(paths["train"].parent).encode() not in raw  # nor its inputs'
 
 
-def test_missing_or_corrupt_featurizer_and_features_are_one_line_errors(task, tmp_path):
+def test_missing_or_corrupt_featurizer_and_features_are_one_line_errors(task, tfidf, tmp_path):
     _root, _tables, paths = task
-    features = fit_features(paths, tmp_path / "f")
+    features = tfidf
     (tmp_path / "junk.pkl").write_bytes(b"not a pickle")
     base = ["--spec", '{"kind": "logistic_regression"}', "--train", str(paths["train"]), "--test", str(paths["test"]),
             "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.skops")]

@@ -3,6 +3,7 @@ naming classes, and the featurizer runs through the features stage like the pape
 
 from __future__ import annotations
 
+import copy
 import json
 
 import numpy as np
@@ -37,11 +38,20 @@ def test_layout_and_comments_never_reach_the_tokens(trial_raw):
     assert checked > 80
 
 
-def test_anonymous_identifiers_make_renaming_invisible(trial_raw):
+# The featurizers below keep fewer n-grams than the default 5,000 where a test's property does
+# not depend on the cap: the exact SVD eigendecomposes a (kept n-grams)^2 matrix, which at
+# 5,000 took most of a minute per fit here, whatever the number of components asked for.
+
+
+@pytest.fixture(scope="module")
+def trial_rows_to_rename(trial_raw):
     rows = trial_raw.sort_values("row_id")
-    rows = rows[rows["language"].isin(["Python", "Java", "C++"])].head(120)
+    return rows[rows["language"].isin(["Python", "Java", "C++"])].head(120)
+
+
+def test_anonymous_identifiers_make_renaming_invisible(trial_rows_to_rename):
     renamed_somewhere, class_view_moved = 0, 0
-    for code, language in zip(rows["code"], rows["language"]):
+    for code, language in zip(trial_rows_to_rename["code"], trial_rows_to_rename["language"]):
         if parse(code, language).root_node.has_error:
             continue
         renamed = perturb(code, language, "rename", seed=1)
@@ -49,22 +59,42 @@ def test_anonymous_identifiers_make_renaming_invisible(trial_raw):
         class_view_moved += canonical_tokens(renamed, language)[0] != canonical_tokens(code, language)[0]
         assert canonical_tokens(renamed, language, anonymous=True)[0] == canonical_tokens(code, language, anonymous=True)[0]
     assert renamed_somewhere > 60 and class_view_moved > 10  # the naming classes do see the renaming
+
+
+def test_names_inside_interpolated_strings_are_renamed_without_moving_the_anonymous_view():
     # names inside interpolated strings are renamed too: the string's length bucket must not move
     for language, code in (("Python", 'def f(count_value):\n    return f"{count_value} items"\n'),
                            ("JavaScript", "function f(countValue) {\n  return `${countValue} items`;\n}\n")):
         renamed = perturb(code, language, "rename", seed=1)
         assert renamed != code
         assert canonical_tokens(renamed, language, anonymous=True)[0] == canonical_tokens(code, language, anonymous=True)[0]
-    table = rows[["code", "language"]]
-    featurizer = CanonicalTfidfFeaturizer(svd_components=8, identifiers="anonymous")
-    X = featurizer.fit_transform(table)
+
+
+@pytest.fixture(scope="module")
+def anonymous_featurizer(trial_rows_to_rename):
+    # 1,000 n-grams of the 120 rows' ~3,300: renaming moves no token, so no n-gram, kept or not
+    table = trial_rows_to_rename[["code", "language"]]
+    featurizer = CanonicalTfidfFeaturizer(max_features=1000, svd_components=8, identifiers="anonymous")
+    return table, featurizer, featurizer.fit_transform(table)
+
+
+def test_the_anonymous_featurizer_does_not_see_renaming(anonymous_featurizer):
+    table, featurizer, X = anonymous_featurizer
     assert X.shape == (len(table), 8 + 1) and featurizer.feature_names[-1] == "ident_count"
     renamed_table = table.assign(code=[perturb(c, lang, "rename", seed=1) for c, lang in zip(table["code"], table["language"])])
     assert np.allclose(featurizer.transform(renamed_table), featurizer.transform(table), atol=1e-5)
+
+
+def test_an_unknown_identifiers_mode_is_refused():
     with pytest.raises(ValueError, match="identifiers"):
         CanonicalTfidfFeaturizer.PARAMS.check({"identifiers": "hashed"})
     with pytest.raises(ValueError, match="identifiers"):
         CanonicalTfidfFeaturizer(identifiers="anon")
+
+
+def test_a_featurizer_pickled_before_the_identifiers_option_uses_the_naming_classes(anonymous_featurizer):
+    table, fitted, _ = anonymous_featurizer
+    featurizer = copy.deepcopy(fitted)  # the module's fixture stays as it was fitted
     del featurizer.identifiers  # pickled before the option: the naming classes, every statistic
     assert featurizer.transform(table).shape[1] == 8 + len(STAT_NAMES) == len(featurizer.feature_names)
 
@@ -82,7 +112,8 @@ def test_the_featurizer_through_the_features_stage(trial_raw, tmp_path):
                           "target": np.where(rows["generator"] == "Human", "human", "machine")})
     table.iloc[:120].to_parquet(tmp_path / "train.parquet")
     table.iloc[120:].to_parquet(tmp_path / "test.parquet")
-    features_main(["--spec", json.dumps({"kind": "canon_tfidf", "params": {"svd_components": 16}}),
+    # 1,000 n-grams: the stage, the report and the fitted file do not depend on how many are kept
+    features_main(["--spec", json.dumps({"kind": "canon_tfidf", "params": {"svd_components": 16, "max_features": 1000}}),
                    "--train", str(tmp_path / "train.parquet"), "--test", str(tmp_path / "test.parquet"),
                    "--out", str(tmp_path / "features.npz"), "--model", str(tmp_path / "featurizer.skops"),
                    "--report", str(tmp_path / "report.json")])
@@ -99,8 +130,9 @@ def test_the_featurizer_through_the_features_stage(trial_raw, tmp_path):
 
 def test_a_fresh_featurizer_is_deterministic(trial_raw):
     rows = trial_raw.sort_values("row_id").head(80)[["code", "language"]]
-    a = CanonicalTfidfFeaturizer(svd_components=8).fit_transform(rows)
-    b = CanonicalTfidfFeaturizer(svd_components=8).fit_transform(rows)
+    # 500 of the 80 rows' ~4,700 n-grams: a cut inside ties, where an order could leak in
+    a = CanonicalTfidfFeaturizer(max_features=500, svd_components=8).fit_transform(rows)
+    b = CanonicalTfidfFeaturizer(max_features=500, svd_components=8).fit_transform(rows)
     assert np.array_equal(a, b)
 
 
@@ -150,15 +182,17 @@ def test_universal_tokens_read_alike_across_languages():
 def test_the_bound_view_as_a_featurizer(trial_raw):
     from aicd.features.canonical import BOUND_STAT_NAMES
 
-    rows = trial_raw.sort_values("row_id").head(120)[["code", "language"]]
-    featurizer = CanonicalTfidfFeaturizer(svd_components=8, identifiers="bound")
+    # 40 rows and 2,000 n-grams: the bound view's ~3,900 n-grams fill the cap, the universal
+    # tokens' ~1,600 do not, so "fewer n-grams" is seen below the cap as at the default 5,000
+    rows = trial_raw.sort_values("row_id").head(40)[["code", "language"]]
+    featurizer = CanonicalTfidfFeaturizer(max_features=2000, svd_components=8, identifiers="bound")
     X = featurizer.fit_transform(rows)
     assert X.shape == (len(rows), 8 + len(BOUND_STAT_NAMES)) == (len(rows), len(featurizer.feature_names))
     bound_share = X[:, featurizer.feature_names.index("ident_bound_share")]
     assert 0.2 < bound_share.mean() < 0.9  # most programs bind some of their names, none binds all
     renamed = rows.assign(code=[perturb(c, lang, "rename", seed=1) for c, lang in zip(rows["code"], rows["language"])])
     assert np.allclose(featurizer.transform(renamed), X, atol=1e-5)
-    universal = CanonicalTfidfFeaturizer(svd_components=8, identifiers="role", tokens="universal")
+    universal = CanonicalTfidfFeaturizer(max_features=2000, svd_components=8, identifiers="role", tokens="universal")
     assert universal.fit_transform(rows).shape == X.shape
     assert len(universal.tfidf.vocabulary) < len(featurizer.tfidf.vocabulary)  # classes, not words
     assert featurizer.transform(rows.iloc[:0]).shape == (0, X.shape[1])

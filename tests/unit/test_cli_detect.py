@@ -65,23 +65,52 @@ def test_skips_are_counted_and_languages_identified(fitted, tmp_path, capsys):
     assert "skipped 4 files: " in err and "1 binary" in err and "1 invalid_utf8" in err and "1 empty" in err and "1 not_code_extension" in err
 
 
-def test_language_flag_terminal_table_and_clear_errors(fitted, tmp_path, capsys):
+def test_without_out_the_labels_are_a_table_on_the_terminal(fitted, tmp_path, capsys):
     model, _workflow, _tables, _files = fitted
     f = tmp_path / "x.txt"
     f.write_text("print('hello')\n")
     assert aicd(["detect", str(f), "--language", "python", "--model", str(model)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:4] == ["path", "language", "language_from", "pred"]
+
+
+def test_the_language_flag_names_the_language_of_every_file(fitted, tmp_path, capsys):
+    model, _workflow, _tables, _files = fitted
+    f = tmp_path / "x.txt"
+    f.write_text("print('hello')\n")
+    assert aicd(["detect", str(f), "--language", "python", "--model", str(model)]) == 0
+    out = capsys.readouterr().out.splitlines()
     assert out[1].split()[1:3] == ["Python", "given"]
+
+
+def test_a_missing_path_is_a_clear_error(fitted, tmp_path, capsys):
+    model, _workflow, _tables, _files = fitted
     assert aicd(["detect", str(tmp_path / "missing"), "--model", str(model)]) == 2
     assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_a_folder_without_code_to_label_is_a_clear_error(fitted, tmp_path, capsys):
+    model, _workflow, _tables, _files = fitted
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "a.py").write_text("")
     assert aicd(["detect", str(empty), "--model", str(model)]) == 2
     assert "no code file to label" in capsys.readouterr().err
+
+
+def test_a_language_outside_the_nine_is_a_clear_error(fitted, tmp_path, capsys):
+    model, _workflow, _tables, _files = fitted
+    f = tmp_path / "x.txt"
+    f.write_text("print('hello')\n")
     assert aicd(["detect", str(f), "--language", "cobol", "--model", str(model)]) == 2
+    assert "is not one of the nine languages" in capsys.readouterr().err
+
+
+def test_a_missing_model_file_is_a_clear_error(tmp_path, capsys):
+    f = tmp_path / "x.txt"
+    f.write_text("print('hello')\n")
     assert aicd(["detect", str(f), "--model", str(tmp_path / "nope.pkl")]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
 
 
 def test_the_console_script_teaches_with_examples(repo):
@@ -94,8 +123,7 @@ def test_the_console_script_teaches_with_examples(repo):
         assert "%%" not in proc.stdout, f"unformatted percent sign in `aicd {' '.join(args)}`"
 
 
-def test_unlistable_and_symlinked_folders_are_counted_and_a_bad_out_refused_first(fitted, tmp_path, capsys,
-                                                                                   monkeypatch):
+def test_unlistable_and_symlinked_folders_are_counted_skips(fitted, tmp_path, capsys, monkeypatch):
     model, _workflow, _tables, files = fitted
     folder = tmp_path / "tree"
     (folder / "locked").mkdir(parents=True)
@@ -115,6 +143,12 @@ def test_unlistable_and_symlinked_folders_are_counted_and_a_bad_out_refused_firs
     assert list(pd.read_csv(out)["path"]) == [str(folder / "ok.py")]
     err = capsys.readouterr().err
     assert "skipped 2 files: " in err and "1 unreadable_folder" in err and "1 symlinked_folder" in err
+
+
+def test_a_bad_out_is_refused_before_the_model_is_read(tmp_path, capsys):
+    folder = tmp_path / "tree"
+    folder.mkdir()
+    (folder / "ok.py").write_text("print('hi')\n")
     assert aicd(["detect", str(folder), "--model", str(tmp_path / "nope.pkl"), "--out", str(tmp_path / "x.txt")]) == 2
     assert "use a .csv or .jsonl file" in capsys.readouterr().err   # named before the model is even read
 
@@ -146,10 +180,14 @@ def test_links_out_of_the_folder_are_skipped_and_untrusted_predictions_flagged(f
     assert "lines_of_code: 1" in err and "JavaScript: 1" in err
 
 
-def test_detect_says_what_its_scores_are_and_lists_fitted_models_for_a_wrong_path(fitted, tmp_path, capsys):
+def test_detect_says_what_its_scores_are(fitted, tmp_path, capsys):
     model, _, _, files = fitted
     assert aicd(["detect", str(files), "--model", str(model), "--out", str(tmp_path / "l.csv")]) == 0
     assert "score_<class> columns are probabilities in [0, 1] that sum to one per row" in capsys.readouterr().err
+
+
+def test_a_wrong_model_path_beside_fitted_models_is_one_error(fitted, capsys):
+    model, _, _, files = fitted
     assert aicd(["detect", str(files), "--model", str(model.parent / "nope.skops")]) == 2
     err = capsys.readouterr().err
     assert err.count("error:") == 1 and "no such file or folder" in err

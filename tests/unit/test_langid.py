@@ -24,11 +24,22 @@ def test_obvious_snippets():
     assert identify_language("   \n")[0] is None
 
 
+# Every C++ and Java row of the trial, where its misses are (98.8% recall each in
+# benchmarks/notes/dataset.md), and a seeded 600 of its 4,175 Python rows, which are nearly
+# always right: a harder mix than all 5,906 rows (99.61% there), in 40% of the time. The
+# benchmark (benchmarks/langid_accuracy.py) measures all of them.
+PYTHON_SAMPLE = 600
+
+
 def test_accuracy_on_the_labelled_trial_rows(trial_path):
     raw = pd.read_parquet(trial_path, columns=["code", "language"])
-    result = evaluate(raw["code"].tolist(), raw["language"].map(canonical_language).tolist())
+    raw["language"] = raw["language"].map(canonical_language)
+    python = raw[raw["language"] == "Python"]
+    rows = pd.concat([raw[raw["language"] != "Python"], python.sample(PYTHON_SAMPLE, random_state=0)])
+    assert set(rows["language"]) == {"Python", "C++", "Java"} and len(python) > PYTHON_SAMPLE
+    result = evaluate(rows["code"].tolist(), rows["language"].tolist())
     print("trial:", result)
-    assert result["n"] == len(raw)
+    assert result["n"] == len(rows) == len(raw) - len(python) + PYTHON_SAMPLE
     assert result["accuracy"] >= TARGET, result
 
 

@@ -6,7 +6,6 @@ the user passes --trust-pickle, and `aicd detect` says so in one line."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import pickle
@@ -26,7 +25,7 @@ from aicd.detectors.novelty import Novelty
 from aicd.features.registry import FEATURIZERS, ConcatFeaturizer, load_featurizer
 from aicd.features.registry import build as build_featurizer
 from aicd.models.fitted_files import kind_types, load_fitted, save_fitted, skops_io, type_name
-from components import require
+from components import require_extra
 from fitted_task_helpers import task_tables
 
 REPO = Path(__file__).resolve().parents[2]
@@ -141,8 +140,7 @@ def test_catboost_is_stored_in_its_own_cbm_format_not_as_a_python_object(rows, f
 
 
 def test_the_robust_detectors_language_model_is_stored_as_safetensors(rows, tmp_path):
-    require(importlib.util.find_spec("torch") is not None and importlib.util.find_spec("transformers") is not None,
-            "torch and transformers", "pip install -e '.[encoders]' (make setup does)")
+    require_extra("encoders", "torch", "transformers")
     train, test = rows
     lm = {"layers": 1, "hidden": 16, "heads": 2, "vocab_size": 300, "window": 64, "max_train_tokens": 3000}
     detector = build("robust", {"max_iter": 20, "lm": lm}, seed=1).fit(train["code"].to_numpy(dtype=object),

@@ -100,20 +100,24 @@ def test_strings_are_left_alone_and_rewrites_change_the_layout():
     assert perturb(PROGRAMS["Go"], "Go", "braces") == PROGRAMS["Go"]  # a `{` on its own line breaks Go
 
 
-def test_seeded_and_unparsable_code_is_returned_as_is():
+def test_perturbations_are_seeded():
     code = PROGRAMS["Java"]
     assert perturb(code, "Java", "blank_lines", seed=5) == perturb(code, "Java", "blank_lines", seed=5)
     assert perturb(code, "Java", "blank_lines", seed=5) != perturb(code, "Java", "blank_lines", seed=6)
+
+
+def test_unparsable_code_is_returned_as_is():
     broken = "def f(:\n    return"
     assert perturb(broken, "Python", "rename") == broken
+
+
+def test_an_unknown_perturbation_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown perturbation"):
-        perturb(code, "Java", "shuffle")
+        perturb(PROGRAMS["Java"], "Java", "shuffle")
 
 
-def test_a_perturbed_test_set_keeps_ids_and_a_flip_is_counted(tmp_path):
+def test_a_perturbed_test_set_keeps_ids_and_reports_its_rewrite():
     import pandas as pd
-    from aicd.report.ood import perturbation_table
-    from aicd.scoring.score import flip_rate
     from aicd.splits.perturbed_sets import perturbed_test_set
 
     test = pd.DataFrame({"id": ["a", "b", "c"], "code": [PROGRAMS["Python"], PROGRAMS["Go"], "x = 1\n"],
@@ -121,9 +125,20 @@ def test_a_perturbed_test_set_keeps_ids_and_a_flip_is_counted(tmp_path):
     table, report = perturbed_test_set(test, "rename", 0, "T", "p_rename")
     assert list(table["id"]) == ["a", "b", "c"] and table["code"].iloc[0] != test["code"].iloc[0]
     assert report["perturbation"] == "rename" and report["rows"] == 3 and 0 <= report["unchanged_rows"] < 3
+
+
+def test_a_flip_is_counted_over_all_rows_and_over_the_changed_ones():
+    import pandas as pd
+    from aicd.scoring.score import flip_rate
+
     flips = flip_rate(pd.DataFrame({"id": ["a", "b", "c"], "pred": ["human", "human", "machine"]}),
                       pd.DataFrame({"id": ["c", "b", "a"], "pred": ["machine", "machine", "human"]}), ["a", "b"])
     assert flips == {"rate": 1 / 3, "flipped": 1, "rows": 3, "changed_rows": 2, "rate_changed": 0.5}
+
+
+def test_the_perturbation_table_shows_the_worst_flip_rate_and_the_largest_drop():
+    from aicd.report.ood import perturbation_table
+
     records = [("LR", "in_distribution", 0.90, None), ("LR", "codeaid", 0.70, None)]
     perturbed = [("LR", "in_distribution", "rename", 0.85, 0.04), ("LR", "codeaid", "rename", 0.69, 0.10)]
     table_md = perturbation_table(records, perturbed)

@@ -11,6 +11,7 @@ from aicd.common.errors import AicdError
 from aicd.detectors import REGISTRY, build
 from aicd.detectors.bundle import load_detector
 from aicd.features.stylometry import FEATURE_NAMES, normalised_tokens, stylometry, stylometry_matrix
+from components import require_extra
 
 ODD = ["", "\n", "   \t  ", "x", "\r\n\r\n", "é∑≈ unicode ☃", "{" * 500, "a\tb\n\tc\r\n  d  \n", "\x00\x01"]
 
@@ -147,8 +148,7 @@ TINY_LM = {"layers": 1, "hidden": 16, "heads": 2, "vocab_size": 300, "window": 6
 
 
 def test_lm_option_adds_token_statistics_deterministically():
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
+    require_extra("encoders", "torch", "transformers")
     X, y = toy_corpus(60)
     a = build("robust", {"max_iter": 20, "lm": TINY_LM}, seed=1).fit(X[:40], y[:40])
     b = build("robust", {"max_iter": 20, "lm": TINY_LM}, seed=1).fit(X[:40], y[:40])
@@ -161,7 +161,7 @@ def test_lm_option_adds_token_statistics_deterministically():
 
 
 def test_lm_features_are_nan_for_too_short_and_finite_otherwise():
-    pytest.importorskip("torch")
+    require_extra("encoders", "torch")
     from aicd.detectors.robust_lm import LM_FEATURES, lm_features, train_lm
 
     X, y = toy_corpus(40)

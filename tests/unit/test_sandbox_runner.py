@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from aicd.data.schema import LANGUAGES
 from aicd.sandbox.languages import TOOLCHAINS, job_for
 
 
@@ -21,16 +22,40 @@ def py(code, tests=None):
     return {"files": {"main.py": code}, "compile": None, "run": [sys.executable, "main.py"], "tests": tests or []}
 
 
-def test_statuses(repo, tmp_path):
-    tests = [{"stdin": "3\n", "expected": "6"}, {"stdin": "5\n", "expected": "10"}]
-    assert run_job(repo, tmp_path, py("print(int(input()) * 2)\n", tests))["status"] == "ok"
-    wrong = run_job(repo, tmp_path, py("print(int(input()) + 3)\n", tests))
-    assert wrong["status"] == "wrong_answer" and [t["passed"] for t in wrong["tests"]] == [True, False]
-    assert run_job(repo, tmp_path, py("import sys\nsys.exit(4)\n"))["status"] == "runtime_error"
-    assert run_job(repo, tmp_path, py("while True: pass\n"), wall_s=0.5)["status"] == "timeout"
-    out = run_job(repo, tmp_path, py("while True: print('y' * 1000)\n"))
-    assert out["status"] == "output_limit" and len(out["tests"][0]["stdout"]) <= 4096
-    assert list(tmp_path.iterdir()) == []  # job folders are removed
+DOUBLING = [{"stdin": "3\n", "expected": "6"}, {"stdin": "5\n", "expected": "10"}]
+OUTCOMES = {  # status: (program, tests, limits)
+    "ok": ("print(int(input()) * 2)\n", DOUBLING, {}),
+    "wrong_answer": ("print(int(input()) + 3)\n", DOUBLING, {}),
+    "runtime_error": ("import sys\nsys.exit(4)\n", None, {}),
+    "timeout": ("while True: pass\n", None, {"wall_s": 0.5}),
+    "output_limit": ("while True: print('y' * 1000)\n", None, {}),
+}
+
+
+@pytest.fixture(scope="module")
+def outcomes(repo, tmp_path_factory):
+    """One job per outcome, all in one work folder: (results by status, what is left in it)."""
+    work = tmp_path_factory.mktemp("work")
+    results = {status: run_job(repo, work, py(code, tests), **limits)
+               for status, (code, tests, limits) in OUTCOMES.items()}
+    return results, list(work.iterdir())
+
+
+@pytest.mark.parametrize("status", OUTCOMES)
+def test_each_outcome_has_its_status(outcomes, status):
+    assert outcomes[0][status]["status"] == status
+
+
+def test_a_wrong_answer_says_which_tests_passed(outcomes):
+    assert [t["passed"] for t in outcomes[0]["wrong_answer"]["tests"]] == [True, False]
+
+
+def test_output_past_the_limit_is_cut_at_it(outcomes):
+    assert len(outcomes[0]["output_limit"]["tests"][0]["stdout"]) <= 4096
+
+
+def test_job_folders_are_removed(outcomes):
+    assert outcomes[1] == []
 
 
 def test_timeout_kills_the_whole_process_group(repo, tmp_path):
@@ -53,9 +78,15 @@ RUN = [{"stdin": ""}]
 def test_java_file_and_class_follow_the_public_class():
     job = job_for("Java", "import x;\npublic class Solution {\n  public static void main(String[] a) {}\n}\n", RUN)
     assert list(job["files"]) == ["Solution.java"] and job["run"][-1] == "Solution"
+
+
+def test_java_without_a_public_class_is_main_java_running_the_class_with_main():
     job = job_for("Java", "class Helper {}\nclass Runner {\n  public static void main(String[] a) {}\n}\n", RUN)
     assert list(job["files"]) == ["Main.java"] and job["run"][-1] == "Runner"
-    assert len(TOOLCHAINS) == 9
+
+
+def test_there_is_a_toolchain_for_each_of_the_nine_languages():
+    assert len(TOOLCHAINS) == 9 and set(TOOLCHAINS) == set(LANGUAGES)
 
 
 def test_java_main_is_found_past_nested_classes_comments_and_packages():

@@ -21,6 +21,17 @@ from aicd.sources.loader import read_source
 LANG_PART = {"Python": "python", "C++": "cpp", "Java": "java"}
 
 
+@pytest.fixture(autouse=True)
+def short_stream_shutdown(monkeypatch):
+    """`datasets` sleeps 5 s after each parquet stream ends, for pyarrow's reader threads to stop
+    (apache/arrow#45214: a reader dropped while its threads still read can hang). These files
+    hold a dozen rows, read to the end in one batch before the sleep begins: a fifth of a
+    second is ample, and the contract tests' 75 s of sleeping (5 s per part) go."""
+    import datasets
+
+    monkeypatch.setattr(datasets.config, "SLEEP_TIME_ON_THREADS_SHUTDOWN", 0.2)
+
+
 @pytest.fixture(scope="module")
 def sources(repo):
     return yaml.safe_load((repo / "config" / "config.yaml").read_text())["sources"]

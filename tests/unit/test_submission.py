@@ -95,7 +95,7 @@ def test_metadata_is_validated(tmp_path):
         read_metadata(missing)
 
 
-def test_scoring_writes_a_results_file_and_refuses_an_invalid_submission(tmp_path, gold, capsys):
+def test_scoring_writes_a_results_file(tmp_path, gold):
     pred, meta = submission(tmp_path, gold, "Mine", 0.8, 2)
     assert aicd(["submission", "score", str(pred), str(meta), "--gold", str(tmp_path / "gold.parquet"),
                  "--task", "T1", "--out", str(tmp_path / "board" / "mine.json"), "--resamples", "100"]) == 0
@@ -104,6 +104,10 @@ def test_scoring_writes_a_results_file_and_refuses_an_invalid_submission(tmp_pat
     assert result["macro_f1"] == pytest.approx(expected["macro_f1"])
     assert result["metadata"]["detector"] == "Mine" and len(result["predictions"]["sha256"]) == 64
     assert result["threshold_metrics"]["auroc"] is not None and set(result["by"]["subset"]) == {"seen", "unseen"}
+
+
+def test_scoring_refuses_an_invalid_submission_and_writes_nothing(tmp_path, gold, capsys):
+    pred, meta = submission(tmp_path, gold, "Mine", 0.8, 2)
     short = tmp_path / "short.csv"
     pd.read_csv(pred).iloc[:-3].to_csv(short, index=False)
     assert aicd(["submission", "score", str(short), str(meta), "--gold", str(tmp_path / "gold.parquet"),

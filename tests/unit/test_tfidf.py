@@ -2,15 +2,16 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from aicd.features import tfidf
 from aicd.features.tfidf import TfidfSvdFeaturizer, _bucket_of, top_ngrams, whitespace_tokens
 from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 
-def corpus(n=800, seed=0):
+def corpus(n=800, seed=0, words=400):
     rng = np.random.default_rng(seed)
-    words = [f"tok{i}" for i in range(400)] + ["The", "the", "a", "foo(x);", "Bar.baz()", "if", "{", "}"]
-    return [" ".join(rng.choice(words, size=40)) + "\n\tend" for _ in range(n)]
+    vocabulary = [f"tok{i}" for i in range(words)] + ["The", "the", "a", "foo(x);", "Bar.baz()", "if", "{", "}"]
+    return [" ".join(rng.choice(vocabulary, size=40)) + "\n\tend" for _ in range(n)]
 
 
 def sklearn_vectorizer(**kw):
@@ -29,19 +30,56 @@ def test_whitespace_tokens_only():
     assert whitespace_tokens("a  b\tc\nd\r\n foo(x);") == ["a", "b", "c", "d", "foo(x);"]
 
 
-def test_paper_settings():
+def test_the_defaults_are_the_papers():
     f = TfidfSvdFeaturizer(seed=1)
     assert (f.max_features, f.ngram_max, f.svd_components) == (5000, 3, 500)
-    X = f.fit_transform(corpus())
+
+
+# The paper's settings at a smaller scale: 500 n-grams and 20 components instead of 5,000 and
+# 500 (the exact SVD of the 5,000 x 5,000 Gram matrix took over a minute here). Neither the
+# cap, the n-gram lengths, the case, the stop words nor the output's shape and type depend on
+# the numbers: they are the same code with other values. 18 distinct tokens keep trigrams in
+# the top 500 (19 unigrams and at most 342 bigrams rank above them), as the paper's 5,000 do
+# on real code.
+SMALL = {"max_features": 500, "svd_components": 20}
+
+
+@pytest.fixture(scope="module")
+def small_fit():
+    codes = corpus(200, words=10)
+    f = TfidfSvdFeaturizer(**SMALL, seed=1)
+    return codes, f, f.fit_transform(codes)
+
+
+def test_no_lowercasing_no_stop_words_uni_to_tri_grams(small_fit):
+    _, f, _ = small_fit
     vec = f.vectorizer
     assert vec.lowercase is False and vec.stop_words is None and vec.ngram_range == (1, 3)
+
+
+def test_the_vocabulary_is_capped_at_max_features(small_fit):
+    codes, f, _ = small_fit
+    distinct = {g for c in codes for g in sklearn_vectorizer().build_analyzer()(c)}
+    assert len(distinct) > 2 * SMALL["max_features"]  # the corpus has far more uni-to-tri-grams
+    assert len(f.vocabulary) == SMALL["max_features"]
+
+
+def test_the_output_is_one_float32_row_of_svd_components_per_code(small_fit):
+    codes, _, X = small_fit
+    assert X.shape == (len(codes), SMALL["svd_components"]) and X.dtype == np.float32
+
+
+def test_ngrams_are_one_to_three_whitespace_tokens(small_fit):
+    _, f, _ = small_fit
     vocab = f.vocabulary
-    assert len(vocab) == 5000  # capped: the corpus has far more uni-to-tri-grams
-    assert X.shape == (800, 500) and X.dtype == np.float32
     # n-grams are 1 to 3 whitespace tokens joined by one space; no token holds whitespace
     assert {len(t.split(" ")) for t in vocab} == {1, 2, 3}
     assert not any(any(ch.isspace() for ch in tok) for t in vocab for tok in t.split(" "))
-    assert {"The", "the", "a", "foo(x);", "Bar.baz()", "{"} <= set(vocab)  # no stop words, no case folding
+
+
+def test_no_stop_words_are_dropped_and_case_is_kept(small_fit):
+    _, f, _ = small_fit
+    assert {"The", "the", "a", "foo(x);", "Bar.baz()", "{"} <= set(f.vocabulary)  # no stop words, no case folding
 
 
 def test_the_bucket_of_an_ngram_is_the_hashing_vectorizers():
@@ -89,11 +127,15 @@ def test_svd_components_are_the_exact_right_singular_vectors():
     assert (f.components_[np.arange(30), np.abs(f.components_).argmax(axis=1)] > 0).all()
 
 
-def test_threads_change_nothing():
+def test_threads_change_nothing(monkeypatch):
+    # Smaller chunks than the job's (20,000 and 5,000 rows), so that 1,200 rows still span
+    # several chunks in every pass, the first included, and the workers share each pass.
+    monkeypatch.setattr(tfidf, "HASH_CHUNK", 600)
+    monkeypatch.setattr(tfidf, "CHUNK", 100)
     one = TfidfSvdFeaturizer(max_features=300, svd_components=20)
     two = TfidfSvdFeaturizer(max_features=300, svd_components=20)
     two.threads = 2
-    codes = corpus(12_000, seed=2)[:12_000]
+    codes = corpus(1_200, seed=2)
     assert np.array_equal(one.fit_transform(codes), two.fit_transform(codes))
     assert one.vocabulary == two.vocabulary
     assert np.array_equal(one.transform(codes[:50]), two.transform(codes[:50]))

@@ -34,12 +34,22 @@ def test_augmented_rows_are_labelled_copies_of_changed_rows():
         augmented_rows(train, ["shuffle"], seed=0)
 
 
-def test_training_options_through_the_cli(trial_raw, tmp_path):
+@pytest.fixture(scope="module")
+def task(trial_raw, tmp_path_factory):
+    """300 train and 80 test rows of the trial and their TF-IDF features, fitted once for the
+    tests below (each fits its own detector on them)."""
+    root = tmp_path_factory.mktemp("training")
     tables = task_tables(trial_raw, n_train=300, n_test=80)
-    paths = write_task(tmp_path / "task", {"train": tables["train"], "test": tables["test"]})
-    features = fit_features(paths, tmp_path / "features")
-    spec = {"kind": "logistic_regression", "training": {"augment": ["rename", "no_comments"], "balance_languages": True}}
-    detectors_main(["fit", "--spec", json.dumps(spec), "--tasks-dir", str(tmp_path / "task"),
+    paths = write_task(root / "task", {"train": tables["train"], "test": tables["test"]})
+    return root / "task", tables, fit_features(paths, root / "features")
+
+
+AUGMENTED = {"kind": "logistic_regression", "training": {"augment": ["rename", "no_comments"], "balance_languages": True}}
+
+
+def test_training_options_through_the_cli(task, tmp_path):
+    tasks, _tables, features = task
+    detectors_main(["fit", "--spec", json.dumps(AUGMENTED), "--tasks-dir", str(tasks),
                     "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.skops"),
                     "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl"),
                     "--report", str(tmp_path / "r.json")])
@@ -48,7 +58,11 @@ def test_training_options_through_the_cli(trial_raw, tmp_path):
     counts = set(training["balanced_languages"].values())
     assert len(counts) == 1 and training["rows_after"] == sum(training["balanced_languages"].values())
     assert len(pd.read_parquet(tmp_path / "p.parquet")) == 80
-    no_featurizer = ["fit", "--spec", json.dumps(spec), "--tasks-dir", str(tmp_path / "task"),
+
+
+def test_augmenting_features_needs_the_featurizer(task, tmp_path):
+    tasks, _tables, features = task
+    no_featurizer = ["fit", "--spec", json.dumps(AUGMENTED), "--tasks-dir", str(tasks),
                      "--features", str(features / "features.npz"), "--out", str(tmp_path / "q.parquet"),
                      "--model", str(tmp_path / "n.pkl")]
     with pytest.raises(AicdError, match="needs --featurizer"):
@@ -79,7 +93,7 @@ def test_calibrated_scores_are_probabilities_that_the_labels_follow(trial_raw, t
     assert d["score_machine"].iloc[0] == pytest.approx(p["score_machine"].iloc[0], abs=1e-4)  # the saved model is calibrated
 
 
-def test_ood_score_is_about_one_in_distribution_and_grows_away_from_it(trial_raw, tmp_path):
+def test_ood_score_is_about_one_in_distribution_and_grows_away_from_it():
     from aicd.detectors.novelty import Novelty
 
     rng = np.random.default_rng(0)
@@ -88,21 +102,32 @@ def test_ood_score_is_about_one_in_distribution_and_grows_away_from_it(trial_raw
     near = novelty.score(rng.normal(0, 1, (500, 40)))
     far = novelty.score(rng.normal(0, 1, (500, 40)) + 4.0)
     assert 0.8 < np.median(near) < 1.3 and np.median(far) > 2.0
-    # through the stage: predictions carry it, and `aicd detect` flags code unlike the training rows
-    tables = task_tables(trial_raw, n_train=300, n_test=80)
-    paths = write_task(tmp_path / "task", {"train": tables["train"], "test": tables["test"]})
-    features = fit_features(paths, tmp_path / "features")
-    detectors_main(["fit", "--spec", json.dumps({"kind": "logistic_regression"}), "--tasks-dir", str(tmp_path / "task"),
+
+
+@pytest.fixture(scope="module")
+def fitted_with_ood(task, tmp_path_factory):
+    tasks, tables, features = task
+    out = tmp_path_factory.mktemp("ood")
+    detectors_main(["fit", "--spec", json.dumps({"kind": "logistic_regression"}), "--tasks-dir", str(tasks),
                     "--features", str(features / "features.npz"), "--featurizer", str(features / "featurizer.skops"),
-                    "--out", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "m.pkl")])
-    p = pd.read_parquet(tmp_path / "p.parquet")
+                    "--out", str(out / "p.parquet"), "--model", str(out / "m.pkl")])
+    return out, tables
+
+
+def test_predictions_carry_the_ood_score(fitted_with_ood):
+    out, _ = fitted_with_ood
+    p = pd.read_parquet(out / "p.parquet")
     assert p["ood_score"].notna().all() and 0.5 < p["ood_score"].median() < 2.0
+
+
+def test_aicd_detect_scores_code_unlike_the_training_rows_further_out(fitted_with_ood, tmp_path):
     from aicd.cli import main as aicd
 
+    out, tables = fitted_with_ood
     (tmp_path / "code").mkdir()
     (tmp_path / "code" / "usual.py").write_text(tables["test"]["code"].iloc[0])
     (tmp_path / "code" / "odd.py").write_text("\n".join(f"zz{i} = {i} ** {i} ^ ~{i} @ 0x{i}" for i in range(40)))
-    assert aicd(["detect", str(tmp_path / "code"), "--model", str(tmp_path / "m.pkl"),
+    assert aicd(["detect", str(tmp_path / "code"), "--model", str(out / "m.pkl"),
                  "--out", str(tmp_path / "d.csv")]) == 0
     d = pd.read_csv(tmp_path / "d.csv").set_index("path")
     odd = next(k for k in d.index if k.endswith("odd.py"))
