@@ -79,3 +79,25 @@ def test_an_answer_without_a_code_block_is_a_counted_row_without_code(server, tm
     assert len(prose) == 1 and prose["code"].iloc[0] == "" and "Sure!" in prose["raw"].iloc[0]
     rows, _ = normalize_table(table, "Gen", progress=False)
     assert rows.loc[rows["id"].eq(prose["id"].iloc[0]), "reject"].tolist() == ["no_code_block"]
+
+
+def test_task_statements_have_a_token_cap_of_their_own(server, tmp_path, monkeypatch):
+    """generation.instruction_max_tokens: the instructor's requests carry that cap, not the
+    generator's max_tokens."""
+    from aicd.llm.client import LLMClient
+
+    sent = []
+    real_run = LLMClient.run
+
+    def recording_run(self, requests, *args, **kwargs):
+        sent.extend(params for _, params in requests)
+        return real_run(self, requests, *args, **kwargs)
+
+    monkeypatch.setattr(LLMClient, "run", recording_run)
+    model = {**server.model(), "name": "Instructor", "params": {"temperature": 0, "max_tokens": 192}}
+    llm = {"cache": str(tmp_path / "cache.sqlite"), "max_retries": 0}
+    instructions(model, [_source(tmp_path)], PROMPTS, {"inverse_instruction": {"n": 2}}, llm, 0,
+                 str(tmp_path / "capped.parquet"), max_tokens=40)
+    instructions(model, [_source(tmp_path)], PROMPTS, {"inverse_instruction": {"n": 2}}, llm, 0,
+                 str(tmp_path / "uncapped.parquet"))
+    assert [p["max_tokens"] for p in sent] == [40, 40, 192, 192]

@@ -31,10 +31,16 @@ rule instructions:
         protocols=lambda w: as_arg(PLAN.instruction_protocols),
         prompts=lambda w: repo_path(config["generation"]["prompts"]),
         llm=lambda w: as_arg(config["llm"]),
+        max_tokens=lambda w: (
+            f"--max-tokens {config['generation']['instruction_max_tokens']}"
+            if config["generation"].get("instruction_max_tokens")
+            else ""
+        ),
         seed=SEED,
     shell:
         "{params.guard}python -m aicd.generate instructions --model {params.model} {params.sources}"
         " --prompts {params.prompts} --protocols {params.protocols} --llm {params.llm} --seed {params.seed}"
+        " {params.max_tokens}"
         " --server-log {log.server} --out {output} > {log.job} 2>&1"
 
 
