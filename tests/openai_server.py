@@ -43,9 +43,17 @@ def completion_text(messages) -> str:
         labels = [o.strip() for o in options.group(1).split(",") if o.strip()]
         label = labels[int(digest[:8], 16) % len(labels)]
         return json.dumps({"label": label})
-    n = int(digest[:6], 16) % 1000
+    n, k = int(digest[:6], 16) % 1000, 2 + int(digest[6:8], 16) % 9
+    # A short program that passes the paper's Table 3 filters (six lines at least), so
+    # generated rows survive normalization the way a real model's do.
+    program = (f"def solve_{digest[:6]}(values):\n"
+               f"    total_{digest[8:12]} = {n}\n"
+               f"    for item in values:\n"
+               f"        if item % {k} == 0:\n"
+               f"            total_{digest[8:12]} += item * {n}\n"
+               f"    return total_{digest[8:12]}\n")
     return (f"<think>Plan the solution {digest[:8]}.</think>\nHere is the code:\n"
-            f"```python\ndef solve_{digest[:6]}(x):\n    return x * {n}\n```\nIt multiplies.")
+            f"```python\n{program}```\nIt multiplies.")
 
 
 class FakeLLM:
