@@ -139,6 +139,24 @@ def test_catboost_is_stored_in_its_own_cbm_format_not_as_a_python_object(rows, f
     assert again.get_params()["thread_count"] == bundle.detector.model_.get_params()["thread_count"]
 
 
+def test_a_file_written_before_a_module_moved_is_read_as_it_was(rows, featurizers, tmp_path):
+    """A fitted file names the module of every type it holds; one written before the package's
+    modules moved (aicd.library_formats, now aicd.models.library_formats) still loads and
+    predicts the same, since the detect rule's unchanged command would not refit it."""
+    _, test = rows
+    bundle = fitted_bundle("catboost", {"iterations": 20}, "ast", rows, featurizers)
+    save_bundle(bundle, tmp_path / "new.skops")
+    with zipfile.ZipFile(tmp_path / "new.skops") as src, zipfile.ZipFile(tmp_path / "old.skops", "w") as dst:
+        for info in src.infolist():
+            content = src.read(info)
+            if info.filename == "schema.json":
+                content = content.replace(b'"aicd.models.library_formats"', b'"aicd.library_formats"')
+            dst.writestr(info, content)
+    assert "aicd.library_formats.CatBoostFile" in skops_io().get_untrusted_types(file=tmp_path / "old.skops")
+    old = load_bundle(tmp_path / "old.skops")
+    pd.testing.assert_frame_equal(old.predict_rows(test), bundle.predict_rows(test), check_exact=True)
+
+
 def test_the_robust_detectors_language_model_is_stored_as_safetensors(rows, tmp_path):
     require_extra("encoders", "torch", "transformers")
     train, test = rows

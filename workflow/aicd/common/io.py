@@ -83,11 +83,18 @@ def read_json(path: str | os.PathLike) -> Any:
     return json.loads(Path(path).read_text())
 
 
-def read_trusted_pickle(path: str | os.PathLike) -> Any:
+def read_trusted_pickle(path: str | os.PathLike, renamed_modules: dict[str, str] | None = None) -> Any:
     """Unpickling runs any code the file names: only for a file the user has said they trust
-    (--trust-pickle). Fitted models and featurizers are read by aicd.models.fitted_files."""
+    (--trust-pickle). Fitted models and featurizers are read by aicd.models.fitted_files.
+    renamed_modules: old module name -> new, for types whose module has moved since the file was written."""
+    renames = renamed_modules or {}
+
+    class Unpickler(pickle.Unpickler):
+        def find_class(self, module, name):
+            return super().find_class(renames.get(module, module), name)
+
     with open(path, "rb") as fh:
-        return pickle.load(fh)
+        return Unpickler(fh).load()
 
 
 def _json_default(value: Any) -> Any:

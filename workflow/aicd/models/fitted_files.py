@@ -39,6 +39,18 @@ ZIP_MAGIC = b"PK\x03\x04"
 # has imported the kinds first. So adding a kind stays one class in one file.
 _KIND_TYPES: set[str] = set()
 
+# Modules that moved inside the package (old name: new name). A fitted file names the module of
+# every type it holds, so a file written before a move would no longer be read (and the detect
+# rule's unchanged command would not refit it): reading renames them, and nothing else changes.
+MOVED_MODULES = {
+    "aicd.library_formats": "aicd.models.library_formats",
+    "aicd.features.token_classes": "aicd.codetools.token_classes",
+    "aicd.bindings": "aicd.codetools.bindings",
+    "aicd.codetext": "aicd.codetools.codetext",
+    "aicd.splits.perturb": "aicd.codetools.perturb",
+    "aicd.treesitter": "aicd.codetools.treesitter",
+}
+
 
 def trust_kind_types(*names: str) -> None:
     """Trust these types (module.Name) in every fitted file read from now on (the comment above)."""
@@ -209,7 +221,7 @@ def _load_skops(path: Path, what: str, trust_types):
     sio = skops_io()
     from skops.io.exceptions import UntrustedTypesFoundException
 
-    data = path.read_bytes()
+    data = with_moved_modules(path.read_bytes())
     trusted = trusted_types(trust_types)
     if any(t.endswith(".*") for t in trust_types):  # --trust-package: the file's types from those packages
         trusted |= {t for t in sio.get_untrusted_types(data=data) if _in_packages(t, trust_types)}
@@ -231,12 +243,32 @@ def _load_skops(path: Path, what: str, trust_types):
         raise AicdError(f"{path} is not {what} this version can read ({_why(err)})") from None
 
 
+def with_moved_modules(data: bytes) -> bytes:
+    """A skops file's bytes with the modules of MOVED_MODULES renamed in its schema; other files,
+    and files that name none of them, as they are."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as src:
+            schema = src.read("schema.json").decode()
+            if not any(f'"{old}"' in schema for old in MOVED_MODULES):
+                return data
+            members = {info: src.read(info) for info in src.infolist()}
+    except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, OSError):
+        return data  # not a skops file: the reader says so
+    for old, new in MOVED_MODULES.items():
+        schema = schema.replace(f'"{old}"', f'"{new}"')
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info, content in members.items():
+            dst.writestr(info, schema.encode() if info.filename == "schema.json" else content)
+    return out.getvalue()
+
+
 def _unpickle(path: Path, what: str):
     from ..common.io import read_trusted_pickle
 
     log.warning("reading the pickle %s (--trust-pickle): this runs any code the file holds", path)
     try:
-        return read_trusted_pickle(path)
+        return read_trusted_pickle(path, renamed_modules=MOVED_MODULES)
     except ImportError as err:
         raise _import_error(path, what, err) from None
     except (pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, IndexError) as err:
