@@ -77,7 +77,9 @@ test: setup images pinned-inputs
 	$(PY) -m pytest -ra -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=30 $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
-demo: setup pinned-inputs
+# The core demo reads the gathered code only: the pinned model (98 MB) is fetched by demo-llm.
+demo: setup
+	$(PY) -m aicd.sources pinned fetch --no-models
 	$(PY) -m snakemake --cores $(CORES) --configfile config/demo.yaml
 
 # The full demo: the core demo plus SmolLM2-135M-Instruct (a pinned input, served on loopback

@@ -1,5 +1,5 @@
-"""GPU rates of the language-model stages, for the paper-scale projection (BENCHMARKS.md, "The
-paper's scale on a GPU node"): the zero-shot panel's token statistics (aicd.lm.stats.TokenStats,
+"""GPU rates of the language-model stages, for the paper-scale projection (BENCHMARKS.md,
+"Causal-LM token statistics"; benchmarks/notes/llm.md): the zero-shot panel's token statistics (aicd.lm.stats.TokenStats,
 one and two models) in rows/s, and generation with `transformers` in tokens/s, on one GPU.
 
 The models are the architectures of the pinned SmolLM2-135M-Instruct (its own config.json) and of

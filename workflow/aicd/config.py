@@ -17,6 +17,7 @@ import yaml
 
 from .common.errors import AicdError
 from .common.registry import did_you_mean
+from .records.baserun import COMMAND_LINE_FLAGS  # top-level booleans a user gives as --config KEY=true
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
 
@@ -76,9 +77,6 @@ def _with_defaults(validator_class):
         yield from properties(validator, props, instance, schema)
 
     return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
-
-
-from .records.baserun import COMMAND_LINE_FLAGS  # noqa: E402  (top-level booleans a user gives as --config KEY=true)
 
 
 def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> None:

@@ -162,6 +162,23 @@ class Plan:
     def ood_tasks(self) -> list[str]:
         return [t for t, task in self.tasks.items() if task.mode == "ood"]
 
+    def gpu_feature_jobs(self) -> list[dict]:
+        """Feature-set jobs that ask GPUs (`resources: {gpu: N}`, e.g. an lm_stats set on a GPU
+        node): per set, how many tasks compute it and what each job asks (as the features rule
+        asks it, attempt 1)."""
+        jobs = []
+        for name, spec in self.features.items():
+            asks = spec.get("resources") or {}
+            if int(asks.get("gpu", 0)) <= 0:
+                continue
+            tasks = {t for t, d in self.pairs if self.detectors[d].features == name
+                     or name in (self.features.get(self.detectors[d].features or "", {}).get("parts") or [])}
+            if tasks:
+                jobs.append({"rule": "features", "detector": name, "count": len(tasks), "gpu": int(asks["gpu"]),
+                             "mem_mb": int(asks.get("mem_mb", 2000)), "runtime": int(asks.get("runtime", 120)),
+                             "threads": int(asks.get("threads", 1))})
+        return jobs
+
     def trained(self, task: str) -> list[str]:
         """Detectors of `task` that learn from its train split (no dummies, no zero-shot)."""
         return [d for t, d in self.pairs if t == task and not self.detectors[d].dummy and not self.detectors[d].zero_shot]

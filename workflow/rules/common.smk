@@ -8,7 +8,7 @@ from snakemake.utils import min_version
 
 from aicd.common.errors import AicdError
 from aicd.config import explain_error, stage_on, validate_config
-from aicd.generate.registry import check_config_models, endpoint_hint, load_registry
+from aicd.generate.registry import check_config_models, endpoint_hint, load_registry, with_max_tokens
 from aicd.plan import SPLITS, Plan
 from aicd.records import baserun, runs
 from aicd.records.fingerprint import code_version
@@ -151,7 +151,8 @@ def detector_gpu(w):
 
 
 def gpu_jobs():
-    """The jobs that ask GPUs, per (rule, detector), with the resources their rules ask (attempt 1)."""
+    """The jobs that ask GPUs, per (rule, detector or feature set), with the resources their rules
+    ask (attempt 1)."""
     from types import SimpleNamespace
 
     jobs = []
@@ -170,7 +171,7 @@ def gpu_jobs():
                 jobs.append(dict(rule=rule, detector=d, count=count, **asks))
         if d in PLAN.lms:
             jobs.append(dict(rule="train_causal_lm", detector=d, count=1, **asks))
-    return jobs
+    return jobs + PLAN.gpu_feature_jobs()
 
 
 def detector_env(w):

@@ -26,21 +26,18 @@ rule instructions:
         runtime=lambda w, attempt: 240 * attempt,
     params:
         guard=guard("instructions"),
-        model=lambda w: model_arg(PLAN.instructor),
+        # the cap rides in the instructor's entry, so a run without one plans as before
+        model=lambda w: as_arg(
+            with_max_tokens(MODELS[PLAN.instructor], config["generation"].get("instruction_max_tokens"))
+        ),
         sources=lambda w: source_args(generation_sources(PLAN.instruction_protocols)),
         protocols=lambda w: as_arg(PLAN.instruction_protocols),
         prompts=lambda w: repo_path(config["generation"]["prompts"]),
         llm=lambda w: as_arg(config["llm"]),
-        max_tokens=lambda w: (
-            f"--max-tokens {config['generation']['instruction_max_tokens']}"
-            if config["generation"].get("instruction_max_tokens")
-            else ""
-        ),
         seed=SEED,
     shell:
         "{params.guard}python -m aicd.generate instructions --model {params.model} {params.sources}"
         " --prompts {params.prompts} --protocols {params.protocols} --llm {params.llm} --seed {params.seed}"
-        " {params.max_tokens}"
         " --server-log {log.server} --out {output} > {log.job} 2>&1"
 
 

@@ -1,5 +1,5 @@
-# The causal LM a detector scores with when it asks for one (its kind's prepared inputs; the
-# demo trains Fast-DetectGPT's): trained on a task's human code before the detector's fit.
+# The causal LM a detector scores with when it asks for one (params.train_lm; the workflow
+# tests' slice does): trained on a task's human code before the detector's fit.
 
 
 rule train_causal_lm:

@@ -12,8 +12,8 @@ setting, one forward pass in all).
 
 Detector settings (our choices; the paper names no scoring model and no threshold):
 - `model`: Hub id or local folder of the scoring causal LM (`reference_model`: the sampling
-  model, default the same). The full config's default is a code LM from the Hub; the demo
-  trains one (aicd.lm) and passes its folder.
+  model, default the same). The full config's default is a code LM from the Hub; the full demo
+  scores with the pinned SmolLM2 (the zero-shot panel); a config may train one (aicd.lm, params.train_lm).
 - threshold: the value maximising macro-F1 (human vs machine) on the validation split
   (`threshold: validation`, the default), or a number.
 - labels: the gold labels are binarised, human vs every other class (the paper's binarised

@@ -1,5 +1,5 @@
-"""Generation stage: per generator model, code written through litellm under four protocols
-(inverse-instruction, docstring-conditioned, hybrid, adversarial) (`python -m aicd.generate`).
+"""Generation stage: per generator model, code written through litellm under five protocols
+(inverse instruction, docstring, hybrid rewrite, hybrid completion, adversarial) (`python -m aicd.generate`).
 
 - registry: the generator registry (config/models.yaml), validated, and which models are reachable;
 - protocols: which human rows each protocol uses and the prompt it sends;

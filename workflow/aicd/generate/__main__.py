@@ -36,7 +36,6 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--report", help="generate: JSON report (tokens, cost, statuses)")
     parser.add_argument("--server-log", help="the log of the local server, for a model served here (serve:)")
-    parser.add_argument("--max-tokens", type=int, help="instructions: at most this many tokens per task statement")
     args = parser.parse_args(argv)
     require_endpoint(args.model, "generator" if args.mode == "generate" else "instructor", servable=servable)
     unknown = set(args.protocols) - set(PROTOCOL_LABELS)
@@ -45,7 +44,7 @@ def main(argv=None) -> None:
     common = {"model": args.model, "sources": args.source, "prompts_file": args.prompts, "protocols": args.protocols,
                   "llm": args.llm, "seed": args.seed, "out": args.out, "server_log": args.server_log}
     if args.mode == "instructions":
-        instructions(**common, max_tokens=args.max_tokens)
+        instructions(**common)
     else:
         if not args.report:
             parser.error("generate needs --report")

@@ -126,3 +126,11 @@ def endpoint_hint(models: dict[str, dict]) -> str:
     return (f"set {' or '.join(keys)} in the environment, give open-weight models an api_base "
             "(a vLLM or Ollama server) in the model registry, or use the packaged local model "
             "(make demo-llm; docs/llm.md, \"The local model\")")
+
+
+def with_max_tokens(entry: dict, max_tokens: int | None) -> dict:
+    """A registry entry whose requests ask for at most `max_tokens` (generation.instruction_max_tokens:
+    a task statement needs fewer tokens than a program); the entry as it is when none is given."""
+    if not max_tokens:
+        return entry
+    return {**entry, "params": {**entry.get("params", {}), "max_tokens": int(max_tokens)}}

@@ -51,17 +51,14 @@ def _progress(total: int, desc: str):
 
 
 def instructions(model: dict, sources: list[str], prompts_file: str, protocols: dict, llm: dict, seed: int,
-                 out: str, server_log: str | None = None, max_tokens: int | None = None) -> pd.DataFrame:
-    """The instructor model's task statements for the protocols that need one; written to `out`.
-    max_tokens: a cap of the statements' own (a task statement needs fewer than a program)."""
+                 out: str, server_log: str | None = None) -> pd.DataFrame:
+    """The instructor model's task statements for the protocols that need one; written to `out`."""
     tables = source_tables(sources)
     prompts = PromptSet(prompts_file)
     wanted = pd.concat([protocol_rows(tables, p, protocols[p], seed)
                         for p in NEEDS_INSTRUCTION if p in protocols]).drop_duplicates("id")
     name = "inverse_instruction/instructor"
     params = request_params(model, seed)
-    if max_tokens:
-        params = {**params, "max_tokens": int(max_tokens)}
     requests = [(prompts.messages(name, language=r.language or "", code=r.code), params)
                 for r in wanted.itertuples(index=False)]
     client = client_from_config(model, llm)

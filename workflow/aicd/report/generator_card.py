@@ -26,6 +26,7 @@ from ..common.io import read_json, write_json, write_text
 from ..common.stagecli import json_arg
 from ..data.scores import machine_score
 from ..scoring.roc_point import roc_point
+from ..scoring.thresholds import auroc
 from .llm_tables import card_line
 
 FPR = 0.01
@@ -47,9 +48,7 @@ def detection(preds: pd.DataFrame, test: pd.DataFrame, ids: set, model_rows: pd.
         if "score_human" in preds.columns and len(humans):
             scores = np.concatenate([machine_score(rows["score_human"]), machine_score(humans["score_human"])])
             positive = np.r_[np.ones(len(rows), bool), np.zeros(len(humans), bool)]
-            from sklearn.metrics import roc_auc_score
-
-            cell["auroc"] = float(roc_auc_score(positive, scores))
+            cell["auroc"] = auroc(scores, positive)
             point = roc_point(scores, positive, FPR)
             cell["tpr_at_1pct"] = None if point is None or not point["reachable"] else point["tpr"]
             cell["why_unreachable"] = None if point is None or point["reachable"] else point["unreachable"]

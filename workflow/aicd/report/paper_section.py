@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import os
 from pathlib import Path
 
@@ -150,27 +151,20 @@ def _fast_detectgpt(records: list[str], scores: dict, task_titles: dict, rel) ->
 
 
 def zero_shot_panel(records: list[str], dets: dict[str, dict], task_titles: dict, rel) -> list[str]:
-    """Per task, the zero-shot panel's rows (kind zero_shot_lm) in one table: which scoring model
-    (its card where it is a pinned model), on how many validation rows each threshold was set and
-    how many test rows its cells cover, and each criterion's AUROC on both."""
-    by_task: dict[str, list[tuple[str, dict]]] = {}
+    """Per task and scoring model (the lm_stats feature set the rows read), the zero-shot
+    panel's rows (kind zero_shot_lm) in one table: which model (its card where it is a pinned
+    model), on how many validation rows each threshold was set and how many test rows its cells
+    cover, and each criterion's AUROC on both."""
+    panels: dict[tuple[str, str], list[tuple[str, dict]]] = {}
     for path in records:
         rec = read_json(path)
         if rec.get("kind") == "zero_shot_lm":
-            by_task.setdefault(Path(path).parent.name, []).append((path, rec))
+            features = rec.get("features") or {}
+            key = json.dumps([features.get("name"), features.get("params")], sort_keys=True, default=str)
+            panels.setdefault((Path(path).parent.name, key), []).append((path, rec))
     lines = []
-    for task, rows in by_task.items():
-        features = rows[0][1].get("features") or {}
-        params = features.get("params") or {}
-        model = card_line(features["model_card"]) if features.get("model_card") else f"`{params.get('model')}`"
-        reference = f"; reference model `{params['reference_model']}`" if params.get("reference_model") else ""
-        lines += [f"**The zero-shot panel on {task_titles.get(task, task)}** (nothing learned but a threshold; labels "
-                  f"binarised): scoring model {model}{reference}; window {params.get('window')} tokens. Each "
-                  "threshold is the value maximising macro-F1 on the validation rows the feature set scored; where "
-                  "it scored a sample of the test split, the row's cells cover that sample (the size is printed with "
-                  "the cell).", "",
-                  "| row | criterion | validation rows (threshold) | validation AUROC | test rows | test AUROC |",
-                  "|---|---|---:|---:|---:|---:|"]
+    for (task, _), rows in panels.items():
+        lines += _panel_heading(task_titles.get(task, task), rows[0][1].get("features") or {})
         for path, rec in rows:
             fit, rep = rec.get("fit") or {}, rec.get("report") or {}
             name = Path(path).stem
@@ -184,6 +178,19 @@ def zero_shot_panel(records: list[str], dets: dict[str, dict], task_titles: dict
                       "panel\", says what was measured of why)."]
         lines.append("")
     return lines
+
+
+def _panel_heading(task_title: str, features: dict) -> list[str]:
+    params = features.get("params") or {}
+    model = card_line(features["model_card"]) if features.get("model_card") else f"`{params.get('model')}`"
+    reference = f"; reference model `{params['reference_model']}`" if params.get("reference_model") else ""
+    return [f"**The zero-shot panel on {task_title}** (nothing learned but a threshold; labels "
+            f"binarised): scoring model {model}{reference}; window {params.get('window')} tokens. Each "
+            "threshold is the value maximising macro-F1 on the validation rows the feature set scored; where "
+            "it scored a sample of the test split, the row's cells cover that sample (the size is printed with "
+            "the cell). AUROC on a 0–1 scale.", "",
+            "| row | criterion | validation rows (threshold) | validation AUROC (0–1) | test rows | test AUROC (0–1) |",
+            "|---|---|---:|---:|---:|---:|"]
 
 
 SUBSET_TABLES = ((5, "Task 1 macro-F1 per language × domain setting, averaged over the paper's trained rows ± std"),

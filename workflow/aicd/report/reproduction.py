@@ -272,7 +272,7 @@ def _ours_text(c: dict, style: str) -> str:
 
 def _row_title(c: dict, style: str, tags: Marks | None = None) -> str:
     """The paper's row, and ours where its own title says more (Fast-DetectGPT — ours: Fast-DetectGPT
-    (demo code LM))."""
+    (SmolLM2-135M, zero-shot))."""
     def styled(text: str) -> str:
         if c["table"] in (4, 8):
             return latex_title(text) if style == "latex" else markdown_title(text)

@@ -3,6 +3,7 @@ their sha256 in config/pinned_inputs.yaml, fetched once into a cache and verifie
 read, so gathered code is the same on every machine.
 
     python -m aicd.sources pinned fetch      # what `make pinned-inputs` runs
+    python -m aicd.sources pinned fetch --no-models   # the gathered code only (what `make demo` needs)
     python -m aicd.sources pinned check      # verify the cache, fetch nothing
 
 The cache is $AICD_CACHE/pinned (default ~/.cache/aicd/pinned)."""
@@ -46,8 +47,12 @@ def main(argv=None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("action", choices=["fetch", "check"])
     parser.add_argument("--manifest", default=None, help=f"default: {MANIFEST}")
+    parser.add_argument("--no-models", action="store_true",
+                        help="leave out the pinned models (the core demo reads only the gathered code)")
     args = parser.parse_args(argv)
     manifest = load_manifest(args.manifest)
+    if args.no_models:
+        manifest = {name: entry for name, entry in manifest.items() if "model" not in entry}
     fetched = fetch(manifest, only_check=args.action == "check")
     print(f"pinned inputs: {len(manifest)} verified in {cache_dir()}"
           + (f" ({len(fetched)} fetched: {', '.join(fetched)})" if fetched else ""), file=sys.stderr)

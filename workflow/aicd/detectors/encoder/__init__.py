@@ -16,10 +16,12 @@ Training settings (params of a `kind: encoder` config entry) and which are the p
 window 512, epochs 3, batch_size 64 are §5.1; every other default is ours (PARAMS).
 
 The package holds EncoderDetector and DEFAULTS. Reading the model and escaping special tokens
-come from aicd.models.pretrained; the encoder's own helpers live in tokens (row sampling and the token
-cache), runtime (device and precision), checkpoints (resuming from a complete checkpoint of the
-same run) and trainer (the transformers Trainer set up from the settings); the public ones are
-re-exported here."""
+come from aicd.models.pretrained; the encoder's own helpers (the public ones re-exported here):
+
+- tokens: row sampling and the token cache;
+- runtime: device and precision;
+- checkpoints: resuming from a complete checkpoint of the same run;
+- trainer: the transformers Trainer set up from the settings."""
 
 from __future__ import annotations
 
