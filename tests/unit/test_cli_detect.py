@@ -65,21 +65,22 @@ def test_skips_are_counted_and_languages_identified(fitted, tmp_path, capsys):
     assert "skipped 4 files: " in err and "1 binary" in err and "1 invalid_utf8" in err and "1 empty" in err and "1 not_code_extension" in err
 
 
-def test_without_out_the_labels_are_a_table_on_the_terminal(fitted, tmp_path, capsys):
-    model, _workflow, _tables, _files = fitted
+def detect_one_file_as_python(fitted, tmp_path, capsys) -> list[str]:
+    """`aicd detect x.txt --language python` without --out: the terminal's lines."""
+    model = fitted[0]
     f = tmp_path / "x.txt"
     f.write_text("print('hello')\n")
     assert aicd(["detect", str(f), "--language", "python", "--model", str(model)]) == 0
-    out = capsys.readouterr().out.splitlines()
+    return capsys.readouterr().out.splitlines()
+
+
+def test_without_out_the_labels_are_a_table_on_the_terminal(fitted, tmp_path, capsys):
+    out = detect_one_file_as_python(fitted, tmp_path, capsys)
     assert out[0].split()[:4] == ["path", "language", "language_from", "pred"]
 
 
 def test_the_language_flag_names_the_language_of_every_file(fitted, tmp_path, capsys):
-    model, _workflow, _tables, _files = fitted
-    f = tmp_path / "x.txt"
-    f.write_text("print('hello')\n")
-    assert aicd(["detect", str(f), "--language", "python", "--model", str(model)]) == 0
-    out = capsys.readouterr().out.splitlines()
+    out = detect_one_file_as_python(fitted, tmp_path, capsys)
     assert out[1].split()[1:3] == ["Python", "given"]
 
 
