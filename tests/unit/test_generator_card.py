@@ -62,3 +62,29 @@ def test_the_card_says_family_other_and_marks_small_cells(tmp_path):
     assert "| LR | docstring | 20 § |" in markdown  # 20 rows: fewer than 30
     assert "2 answers held no code block" in markdown and "1 answers gave bare code" in markdown
     json.dumps(data)  # the card's JSON is plain data
+
+
+def test_a_test_set_of_its_generations_reads_the_humans_of_the_tasks_test_split(tmp_path):
+    """A test set made of the model's generations holds no human row: its AUROC and TPR are read
+    against the human rows of the task's own test split (the same detector's predictions there)."""
+    preds, _test, generations = tables()
+    mine = preds[preds["id"].str.startswith("m")]
+    mine.to_parquet(tmp_path / "set_preds.parquet")
+    mine[["id"]].to_parquet(tmp_path / "set.parquet")
+    split = preds[~preds["id"].str.startswith("m")]
+    split.to_parquet(tmp_path / "split_preds.parquet")
+    split[["id"]].to_parquet(tmp_path / "split.parquet")
+    report = {"rows": 40, "status": {"ok": 40}, "by_protocol": {}, "prompt_tokens": 1, "completion_tokens": 1,
+              "requests_sent": 40}
+    files = {"predictions": str(tmp_path / "set_preds.parquet"), "test": str(tmp_path / "set.parquet")}
+    alone = {"T1: test set mine": {"lr": files}}
+    with_humans = {"T1: test set mine": {"lr": {**files, "human_predictions": str(tmp_path / "split_preds.parquet"),
+                                                "human_test": str(tmp_path / "split.parquet")}}}
+    _, without = generator_card({"name": "Tiny"}, report, generations, None, None, alone, {})
+    _, data = generator_card({"name": "Tiny"}, report, generations, None, None, with_humans, {})
+    assert without["detection"]["T1: test set mine"]["lr"][0]["auroc"] is None
+    cell = data["detection"]["T1: test set mine"]["lr"][0]
+    humans = split[split["gold"] == "human"]
+    y = np.r_[np.ones(len(mine)), np.zeros(len(humans))]
+    assert abs(cell["auroc"] - roc_auc_score(y, np.r_[mine["score_machine"], humans["score_machine"]])) < 1e-6
+    assert cell["tpr_at_1pct"] is not None

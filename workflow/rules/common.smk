@@ -319,8 +319,10 @@ def llm_mem_mb(name, base):
 
 
 def generator_card_scored(model):
-    """{where: {detector: {predictions, test}}}: each fitted detector on the model's rows of a
-    pool task's test split (its code entered the pool), and on each test set of its generations."""
+    """{where: {detector: {predictions, test[, human_predictions, human_test]}}}: each fitted
+    detector on the model's rows of a pool task's test split (its code entered the pool), and on
+    each test set of its generations, whose AUROC and TPR read the human rows of the task's own
+    test split (a test set of generations holds none)."""
     out = {}
     if model in PLAN.pool_generators and PLAN.dataset and PLAN.dataset.get("generations"):
         for t, d in PLAN.pairs:
@@ -335,6 +337,8 @@ def generator_card_scored(model):
             out.setdefault(f"{PLAN.tasks[t].title}: test set {s}", {})[d] = {
                 "predictions": f"{RESULTS}/predictions/{t}/test_sets/{s}/{d}.parquet",
                 "test": f"{RESULTS}/tasks/{t}/test_sets/{s}.parquet",
+                "human_predictions": f"{made_by(t, d)}/predictions/{t}/{d}.parquet",
+                "human_test": f"{DATA}/tasks/{t}/test.parquet",
             }
     return out
 

@@ -9,7 +9,8 @@ by protocol:
   recall       share labelled as their own class (machine, hybrid or adversarial)
   flagged      share labelled anything but human
   AUROC        its rows against the split's human rows, on the detector's machine score
-               (1 - score_human), where the detector gives scores and the split has humans
+               (1 - score_human), where the detector gives scores; for a test set of its
+               generations (no humans), against the human rows of the task's own test split
   TPR@1%FPR    the ROC operating point: share of its rows above the score that 1% of the
                split's human rows exceed (aicd.scoring.roc_point; "unreachable" with ties)
 Cells over fewer than 30 rows are marked §: a few rows move them a lot."""
@@ -33,11 +34,15 @@ FPR = 0.01
 SMALL = 30
 
 
-def detection(preds: pd.DataFrame, test: pd.DataFrame, ids: set, model_rows: pd.DataFrame) -> list[dict]:
-    """Per protocol (and all): the model's rows' recall, flagged share, AUROC and TPR@1%FPR."""
+def detection(preds: pd.DataFrame, test: pd.DataFrame, ids: set, model_rows: pd.DataFrame,
+              human_preds: pd.DataFrame | None = None) -> list[dict]:
+    """Per protocol (and all): the model's rows' recall, flagged share, AUROC and TPR@1%FPR.
+    human_preds: the detector's predictions on the rows whose humans the AUROC reads, where the
+    scored rows hold none (a test set of generations: its task's test split)."""
     merged = test[["id"]].merge(preds, on="id")
     mine = merged[merged["id"].isin(ids)].merge(model_rows[["id", "protocol"]], on="id", how="left")
-    humans = merged[merged["gold"].eq("human") & ~merged["id"].isin(ids)]
+    pool = merged if human_preds is None else human_preds
+    humans = pool[pool["gold"].eq("human") & ~pool["id"].isin(ids)]
     out = []
     for protocol, rows in [("all", mine), *sorted(mine.groupby(mine["protocol"].fillna("?")))]:
         if rows.empty:
@@ -102,7 +107,8 @@ def _pct(x) -> str:
 def detection_section(cells: dict, titles: dict) -> list[str]:
     lines = ["## Detection", "", "Per task and fitted detector, on this model's rows (by protocol): recall = share "
              "labelled as their own class; flagged = share labelled anything but human; AUROC and TPR at 1% FPR "
-             "(the ROC operating point) against the same split's human rows. § = fewer than 30 rows.", ""]
+             "(the ROC operating point) against the same split's human rows (for a test set of its generations: the "
+             "human rows of the task's test split). § = fewer than 30 rows.", ""]
     for where, per_detector in cells.items():
         lines += [f"### {where}", "", "| detector | protocol | rows | recall | flagged | AUROC | TPR @ 1% FPR |",
                   "|---|---|---:|---:|---:|---:|---:|"]
@@ -124,7 +130,11 @@ def generator_card(model: dict, report: dict, generations: pd.DataFrame, executi
     for where, per_detector in scored.items():
         for detector, files in per_detector.items():
             preds = pd.read_parquet(files["predictions"])
-            found = detection(preds, pd.read_parquet(files["test"], columns=["id"]), ids, generations)
+            human_preds = None
+            if files.get("human_predictions"):
+                human_test = pd.read_parquet(files["human_test"], columns=["id"])
+                human_preds = human_test.merge(pd.read_parquet(files["human_predictions"]), on="id")
+            found = detection(preds, pd.read_parquet(files["test"], columns=["id"]), ids, generations, human_preds)
             if found:
                 cells.setdefault(where, {})[detector] = found
     head = [f"# {model['name']}", "", f"Family {model.get('family')}"
