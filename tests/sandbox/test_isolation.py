@@ -111,6 +111,16 @@ def outcomes(engine, image, probe, seccomp: bool) -> dict[str, str]:
     return rows
 
 
+# The probe's 200 ms timer (syscall_probe.c) ends a call that blocks: such a call was let through.
+ALARM = "signal=14"
+
+
+def blocked_once(a: str, b: str) -> bool:
+    """The same allowed call, timed out in one run and returning in the other (sync() on a busy
+    vfs disk outlasts the timer now and then): neither side was refused (EPERM is errno 1)."""
+    return ALARM in (a, b) and not any(re.search(r"errno=1\b", o) for o in (a, b))
+
+
 def refused_by_family(key: str) -> bool:
     """An `arg` probe of a socket whose family (or netlink protocol) the profile refuses."""
     kind, _, rest = key.partition(" ")[2].partition("/")
@@ -130,7 +140,7 @@ def test_the_profile_is_dockers_default_minus_io_uring_and_socket_families(engin
     image = LOCAL_BASE if image_exists(LOCAL_BASE, engine) else sandbox_image  # small: quick to create on vfs
     default, ours = outcomes(engine, image, probe, False), outcomes(engine, image, probe, True)
     assert default.keys() == ours.keys()
-    differ = {key for key in default if default[key] != ours[key]}
+    differ = {key for key in default if default[key] != ours[key] and not blocked_once(default[key], ours[key])}
     unexplained = {key: (default[key], ours[key]) for key in differ - IO_URING - ZERO_ARG_SOCKETS
                    if not refused_by_family(key)}
     assert not unexplained, unexplained
