@@ -21,6 +21,9 @@ from .config import stage_on
 from .generate.protocols import NEEDS_INSTRUCTION
 
 SPLITS = ("train", "validation", "test")
+# What a feature set's job asks where its entry's resources do not say (the features rule and
+# the plan's list of GPU jobs read the same values): MB before its inputs' share, minutes.
+FEATURE_JOB = {"mem_mb": 2000, "runtime": 120}
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,8 @@ class Plan:
                      or name in (self.features.get(self.detectors[d].features or "", {}).get("parts") or [])}
             if tasks:
                 jobs.append({"rule": "features", "detector": name, "count": len(tasks), "gpu": int(asks["gpu"]),
-                             "mem_mb": int(asks.get("mem_mb", 2000)), "runtime": int(asks.get("runtime", 120)),
+                             "mem_mb": int(asks.get("mem_mb", FEATURE_JOB["mem_mb"])),
+                             "runtime": int(asks.get("runtime", FEATURE_JOB["runtime"])),
                              "threads": int(asks.get("threads", 1))})
         return jobs
 

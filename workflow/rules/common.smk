@@ -9,7 +9,7 @@ from snakemake.utils import min_version
 from aicd.common.errors import AicdError
 from aicd.config import explain_error, stage_on, validate_config
 from aicd.generate.registry import check_config_models, endpoint_hint, load_registry, with_max_tokens
-from aicd.plan import SPLITS, Plan
+from aicd.plan import FEATURE_JOB, SPLITS, Plan
 from aicd.records import baserun, runs
 from aicd.records.fingerprint import code_version
 from aicd.report import layouts

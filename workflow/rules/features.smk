@@ -18,8 +18,9 @@ rule features:
         feature_env
     threads: feature_threads
     resources:
-        mem_mb=lambda w, input, attempt: feature_resource(w, "mem_mb", 2000 + 8 * input.size_mb) * attempt,
-        runtime=lambda w, attempt: feature_resource(w, "runtime", 120) * attempt,
+        mem_mb=lambda w, input, attempt: feature_resource(w, "mem_mb", FEATURE_JOB["mem_mb"] + 8 * input.size_mb)
+        * attempt,
+        runtime=lambda w, attempt: feature_resource(w, "runtime", FEATURE_JOB["runtime"]) * attempt,
         gpu=lambda w: feature_resource(w, "gpu", 0),
     params:
         guard=guard("features"),

@@ -18,6 +18,7 @@ Cells over fewer than 30 rows are marked §: a few rows move them a lot."""
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 
 import numpy as np
@@ -126,15 +127,15 @@ def generator_card(model: dict, report: dict, generations: pd.DataFrame, executi
                    normalized: dict | None, scored: list[dict], titles: dict) -> tuple[str, dict]:
     """(Markdown, JSON) of one model's card. scored: {where: {detector: {predictions, test}}}."""
     ids = set(generations["id"])
+    split_ids = functools.cache(lambda path: pd.read_parquet(path, columns=["id"]))  # one split, every detector
     cells: dict = {}
     for where, per_detector in scored.items():
         for detector, files in per_detector.items():
             preds = pd.read_parquet(files["predictions"])
             human_preds = None
             if files.get("human_predictions"):
-                human_test = pd.read_parquet(files["human_test"], columns=["id"])
-                human_preds = human_test.merge(pd.read_parquet(files["human_predictions"]), on="id")
-            found = detection(preds, pd.read_parquet(files["test"], columns=["id"]), ids, generations, human_preds)
+                human_preds = split_ids(files["human_test"]).merge(pd.read_parquet(files["human_predictions"]), on="id")
+            found = detection(preds, split_ids(files["test"]), ids, generations, human_preds)
             if found:
                 cells.setdefault(where, {})[detector] = found
     head = [f"# {model['name']}", "", f"Family {model.get('family')}"

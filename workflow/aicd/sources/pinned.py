@@ -52,7 +52,10 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     manifest = load_manifest(args.manifest)
     if args.no_models:
-        manifest = {name: entry for name, entry in manifest.items() if "model" not in entry}
+        from ..models.local_models import pinned_models
+
+        models = pinned_models(manifest)
+        manifest = {name: entry for name, entry in manifest.items() if name not in models}
     fetched = fetch(manifest, only_check=args.action == "check")
     print(f"pinned inputs: {len(manifest)} verified in {cache_dir()}"
           + (f" ({len(fetched)} fetched: {', '.join(fetched)})" if fetched else ""), file=sys.stderr)
