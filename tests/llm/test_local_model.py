@@ -110,22 +110,29 @@ def test_judging_through_the_real_server_counts_unparseable_answers(local_model,
 
 
 def test_a_killed_job_leaves_no_server(local_model, tmp_path, trial_raw):
-    """SIGKILL to the job while its server answers: the kernel takes the server along."""
+    """SIGKILL to the job while its server answers: the kernel takes the server along.
+
+    One request at a time with longer answers, so the job is still asking when the first
+    answer is logged (four concurrent short answers could all finish, and the job stop its
+    server, between two looks)."""
     source = human_rows(tmp_path, trial_raw, n=4)
     log = tmp_path / "server.log"
     before = set(servers())
+    slow = {**local_model, "concurrency": 1, "params": {**local_model["params"], "max_tokens": 160}}
     job = subprocess.Popen(
-        [sys.executable, "-m", "aicd.generate", "generate", "--model", json.dumps(local_model), "--source", source,
+        [sys.executable, "-m", "aicd.generate", "generate", "--model", json.dumps(slow), "--source", source,
          "--prompts", GEN_PROMPTS, "--protocols", json.dumps({"hybrid_rewrite": {"n": 4}}),
          "--llm", json.dumps({"cache": str(tmp_path / "c.sqlite")}), "--out", str(tmp_path / "g.parquet"),
          "--report", str(tmp_path / "g.json"), "--server-log", str(log)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 600
-    while time.monotonic() < deadline and not (log.exists() and "POST /v1/chat" in log.read_text()):
+    started: set[int] = set()
+    while time.monotonic() < deadline and not (started and log.exists() and "POST /v1/chat" in log.read_text()):
         assert job.poll() is None, "the job ended before its server answered"
-        time.sleep(0.5)
-    started = set(servers()) - before
+        started |= set(servers()) - before
+        time.sleep(0.2)
     assert started, "no server was started"
+    assert job.poll() is None, "the job finished before it could be killed"
     job.send_signal(signal.SIGKILL)
     job.wait()
     deadline = time.monotonic() + 30
