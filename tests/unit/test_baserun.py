@@ -48,7 +48,7 @@ def test_an_extra_detector_reads_every_baseline_and_computes_only_itself(demo, m
     _config, plan, reuse = on_base(base, models, {"detectors": {"mine": MINE}})
     assert set(plan.pairs) - reuse.pairs == {("binary", "mine")}
     assert reuse.pairs == set(Plan.from_config(demo, models, {}).pairs)
-    assert reuse.features == baserun.feature_jobs(plan)      # every feature set is the base's
+    assert reuse.features == plan.feature_jobs()  # every feature set is the base's
     assert reuse.analyses == set(plan.tasks)                   # its row is not one the analyses read
     assert reuse.of_pair("binary", "mine", "results/mine") == "results/mine"
     assert reuse.of_pair("binary", "lr_tfidf", "results/mine") == "results"

@@ -165,17 +165,21 @@ class Plan:
     def ood_tasks(self) -> list[str]:
         return [t for t, task in self.tasks.items() if task.mode == "ood"]
 
+    def feature_jobs(self) -> set[tuple[str, str]]:
+        """(task, feature set) of every features job the plan makes, concat parts included."""
+        return {(t, fs) for t, d in self.pairs if self.detectors[d].features
+                for fs in (self.detectors[d].features, *feature_parts(self.features, self.detectors[d].features))}
+
     def gpu_feature_jobs(self) -> list[dict]:
         """Feature-set jobs that ask GPUs (`resources: {gpu: N}`, e.g. an lm_stats set on a GPU
         node): per set, how many tasks compute it and what each job asks (as the features rule
         asks it, attempt 1)."""
-        jobs = []
+        jobs, planned = [], self.feature_jobs()
         for name, spec in self.features.items():
             asks = spec.get("resources") or {}
             if int(asks.get("gpu", 0)) <= 0:
                 continue
-            tasks = {t for t, d in self.pairs if self.detectors[d].features == name
-                     or name in (self.features.get(self.detectors[d].features or "", {}).get("parts") or [])}
+            tasks = {t for t, fs in planned if fs == name}
             if tasks:
                 jobs.append({"rule": "features", "detector": name, "count": len(tasks), "gpu": int(asks["gpu"]),
                              "mem_mb": int(asks.get("mem_mb", FEATURE_JOB["mem_mb"])),
@@ -303,14 +307,17 @@ def _task(name: str, spec: dict, config: dict) -> TaskPlan:
                     test_sets=dict(spec.get("test_sets") or {}))
 
 
-def feature_kinds(features: dict, featureset: str | None) -> list:
-    """The featurizer kinds a feature set is made of: its own, or a concat's parts'."""
+def feature_parts(features: dict, featureset: str | None) -> list[str]:
+    """The feature sets a feature set is made of: a concat's parts, else itself (none if unknown)."""
     spec = features.get(featureset) if featureset else None
     if not spec:
         return []
-    if spec["kind"] == "concat":
-        return [features.get(p, {}).get("kind") for p in spec.get("parts", [])]
-    return [spec["kind"]]
+    return list(spec.get("parts", [])) if spec["kind"] == "concat" else [featureset]
+
+
+def feature_kinds(features: dict, featureset: str | None) -> list:
+    """The featurizer kinds a feature set is made of: its own, or a concat's parts'."""
+    return [features.get(p, {}).get("kind") for p in feature_parts(features, featureset)]
 
 
 def feature_environment(features: dict, featureset: str | None, featurizers: dict) -> str:
@@ -322,9 +329,7 @@ def feature_environment(features: dict, featureset: str | None, featurizers: dic
 
 def sampled_splits(features: dict, featureset: str | None) -> set:
     """The splits of which a feature set (or a concat part) scores only a sample (lm_stats rows)."""
-    specs = [features.get(featureset, {})] if featureset else []
-    if specs and specs[0].get("kind") == "concat":
-        specs = [features.get(p, {}) for p in specs[0].get("parts", [])]
+    specs = [features.get(p, {}) for p in feature_parts(features, featureset)]
     return {split for spec in specs for split in ((spec.get("params") or {}).get("rows") or {})}
 
 

@@ -194,17 +194,6 @@ class Reuse:
         return self.root if task in self.analyses else own
 
 
-def feature_jobs(plan) -> set:
-    """(task, feature set) of every features job a plan makes, concat parts included."""
-    out = set()
-    for t, d in plan.pairs:
-        fs = plan.detectors[d].features
-        if fs:
-            out.add((t, fs))
-            out |= {(t, p) for p in (plan.features.get(fs) or {}).get("parts") or []}
-    return out
-
-
 def reuse(plan, base_plan, config: dict, base: Base) -> Reuse:
     """What this run reads from the base: a plan item is the base's when the base made it and
     this run would make it the same way."""
@@ -218,7 +207,7 @@ def reuse(plan, base_plan, config: dict, base: Base) -> Reuse:
         parts = (own_features.get(fs) or {}).get("parts") or []
         return all(f in base_features and job(own_features.get(f)) == job(base_features.get(f)) for f in [fs, *parts])
 
-    features = frozenset(j for j in feature_jobs(plan) & feature_jobs(base_plan) if same_features(j[1]))
+    features = frozenset(j for j in plan.feature_jobs() & base_plan.feature_jobs() if same_features(j[1]))
     base_entries = base.config["detectors"]
     pairs = frozenset(
         (t, d) for t, d in plan.pairs

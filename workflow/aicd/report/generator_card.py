@@ -35,12 +35,17 @@ FPR = 0.01
 SMALL = 30
 
 
+def on_split(split: pd.DataFrame, preds: pd.DataFrame) -> pd.DataFrame:
+    """A detector's predictions on the rows of one split (its ids)."""
+    return split[["id"]].merge(preds, on="id")
+
+
 def detection(preds: pd.DataFrame, test: pd.DataFrame, ids: set, model_rows: pd.DataFrame,
               human_preds: pd.DataFrame | None = None) -> list[dict]:
     """Per protocol (and all): the model's rows' recall, flagged share, AUROC and TPR@1%FPR.
     human_preds: the detector's predictions on the rows whose humans the AUROC reads, where the
     scored rows hold none (a test set of generations: its task's test split)."""
-    merged = test[["id"]].merge(preds, on="id")
+    merged = on_split(test, preds)
     mine = merged[merged["id"].isin(ids)].merge(model_rows[["id", "protocol"]], on="id", how="left")
     pool = merged if human_preds is None else human_preds
     humans = pool[pool["gold"].eq("human") & ~pool["id"].isin(ids)]
@@ -125,7 +130,8 @@ def detection_section(cells: dict, titles: dict) -> list[str]:
 
 def generator_card(model: dict, report: dict, generations: pd.DataFrame, execution: dict | None,
                    normalized: dict | None, scored: list[dict], titles: dict) -> tuple[str, dict]:
-    """(Markdown, JSON) of one model's card. scored: {where: {detector: {predictions, test}}}."""
+    """(Markdown, JSON) of one model's card. scored: {where: {detector: {predictions, test[,
+    human_predictions, human_test]}}} (the human pair where the scored rows hold no humans)."""
     ids = set(generations["id"])
     split_ids = functools.cache(lambda path: pd.read_parquet(path, columns=["id"]))  # one split, every detector
     cells: dict = {}
@@ -134,7 +140,7 @@ def generator_card(model: dict, report: dict, generations: pd.DataFrame, executi
             preds = pd.read_parquet(files["predictions"])
             human_preds = None
             if files.get("human_predictions"):
-                human_preds = split_ids(files["human_test"]).merge(pd.read_parquet(files["human_predictions"]), on="id")
+                human_preds = on_split(split_ids(files["human_test"]), pd.read_parquet(files["human_predictions"]))
             found = detection(preds, split_ids(files["test"]), ids, generations, human_preds)
             if found:
                 cells.setdefault(where, {})[detector] = found
