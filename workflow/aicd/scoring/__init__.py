@@ -6,6 +6,8 @@ and the same broken down by every subset column of the test split (`python -m ai
 - bootstrap: bootstrap intervals for macro-F1 and the paired test of two detectors;
 - thresholds: AUROC and the TPR at a fixed FPR on human code, for detectors that give scores;
 - roc_point: the ROC operating point as the field defines it;
+- calibration: thresholds set on human reference code (split-conformal) and the FPR bound a held-out
+  part of it supports (Clopper-Pearson);
 - confidence: calibration error and macro-F1 where the detector is confident;
 - external: any predictions file scored against any gold file (`aicd score`, `aicd compare`);
 - submission: hidden-label submissions checked and scored."""
