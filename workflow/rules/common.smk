@@ -8,7 +8,7 @@ from snakemake.utils import min_version
 
 from aicd.common.errors import AicdError
 from aicd.config import explain_error, stage_on, validate_config
-from aicd.generate.registry import check_config_models, endpoint_hint, load_registry, with_max_tokens
+from aicd.generate.registry import check_config_models, endpoint_hint, job_entry, load_registry, with_max_tokens
 from aicd.plan import FEATURE_JOB, SPLITS, Plan
 from aicd.records import baserun, runs
 from aicd.records.fingerprint import code_version
@@ -300,7 +300,8 @@ def lm_spec(w):
 
 
 def model_arg(name):
-    return as_arg(MODELS[name])
+    """A model's entry for a job that runs it (without the keys only a report reads)."""
+    return as_arg(job_entry(MODELS[name]))
 
 
 def served_here(name):
