@@ -23,9 +23,9 @@ def test_subset_section_marks_one_class_inferred_unrecoverable_and_provisional()
                                              "per_class": {"human": {"recall": 0.75}}}}}}
     text = "\n".join(subset_section(task_reports, {"binary": "T1 Binary", "T1": "Task 1", "T3": "Task 3"},
                                     {"T1": ("LR", scores)}, {"T3": "0 human and 2 hybrid by inspection"}))
-    assert "| unseen_language_unseen_domain | 4 | human 4 **(one class: human only)** | – |" in text
+    assert "| unseen_language_unseen_domain | 4 | human 4 § **(one class: human only)** | – |" in text
     assert "Subsets holding one class (unseen_language_unseen_domain)" in text
-    assert "| seen_language (inferred) | 6 | human 3, machine 3 | 50.00 |" in text
+    assert "| seen_language (inferred) | 6 | human 3 §, machine 3 § | 50.00§ |" in text
     assert ("Per language (identified by aicd.normalize.langid), LR, macro-F1 × 100: Go 25.00 (n = 2), Python "
             "(n = 4, **one class: human**; human recall 75.00).") in text  # a one-class slice's macro-F1 is never printed
     assert "One class: that language's test rows hold one gold class" in text

@@ -28,7 +28,7 @@ def test_ours_marks_sample_notes_and_the_model_card(tmp_path):
     assert "SmolLM2 judge (ours)<sub>zs</sub>" in md and "| Gemma<sub>zs</sub> " in md
     assert "Gemma (ours)" not in md
     assert "never in an average with them" in md  # the caption says what "ours" means
-    assert "20 of 2,183 test rows" in md and "7 answers named no class" in md and "3 programs cut to 1,000" in md
+    assert "20 of 2,183 test rows" in md and "7 of 20 answers named no class" in md and "3 programs cut to 1,000" in md
     assert "Apache-2.0" in md and "134.5M parameters" in md and "transformers serve" in md
     assert "25.00" in md and "not run" in md  # the paper's judge that did not run here
 
