@@ -69,6 +69,22 @@ def test_a_mistake_is_told_with_the_config_file_that_holds_it(config, tmp_path):
     assert f"{base}: features.tfidf.params.ngram_max: 'three' is not of type" in explain_error(err.value, [base, layer])
 
 
+def test_a_value_given_on_the_command_line_is_blamed_there(config, tmp_path):
+    """A key both a config file and --config set is the command line's (snakemake applies it last);
+    one only a file sets stays the file's."""
+    from aicd.config import COMMAND_LINE, explain_error
+
+    base = tmp_path / "base.yaml"
+    base.write_text(yaml.safe_dump(config))
+    bad = copy.deepcopy(config)
+    bad["seed"] = "abc"
+    with pytest.raises(AicdError) as err:
+        validate_config(bad)
+    assert f"{COMMAND_LINE}: seed: 'abc' is not of type 'integer'" in explain_error(err.value, [base], None,
+                                                                                    {"seed": "abc"})
+    assert f"{base}: seed:" in explain_error(err.value, [base], None, {"results": "elsewhere"})
+
+
 def test_bad_value_is_named_with_its_path(config):
     bad = copy.deepcopy(config)
     bad["features"]["tfidf"]["params"]["ngram_max"] = "three"

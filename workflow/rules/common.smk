@@ -54,7 +54,7 @@ try:
 except AicdError as err:
     # a mistake in the config or the machine's state: the message alone, naming the config file
     # that holds it, without snakemake's framing of a workflow error
-    raise SystemExit(explain_error(err, workflow.configfiles, config.get("base")))
+    raise SystemExit(explain_error(err, workflow.configfiles, config.get("base"), workflow.config_settings.config))
 
 # Where this run's data is: the base's root for a run built on another (sources, dataset, task
 # splits, test sets, LLM and sandbox stages are read from there), else its own.

@@ -239,7 +239,7 @@ def _confusion_lines(table: Table4, paths: ReportPaths, rel: Callable) -> list[s
         if basis.startswith("not chosen"):
             lines += [f"{basis[0].upper()}{basis[1:]}.", ""]
         elif basis != "macro-F1":
-            lines += [f"Chosen by the highest {basis}: the macro-F1 averages over a class under {MIN_CLASS_SUPPORT} "
+            lines += [f"Chosen by the highest {basis}: the macro-F1 averages over classes under {MIN_CLASS_SUPPORT} "
                       f"test rows ({SMALL_CLASS}), which no choice rests on.", ""]
         lines += [f"![confusion matrix]({rel(f'{stem}.png')}) ([PDF]({rel(f'{stem}.pdf')}))", ""]
     return lines

@@ -25,6 +25,13 @@ def _f1(entry: dict | None) -> str:
     return f"{entry['macro_f1'] * 100:.2f}"
 
 
+def _subset_value(entry: dict | None) -> str:
+    """A subset's macro-F1, or where its rows hold one class that class's recall, named."""
+    one = (entry or {}).get("one_class")
+    recall = (((entry or {}).get("per_class") or {}).get(one) or {}).get("recall") if one else None
+    return f"{one} recall {recall * 100:.2f}" if recall is not None else _f1(entry)
+
+
 def _language_cell(lang: str, entry: dict) -> str:
     """'Go 25.00 (n = 2)', or for a language whose test rows hold one class its recall, named."""
     one = entry.get("one_class")
@@ -57,12 +64,12 @@ def subset_section(task_reports: dict[str, dict], titles: dict[str, str], best: 
         subsets = rep.get("test_subsets") or {}
         if subsets:
             head = f"macro-F1 × 100 ({name})" if name else "macro-F1 × 100"
-            lines += [f"| test subset | rows | classes | {head} |", "|---|---:|---|---:|"]
+            lines += [f"| test subset | rows | classes | {head} (a one-class subset: its recall) |", "|---|---:|---|---:|"]
             for subset, summary in subsets.items():
                 label = f"{subset} (inferred)" if "subset" in inferred else subset
                 classes = _classes(summary["target"])
                 note = one_class_note(summary)
-                value = _f1(by.get("subset", {}).get(subset))
+                value = _subset_value(by.get("subset", {}).get(subset))
                 small = SMALL_CLASS if _small(summary["target"]) and value != "–" else ""
                 lines.append(f"| {label} | {summary['rows']} | {classes}{' **' + note + '**' if note else ''} "
                              f"| {value}{small} |")
@@ -73,9 +80,9 @@ def subset_section(task_reports: dict[str, dict], titles: dict[str, str], best: 
                           "subset's recall) concludes nothing.", ""]
             one = [s for s, v in subsets.items() if v.get("one_class")]
             if one:
-                lines += [f"Subsets holding one class ({', '.join(one)}): macro-F1 there averages over the one "
-                          "class present and any class predicted, so it measures that class's recall more than "
-                          "discrimination.", ""]
+                lines += [f"Subsets holding one class ({', '.join(one)}): a macro-F1 there would average over the one "
+                          "class present and any class predicted, measuring that class's recall more than "
+                          "discrimination, so its recall is given instead (as Tables 5-7 do).", ""]
         else:
             lines += ["No test subsets (the data names none and none could be rebuilt).", ""]
         languages = by.get("language") or {}
