@@ -252,10 +252,13 @@ def file_problems(pred_path, gold_path, labels: list | None, label_map: dict, al
     where = "--labels" if labels else f"the gold labels of {gold_path}"
     checks = [(pred_path, pred_values, pred_ids, "predicted", where)] + \
         ([(gold_path, gold_values, gold_ids, "gold", "--labels")] if labels else [])
+    named = set(label_map.values())
+
+    def outside(v) -> bool:  # a value the map does not know is told above, as unmapped
+        return v not in label_set and v != ABSTAIN and (not label_map or v in named)
+
     for path, values, ids, what, against in checks:
-        mapped = values.map(lambda v: label_map.get(v, v))
-        mappable = (lambda v: True) if not label_map else (lambda v: v in label_map.values())
-        for v, n, eg in _counted(mapped, ids, lambda v: v not in label_set and v != ABSTAIN and mappable(v)):
+        for v, n, eg in _counted(values.map(lambda v: label_map.get(v, v)), ids, outside):
             problems.append(f"{path}: {what} label {v!r} outside {against} {label_set} ({n:,} rows; {_eg(eg)})")
     if labels:
         held = set(mapped_gold.dropna()) | set(pred_values.dropna().map(lambda v: label_map.get(v, v)))
