@@ -502,10 +502,14 @@ def targets():
     return out
 
 
-# A dry run for SLURM says where each GPU job goes (the plugin picks partitions when it submits).
+# A dry run for SLURM says where each GPU job goes (the plugin picks partitions when it submits)
+# and whether the jobs can read the release (and the Hub or local sources) from the nodes.
 if DRY_RUN and not workflow.remote_exec:
-    from aicd.site_profile import gpu_partition_note, slurm_partitions
+    from aicd.site_profile import gpu_partition_note, input_access_note, input_locations, slurm_partitions
+    from aicd.sources.loader import source_parts
 
     _on_slurm, _partitions = slurm_partitions(sys.argv, os.environ)
     if _on_slurm and gpu_jobs():
         NOTES.append(gpu_partition_note(gpu_jobs(), _partitions))
+    if _on_slurm and not BASE:
+        NOTES.extend(input_access_note(input_locations(config, PLAN, source_parts), os.environ))
