@@ -43,7 +43,9 @@ def table8(layout: dict, score_files: list[str], tables_dir: str, inputs: dict |
         note = f"No judge ran: {layout.get('hint', 'no judge has an endpoint')}."
         latex += f"% {note}\n"
         markdown += f"\n{note}\n"
-    notes = judge_notes([read_json(r) for r in reports or []], dict(layout["tasks"]), files)
+    # a report names the judge's model; its file (judges/{task}/{judge}_{mode}.report.json) names its row
+    loaded = [{**read_json(r), "row": Path(r).name.removesuffix(".report.json")} for r in reports or []]
+    notes = judge_notes(loaded, dict(layout["tasks"]), files)
     if notes:
         markdown += "\n" + "\n".join(notes) + "\n"
     latex, markdown = with_inputs(latex, markdown, inputs)
@@ -64,14 +66,15 @@ def _judge_rows(layout: dict) -> list[tuple[str, str, str | None]]:
 
 def judge_notes(reports: list[dict], task_titles: dict, scores: dict | None = None) -> list[str]:
     """One line per judged cell: how many rows of how many, of which classes (its score file,
-    where given: (judge_mode, task) -> score), and the unparseable answers (scored as wrong),
-    with the judge's model card where it was served here."""
+    where given: (judge_mode, task) -> score; a report's `row` is its judge_mode), and the
+    unparseable answers (scored as wrong), with the judge's model card where it was served here."""
     lines, cards = [], {}
     for r in sorted(reports, key=lambda r: (r.get("judge", ""), r.get("mode", ""), r.get("task", ""))):
         task = task_titles.get(r.get("task"), r.get("task", "?"))
         cut = f"; {r['programs_cut']} programs cut to {r['code_cut_to_chars']:,} characters" \
             if r.get("programs_cut") else ""
-        per_class = ((scores or {}).get((f"{r['judge']}_{r['mode']}", r.get("task"))) or {}).get("per_class") or {}
+        row = r.get("row") or f"{r['judge']}_{r['mode']}"
+        per_class = ((scores or {}).get((row, r.get("task"))) or {}).get("per_class") or {}
         classes = ", ".join(f"{c} {int(v['support'])}" for c, v in per_class.items() if v.get("support"))
         lines.append(f"- {r['judge']} {r['mode']} on {task}: {r['judged']:,} of {r['test_rows']:,} test rows "
                      f"(a seeded sample stratified by class, language and domain{': ' + classes if classes else ''}); "
