@@ -92,7 +92,7 @@ def test_figures_written(tmp_path):
     from aicd.report.paper_figures import main
     from aicd.scoring.score import score
     rng = np.random.default_rng(0)
-    n = 60
+    n = 120  # both classes over the minimum of test rows, so a best is chosen
     test = pd.DataFrame({"id": [f"r{i}" for i in range(n)], "code": "x",
                          "target": rng.choice(["human", "machine"], n).astype(object),
                          "language": rng.choice(["Go", "C", "Python"], n),
