@@ -37,8 +37,13 @@ def table8(layout: dict, score_files: list[str], tables_dir: str, inputs: dict |
     intervals = {k: tuple(s["macro_f1_ci"]) for k, s in files.items() if s.get("macro_f1_ci")}
     ran = {j for j in ours for m in layout["modes"] for (row, _) in scores if row == f"{j}_{m}"}
     caption = CAPTION + (OURS_NOTE if ran else "")
-    latex, markdown = render(rows, columns, scores, caption=caption, label="tab:llm-judges", not_run=NOT_RUN,
-                             intervals=intervals, tags=Marks.from_scores(files, ours=set()))
+    tags = Marks.from_scores(files, ours=set())
+    tags.sampled.clear()  # every cell is on a sample: the caption says so, the lines under it give the sizes
+    # the LaTeX in the paper's format (no interval, as Table 4's); the Markdown with each cell's interval
+    latex, _ = render(rows, columns, scores, caption=caption + (f" {TEX_INTERVALS}" if intervals else ""),
+                      label="tab:llm-judges", not_run=NOT_RUN, tags=tags)
+    _, markdown = render(rows, columns, scores, caption=caption, label="tab:llm-judges", not_run=NOT_RUN,
+                         intervals=intervals, tags=tags)
     if not scores:
         note = f"No judge ran: {layout.get('hint', 'no judge has an endpoint')}."
         latex += f"% {note}\n"
@@ -51,6 +56,10 @@ def table8(layout: dict, score_files: list[str], tables_dir: str, inputs: dict |
     latex, markdown = with_inputs(latex, markdown, inputs)
     write_text(latex, Path(tables_dir) / "table8.tex")
     write_text(markdown, Path(tables_dir) / "table8.md")
+
+
+TEX_INTERVALS = ("Like the paper's, this table prints no interval: each cell's 95% bootstrap interval is in table8.md "
+                 "and the judge's score file (macro_f1_ci).")
 
 
 # A judge of our own (the packaged local model) is not one of the paper's: its rows say so and are
