@@ -7,7 +7,8 @@
 - margins / scores: its score_<class> columns are not probabilities (aicd.data.scores);
 - § beside a macro-F1: a class of the test rows has fewer than MIN_CLASS_SUPPORT rows, yet
   weighs as much as any other in the macro average; such a cell is never bold, underlined,
-  "best", a figure's choice, or counted as agreeing with the paper (`unranked`);
+  "best", a figure's choice, or counted as agreeing with the paper (aicd.report.table4.unranked_cells,
+  ranked_best, the reproduction table's headlines);
 - one class: the cell's test rows hold one class (a test set of one model's generations): it
   shows that class's recall, as every one-class slice does, never a macro-F1, and is never ranked;
 - [one row decides] in place of an interval: a class under MIN_CLASS_SUPPORT rows is so small
@@ -83,12 +84,6 @@ class Marks:
             if s.get("n") and 2 * int(s.get("abstentions") or 0) > int(s["n"]):
                 marks.unparseable[key] = (int(s["abstentions"]), int(s["n"]))
         return marks
-
-    def unranked(self, detector: str, task: str) -> bool:
-        """Never bold, best, a figure's choice or an agreeing count: a class under the minimum, one class,
-        or most answers unparseable (an LLM judge)."""
-        key = (detector, task)
-        return key in self.small_classes or key in self.one_class or key in self.unparseable
 
     def row(self, detector: str, task: str | None = None) -> list[str]:
         """The tags of a detector's row (and of its cell in `task`, where the table has one task)."""
