@@ -16,7 +16,8 @@ by protocol:
                the humans cannot give a 1% FPR: fewer than 100 of them, or ties at the top)
 The card opens with the rows each figure rests on; cells over fewer than MIN_CLASS_SUPPORT rows
 are marked § and conclude nothing. Shares and AUROC are printed to the decimal their rows
-support (aicd.report.intervals.supported_digits), AUROC with its 95% bootstrap interval."""
+support (aicd.report.intervals.supported_digits), AUROC with its 95% bootstrap interval where
+the model's rows reach the minimum."""
 
 from __future__ import annotations
 
@@ -121,10 +122,15 @@ def _share(x, rows: int) -> str:
 
 
 def _auroc_text(c: dict) -> str:
-    """AUROC x 100 with its interval, to the decimal the smaller of its two classes supports."""
+    """AUROC x 100 to the decimal the smaller of its two classes supports, with its interval where
+    the model's rows reach the minimum: under it the resamples hold the same few rows of its code
+    (one row: each resample has it or not), so the interval would say how the humans vary, not
+    how its code does, and is left out."""
     if c.get("auroc") is None:
         return "–"
-    return with_interval(c["auroc"], c.get("auroc_ci"), digits=supported_digits(min(c["rows"], c.get("humans") or 0)))
+    digits = supported_digits(min(c["rows"], c.get("humans") or 0))
+    ci = c.get("auroc_ci") if c["rows"] >= MIN_CLASS_SUPPORT else None
+    return with_interval(c["auroc"], ci, digits=digits)
 
 
 def _tpr_text(c: dict) -> str:
@@ -158,11 +164,11 @@ def rows_line(cells: dict) -> list[str]:
 def detection_section(cells: dict, titles: dict) -> list[str]:
     lines = ["## Detection", "", "Per task and fitted detector, on this model's rows (by protocol): recall = share "
              "labelled as their own class; flagged = share labelled anything but human; AUROC (with its 95% bootstrap "
-             "interval) and TPR at 1% FPR (the ROC operating point) against the same split's human rows (for a test "
+             f"interval where its rows reach {MIN_CLASS_SUPPORT}) and TPR at 1% FPR (the ROC operating point) against the same split's human rows (for a test "
              f"set of its generations: the human rows of the task's test split); × 100, {DIGITS_SAYS}. "
              f"{SMALL_CLASS} = fewer than {MIN_CLASS_SUPPORT} rows: concludes nothing.", ""]
     for where, per_detector in cells.items():
-        lines += [f"### {where}", "", "| detector | protocol | rows | recall | flagged | AUROC [95% CI] | TPR @ 1% FPR |",
+        lines += [f"### {where}", "", "| detector | protocol | rows | recall | flagged | AUROC | TPR @ 1% FPR |",
                   "|---|---|---:|---:|---:|---:|---:|"]
         for detector, rows in per_detector.items():
             for c in rows:
