@@ -58,26 +58,28 @@ def test_missing_and_unknown_ids_are_counted(files):
     tmp, _gold = files
     sub = pd.read_csv(tmp / "a.csv")
     sub.iloc[:390].to_csv(tmp / "short.csv", index=False)
-    with pytest.raises(AicdError, match=r"10 ids of the gold file not in the predictions \(e\.g\. '390'\); 390 of 400 ids \(97\.50%\) of the gold "
-                                        r"file match; score the covered rows only with --allow-missing"):
+    with pytest.raises(AicdError, match=r"10 ids of the gold file not in the predictions \(e\.g\. '390', '391', '392'\); "
+                                        r"390 of 400 ids \(97\.50%\) of the gold file match\n"
+                                        r"score the covered rows only with --allow-missing"):
         score_file(tmp / "short.csv", tmp / "gold.parquet", label_map={"0": "human", "1": "machine"})
     r = score_file(tmp / "short.csv", tmp / "gold.parquet", label_map={"0": "human", "1": "machine"}, allow_missing=True)
     assert r["n"] == 390 and r["coverage"] == pytest.approx(390 / 400)
     pd.concat([sub, pd.DataFrame({"id": [1000, 1001], "label": [0, 1]})]).to_csv(tmp / "extra.csv", index=False)
-    with pytest.raises(AicdError, match=r"2 ids of the predictions not in the gold file \(e\.g\. '1000'\)"):
+    with pytest.raises(AicdError, match=r"2 ids of the predictions not in the gold file \(e\.g\. '1000', '1001'\)"):
         score_file(tmp / "extra.csv", tmp / "gold.parquet")
     pd.concat([sub, sub.iloc[:3]]).to_csv(tmp / "dup.csv", index=False)
-    with pytest.raises(AicdError, match="3 ids occur more than once"):
+    with pytest.raises(AicdError, match=r"3 ids more than once in the predictions \(e\.g\. '0', '1', '2'\)"):
         score_file(tmp / "dup.csv", tmp / "gold.parquet")
 
 
 def test_labels_outside_the_set_or_the_map_are_named(files, capsys):
     tmp, gold = files
     pd.DataFrame({"id": gold["id"], "label": ["2"] * 5 + ["0"] * 395}).to_csv(tmp / "c.csv", index=False)
-    with pytest.raises(AicdError, match=r"labels not in --label-map: '2' \(5 rows\)"):
+    with pytest.raises(AicdError, match=r"labels not in --label-map: '2' \(5 rows; e\.g\. id '0', '1', '2'\)"):
         score_file(tmp / "c.csv", tmp / "gold.parquet", label_map={"0": "human", "1": "machine"})
-    with pytest.raises(AicdError, match=r"c\.csv: predicted labels outside the gold labels of .*gold\.parquet "
-                                        r"\['0', '1'\]: '2' \(5 rows\); name them with --label-map"):
+    with pytest.raises(AicdError, match=r"c\.csv: predicted label '2' outside the gold labels of .*gold\.parquet "
+                                        r"\['0', '1'\] \(5 rows; e\.g\. id '0', '1', '2'\)\nname each file's labels with "
+                                        r"--label-map"):
         score_file(tmp / "c.csv", tmp / "gold.parquet")
     assert aicd(["score", str(tmp / "c.csv"), str(tmp / "gold.parquet")]) == 2
     said = capsys.readouterr().err
@@ -246,3 +248,27 @@ def test_scores_outside_0_1_where_probabilities_are_declared_are_an_error(files)
         score_file(tmp / "p100.parquet", tmp / "named.parquet")
     declare(scaled, "score").to_parquet(tmp / "s100.parquet")
     assert score_file(tmp / "s100.parquet", tmp / "named.parquet")["n"] == len(gold)
+
+
+def test_every_problem_of_a_file_is_named_in_one_run(files, capsys):
+    """Ids missing, unknown and repeated, a row without a label and labels outside the map, all at
+    once, each counted with examples; the advice names --allow-missing, --label-map and `aicd
+    submission check`, and --help names it too."""
+    tmp, _gold = files
+    sub = pd.read_csv(tmp / "a.csv").astype({"label": object})
+    broken = pd.concat([sub.iloc[5:], sub.iloc[5:7], pd.DataFrame({"id": [900, 901], "label": [0, 1]})])
+    broken.loc[broken["id"] == 10, "label"] = ""
+    broken.loc[broken["id"].isin([20, 21, 22, 23]), "label"] = "7"
+    broken.to_csv(tmp / "broken.csv", index=False)
+    assert aicd(["score", str(tmp / "broken.csv"), str(tmp / "gold.parquet"), "--label-map", "0=human,1=machine"]) == 2
+    said = capsys.readouterr().err
+    assert "5 problems" in said and "nothing scored" in said and "Traceback" not in said
+    assert "5 ids of the gold file not in the predictions (e.g. '0', '1', '2')" in said
+    assert "2 ids of the predictions not in the gold file (e.g. '900', '901')" in said
+    assert "2 ids more than once in the predictions (e.g. '5', '6')" in said
+    assert "1 rows have no predicted label (e.g. id '10')" in said
+    assert "predicted labels not in --label-map: '7' (4 rows; e.g. id '20', '21', '22')" in said
+    assert "--allow-missing" in said and "--label-map" in said and "aicd submission check" in said
+    with pytest.raises(SystemExit):
+        aicd(["score", "--help"])
+    assert "aicd submission check" in capsys.readouterr().out

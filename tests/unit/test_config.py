@@ -69,6 +69,22 @@ def test_a_mistake_is_told_with_the_config_file_that_holds_it(config, tmp_path):
     assert f"{base}: features.tfidf.params.ngram_max: 'three' is not of type" in explain_error(err.value, [base, layer])
 
 
+def test_a_value_given_on_the_command_line_is_blamed_there(config, tmp_path):
+    """A key both a config file and --config set is the command line's (snakemake applies it last);
+    one only a file sets stays the file's."""
+    from aicd.config import COMMAND_LINE, explain_error
+
+    base = tmp_path / "base.yaml"
+    base.write_text(yaml.safe_dump(config))
+    bad = copy.deepcopy(config)
+    bad["seed"] = "abc"
+    with pytest.raises(AicdError) as err:
+        validate_config(bad)
+    assert f"{COMMAND_LINE}: seed: 'abc' is not of type 'integer'" in explain_error(err.value, [base], None,
+                                                                                    {"seed": "abc"})
+    assert f"{base}: seed:" in explain_error(err.value, [base], None, {"results": "elsewhere"})
+
+
 def test_bad_value_is_named_with_its_path(config):
     bad = copy.deepcopy(config)
     bad["features"]["tfidf"]["params"]["ngram_max"] = "three"
@@ -125,3 +141,25 @@ def test_threads_are_not_config(config):
     bad["detectors"]["lr_tfidf"]["threads"] = 4
     with pytest.raises(AicdError, match=r"config\.detectors\.lr_tfidf\.threads: unknown key; allowed here: .*resources"):
         validate_config(bad)
+
+
+@pytest.mark.parametrize("kind, given, meant", [("catboost", "iteratons", "iterations"),
+                                                ("logistic_regression", "max_itr", "max_iter"),
+                                                ("linear_svm", "dula", "dual")])
+def test_a_misspelled_library_parameter_gets_a_did_you_mean(config, kind, given, meant):
+    """A kind whose parameters pass on to its library (CatBoost, scikit-learn) refuses a name the
+    library does not take with the did-you-mean every other key gets, at validation, not the
+    library's own message at fit time; a real library argument not in the spec still passes."""
+    bad = copy.deepcopy(config)
+    name = next(n for n, d in bad["detectors"].items() if d.get("features"))
+    bad["detectors"][name] = {**bad["detectors"][name], "kind": kind, "params": {given: 5}}
+    with pytest.raises(AicdError) as err:
+        validate_config(bad)
+    said = str(err.value)
+    assert f"config.detectors.{name}.params:" in said and f"no parameter '{given}' (did you mean '{meant}'?)" in said
+    assert "unexpected keyword argument" not in said
+    good = copy.deepcopy(config)
+    library_only = {"catboost": {"n_estimators": 5}, "logistic_regression": {"tol": 0.001},
+                    "linear_svm": {"solver": "liblinear", "dual": True}}[kind]
+    good["detectors"][name] = {**good["detectors"][name], "kind": kind, "params": library_only}
+    validate_config(good)

@@ -88,3 +88,18 @@ def test_a_test_set_of_its_generations_reads_the_humans_of_the_tasks_test_split(
     y = np.r_[np.ones(len(mine)), np.zeros(len(humans))]
     assert abs(cell["auroc"] - roc_auc_score(y, np.r_[mine["score_machine"], humans["score_machine"]])) < 1e-6
     assert cell["tpr_at_1pct"] is not None
+
+
+def test_the_card_prints_what_its_rows_support(tmp_path):
+    """One row of the model's code against 300 humans: AUROC in whole points and no interval (the
+    resamples would hold that same row), marked §; 40 rows: the interval, still whole points."""
+    from aicd.report.generator_card import detection_section
+
+    preds, test, generations = tables(mine=40)
+    cells = {c["protocol"]: c for c in detection(preds, test, set(generations["id"]), generations)}
+    one = {**cells["all"], "rows": 1, "auroc": 0.9512, "auroc_ci": [0.94, 0.96]}
+    lines = detection_section({"T1": {"lr": [cells["all"], one]}}, {"lr": "LR"})
+    forty, single = [line for line in lines if line.startswith("| LR |")]
+    auroc = forty.split("|")[6]
+    assert "| 40 |" in forty and ("[" in auroc or "±" in auroc) and "." not in auroc
+    assert "| 1 § |" in single and single.split("|")[6].strip() == "95"

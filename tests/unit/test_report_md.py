@@ -22,10 +22,10 @@ def _write(layout, files, tables_dir, figures_dir, report):
 
 
 def test_table4_figures_and_report_links(tmp_path):
-    gold = ["human", "machine"] * 10
+    gold = ["human", "machine"] * 30  # 30 rows per class: enough to rank
     files = [_scores(tmp_path, "T1", "good", gold, gold),
-             _scores(tmp_path, "T1", "half", gold, ["human"] * 10 + ["machine"] * 10),
-             _scores(tmp_path, "T1", "majority", gold, ["machine"] * 20)]
+             _scores(tmp_path, "T1", "half", gold, ["human"] * 30 + ["machine"] * 30),
+             _scores(tmp_path, "T1", "majority", gold, ["machine"] * 60)]
     layout = {"tasks": [["T1", "Task 1"]],
               "detectors": [["majority", "Majority", True], ["good", "Good", False], ["half", "Half", False],
                             ["absent", "Never run", False]]}
@@ -39,7 +39,7 @@ def test_table4_figures_and_report_links(tmp_path):
     assert "<table" in (out / "tables" / "table4.html").read_text()
     assert (out / "figures" / "confusion_T1.png").stat().st_size > 0 and (out / "figures" / "confusion_T1.pdf").exists()
     report = (out / "report.md").read_text()
-    assert "best trained detector Good (macro-F1 100.00, n = 20)" in report
+    assert "best trained detector Good (macro-F1 100.00, n = 60)" in report
     assert "](figures/confusion_T1.png)" in report and "](tables/table4.tex)" in report
     assert "± is the half-width" in report  # intervals shown where the scores carry them
 
@@ -54,9 +54,9 @@ def test_a_task_without_scores_is_said_not_drawn(tmp_path):
 
 
 def test_a_dummy_that_beats_every_trained_detector_is_not_the_best_trained(tmp_path):
-    gold = ["human"] * 15 + ["machine"] * 5
-    files = [_scores(tmp_path, "T1", "majority", gold, ["human"] * 20),  # 0.43 macro-F1
-             _scores(tmp_path, "T1", "bad", gold, ["machine"] * 20)]  # 0.20
+    gold = ["human"] * 90 + ["machine"] * 30
+    files = [_scores(tmp_path, "T1", "majority", gold, ["human"] * 120),  # 0.43 macro-F1
+             _scores(tmp_path, "T1", "bad", gold, ["machine"] * 120)]  # 0.20
     layout = {"tasks": [["T1", "Task 1"]], "detectors": [["majority", "Majority", True], ["bad", "Bad", False]]}
     _write(layout, files, str(tmp_path / "t"), str(tmp_path / "f"), str(tmp_path / "report.md"))
     assert "best trained detector Bad (" in (tmp_path / "report.md").read_text()

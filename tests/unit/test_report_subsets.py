@@ -23,9 +23,9 @@ def test_subset_section_marks_one_class_inferred_unrecoverable_and_provisional()
                                              "per_class": {"human": {"recall": 0.75}}}}}}
     text = "\n".join(subset_section(task_reports, {"binary": "T1 Binary", "T1": "Task 1", "T3": "Task 3"},
                                     {"T1": ("LR", scores)}, {"T3": "0 human and 2 hybrid by inspection"}))
-    assert "| unseen_language_unseen_domain | 4 | human 4 **(one class: human only)** | – |" in text
+    assert "| unseen_language_unseen_domain | 4 | human 4 § **(one class: human only)** | – |" in text
     assert "Subsets holding one class (unseen_language_unseen_domain)" in text
-    assert "| seen_language (inferred) | 6 | human 3, machine 3 | 50.00 |" in text
+    assert "| seen_language (inferred) | 6 | human 3 §, machine 3 § | 50.00§ |" in text
     assert ("Per language (identified by aicd.normalize.langid), LR, macro-F1 × 100: Go 25.00 (n = 2), Python "
             "(n = 4, **one class: human**; human recall 75.00).") in text  # a one-class slice's macro-F1 is never printed
     assert "One class: that language's test rows hold one gold class" in text
@@ -34,3 +34,18 @@ def test_subset_section_marks_one_class_inferred_unrecoverable_and_provisional()
     assert "6 of 6 rows (2 from the cache, 4 identified now;" in text and "ms per row" not in text  # no time: same bytes
     assert "**label map provisional**: 0 human and 2 hybrid by inspection" in text
     assert "No test subsets" in text.split("### Task 3")[1]
+
+
+def test_a_one_class_subset_shows_its_recall_and_a_small_class_is_marked():
+    reports = {"T1": {"test_subsets": {
+        "unseen_language_unseen_domain": {"rows": 336, "target": {"human": 336}, "one_class": "human"},
+        "unseen_language_seen_domain": {"rows": 153, "target": {"human": 14, "machine": 139}, "one_class": None}}}}
+    scores = {"by": {"subset": {
+        "unseen_language_unseen_domain": {"macro_f1": 0.4, "n": 336, "one_class": "human",
+                                          "per_class": {"human": {"recall": 0.3125, "support": 336}}},
+        "unseen_language_seen_domain": {"macro_f1": 0.8286, "n": 153,
+                                        "per_class": {"human": {"support": 14}, "machine": {"support": 139}}}}}}
+    text = "\n".join(subset_section(reports, {"T1": "T1"}, {"T1": ("Robust", scores)}, {}))
+    assert "| human 336 **(one class: human only)** | human recall 31.25 |" in text and "40.00" not in text
+    assert "| unseen_language_seen_domain | 153 | human 14 §, machine 139 | 82.86§ |" in text
+    assert "concludes nothing" in text

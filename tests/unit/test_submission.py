@@ -139,3 +139,21 @@ def test_the_leaderboard_ranks_and_tests_against_the_leader(tmp_path, gold):
     (tmp_path / "empty").mkdir()
     with pytest.raises(AicdError, match="no submission results files"):
         read_results(tmp_path / "empty")
+
+
+def test_no_leader_is_set_apart_on_gold_with_a_class_under_the_minimum(tmp_path):
+    """Gold of 280 humans and 20 machine rows: the ranking is printed, but no row is marked leader,
+    and the page says which class is under the minimum."""
+    from aicd.report.leaderboard import render
+
+    table = pd.DataFrame({"id": [f"t{i}" for i in range(300)], "label": ["human"] * 280 + ["machine"] * 20})
+    table.to_parquet(tmp_path / "gold.parquet")
+    board = tmp_path / "board"
+    for name, acc, seed in (("Strong", 0.9, 3), ("Weak", 0.6, 5)):
+        pred, meta = submission(tmp_path, table, name, acc, seed)
+        assert aicd(["submission", "score", str(pred), str(meta), "--gold", str(tmp_path / "gold.parquet"),
+                     "--task", "T1", "--out", str(board / f"{name}.json"), "--resamples", "50"]) == 0
+    boards = build(read_results(board), resamples=50)
+    assert boards["T1"]["small_classes"] == {"machine": 20}
+    page = render(boards)
+    assert 'class="leader"' not in page and "machine 20" in page and "no row is set apart as the leader" in page

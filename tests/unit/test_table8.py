@@ -28,7 +28,7 @@ def test_ours_marks_sample_notes_and_the_model_card(tmp_path):
     assert "SmolLM2 judge (ours)<sub>zs</sub>" in md and "| Gemma<sub>zs</sub> " in md
     assert "Gemma (ours)" not in md
     assert "never in an average with them" in md  # the caption says what "ours" means
-    assert "20 of 2,183 test rows" in md and "7 answers named no class" in md and "3 programs cut to 1,000" in md
+    assert "20 of 2,183 test rows" in md and "7 of 20 answers named no class" in md and "3 programs cut to 1,000" in md
     assert "Apache-2.0" in md and "134.5M parameters" in md and "transformers serve" in md
     assert "25.00" in md and "not run" in md  # the paper's judge that did not run here
 
@@ -39,3 +39,22 @@ def test_without_any_ours_judge_the_caption_has_no_ours_note(tmp_path):
     table8(layout, [], str(tmp_path))
     md = (tmp_path / "table8.md").read_text()
     assert "ours" not in md and "No judge ran: set GEMINI_API_KEY." in md
+
+
+def test_each_cell_names_its_classes_from_the_score_file_its_report_file_names(tmp_path):
+    """A judge's report names its model; its file name (judges/{task}/{judge}_{mode}.report.json) names
+    the row, whose score file gives the classes of the rows judged (T3's sample: 1 adversarial)."""
+    layout = {"tasks": [["fine", "T3"]], "modes": ["zs"], "hint": "", "judges": [["smol", "SmolLM2 judge", None]]}
+    per_class = {"human": {"support": 6}, "machine": {"support": 5}, "adversarial": {"support": 1}}
+    scores = [write(tmp_path / "s.json", {"detector": "judge_smol_zs", "task": "fine", "macro_f1": 0.4,
+                                          "macro_f1_ci": [0.2, 0.6], "n": 12, "abstentions": 8,
+                                          "labels": list(per_class), "per_class": per_class})]
+    (tmp_path / "judges").mkdir()
+    reports = [write(tmp_path / "judges" / "smol_zs.report.json",
+                     {"task": "fine", "judge": "SmolLM2-135M-Instruct", "mode": "zs", "judged": 12,
+                      "test_rows": 400, "abstentions": 8})]
+    table8(layout, scores, str(tmp_path), reports=reports)
+    md = (tmp_path / "table8.md").read_text()
+    assert "stratified by class, language and domain: human 6, machine 5, adversarial 1); 8 of 12 answers" in md
+    cell = next(line for line in md.splitlines() if line.startswith("| SmolLM2"))
+    assert "**" not in cell and "<sup>unparseable</sup>" in cell and "§" in cell

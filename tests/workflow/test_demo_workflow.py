@@ -343,6 +343,16 @@ def test_bad_config_key_stops_before_any_job(tmp_path, repo):
     assert "Traceback" not in out and "WorkflowError" not in out and "common.smk" not in out
 
 
+def test_a_bad_value_given_with_config_is_blamed_on_the_command_line(tmp_path, repo):
+    """`--config seed=abc` over demo.yaml, which sets seed too: snakemake applies --config last, so the
+    command line, not the file, holds the mistake."""
+    (tmp_path / "override.yaml").write_text(yaml.safe_dump({"results": "results"}))
+    proc = run(repo, tmp_path, "-n", "--config", "seed=abc", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "the command line (--config): seed: 'abc' is not of type 'integer'" in out
+    assert "demo.yaml: seed" not in out and "Traceback" not in out
+
+
 def table4_line_of(results, title: str) -> str:
     return next(line for line in (results / "tables" / "table4.md").read_text().splitlines()
                 if line.startswith(f"| {title}"))

@@ -120,14 +120,21 @@ def _score_parser(sub, raw) -> None:
                        description="Macro-F1 with a 95% bootstrap interval, accuracy, per-class precision/recall/F1 "
                                    "and per-subset breakdowns. PRED: a SemEval-2026 Task 13 submission (CSV id,label), "
                                    "the workflow's predictions parquet (id, gold, pred), or CSV/JSONL/parquet with id "
-                                   "and pred or label. GOLD: parquet/CSV/JSONL with id and target, label or gold (the first present).",
+                                   "and pred or label. GOLD: parquet/CSV/JSONL with id and target, label or gold (the first present). "
+                                   "Every problem of the two files (ids missing, unknown or repeated, rows without a "
+                                   "label, labels outside --label-map or the label set) is named in one run, each "
+                                   "counted with examples, and nothing is scored until none is left. To check a "
+                                   "hidden-label submission against a task's test ids without gold labels: "
+                                   "aicd submission check PRED --task TASK.",
                        epilog="examples:\n  aicd score submission.csv gold.csv --label-map 0=human,1=machine\n"
                               "  aicd score results/predictions/binary/svm_tfidf.parquet results/tasks/binary/test.parquet "
                               "--json score.json\n"
                               "  # how many humans are wrongly accused at a threshold set for 1% FPR on validation\n"
                               "  aicd score results/predictions/binary/lr_tfidf.parquet results/tasks/binary/test.parquet "
                               "--fpr 0.01\n"
-                              "  aicd score mine.csv gold.csv --validation mine_on_validation.csv --fpr 0.01 0.05")
+                              "  aicd score mine.csv gold.csv --validation mine_on_validation.csv --fpr 0.01 0.05\n"
+                              "  # a submission's format, ids and labels, before any gold is at hand\n"
+                              "  aicd submission check preds.csv --task binary")
     s.add_argument("pred", metavar="PRED")
     s.add_argument("gold", metavar="GOLD")
     _scoring_options(s)

@@ -213,10 +213,15 @@ def _depth(layer, keys) -> int:
     return depth
 
 
-def explain_error(err: Exception, configfiles, base: str | None = None) -> str:
-    """A refusal as the user reads it: each `config.KEY: ...` line of the message names the config
-    file that sets KEY (the last one that holds it, as snakemake merges them); a key only a run's
-    base holds names the base's recorded config. Other messages are left as they are."""
+COMMAND_LINE = "the command line (--config)"
+
+
+def explain_error(err: Exception, configfiles, base: str | None = None, command_line=None) -> str:
+    """A refusal as the user reads it: each `config.KEY: ...` line of the message names where KEY
+    is set: the command line where `--config` gives it (`command_line`: snakemake's
+    workflow.config_settings.config, applied after every file), else the last config file that
+    holds it (as snakemake merges them); a key only a run's base holds names the base's recorded
+    config. Other messages are left as they are."""
     import re
 
     layers = []
@@ -231,6 +236,8 @@ def explain_error(err: Exception, configfiles, base: str | None = None) -> str:
         except (OSError, yaml.YAMLError):
             data = None
         loaded.append((name, data if isinstance(data, dict) else {}))
+    if command_line:  # last, as snakemake applies it: on a tie with a file, the command line set it
+        loaded.append((COMMAND_LINE, dict(command_line)))
     lines = []
     for line in str(err).splitlines():
         m = re.match(r"^(\s*)config\.(.+?): (.*)$", line)
@@ -242,7 +249,7 @@ def explain_error(err: Exception, configfiles, base: str | None = None) -> str:
                 line = f"{m.group(1)}{loaded[at][0]}: {m.group(2)}: {m.group(3)}"
             elif m.group(2) == "(top level)" and loaded:
                 line = f"{m.group(1)}{loaded[-1][0]}: {m.group(2)}: {m.group(3)}"
-            else:  # a --config KEY=VALUE or a default
+            else:  # a default (or --config where the caller did not say what it gave)
                 line = f"{m.group(1)}{m.group(2)} (from --config or a default, in no config file): {m.group(3)}"
         lines.append(line)
     return "\n".join(lines)

@@ -39,12 +39,27 @@ def serve_local_command(args) -> None:
     entry = models[args.model]
     if not entry.get("serve"):
         raise AicdError(f"{args.model} has no `serve:` entry: it is reached at its own endpoint, not served here")
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    received = []
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, lambda signum, _frame: _stop(signum, received))
     with local_server.LocalServer(entry, seed=args.seed, port=args.port) as server:
         print(f"{args.model} served at {server.api_base} (model name {server.name!r}; log {server.log_path}); "
               "Ctrl-C stops it", flush=True)
-        try:
-            while server.proc.poll() is None:
-                time.sleep(1)
-        except KeyboardInterrupt:
-            pass
+        while server.proc.poll() is None:
+            time.sleep(1)
+        print(f"{args.model}: the server exited by itself (status {server.proc.returncode}; log {server.log_path})",
+              file=sys.stderr, flush=True)
+
+
+# Ctrl-C (SIGINT) and SIGTERM stop the server the same way, whether it is starting or serving: the
+# with-block's exit stops its process group and removes its scratch folder. A second signal while
+# that runs is ignored, so the stop is never cut short (a server left running, a folder left).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _stop(signum: int, received: list) -> None:
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    received.append(signum)
+    print(f"{signal.Signals(signum).name}: stopping the server", file=sys.stderr, flush=True)
+    raise SystemExit(0)

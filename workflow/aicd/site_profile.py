@@ -117,3 +117,87 @@ def gpu_partition_note(jobs: list[dict], partitions: Path | None) -> str:
         said.append(f"{j['rule']} {j['detector']} ({j['count']} job{'s' if j['count'] != 1 else ''}, "
                     f"gpu={j['gpu']}) -> {where}")
     return f"SLURM: GPU jobs by {partitions}: " + "; ".join(said) + "; every other job to a CPU partition."
+
+
+# ---------------------------------------------------------------- where the jobs read their inputs (dry runs)
+
+
+def hub_cached(repo: str, revision: str | None, environ) -> bool:
+    """Is the dataset `repo` at `revision` in this machine's Hugging Face Hub cache (a snapshot
+    folder for it: what an offline job, HF_HUB_OFFLINE=1, can read)?"""
+    import re
+
+    cache = Path(environ.get("HF_HUB_CACHE") or Path(environ.get("HF_HOME") or "~/.cache/huggingface") / "hub")
+    folder = cache.expanduser() / f"datasets--{repo.replace('/', '--')}"
+    revision = revision or "main"
+    if not re.fullmatch(r"[0-9a-f]{40}", revision):
+        ref = folder / "refs" / revision
+        revision = ref.read_text().strip() if ref.is_file() else ""
+    return bool(revision) and (folder / "snapshots" / revision).is_dir()
+
+
+def input_locations(config: dict, plan, source_parts) -> list[tuple[str, dict]]:
+    """(what, location) of every input a job reads from the Hub or from local files: each release
+    task's splits (rule task_split) and each source a job loads (rule source), its parts as
+    `source_parts` (aicd.sources.loader's, a stage this ground-floor module does not import) lists them."""
+    out = [(f"task {t} (the release)", config["tasks"][t]["release"]) for t, task in plan.tasks.items()
+           if task.mode == "release"]
+    for name in plan.report_sources():
+        spec = config["sources"][name]
+        if "files" in spec or "hub" in spec:
+            out += [(f"source {name}", part["location"]) for part in source_parts(spec)]
+    return out
+
+
+def input_access_note(locations: list[tuple[str, dict]], environ, cwd: Path | None = None) -> list[str]:
+    """Lines for a SLURM dry run: can the jobs read the release (and the Hub or local sources)
+    from the compute nodes? What can be seen from here: which inputs come from the Hub and
+    whether this machine's cache holds them (with HF_HUB_OFFLINE=1 a job reads only the cache,
+    which the nodes must share), which come from local files and whether each exists here (the
+    nodes must see the same paths; /tmp is a node's own). Whether the nodes reach the Hub
+    cannot be seen from here, and the line says so."""
+    hub: dict[tuple, list[str]] = {}
+    files: dict[str, list[str]] = {}
+    for what, loc in locations:
+        if "files" in loc:
+            paths = loc["files"] if isinstance(loc["files"], list) else [loc["files"]]
+            for p in paths:
+                files.setdefault(str(p), []).append(what)
+        elif "hub" in loc:
+            hub.setdefault((loc["hub"], loc.get("revision")), [])
+            if what not in hub[(loc["hub"], loc.get("revision"))]:
+                hub[(loc["hub"], loc.get("revision"))].append(what)
+    lines = []
+    if hub:
+        offline = environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+        cached = {key: hub_cached(key[0], key[1], environ) for key in hub}
+        said = "; ".join(f"{repo}{'@' + str(rev)[:12] if rev else ''} for {', '.join(whats)}: "
+                         + ("in" if cached[(repo, rev)] else "not in") + " this machine's Hub cache"
+                         for (repo, rev), whats in hub.items())
+        advice = ("download them where the Hub answers and point tasks.<T>.release.files (or the source's files:) at "
+                  "copies on a shared filesystem (docs/tasks_and_sources.md)")
+        if offline and all(cached.values()):
+            how = ("HF_HUB_OFFLINE=1 here: the jobs read only the Hub cache, which holds them here; the nodes must "
+                   "share it (HF_HOME on a shared filesystem), or " + advice)
+        elif offline:
+            how = ("HF_HUB_OFFLINE=1 here, and the cache lacks some of them: those jobs cannot read them; fill the "
+                   "cache where the Hub answers (HF_HOME on a shared filesystem), or " + advice)
+        else:
+            how = ("the nodes must reach huggingface.co (not checked from here), or run with HF_HUB_OFFLINE=1 and a "
+                   "Hub cache the nodes share (HF_HOME on a shared filesystem) that holds them; else " + advice)
+        lines.append(f"SLURM: read from the Hugging Face Hub by jobs on the compute nodes ({said}): {how}.")
+    if files:
+        base = cwd or Path.cwd()
+        missing = [p for p in files if not (base / Path(p).expanduser()).exists()]
+        local = [p for p in files if str((base / Path(p).expanduser()).resolve()).startswith(("/tmp/", "/var/tmp/"))]
+        parts = [f"SLURM: {len(files)} local input file{'s' if len(files) > 1 else ''} read by jobs on the compute "
+                 f"nodes ({', '.join(sorted({w for ws in files.values() for w in ws}))}): the nodes must see the same "
+                 "paths (a shared filesystem)"]
+        if missing:
+            parts.append(f"{len(missing)} not found here (e.g. {missing[0]}): no node will find {'them' if len(missing) > 1 else 'it'} either")
+        if local:
+            parts.append(f"{len(local)} under /tmp (e.g. {local[0]}), which is each node's own")
+        if not missing and not local:
+            parts.append("all exist here")
+        lines.append("; ".join(parts) + ".")
+    return lines

@@ -8,7 +8,7 @@ from snakemake.utils import min_version
 
 from aicd.common.errors import AicdError
 from aicd.config import explain_error, stage_on, validate_config
-from aicd.generate.registry import check_config_models, endpoint_hint, load_registry, with_max_tokens
+from aicd.generate.registry import check_config_models, endpoint_hint, job_entry, load_registry, with_max_tokens
 from aicd.plan import FEATURE_JOB, SPLITS, Plan
 from aicd.records import baserun, runs
 from aicd.records.fingerprint import code_version
@@ -54,7 +54,7 @@ try:
 except AicdError as err:
     # a mistake in the config or the machine's state: the message alone, naming the config file
     # that holds it, without snakemake's framing of a workflow error
-    raise SystemExit(explain_error(err, workflow.configfiles, config.get("base")))
+    raise SystemExit(explain_error(err, workflow.configfiles, config.get("base"), workflow.config_settings.config))
 
 # Where this run's data is: the base's root for a run built on another (sources, dataset, task
 # splits, test sets, LLM and sandbox stages are read from there), else its own.
@@ -300,7 +300,8 @@ def lm_spec(w):
 
 
 def model_arg(name):
-    return as_arg(MODELS[name])
+    """A model's entry for a job that runs it (without the keys only a report reads)."""
+    return as_arg(job_entry(MODELS[name]))
 
 
 def served_here(name):
@@ -501,10 +502,14 @@ def targets():
     return out
 
 
-# A dry run for SLURM says where each GPU job goes (the plugin picks partitions when it submits).
+# A dry run for SLURM says where each GPU job goes (the plugin picks partitions when it submits)
+# and whether the jobs can read the release (and the Hub or local sources) from the nodes.
 if DRY_RUN and not workflow.remote_exec:
-    from aicd.site_profile import gpu_partition_note, slurm_partitions
+    from aicd.site_profile import gpu_partition_note, input_access_note, input_locations, slurm_partitions
+    from aicd.sources.loader import source_parts
 
     _on_slurm, _partitions = slurm_partitions(sys.argv, os.environ)
     if _on_slurm and gpu_jobs():
         NOTES.append(gpu_partition_note(gpu_jobs(), _partitions))
+    if _on_slurm and not BASE:
+        NOTES.extend(input_access_note(input_locations(config, PLAN, source_parts), os.environ))

@@ -109,7 +109,7 @@ rule generator_card:
     conda:
         env("core")
     params:
-        model=lambda w: model_arg(w.model),
+        model=lambda w: as_arg(MODELS[w.model]),  # the whole entry: the card says who made it
         scored=lambda w: as_arg(generator_card_scored(w.model)),
         titles=lambda w: as_arg({d: det.title for d, det in PLAN.detectors.items()}),
         args=generator_card_args,

@@ -7,8 +7,11 @@ rows of the parameter tables in docs/ (ParamSpec.markdown)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from .registry import did_you_mean
 
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", dict: "object", list: "array",
                type(None): "null"}
@@ -71,12 +74,15 @@ def _article(names: str) -> str:
 class ParamSpec:
     """The parameters of one owner (a detector kind, a feature kind, the sandbox limits).
     open=True: names outside the spec pass on to the underlying library (CatBoost, scikit-learn),
-    whose own check runs on them."""
+    whose own check runs on their values; `library` (called only when a name is outside the
+    spec) gives the names the library takes, so a misspelled one is refused with a did-you-mean
+    over both, as every other key is, rather than with the library's own message."""
 
     owner: str
     params: tuple[Param, ...] = ()
     open: bool = False
     note: str = ""
+    library: Callable[[], Iterable[str]] | None = field(default=None, compare=False, repr=False)
     by_name: dict = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -88,10 +94,19 @@ class ParamSpec:
     def check(self, params: dict) -> dict:
         """The params with defaults filled in; ValueError/TypeError naming the first bad one."""
         unknown = sorted(set(params) - set(self.by_name))
+        verb = "have" if self.owner.endswith("features") else "has"
         if unknown and not self.open:
-            verb = "have" if self.owner.endswith("features") else "has"
             raise TypeError(f"{self.owner} {verb} no parameter {', '.join(map(repr, unknown))}; "
                             f"it takes {', '.join(sorted(self.by_name)) or 'none'}")
+        if unknown and self.library is not None:
+            taken = set(self.library())
+            outside = [name for name in unknown if name not in taken]
+            if outside:
+                known = sorted(set(self.by_name) | taken)
+                named = "; ".join(f"{name!r}{did_you_mean(name, known)}" for name in outside)
+                raise TypeError(f"{self.owner} {verb} no parameter {named}; it takes "
+                                f"{', '.join(sorted(self.by_name))} and {self.note or 'the library arguments'} "
+                                f"({len(taken)} in all)")
         for name, value in params.items():
             if name in self.by_name:
                 self.by_name[name].check(value, self.owner)

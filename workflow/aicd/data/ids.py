@@ -40,13 +40,23 @@ def _ids(n: int) -> str:
     return f"{n:,} id" if n == 1 else f"{n:,} ids"
 
 
-def disagreement(m: IdMatch, given: str = "predictions", wanted: str = "the test split", ignore_missing: bool = False) -> str:
-    """One sentence: every disagreement with its count and an example id, then the matches."""
+def disagreements(m: IdMatch, given: str = "predictions", wanted: str = "the test split",
+                  ignore_missing: bool = False, examples: int = 1) -> list[str]:
+    """Each disagreement with its count and up to `examples` example ids."""
+    def eg(ids: tuple) -> str:
+        return "e.g. " + ", ".join(repr(i) for i in ids[:examples])
+
     parts = []
     if m.missing and not ignore_missing:
-        parts.append(f"{_ids(len(m.missing))} of {wanted} not in the {given} (e.g. {m.missing[0]!r})")
+        parts.append(f"{_ids(len(m.missing))} of {wanted} not in the {given} ({eg(m.missing)})")
     if m.extra:
-        parts.append(f"{_ids(len(m.extra))} of the {given} not in {wanted} (e.g. {m.extra[0]!r})")
+        parts.append(f"{_ids(len(m.extra))} of the {given} not in {wanted} ({eg(m.extra)})")
     if m.repeated:
-        parts.append(f"{_ids(len(m.repeated))} more than once in the {given} (e.g. {m.repeated[0]!r})")
+        parts.append(f"{_ids(len(m.repeated))} more than once in the {given} ({eg(m.repeated)})")
+    return parts
+
+
+def disagreement(m: IdMatch, given: str = "predictions", wanted: str = "the test split", ignore_missing: bool = False) -> str:
+    """One sentence: every disagreement with its count and an example id, then the matches."""
+    parts = disagreements(m, given, wanted, ignore_missing)
     return f"the {given} and {wanted} disagree: " + "; ".join(parts) + f"; {m.coverage()} of {wanted} match"

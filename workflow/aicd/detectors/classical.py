@@ -71,7 +71,8 @@ class LogisticRegressionDetector(_SklearnDetector):
     PARAMS = ParamSpec("logistic regression", (
         Param("C", (float,), 1.0, "library", "inverse regularisation strength", minimum=0, exclusive_minimum=True),
         Param("max_iter", (int,), 1000, "ours", "L-BFGS iterations (scikit-learn's 100 stop short here)", minimum=1),
-    ), open=True, note="any other LogisticRegression argument of scikit-learn")
+    ), open=True, note="any other LogisticRegression argument of scikit-learn",
+        library=lambda: LogisticRegression().get_params())
 
     def _estimator(self):
         return make_pipeline(self._scaler(), LogisticRegression(random_state=self.seed, **self._library_params()))
@@ -98,7 +99,7 @@ class LinearSvmDetector(_SklearnDetector):
         Param("tol", (float,), None, "ours", "stopping tolerance (null: 1e-5 for lbfgs, LinearSVC's 1e-4 for liblinear)",
               minimum=0, exclusive_minimum=True),
         Param("max_iter", (int,), 1000, "ours", "iteration cap", minimum=1),
-    ), open=True, note="LinearSVC's other arguments, with solver: liblinear")
+    ), open=True, note="LinearSVC's other arguments, with solver: liblinear", library=lambda: LinearSVC().get_params())
 
 
     def _estimator(self):
@@ -120,6 +121,15 @@ class LinearSvmDetector(_SklearnDetector):
             return np.zeros((0, len(self.classes_)))
         scores = self.model_.decision_function(X)
         return np.column_stack([-scores, scores]) if scores.ndim == 1 else scores
+
+
+def catboost_arguments() -> list[str]:
+    """The keyword arguments CatBoostClassifier takes (its synonyms, n_estimators and the like, included)."""
+    import inspect
+
+    from catboost import CatBoostClassifier
+
+    return [n for n in inspect.signature(CatBoostClassifier.__init__).parameters if n != "self"]
 
 
 @register("catboost")
@@ -151,7 +161,7 @@ class CatBoostDetector(Detector):
               exclusive_minimum=True),
         Param("early_stopping_rounds", (int,), None, "ours", "stop when validation loss has not improved for this "
               "many iterations (null: off)", minimum=1),
-    ), open=True, note="any other CatBoostClassifier argument")
+    ), open=True, note="any other CatBoostClassifier argument", library=lambda: catboost_arguments())
 
     @property
     def uses_validation(self) -> bool:

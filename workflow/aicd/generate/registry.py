@@ -134,3 +134,15 @@ def with_max_tokens(entry: dict, max_tokens: int | None) -> dict:
     if not max_tokens:
         return entry
     return {**entry, "params": {**entry.get("params", {}), "max_tokens": int(max_tokens)}}
+
+
+# Keys of an entry that only a report reads (the generator card's "made by"): kept out of the entry
+# a generating or judging job is given, so that adding or changing them reruns the card alone, not
+# the model's generation and everything built on its code (snakemake reruns a job whose params
+# changed).
+REPORT_ONLY = ("maker",)
+
+
+def job_entry(entry: dict) -> dict:
+    """The entry as a generate, instructions or judge job is given it: without REPORT_ONLY keys."""
+    return {k: v for k, v in entry.items() if k not in REPORT_ONLY}

@@ -187,7 +187,8 @@ def serving(client, requests: list, log_path=None, seed: int = 0):
 def request_params(model: dict, seed: int) -> dict:
     """A model's sampling parameters, with the run's seed for a model served here (OpenAI's
     `seed`; the server seeds each request with it)."""
-    return {**model["params"], "seed": int(seed)} if model.get("serve") else dict(model["params"])
+    params = model.get("params") or {}  # load_registry fills it; an entry made by hand may not have it
+    return {**params, "seed": int(seed)} if model.get("serve") else dict(params)
 
 
 def model_card(model: dict) -> dict | None:

@@ -12,8 +12,12 @@ by protocol:
                (1 - score_human), where the detector gives scores; for a test set of its
                generations (no humans), against the human rows of the task's own test split
   TPR@1%FPR    the ROC operating point: share of its rows above the score that 1% of the
-               split's human rows exceed (aicd.scoring.roc_point; "unreachable" with ties)
-Cells over fewer than 30 rows are marked §: a few rows move them a lot."""
+               split's human rows exceed (aicd.scoring.roc_point; "unreachable", with why, where
+               the humans cannot give a 1% FPR: fewer than 100 of them, or ties at the top)
+The card opens with the rows each figure rests on; cells over fewer than MIN_CLASS_SUPPORT rows
+are marked § and conclude nothing. Shares and AUROC are printed to the decimal their rows
+support (aicd.report.intervals.supported_digits), AUROC with its 95% bootstrap interval where
+the model's rows reach the minimum."""
 
 from __future__ import annotations
 
@@ -27,12 +31,14 @@ import pandas as pd
 from ..common.io import read_json, write_json, write_text
 from ..common.stagecli import json_arg
 from ..data.scores import machine_score
+from ..scoring.bootstrap import RESAMPLES
 from ..scoring.roc_point import roc_point
-from ..scoring.thresholds import auroc
+from ..scoring.thresholds import auroc, auroc_interval
+from .intervals import DIGITS_SAYS, supported_digits, with_interval
 from .llm_tables import card_line
+from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS
 
 FPR = 0.01
-SMALL = 30
 
 
 def on_split(split: pd.DataFrame, preds: pd.DataFrame) -> pd.DataFrame:
@@ -53,13 +59,15 @@ def detection(preds: pd.DataFrame, test: pd.DataFrame, ids: set, model_rows: pd.
     for protocol, rows in [("all", mine), *sorted(mine.groupby(mine["protocol"].fillna("?")))]:
         if rows.empty:
             continue
-        cell = {"protocol": protocol, "rows": int(len(rows)),
+        cell = {"protocol": protocol, "rows": int(len(rows)), "humans": int(len(humans)),
                 "recall": float((rows["pred"] == rows["gold"]).mean()),
-                "flagged": float((rows["pred"] != "human").mean()), "auroc": None, "tpr_at_1pct": None}
+                "flagged": float((rows["pred"] != "human").mean()), "auroc": None, "auroc_ci": None,
+                "tpr_at_1pct": None}
         if "score_human" in preds.columns and len(humans):
             scores = np.concatenate([machine_score(rows["score_human"]), machine_score(humans["score_human"])])
             positive = np.r_[np.ones(len(rows), bool), np.zeros(len(humans), bool)]
             cell["auroc"] = auroc(scores, positive)
+            cell["auroc_ci"] = auroc_interval(scores, positive, RESAMPLES, seed=0)
             point = roc_point(scores, positive, FPR)
             cell["tpr_at_1pct"] = None if point is None or not point["reachable"] else point["tpr"]
             cell["why_unreachable"] = None if point is None or point["reachable"] else point["unreachable"]
@@ -106,26 +114,82 @@ def filters_section(normalized: dict | None) -> list[str]:
             f"the Table 3 filters (before deduplication against the pool); dropped: {parts}.", ""]
 
 
-def _pct(x) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+def _share(x, rows: int) -> str:
+    """A share x 100 to the decimal `rows` rows support ('–' for none)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{100 * x:.{supported_digits(rows)}f}"
+
+
+def _auroc_text(c: dict) -> str:
+    """AUROC x 100 to the decimal the smaller of its two classes supports, with its interval where
+    the model's rows reach the minimum: under it the resamples hold the same few rows of its code
+    (one row: each resample has it or not), so the interval would say how the humans vary, not
+    how its code does, and is left out."""
+    if c.get("auroc") is None:
+        return "–"
+    digits = supported_digits(min(c["rows"], c.get("humans") or 0))
+    ci = c.get("auroc_ci") if c["rows"] >= MIN_CLASS_SUPPORT else None
+    return with_interval(c["auroc"], ci, digits=digits)
+
+
+def _tpr_text(c: dict) -> str:
+    why = c.get("why_unreachable")
+    if why:
+        return why["short"] if isinstance(why, dict) and why.get("short") else "unreachable"
+    return _share(c.get("tpr_at_1pct"), c["rows"])
+
+
+def rows_line(cells: dict) -> list[str]:
+    """The card's first line: how many rows each figure rests on, and that under the minimum a
+    figure concludes nothing."""
+    if not cells:
+        return ["**Rows behind the figures**: no fitted detector scored its rows, so the card concludes nothing about "
+                "how detectable its code is.", ""]
+    parts = []
+    for where, per_detector in cells.items():
+        first = next(iter(per_detector.values()))
+        everything = next((c for c in first if c["protocol"] == "all"), first[0])
+        protocols = [c for c in first if c["protocol"] != "all"]
+        split = ", ".join(f"{c['protocol']} {c['rows']:,}" for c in protocols)
+        small = everything["rows"] < MIN_CLASS_SUPPORT
+        parts.append(f"{where}: **{everything['rows']:,} of its rows**{' ' + SMALL_CLASS if small else ''}"
+                     + (f" ({split})" if len(protocols) > 1 else "")
+                     + (f" against {everything['humans']:,} human rows" if everything.get("humans") else ""))
+    return [f"**Rows behind the figures**: {'; '.join(parts)}. A figure over fewer than {MIN_CLASS_SUPPORT} rows "
+            f"({SMALL_CLASS}) concludes nothing: one row moves a share of n rows by 100/n points; and TPR at 1% FPR "
+            "needs at least 100 human rows.", ""]
 
 
 def detection_section(cells: dict, titles: dict) -> list[str]:
     lines = ["## Detection", "", "Per task and fitted detector, on this model's rows (by protocol): recall = share "
-             "labelled as their own class; flagged = share labelled anything but human; AUROC and TPR at 1% FPR "
-             "(the ROC operating point) against the same split's human rows (for a test set of its generations: the "
-             "human rows of the task's test split). § = fewer than 30 rows.", ""]
+             "labelled as their own class; flagged = share labelled anything but human; AUROC (with its 95% bootstrap "
+             f"interval where its rows reach {MIN_CLASS_SUPPORT}) and TPR at 1% FPR (the ROC operating point) against the same split's human rows (for a test "
+             f"set of its generations: the human rows of the task's test split); × 100, {DIGITS_SAYS}. "
+             f"{SMALL_CLASS} = fewer than {MIN_CLASS_SUPPORT} rows: concludes nothing.", ""]
     for where, per_detector in cells.items():
         lines += [f"### {where}", "", "| detector | protocol | rows | recall | flagged | AUROC | TPR @ 1% FPR |",
                   "|---|---|---:|---:|---:|---:|---:|"]
         for detector, rows in per_detector.items():
             for c in rows:
-                mark = " §" if c["rows"] < SMALL else ""
-                tpr = _pct(c["tpr_at_1pct"]) if c.get("why_unreachable") is None else "unreachable"
+                mark = f" {SMALL_CLASS}" if c["rows"] < MIN_CLASS_SUPPORT else ""
                 lines.append(f"| {titles.get(detector, detector)} | {c['protocol']} | {c['rows']:,}{mark} | "
-                             f"{_pct(c['recall'])} | {_pct(c['flagged'])} | {_pct(c['auroc'])} | {tpr} |")
+                             f"{_share(c['recall'], c['rows'])} | {_share(c['flagged'], c['rows'])} | "
+                             f"{_auroc_text(c)} | {_tpr_text(c)} |")
         lines.append("")
     return lines
+
+
+def header(model: dict) -> list[str]:
+    """Title and family; `maker` is optional in the registry (a model of family `other` says who made it
+    where the entry gives it)."""
+    family = model.get("family") or "not given"
+    other = ""
+    if family == "other":
+        made = f"made by {model['maker']}; " if model.get("maker") else ""
+        other = f" ({made}not one of the paper's 11 families: its code is in Tasks 1 and 3, never Task 2)"
+    litellm = f"; litellm model `{model['litellm_model']}`" if model.get("litellm_model") else ""
+    return [f"# {model['name']}", "", f"Family {family}{other}{litellm}.", ""]
 
 
 def generator_card(model: dict, report: dict, generations: pd.DataFrame, execution: dict | None,
@@ -144,10 +208,7 @@ def generator_card(model: dict, report: dict, generations: pd.DataFrame, executi
             found = detection(preds, split_ids(files["test"]), ids, generations, human_preds)
             if found:
                 cells.setdefault(where, {})[detector] = found
-    head = [f"# {model['name']}", "", f"Family {model.get('family')}"
-            + (f" (made by {model['maker']}; not one of the paper's 11 families: its code is in Tasks 1 and 3, "
-               "never Task 2)" if model.get("family") == "other" else "")
-            + f"; litellm model `{model.get('litellm_model')}`.", ""]
+    head = header(model) + rows_line(cells)
     if report.get("model_card"):
         head += [f"Model card: {card_line(report['model_card'])}.", ""]
     body = requests_section(report) + execution_section(execution) + filters_section(normalized)

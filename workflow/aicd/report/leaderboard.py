@@ -16,6 +16,7 @@ from ..common.io import write_json, write_text
 from ..records.fingerprint import sha256_file
 from ..scoring.external import compare_files
 from .intervals import SAYS, with_interval
+from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, small_classes
 
 STYLE = ("body{font-family:sans-serif;margin:2em} table{border-collapse:collapse;margin-bottom:2em} "
          "td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right} td.name,th.name{text-align:left} "
@@ -101,7 +102,8 @@ def build(results: list[dict], resamples: int = 1000, seed: int = 0) -> dict:
                          "subsets": {s: ((r.get("by") or {}).get("subset", {}).get(s) or {}).get("macro_f1")
                                      for s in subsets},
                          "vs_leader": None if rank == 1 else paired_against(entries[0], r, resamples, seed)})
-        boards[task] = {"subsets": subsets, "entries": rows}
+        boards[task] = {"subsets": subsets, "entries": rows,
+                        "small_classes": small_classes(entries[0]) if entries else {}}
     return boards
 
 
@@ -152,10 +154,16 @@ def render(boards: dict) -> str:
         subsets = board["subsets"]
         head = ["Rank", "Detector", "Date", "Macro-F1", "AUROC", "TPR @ 1% FPR", "val. threshold for 1%: TPR (test FPR)",
                 *subsets, "leader − this"]
-        parts += [f'<h2 id="task-{html.escape(task)}">{html.escape(task)}</h2>',
-                  f'<table class="board" data-task="{html.escape(task)}"><thead><tr>'
-                  + "".join(f'<th class="{"name" if h == "Detector" else ""}">{html.escape(h)}</th>' for h in head)
-                  + "</tr></thead><tbody>"]
+        small = board.get("small_classes") or {}
+        parts += [f'<h2 id="task-{html.escape(task)}">{html.escape(task)}</h2>']
+        if small:  # no leader is set apart on a class too small to carry a ranking (aicd.report.marks)
+            parts.append(f"<p>{SMALL_CLASS} The gold rows hold classes under {MIN_CLASS_SUPPORT} rows ("
+                         + html.escape(", ".join(f"{c} {n}" for c, n in sorted(small.items())))
+                         + "): each weighs as much as any other in macro-F1, so the order rests on a few rows and "
+                         "concludes nothing; no row is set apart as the leader.</p>")
+        parts.append(f'<table class="board" data-task="{html.escape(task)}"><thead><tr>'
+                     + "".join(f'<th class="{"name" if h == "Detector" else ""}">{html.escape(h)}</th>' for h in head)
+                     + "</tr></thead><tbody>")
         for e in board["entries"]:
             name = html.escape(e["detector"])
             if e["links"]:
@@ -163,7 +171,8 @@ def render(boards: dict) -> str:
             cells = [str(e["rank"]), name, html.escape(e["date"]), _pct(e["macro_f1"], e["macro_f1_ci"]),
                      _pct(e["auroc"], e["auroc_ci"]), _tpr_cell(e), _deployment_cell(e),
                      *[_pct(e["subsets"].get(s)) for s in subsets], _vs(e["vs_leader"])]
-            parts.append(f'<tr class="{"leader" if e["rank"] == 1 else ""}" data-detector="{html.escape(e["detector"])}">'
+            lead = "leader" if e["rank"] == 1 and not small else ""
+            parts.append(f'<tr class="{lead}" data-detector="{html.escape(e["detector"])}">'
                          + "".join(f'<td class="{"name" if i == 1 else ""}">{c}</td>' for i, c in enumerate(cells))
                          + "</tr>")
         parts.append("</tbody></table>")

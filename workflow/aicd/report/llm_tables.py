@@ -2,7 +2,10 @@
 report (tokens, cost and statuses per generator model).
 
 Table 8 lists every configured judge × mode; a cell whose judge did not run (no endpoint)
-reads "not run"."""
+reads "not run". Each cell prints its 95% bootstrap interval (the judge's score file, as every
+other table's) and the marks of aicd.report.marks; bold ranks only cells that can carry it: no
+class of the judged sample under the minimum of rows, and at most half the answers unparseable
+("unparseable": how many are said under the table)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from pathlib import Path
 
 from ..common.io import read_json, write_json, write_text
 from ..common.stagecli import json_arg
+from .marks import Marks
 from .table4 import Column, Row, render, with_inputs
 
 NOT_RUN = "not run"
@@ -24,24 +28,38 @@ def table8(layout: dict, score_files: list[str], tables_dir: str, inputs: dict |
     ours = {j for j, _, paper in (_judge_rows(layout)) if paper is None}
     rows = [Row(f"{j}_{m}", t + (" (ours)" if j in ours and "ours" not in t else "") + f"_{{{m}}}", False)
             for j, t, _ in _judge_rows(layout) for m in layout["modes"]]
-    scores = {}
+    files = {}
     for path in score_files:
         s = read_json(path)
         if s.get("macro_f1") is not None:
-            scores[(s["detector"].removeprefix("judge_"), s["task"])] = s["macro_f1"]
+            files[(s["detector"].removeprefix("judge_"), s["task"])] = s
+    scores = {k: s["macro_f1"] for k, s in files.items()}
+    intervals = {k: tuple(s["macro_f1_ci"]) for k, s in files.items() if s.get("macro_f1_ci")}
     ran = {j for j in ours for m in layout["modes"] for (row, _) in scores if row == f"{j}_{m}"}
     caption = CAPTION + (OURS_NOTE if ran else "")
-    latex, markdown = render(rows, columns, scores, caption=caption, label="tab:llm-judges", not_run=NOT_RUN)
+    tags = Marks.from_scores(files, ours=set())
+    tags.sampled.clear()  # every cell is on a sample: the caption says so, the lines under it give the sizes
+    # the LaTeX in the paper's format (no interval, as Table 4's); the Markdown with each cell's interval
+    latex, _ = render(rows, columns, scores, caption=caption + (f" {TEX_INTERVALS}" if intervals else ""),
+                      label="tab:llm-judges", not_run=NOT_RUN, tags=tags)
+    _, markdown = render(rows, columns, scores, caption=caption, label="tab:llm-judges", not_run=NOT_RUN,
+                         intervals=intervals, tags=tags)
     if not scores:
         note = f"No judge ran: {layout.get('hint', 'no judge has an endpoint')}."
         latex += f"% {note}\n"
         markdown += f"\n{note}\n"
-    notes = judge_notes([read_json(r) for r in reports or []], dict(layout["tasks"]))
+    # a report names the judge's model; its file (judges/{task}/{judge}_{mode}.report.json) names its row
+    loaded = [{**read_json(r), "row": Path(r).name.removesuffix(".report.json")} for r in reports or []]
+    notes = judge_notes(loaded, dict(layout["tasks"]), files)
     if notes:
         markdown += "\n" + "\n".join(notes) + "\n"
     latex, markdown = with_inputs(latex, markdown, inputs)
     write_text(latex, Path(tables_dir) / "table8.tex")
     write_text(markdown, Path(tables_dir) / "table8.md")
+
+
+TEX_INTERVALS = ("Like the paper's, this table prints no interval: each cell's 95% bootstrap interval is in table8.md "
+                 "and the judge's score file (macro_f1_ci).")
 
 
 # A judge of our own (the packaged local model) is not one of the paper's: its rows say so and are
@@ -55,17 +73,22 @@ def _judge_rows(layout: dict) -> list[tuple[str, str, str | None]]:
     return [(j[0], j[1], j[2] if len(j) > 2 else None) for j in layout["judges"]]
 
 
-def judge_notes(reports: list[dict], task_titles: dict) -> list[str]:
-    """One line per judged cell: how many rows of how many, and the unparseable answers (scored
-    as wrong), with the judge's model card where it was served here."""
+def judge_notes(reports: list[dict], task_titles: dict, scores: dict | None = None) -> list[str]:
+    """One line per judged cell: how many rows of how many, of which classes (its score file,
+    where given: (judge_mode, task) -> score; a report's `row` is its judge_mode), and the
+    unparseable answers (scored as wrong), with the judge's model card where it was served here."""
     lines, cards = [], {}
     for r in sorted(reports, key=lambda r: (r.get("judge", ""), r.get("mode", ""), r.get("task", ""))):
         task = task_titles.get(r.get("task"), r.get("task", "?"))
         cut = f"; {r['programs_cut']} programs cut to {r['code_cut_to_chars']:,} characters" \
             if r.get("programs_cut") else ""
+        row = r.get("row") or f"{r['judge']}_{r['mode']}"
+        per_class = ((scores or {}).get((row, r.get("task"))) or {}).get("per_class") or {}
+        classes = ", ".join(f"{c} {int(v['support'])}" for c, v in per_class.items() if v.get("support"))
         lines.append(f"- {r['judge']} {r['mode']} on {task}: {r['judged']:,} of {r['test_rows']:,} test rows "
-                     f"(a seeded sample stratified by class, language and domain); {r['abstentions']:,} answers "
-                     f"named no class (unparseable, scored as wrong){cut}.")
+                     f"(a seeded sample stratified by class, language and domain{': ' + classes if classes else ''}); "
+                     f"{r['abstentions']:,} of {r['judged']:,} answers named no class (unparseable, scored as wrong)"
+                     f"{cut}.")
         if r.get("model_card"):
             cards[r["judge"]] = r["model_card"]
     for judge, card in sorted(cards.items()):

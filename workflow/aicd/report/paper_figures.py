@@ -1,7 +1,9 @@
 """The paper's figures, one matplotlib style, each as PDF (for LaTeX) and PNG (for the report):
 
 - confusion_{task}_best_percent: row-normalised confusion matrix in percent of the best trained
-  detector per task (the paper's Figures 1-2, for T2 and T3); confusion_{task}_all: every detector of
+  detector per task (the paper's Figures 1-2, for T2 and T3), chosen only on what can carry a
+  ranking (aicd.report.marks.ranked_best: never on a class under the minimum of test rows; the
+  title says the basis where it is not macro-F1); confusion_{task}_all: every detector of
   the task (Figures 7, 9, for T2 and T3; the paper has neither for T1);
 - language_{task}: macro-F1 per language for every detector (Figure 4); a language whose test rows
   hold one class is hatched and named, never drawn as a score;
@@ -29,6 +31,7 @@ import pyarrow.parquet as pq
 from ..common.io import read_json, write_json
 from ..common.stagecli import json_arg
 from .figures import write_figure
+from .marks import MIN_CLASS_SUPPORT, ranked_best
 from .subset_tables import subset_value
 from .table4 import plain_title
 
@@ -217,12 +220,14 @@ def main(argv=None) -> None:
         if not scores:
             continue
         entry = {}
-        trained = {d: s for d, s in scores.items() if d not in dummies} or scores
-        best = max(trained, key=lambda d: trained[d]["macro_f1"])
-        entry["best"] = best
-        entry["confusion_best"] = confusion_percent(
-            scores[best], f"{task_title}: {plain_title(titles.get(best, best))} (macro-F1 {100 * scores[best]['macro_f1']:.2f})",
-            figs / f"confusion_{task}_best_percent")
+        chosen = ranked_best(scores, dummies)
+        if chosen is not None:  # nothing is chosen where fewer than two classes have enough test rows
+            best, basis = chosen
+            entry["best"], entry["best_basis"] = best, basis
+            why = "" if basis == "macro-F1" else f"\nchosen on its classes of at least {MIN_CLASS_SUPPORT} test rows"
+            entry["confusion_best"] = confusion_percent(
+                scores[best], f"{task_title}: {plain_title(titles.get(best, best))} (macro-F1 "
+                f"{100 * scores[best]['macro_f1']:.2f}){why}", figs / f"confusion_{task}_best_percent")
         entry["confusion_all"] = confusion_grid(scores, titles, task_title, figs / f"confusion_{task}_all")
         entry["language"] = language_figure(scores, titles, task_title, figs / f"language_{task}")
         entry["subsets"] = subset_figure(scores, titles, labels, task_title, figs / f"subsets_{task}")

@@ -22,7 +22,9 @@ from pathlib import Path
 from .. import published
 from ..common.io import read_json, write_text
 from ..common.stagecli import json_arg
+from .intervals import supported_digits, with_interval
 from .llm_tables import card_line
+from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS
 
 
 def match_paper_rows(detectors: dict[str, dict]) -> list[tuple[str, str | None]]:
@@ -105,7 +107,7 @@ def main(argv=None) -> None:
     lines = ["## The paper's Tables 4-7, figures and analyses", ""]
     lines += _table4_rows(dets, ran={detector for detector, _ in scores})
     lines += _fast_detectgpt(args.zero_shot, scores, task_titles, rel)
-    lines += zero_shot_panel(args.zero_shot, dets, task_titles, rel)
+    lines += zero_shot_panel(args.zero_shot, dets, task_titles, rel, scores)
     lines += _subset_tables(Path(args.tables_dir), rel)
     lines += _figures(read_json(args.figures_index), task_titles, args.layout.get("kinds") or {}, rel)
     lines += _analyses(args.analyses, task_titles, rel)
@@ -150,11 +152,35 @@ def _fast_detectgpt(records: list[str], scores: dict, task_titles: dict, rel) ->
     return lines
 
 
-def zero_shot_panel(records: list[str], dets: dict[str, dict], task_titles: dict, rel) -> list[str]:
+def panel_auroc(value, ci, smaller: int | None) -> str:
+    """An AUROC on the 0-1 scale to the decimal `smaller` (its smaller class's rows) supports, with
+    its interval; § where that class has fewer than MIN_CLASS_SUPPORT rows."""
+    if value is None:
+        return "–"
+    text = with_interval(value, ci, scale=1.0, digits=supported_digits(smaller, scale=1.0, most=4))
+    return text + (f" {SMALL_CLASS}" if smaller is not None and smaller < MIN_CLASS_SUPPORT else "")
+
+
+def auroc_on_test(rec: dict, score: dict | None) -> str:
+    """The panel's test AUROC: the score file's (with its 95% bootstrap interval, human against the
+    rest) where there is one, else the detector's record (no interval: printed to what half its
+    rows would support)."""
+    metrics = (score or {}).get("threshold_metrics") or {}
+    if metrics.get("auroc") is not None:
+        humans = int(((score.get("per_class") or {}).get("human") or {}).get("support", 0))
+        return panel_auroc(metrics["auroc"], metrics.get("auroc_ci"), min(humans, int(score.get("n", 0)) - humans))
+    rep = rec.get("report") or {}
+    return panel_auroc(rep.get("test_auroc"), None, (rep.get("test_rows") or 0) // 2 or None)
+
+
+def zero_shot_panel(records: list[str], dets: dict[str, dict], task_titles: dict, rel,
+                    scores: dict | None = None) -> list[str]:
     """Per task and scoring model (the lm_stats feature set the rows read), the zero-shot
     panel's rows (kind zero_shot_lm) in one table: which model (its card where it is a pinned
     model), on how many validation rows each threshold was set and how many test rows its cells
-    cover, and each criterion's AUROC on both."""
+    cover, and each criterion's AUROC on both, printed to the decimal its rows support
+    (aicd.report.intervals.supported_digits), the test AUROC with its interval (the score file,
+    `scores`: (detector, task) -> score file)."""
     panels: dict[tuple[str, str], list[tuple[str, dict]]] = {}
     for path in records:
         rec = read_json(path)
@@ -168,9 +194,10 @@ def zero_shot_panel(records: list[str], dets: dict[str, dict], task_titles: dict
         for path, rec in rows:
             fit, rep = rec.get("fit") or {}, rec.get("report") or {}
             name = Path(path).stem
+            half = (fit.get("threshold_rows") or 0) // 2 or None  # the record keeps no class counts: at best half each
             lines.append(f"| {dets.get(name, {}).get('title', name)} | {fit.get('criterion', '–')} | "
-                         f"{fit.get('threshold_rows', '–')} | {_num(fit.get('threshold_auroc'))} | "
-                         f"{rep.get('test_rows', '–')} | {_num(rep.get('test_auroc'))} |")
+                         f"{fit.get('threshold_rows', '–')} | {panel_auroc(fit.get('threshold_auroc'), None, half)} | "
+                         f"{rep.get('test_rows', '–')} | {auroc_on_test(rec, (scores or {}).get((name, task)))} |")
         aurocs = [(rec.get("fit") or {}).get("threshold_auroc") for _, rec in rows]
         if any(a is not None and a < 0.5 for a in aurocs):
             lines += ["", "A validation AUROC below 0.5: the criterion ranks human code as the more machine-like "
@@ -188,8 +215,12 @@ def _panel_heading(task_title: str, features: dict) -> list[str]:
             f"binarised): scoring model {model}{reference}; window {params.get('window')} tokens. Each "
             "threshold is the value maximising macro-F1 on the validation rows the feature set scored; where "
             "it scored a sample of the test split, the row's cells cover that sample (the size is printed with "
-            "the cell). AUROC on a 0–1 scale.", "",
-            "| row | criterion | validation rows (threshold) | validation AUROC (0–1) | test rows | test AUROC (0–1) |",
+            "the cell). AUROC on a 0–1 scale, printed to the decimal its rows support (the last digit is the first "
+            "that 1/√n leaves in doubt, n: the smaller class's rows; for the validation sample, whose record keeps no "
+            "class counts, half its rows, the most it could support); the test AUROC with its 95% bootstrap interval "
+            f"(human against the rest, the score file's); {SMALL_CLASS}: a class under {MIN_CLASS_SUPPORT} rows.", "",
+            "| row | criterion | validation rows (threshold) | validation AUROC (0–1) | test rows | "
+            "test AUROC (0–1) [95% CI] |",
             "|---|---|---:|---:|---:|---:|"]
 
 
@@ -224,6 +255,8 @@ def _figures(index: dict, task_titles: dict, kinds: dict, rel) -> list[str]:
     for task, entry in index.get("tasks", {}).items():
         for key, sentence in FIGURE_SENTENCES.items():
             paths = entry.get(key)
+            if key == "confusion_best" and entry.get("best_basis", "macro-F1") != "macro-F1":
+                sentence = f"row-normalised confusion matrix (%) of the trained detector with the highest {entry['best_basis']}"
             if paths:
                 png = next(p for p in paths if p.endswith(".png"))
                 pdf = next(p for p in paths if p.endswith(".pdf"))

@@ -20,7 +20,7 @@ from ..records.fingerprint import stamp
 from . import threshold_table
 from .data_block import data_block
 from .figures import confusion_figure
-from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, Marks
+from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, Marks, ranked_best, table_value
 from .subsets import subset_section
 from .table4 import Column, Row, markdown_title, plain_title, render, render_html, with_inputs
 from .test_sets import test_set_section
@@ -64,7 +64,9 @@ class Table4:
     f1: dict = field(init=False)
 
     def __post_init__(self):
-        self.f1 = {k: v["macro_f1"] for k, v in self.scores.items() if v.get("macro_f1") is not None}
+        # what each cell prints: its macro-F1, or its one class's recall (aicd.report.marks.table_value)
+        self.f1 = {k: table_value(v)[0] for k, v in self.scores.items() if v.get("macro_f1") is not None}
+        self.f1 = {k: v for k, v in self.f1.items() if v is not None}
         self.rows = [r for r in self.rows if any((r.name, c.name) in self.f1 for c in self.columns)]
 
     @cached_property
@@ -74,8 +76,10 @@ class Table4:
 
     @cached_property
     def intervals(self) -> dict:
-        """Each cell's 95% bootstrap interval (score JSON `macro_f1_ci`), shown in report.md."""
-        return {k: tuple(v["macro_f1_ci"]) for k, v in self.scores.items() if k in self.f1 and v.get("macro_f1_ci")}
+        """Each cell's 95% bootstrap interval (score JSON `macro_f1_ci`; a one-class cell's recall
+        interval), shown in report.md."""
+        out = {k: table_value(v)[1] for k, v in self.scores.items() if k in self.f1}
+        return {k: tuple(ci) for k, ci in out.items() if ci}
 
     @cached_property
     def files(self) -> dict[str, str]:
@@ -93,16 +97,29 @@ class Table4:
         return with_inputs(*rendered, self.inputs)[1]
 
     @cached_property
-    def best(self) -> dict[str, tuple[float, str]]:
-        """task -> (macro-F1, its best trained detector); a dummy only where nothing else has scores."""
+    def choice(self) -> dict[str, tuple[str, str]]:
+        """task -> (detector, the basis it was chosen on) for its confusion figure and its subsets:
+        the best trained detector among the cells that can carry a ranking (aicd.report.marks.
+        ranked_best); where none can, the first trained detector of the table, not chosen by score."""
         dummies = {r.name for r in self.rows if r.dummy}
-        best = {}
+        out = {}
         for col in self.task_columns:
-            candidates = [(v, d) for (d, t), v in self.f1.items() if t == col.name]
-            trained = [c for c in candidates if c[1] not in dummies] or candidates
-            if trained:
-                best[col.name] = max(trained)
-        return best
+            scores = {d: s for (d, t), s in self.scores.items() if t == col.name and (d, t) in self.f1}
+            if not scores:
+                continue
+            chosen = ranked_best(scores, dummies)
+            if chosen is None:
+                first = next((r.name for r in self.rows if r.name in scores and not r.dummy),
+                             next(r.name for r in self.rows if r.name in scores))
+                chosen = (first, f"not chosen by score: fewer than two of the test classes have {MIN_CLASS_SUPPORT} "
+                                 "rows; the table's first trained detector")
+            out[col.name] = chosen
+        return out
+
+    @cached_property
+    def best(self) -> dict[str, tuple[float, str]]:
+        """task -> (macro-F1, the detector `choice` picked); `choice` says on what basis."""
+        return {t: (self.scores[(d, t)]["macro_f1"], d) for t, (d, _basis) in self.choice.items()}
 
     def title(self, detector: str) -> str:
         return {r.name: r.title for r in self.rows}.get(detector, detector)
@@ -145,8 +162,12 @@ def draw_confusion_figures(table: Table4, paths: ReportPaths) -> None:
         if col.name in table.best:
             value, name = table.best[col.name]
             stem = paths.confusion_stem(col.name)
+            basis = table.choice[col.name][1]
+            why = "" if basis == "macro-F1" else "\nnot chosen by score" if basis.startswith("not chosen") else \
+                f"\nchosen on its classes of at least {MIN_CLASS_SUPPORT} test rows"
+            small = f" {SMALL_CLASS}" if table.tags.small(name, col.name) else ""
             confusion_figure(table.scores[(name, col.name)],
-                             f"{col.title}: {plain_title(table.title(name))} (macro-F1 {value * 100:.2f})",
+                             f"{col.title}: {plain_title(table.title(name))} (macro-F1 {value * 100:.2f}{small}){why}",
                              f"{stem}.pdf", f"{stem}.png")
 
 
@@ -209,10 +230,18 @@ def _confusion_lines(table: Table4, paths: ReportPaths, rel: Callable) -> list[s
             lines.append(f"- {col.title}: no scores")
             continue
         value, name = table.best[col.name]
+        basis = table.choice[col.name][1]
         stem = paths.confusion_stem(col.name)
-        lines += [f"### {col.title}: best trained detector {markdown_title(table.title(name))} "
-                  f"(macro-F1 {value * 100:.2f}, n = {table.scores[(name, col.name)]['n']})", "",
-                  f"![confusion matrix]({rel(f'{stem}.png')}) ([PDF]({rel(f'{stem}.pdf')}))", ""]
+        small = table.tags.small(name, col.name)
+        head = "best trained detector" if basis == "macro-F1" else "trained detector"
+        lines += [f"### {col.title}: {head} {markdown_title(table.title(name))} "
+                  f"(macro-F1 {value * 100:.2f}{small}, n = {table.scores[(name, col.name)]['n']})", ""]
+        if basis.startswith("not chosen"):
+            lines += [f"{basis[0].upper()}{basis[1:]}.", ""]
+        elif basis != "macro-F1":
+            lines += [f"Chosen by the highest {basis}: the macro-F1 averages over classes under {MIN_CLASS_SUPPORT} "
+                      f"test rows ({SMALL_CLASS}), which no choice rests on.", ""]
+        lines += [f"![confusion matrix]({rel(f'{stem}.png')}) ([PDF]({rel(f'{stem}.pdf')}))", ""]
     return lines
 
 

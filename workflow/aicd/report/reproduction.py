@@ -14,7 +14,9 @@ the paper's is pretrained, a CPU demo encoder in place of the paper's) gets "not
 with its note instead of a difference; a comparable one's note is printed beside its cells.
 
 A headline per table and task counts the cells within +-2 points and inside the interval, and
-how many of those agreeing cells are dummy baselines (whose agreement says little). One
+how many of those agreeing cells are dummy baselines (whose agreement says little); a cell whose
+macro-F1 rests on a class under the minimum of test rows (§, aicd.report.marks) is printed but
+never counted, and where one row decides its interval, the interval is left out. One
 line says whether the run is on the paper's release (every compared task read from the
 release with its full test split) or not, naming the data by the run's input fingerprint: on
 other data (the demo, the OOD config, one's own) the comparison still prints, and shows how far
@@ -35,7 +37,7 @@ from .. import published
 from ..common.io import read_json, write_json, write_text
 from ..common.stagecli import json_arg
 from .latex import latex_text
-from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, Marks, tag
+from .marks import MIN_CLASS_SUPPORT, ONE_ROW, SMALL_CLASS, Marks, one_row_decides, one_row_legend, tag
 from .table4 import latex_title, markdown_title, plain_title
 
 WITHIN = 2.0  # points (macro-F1 x 100) that count as reproduced
@@ -149,6 +151,7 @@ def subset_cells(layout: dict, summary: dict) -> list[dict]:
                 out.append(_cell(number, paper_row.printed, "mean", paper, _pts(mine["mean"]), _ci_pts(mine.get("ci")),
                                  paper_std=paper_std, ours_std=_pts(mine.get("std")), task=result["task"],
                                  detectors=len(result.get("detectors") or []), small=bool(mine.get("small_classes")),
+                                 small_classes=mine.get("small_classes") or {}, classes=result.get("classes"),
                                  note=f"ours: the mean of {len(result.get('detectors') or [])} rows (named below); "
                                       "the paper's: averaged over detectors it does not list"))
     return out
@@ -193,17 +196,34 @@ def judge_cells(layout: dict, judge_scores: dict) -> list[dict]:
     return out
 
 
+def mark_cells(cells: list[dict], tags: Marks) -> None:
+    """Each cell's marks from its score file (Tables 4 and 8) or its subset (Tables 5-7): `small`,
+    a class under the minimum; `one_row`, one row decides its interval (aicd.report.marks)."""
+    for c in cells:
+        key = (c.get("detector"), c.get("task"))
+        c["marks"] = tags.cell(*key) if all(key) else []
+        if c["table"] in (4, 8) and all(key):
+            c["small"] = key in tags.small_classes
+            c["one_row"] = tags.one_row.get(key)
+        elif c.get("small_classes") and c.get("ci"):
+            c["one_row"] = one_row_decides({"per_class": {k: {"support": n} for k, n in c["small_classes"].items()}},
+                                           [x / 100 for x in c["ci"]], c.get("classes"))
+
+
 def headlines(cells: list[dict]) -> list[dict]:
     """Per table and column (task): cells compared, within +-2 points (and which of those are dummy
-    baselines' rows), paper inside our interval."""
+    baselines' rows), paper inside our interval; a cell whose macro-F1 rests on a class under the
+    minimum (`small`) is counted apart, in neither."""
     groups = {}
     for c in cells:
         key = (c["table"], c["column"])
         g = groups.setdefault(key, {"table": c["table"], "column": c["column"], "task": c.get("task"), "compared": 0,
                                     "within": 0, "inside": 0, "with_interval": 0, "paper_only": 0, "ours_only": 0,
-                                    "not_comparable": 0, "dummy_within": []})
+                                    "not_comparable": 0, "dummy_within": [], "small": 0})
         g["task"] = g["task"] or c.get("task")
-        if c["status"] == "both":
+        if c["status"] == "both" and c.get("small"):
+            g["small"] += 1  # printed, never counted: a class under the minimum decides it
+        elif c["status"] == "both":
             g["compared"] += 1
             g["within"] += bool(c["within"])
             if c["within"] and c.get("dummy"):
@@ -267,7 +287,7 @@ def _ours_text(c: dict, style: str) -> str:
             metric = c.get("ours_metric", "ours" if c["table"] == 4 else "other detectors")
             return f"({metric} {_num(c['ours_value'])}{_interval(c.get('ours_ci'), style)})"
         return "–"
-    return _num(c["ours"]) + _interval(c.get("ci"), style)
+    return _num(c["ours"]) + (f" {ONE_ROW}" if c.get("one_row") else _interval(c.get("ci"), style))
 
 
 def _row_title(c: dict, style: str, tags: Marks | None = None) -> str:
@@ -311,7 +331,7 @@ def body(cells: list[dict], style: str, titles: dict, tags: Marks | None = None)
     for c in cells:
         if c["status"] == "both":
             within = yes[0] if c["within"] else yes[1]
-            inside = "–" if c["inside"] is None else (yes[0] if c["inside"] else yes[1])
+            inside = "–" if c["inside"] is None or c.get("one_row") else (yes[0] if c["inside"] else yes[1])
             delta = f"{c['delta']:+.2f}"
             note = c.get("note") or ""
         elif c["status"] == "not comparable":
@@ -330,7 +350,8 @@ def body(cells: list[dict], style: str, titles: dict, tags: Marks | None = None)
 
 HEADERS = ["Table", "row", "task", "paper", "ours [95% CI]", "Δ", "±2", "in CI", "note"]
 SMALL_NOTE = (f"{SMALL_CLASS} after ours: its macro-F1 averages over a class with fewer than {MIN_CLASS_SUPPORT} test "
-              "rows (Tables 5-7: a class of the subset), which weighs as much as any other.")
+              "rows (Tables 5-7: a class of the subset), which weighs as much as any other; such a cell is printed but "
+              "counted in no headline.")
 
 
 def one_side_lines(cells: list[dict], titles: dict) -> list[str]:
@@ -362,7 +383,7 @@ def headline_lines(groups: list[dict], titles: dict) -> list[str]:
         where = f"Table {g['table']}" + (f", {g['column']}" if g["table"] in (4, 8) else "")
         if g["task"]:
             where += f" ({titles.get(g['task'], g['task'])})"
-        if not g["compared"]:
+        if not g["compared"] and not g.get("small"):
             silent.setdefault(g["table"], []).append(g)
             continue
         dummies = g.get("dummy_within") or []
@@ -374,8 +395,15 @@ def headline_lines(groups: list[dict], titles: dict) -> list[str]:
             else:
                 of_them = (f" ({'all' if len(dummies) == g['within'] else len(dummies)} of them dummy "
                            f"baseline{'s' if len(dummies) > 1 else ''}: {names})")
+        small = (f"; {g['small']} more rest on a class under {MIN_CLASS_SUPPORT} test rows ({SMALL_CLASS}): printed, "
+                 "not counted" if g.get("small") else "")
+        if not g["compared"] and g.get("small"):
+            lines.append(f"- {where}: nothing counted: all {g['small']} cells rest on a class under {MIN_CLASS_SUPPORT} "
+                         f"test rows ({SMALL_CLASS}), which concludes nothing"
+                         + (f"; {g['not_comparable']} not comparable" if g["not_comparable"] else ""))
+            continue
         lines.append(f"- {where}: **{g['within']} of {g['compared']}** cells within ±{WITHIN:g} points{of_them}; the "
-                     f"paper's value inside our 95% interval in **{g['inside']} of {g['with_interval']}**"
+                     f"paper's value inside our 95% interval in **{g['inside']} of {g['with_interval']}**{small}"
                      + (f"; {g['not_comparable']} not comparable" if g["not_comparable"] else ""))
     for table_number, gs in silent.items():
         cols = ", ".join(g["column"] for g in gs) if table_number in (4, 8) else ""
@@ -400,6 +428,9 @@ def write_tables(cells: list[dict], groups: list[dict], release: tuple[bool, str
                                       shown=("inverted",))
     if any(c.get("small") for c in cells) and SMALL_CLASS not in legend:
         legend = f"{legend} {SMALL_NOTE}".strip()
+    decided = {titles.get(c.get("task"), c.get("task")): c["one_row"] for c in cells if c.get("one_row")}
+    if decided:
+        legend = f"{legend} {one_row_legend(decided)}".strip()
     caption = CAPTION + (f" {legend}" if legend else "")
     one_side = one_side_lines(cells, titles)
     md = ["## Reproduction: the paper beside ours", "", head, "", *headline_lines(groups, titles), "",
@@ -454,12 +485,11 @@ def main(argv=None) -> None:
     release = on_release(args.layout, reports)
     summary = read_json(args.subset_tables)
     cells = table4_cells(args.layout, scores) + subset_cells(args.layout, summary) + judge_cells(args.layout, judges)
-    groups = headlines(cells)
     titles = {name: title for name, title, _ in args.layout["tasks"]}
     tables = Path(args.tables_dir)
-    tags = Marks.from_scores(scores, ours=set())
-    for c in cells:
-        c["marks"] = tags.cell(c["detector"], c["task"]) if c.get("detector") and c.get("task") else []
+    tags = Marks.from_scores({**scores, **judges}, ours=set())
+    mark_cells(cells, tags)
+    groups = headlines(cells)
     averaged = averaged_lines(summary, {name: title for name, title, _ in args.layout["detectors"]})
     write_tables(cells, groups, release, inputs, titles, tables, tags, averaged)
     write_json({"on_release": release[0], "why": release[1], "fingerprint": (inputs or {}).get("fingerprint"),

@@ -35,7 +35,7 @@ from .. import published
 from ..common.io import read_json, write_json, write_text
 from ..common.stagecli import json_arg
 from .latex import latex_text
-from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, small_classes
+from .marks import MIN_CLASS_SUPPORT, ONE_ROW, SMALL_CLASS, one_row_decides, one_row_legend, small_classes
 
 PAPER_TABLES = {
     5: {"kind": "binary", "header": "Setting", "decimals": 2, "label": "tab:task1_subsets",
@@ -86,7 +86,7 @@ def compute(number: int, task: str | None, task_labels: list[str], scores: dict[
     """One table's numbers. scores: detector -> its scores JSON for `task` (the detectors
     averaged); ours: the trained detectors kept out of the average, shown beside it."""
     spec = PAPER_TABLES[number]
-    out = {"table": number, "task": task, "kind": spec["kind"], "detectors": sorted(scores),
+    out = {"table": number, "task": task, "kind": spec["kind"], "detectors": sorted(scores), "classes": len(task_labels),
            "averaged_over": averaged_over, "ours": sorted(ours or {}), "rows": []}
     if task is None:
         out["note"] = f"no task of kind {spec['kind']} in this configuration"
@@ -141,6 +141,15 @@ def _metric_name(row: dict) -> str:
     return f"{row['one_class']} recall" if row["one_class"] else "macro-F1"
 
 
+def decided_by_one_row(row: dict, result: dict) -> dict | None:
+    """aicd.report.marks.one_row_decides for a subset row: its small classes and averaged interval,
+    the macro-F1 over the task's labels (a one-class row's recall has no such class)."""
+    if row.get("one_class") or not row.get("small_classes"):
+        return None
+    per_class = {c: {"support": n} for c, n in row["small_classes"].items()}
+    return one_row_decides({"per_class": per_class}, row.get("ci"), result.get("classes"))
+
+
 def caption_of(result: dict, titles: dict[str, str] | None = None) -> str:
     """What every cell is: the detectors averaged (named), the metric, the scale, STD, the interval."""
     from .table4 import plain_title
@@ -156,7 +165,13 @@ def caption_of(result: dict, titles: dict[str, str] | None = None) -> str:
             "bootstrap bounds (test rows resampled; conservative). The paper's own table says \"averaged over "
             "detectors\" and does not list which, so its rows and ours may differ.")
     if any(r.get("small_classes") for r in result["rows"]):
-        text += f" {SMALL_CLASS}: a class of the subset has fewer than {MIN_CLASS_SUPPORT} test rows."
+        named = "; ".join(f"{r['title']}: " + ", ".join(f"{c} {n}" for c, n in sorted(r["small_classes"].items()))
+                          for r in result["rows"] if r.get("small_classes"))
+        text += (f" {SMALL_CLASS}: a class of the subset has fewer than {MIN_CLASS_SUPPORT} test rows ({named}): its "
+                 "value concludes nothing.")
+    decided = {r["title"]: got for r in result["rows"] if (got := decided_by_one_row(r, result))}
+    if decided:
+        text += " " + one_row_legend(decided).replace("(macro_f1_ci)", "(by.subset)")
     if result.get("ours"):
         text += " Ours, not averaged: " + ", ".join(plain_title((titles or {}).get(d, d)) for d in result["ours"]) + "."
     return text
@@ -180,8 +195,9 @@ def render(result: dict, titles: dict[str, str] | None = None) -> tuple[str, str
             continue
         mark = SMALL_CLASS if row.get("small_classes") else ""
         ci = row.get("ci")
+        interval = f"{ci[0]:.{d}f}–{ci[1]:.{d}f}" if ci else "–"
         body.append([row["title"], _metric_name(row), _fmt(row["mean"], d) + mark, _fmt(row["std"], d),
-                     f"{ci[0]:.{d}f}–{ci[1]:.{d}f}" if ci else "–"])
+                     ONE_ROW if decided_by_one_row(row, result) else interval])
     ours = sorted({det for r in result["rows"] for det in r.get("ours", {})})
     headers = [spec["header"], "Metric", "Mean", "STD (±)", "95% CI"]
     for det in ours:

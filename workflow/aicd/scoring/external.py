@@ -7,6 +7,9 @@ present: a task table's `target` is its class, e.g. the family in T2), plus
 optional breakdown columns (subset, language, domain, generator). Labels may be integers mapped
 to names with a label map (`0=human,1=machine`), applied to both sides. Ids are compared as text;
 ids missing on either side are an error that counts them (or, with allow_missing, a coverage).
+`aicd score` looks for every problem of the two files before scoring (`file_problems`: ids
+missing, unknown or repeated, rows without a label, labels outside the map or the label set) and
+names them all at once, each counted with examples, so one run says everything to fix.
 
 Predictions with score_<class> columns (the workflow's own, or a user's file) also get threshold
 metrics: AUROC of human against the rest, and the TPR at each FPR with the threshold set on
@@ -25,7 +28,7 @@ import pandas as pd
 
 from ..common.errors import AicdError
 from ..common.io import read_any
-from ..data.ids import disagreement, match
+from ..data.ids import disagreement, disagreements, match
 from ..data.schema import ABSTAIN
 from ..data.scores import declared_in_file, machine_score
 from ..sources.ingest import label_key
@@ -198,10 +201,98 @@ def check_probabilities(merged: pd.DataFrame, pred_path) -> None:
                             "100, or write the file without that declaration")
 
 
+EXAMPLES = 3  # example ids per problem
+
+
+def _label_values(table: pd.DataFrame, candidates, path, what: str) -> pd.Series:
+    column = next((c for c in candidates if c in table.columns), None)
+    if "id" not in table.columns or column is None:
+        raise AicdError(f"{path}: a {what} file needs an 'id' column and one of {list(candidates)}; "
+                        f"its columns are {list(table.columns)}")
+    return table[column].map(_label_text)
+
+
+def _counted(values: pd.Series, ids: pd.Series, wanted) -> list[tuple[str, int, list]]:
+    """(value, rows, example ids) of each value in `values` that `wanted(value)` flags, most rows first."""
+    flagged = Counter(v for v in values.dropna() if wanted(v))
+    return [(v, n, ids[values == v].head(EXAMPLES).tolist()) for v, n in flagged.most_common()]
+
+
+def _eg(ids) -> str:
+    return "e.g. id " + ", ".join(repr(str(i)) for i in list(ids)[:EXAMPLES])
+
+
+def file_problems(pred_path, gold_path, labels: list | None, label_map: dict, allow_missing: bool) -> list[str]:
+    """Every problem of a predictions file against a gold file, each counted with examples: ids
+    repeated, unknown or (unless allow_missing) missing; rows without a label on either side;
+    labels outside the label map; labels outside the label set (--labels, else the gold labels);
+    a class in --labels that neither file holds. Only an unreadable file or missing columns raise."""
+    pred, gold = read_any(pred_path), read_any(gold_path)
+    pred_ids, gold_ids = (t["id"].astype(str) if "id" in t.columns else None for t in (pred, gold))
+    pred_values = _label_values(pred, PRED_COLUMNS, pred_path, "predicted")
+    gold_values = _label_values(gold, GOLD_COLUMNS, gold_path, "gold")
+    found = match(pred_ids, gold_ids)
+    problems = [f"{pred_path}: {line}" for line in disagreements(found, "predictions", "the gold file", allow_missing,
+                                                                  EXAMPLES)]
+    if found.missing and not allow_missing:
+        problems[0] += f"; {found.coverage()} of the gold file match"
+    repeated_gold = sorted(set(gold_ids[gold_ids.duplicated()]))
+    if repeated_gold:
+        problems.append(f"{gold_path}: {len(repeated_gold):,} gold ids more than once ({_eg(repeated_gold)})")
+    for path, values, ids, what in ((pred_path, pred_values, pred_ids, "predicted"),
+                                    (gold_path, gold_values, gold_ids, "gold")):
+        if values.isna().any():
+            problems.append(f"{path}: {int(values.isna().sum()):,} rows have no {what} label ({_eg(ids[values.isna()])})")
+        if label_map:
+            for v, n, eg in _counted(values, ids, lambda v: v not in label_map and v not in label_map.values()
+                                     and v != ABSTAIN):
+                problems.append(f"{path}: {what} labels not in --label-map: {v!r} ({n:,} rows; {_eg(eg)})")
+    mapped_gold = gold_values.map(lambda v: label_map.get(v, v))
+    label_set = list(labels) if labels else sorted(set(mapped_gold.dropna()), key=str)
+    where = "--labels" if labels else f"the gold labels of {gold_path}"
+    checks = [(pred_path, pred_values, pred_ids, "predicted", where)] + \
+        ([(gold_path, gold_values, gold_ids, "gold", "--labels")] if labels else [])
+    named = set(label_map.values())
+
+    def outside(v) -> bool:  # a value the map does not know is told above, as unmapped
+        return v not in label_set and v != ABSTAIN and (not label_map or v in named)
+
+    for path, values, ids, what, against in checks:
+        for v, n, eg in _counted(values.map(lambda v: label_map.get(v, v)), ids, outside):
+            problems.append(f"{path}: {what} label {v!r} outside {against} {label_set} ({n:,} rows; {_eg(eg)})")
+    if labels:
+        held = set(mapped_gold.dropna()) | set(pred_values.dropna().map(lambda v: label_map.get(v, v)))
+        extra = [c for c in labels if c not in held]
+        if extra:
+            problems.append(f"--labels: {', '.join(map(repr, extra))} {'is' if len(extra) == 1 else 'are'} in neither "
+                            f"{gold_path} nor {pred_path} (their labels: {', '.join(sorted(map(str, held)))}): a class "
+                            "no row holds would enter every average as 0; list only the classes the files hold")
+    return problems
+
+
+def check_files(pred_path, gold_path, labels: list | None, label_map: dict, allow_missing: bool) -> None:
+    """Refuse the pair of files with every problem file_problems finds, and what to do."""
+    problems = file_problems(pred_path, gold_path, labels, label_map, allow_missing)
+    if not problems:
+        return
+    advice = []
+    if any("not in the predictions" in p for p in problems):
+        advice.append("score the covered rows only with --allow-missing")
+    if any(" label" in p and ("outside" in p or "--label-map" in p) for p in problems):
+        advice.append("name each file's labels with --label-map (e.g. 0=human,1=machine) or list the classes in "
+                      "--labels")
+    advice.append("`aicd submission check PRED --task TASK --test FILE` checks a file against a task's test ids and "
+                  "labels without scoring it")
+    raise AicdError(f"{len(problems)} problem{'s' if len(problems) > 1 else ''} scoring {pred_path} against "
+                    f"{gold_path}, nothing scored:\n"
+                    + "\n".join(f"  - {p}" for p in problems) + "\n" + "; ".join(advice))
+
+
 def score_file(pred_path, gold_path, labels: list | None = None, label_map: dict | None = None,
                allow_missing: bool = False, resamples: int = RESAMPLES, seed: int = 0,
                validation_path=None, fprs=FPRS) -> dict:
     label_map = label_map or {}
+    check_files(pred_path, gold_path, labels, label_map, allow_missing)
     gold = read_gold(gold_path, label_map)
     merged = align(read_predictions(pred_path, label_map), gold, pred_path, allow_missing)
     label_set = list(labels) if labels else sorted(set(merged["gold"]), key=str)
