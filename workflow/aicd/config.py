@@ -175,6 +175,9 @@ def check_references(config: dict) -> None:
             if not spec.get("sources") and not generation.get("source"):
                 problems.append(f"generation.protocols.{protocol}: name its sources (sources: [...]) or set "
                                 "generation.source")
+        if not any(int(spec["n"]) for spec in generation["protocols"].values()):
+            problems.append("generation.protocols: every protocol has n: 0; give one rows, or turn generation off "
+                            "(generation.enabled: false)")
     if stage_on(config, "execution"):
         for src in config["execution"].get("sources", []):
             if src not in sources:

@@ -312,6 +312,11 @@ def llm_threads(name):
     return int(MODELS[name]["serve"].get("threads", 1)) if served_here(name) else 1
 
 
+def llm_gpu(name):
+    """A job that serves its model on a GPU (serve.device cuda...) asks for one (config/llm_gpu.yaml)."""
+    return 1 if served_here(name) and str(MODELS[name]["serve"].get("device", "cpu")).startswith("cuda") else 0
+
+
 def llm_mem_mb(name, base):
     """A job that serves its model holds the model and the server too (~2 GB for SmolLM2)."""
     extra = 3000 if served_here(name) else 0
@@ -357,12 +362,21 @@ def generator_card_inputs(w):
     as_test_set = any(PLAN.tasks[t].test_sets[s].get("generation") == w.model for t, s, _ in PLAN.test_set_plan())
     if in_pool or as_test_set:
         inputs["normalized"] = f"{RESULTS}/dataset/normalized/generations/{w.model}.report.json"
+    if as_test_set:  # what each test set of its generations removed (e.g. classes outside the task's labels)
+        inputs["test_sets"] = sorted(
+            {
+                f"{RESULTS}/tasks/{t}/test_sets/{s}.report.json"
+                for t, s, _ in PLAN.test_set_plan()
+                if PLAN.tasks[t].test_sets[s].get("generation") == w.model
+            }
+        )
     return inputs
 
 
 def generator_card_args(w, input):
     args = [f"--execution {input.execution}"] if "execution" in input.keys() else []
     args += [f"--normalized {input.normalized}"] if "normalized" in input.keys() else []
+    args += [f"--test-set-reports {' '.join(input.test_sets)}"] if "test_sets" in input.keys() else []
     return " ".join(args)
 
 

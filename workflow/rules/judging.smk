@@ -27,6 +27,7 @@ rule judge:
     resources:
         mem_mb=lambda w, input, attempt: llm_mem_mb(PLAN.judges[w.judge]["model"], 2000 + 4 * input.size_mb)(w, attempt),
         runtime=lambda w, attempt: 240 * attempt,
+        gpu=lambda w: llm_gpu(PLAN.judges[w.judge]["model"]),
     params:
         guard=guard("judge"),
         model=lambda w: model_arg(PLAN.judges[w.judge]["model"]),

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -48,6 +49,7 @@ SERVERS = ("transformers",)
 # memory (14 GB here) and every step then attends over all of it.
 DEFAULTS = {"server": "transformers", "dtype": "bfloat16", "batching": True, "threads": 1, "device": "cpu",
             "kv_cache_tokens": 24576, "batch_tokens": 256, "start_timeout_s": 600}
+SCRATCH_PREFIX = "aicd-serve-"  # + the job's pid: a folder of a job that is gone is removed
 PAGE_TOKENS = 256  # transformers' continuous-batching page (its default page_size)
 INSTALL = "pip install -e '.[encoders]' (it brings transformers[serving]: fastapi and uvicorn)"
 
@@ -106,24 +108,27 @@ class LocalServer:
 
         check_installed()
         folder = resolve_model(self.spec["model"])
-        self.scratch = tempfile.TemporaryDirectory(prefix="aicd-serve-")
+        remove_stale_scratch()
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
         # the server is pinned to the name it was started with; a link of that name in a
-        # folder of its own lets requests carry the registry's name whatever the folder is called
-        link = Path(self.scratch.name) / self.name
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(Path(folder).resolve(), target_is_directory=True)
-        self.log_path = self.log_path or Path(self.scratch.name) / "server.log"
+        # folder of its own lets requests carry the registry's name whatever the folder is called.
+        # It is read only while the server loads the model (before its health check answers)
+        self.link = self.scratch / self.name
+        self.link.parent.mkdir(parents=True, exist_ok=True)
+        self.link.symlink_to(Path(folder).resolve(), target_is_directory=True)
+        self.log_path = self.log_path or self.scratch / "server.log"
         threads = str(int(self.spec["threads"]))
         env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
                "HF_HUB_OFFLINE": "1", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1", "NO_COLOR": "1"}
         self.port = self.asked_port or free_port()
         started = time.monotonic()
-        self.proc = start(self.command(self.port), self.log_path, env=env, cwd=self.scratch.name)
+        self.proc = start(self.command(self.port), self.log_path, env=env, cwd=str(self.scratch))
         try:
             self._wait_healthy(started)
         except BaseException:
             self.__exit__(None, None, None)
             raise
+        self._drop_scratch(keep_log=True)  # the model is loaded: a job killed from now on leaves nothing here
         log.info("%s served by transformers serve at %s (pid %d, ready in %.0f s, log %s)", self.name,
                  self.api_base, self.proc.pid, time.monotonic() - started, self.log_path)
         return self
@@ -161,9 +166,49 @@ class LocalServer:
             status = stop(self.proc)
             log.info("local server for %s stopped (status %s)", self.name, status)
             self.proc = None
-        if getattr(self, "scratch", None) is not None:
-            self.scratch.cleanup()
-            self.scratch = None
+        self._drop_scratch(keep_log=False)
+
+    def _drop_scratch(self, keep_log: bool) -> None:
+        """The model link, and its folder unless it holds the server's log (no log path was
+        given, as for `aicd serve-local`) and `keep_log`."""
+        scratch = getattr(self, "scratch", None)
+        if scratch is None:
+            return
+        if self.link.is_symlink():
+            self.link.unlink()
+        if keep_log and self.log_path.parent == scratch:
+            return
+        shutil.rmtree(scratch, ignore_errors=True)
+        self.scratch = None
+
+
+def remove_stale_scratch(root: str | None = None) -> list[str]:
+    """The scratch folders of servers whose job was killed before its server answered (SIGKILL
+    leaves no chance to clean up): named after the job's pid, removed once that pid is gone."""
+    removed = []
+    for path in Path(root or tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = path.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)) or not path.is_dir() or path.owner() != _me():
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(str(path))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _me() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.getuid()).pw_name
 
 
 @contextmanager
