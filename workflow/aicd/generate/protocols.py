@@ -162,6 +162,17 @@ def prefix_of(code: str) -> str:
     return "\n".join(lines[: max(1, len(lines) // 2)])
 
 
+def completed(prefix: str, answer_code: str) -> str:
+    """A hybrid completion's code when the prompt asked for the continuation only: the human
+    beginning followed by the model's continuation, or the answer as it is where the model
+    wrote the whole program anyway (its first line is the beginning's)."""
+    if not answer_code.strip():
+        return answer_code
+    first = next((line.strip() for line in prefix.splitlines() if line.strip()), "")
+    head = next((line.strip() for line in answer_code.splitlines() if line.strip()), "")
+    return answer_code if first and head == first else prefix.rstrip("\n") + "\n" + answer_code
+
+
 def build_requests(protocol: str, rows: pd.DataFrame, prompts, instructions: dict[str, str] | None = None,
                    examples: dict | None = None):
     """[(row, prompt_id, messages)] and {reason: count} for rows that cannot be prompted; where

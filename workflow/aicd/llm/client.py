@@ -181,7 +181,11 @@ class LLMClient:
         here how it is served (another dtype or batching gives other answers)."""
         serve = self.model.get("serve")
         name = self.model["litellm_model"]
-        return f"{name}#serve={json.dumps(serve, sort_keys=True)}" if serve else name
+        if not serve:
+            return name
+        from .local_server import DECODING
+
+        return f"{name}#serve={json.dumps(serve, sort_keys=True)}#decoding={DECODING}"
 
     def _too_large(self, result: dict) -> str | None:
         size = len(result["text"].encode("utf-8")) + len((result.get("reasoning") or "").encode("utf-8"))

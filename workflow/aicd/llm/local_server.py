@@ -25,6 +25,7 @@ To serve it yourself instead (one command, then give the entry that api_base):
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -50,6 +51,9 @@ SERVERS = ("transformers",)
 DEFAULTS = {"server": "transformers", "dtype": "bfloat16", "batching": True, "threads": 1, "device": "cpu",
             "kv_cache_tokens": 24576, "batch_tokens": 256, "start_timeout_s": 600}
 SCRATCH_PREFIX = "aicd-serve-"  # + the job's pid: a folder of a job that is gone is removed
+# how a served model decodes (served_folder): part of its requests' cache key, so answers cached
+# before its decoding settings came from the registry entry are not taken for today's
+DECODING = "params"
 PAGE_TOKENS = 256  # transformers' continuous-batching page (its default page_size)
 INSTALL = "pip install -e '.[encoders]' (it brings transformers[serving]: fastapi and uvicorn)"
 
@@ -110,12 +114,11 @@ class LocalServer:
         folder = resolve_model(self.spec["model"])
         remove_stale_scratch()
         self.scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
-        # the server is pinned to the name it was started with; a link of that name in a
-        # folder of its own lets requests carry the registry's name whatever the folder is called.
-        # It is read only while the server loads the model (before its health check answers)
-        self.link = self.scratch / self.name
-        self.link.parent.mkdir(parents=True, exist_ok=True)
-        self.link.symlink_to(Path(folder).resolve(), target_is_directory=True)
+        # the server is pinned to the name it was started with; a folder of that name (links to
+        # the model's files, and the decoding settings of the registry entry) lets requests carry
+        # the registry's name whatever the model's folder is called. It is read only while the
+        # server loads the model (before its health check answers)
+        self.link = served_folder(Path(folder), self.scratch / self.name, self.model.get("params") or {})
         self.log_path = self.log_path or self.scratch / "server.log"
         threads = str(int(self.spec["threads"]))
         env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
@@ -174,12 +177,40 @@ class LocalServer:
         scratch = getattr(self, "scratch", None)
         if scratch is None:
             return
-        if self.link.is_symlink():
-            self.link.unlink()
+        shutil.rmtree(self.link, ignore_errors=True)
         if keep_log and self.log_path.parent == scratch:
             return
         shutil.rmtree(scratch, ignore_errors=True)
         self.scratch = None
+
+
+def decoding(params: dict) -> dict:
+    """The generation config a served model decodes with, from its registry entry's request
+    params: sampling where the temperature is above 0 (its temperature and top_p: a request's
+    own then apply, with or without continuous batching), greedy otherwise; frequency_penalty
+    as the repetition penalty (honoured one request at a time; continuous batching has none).
+    Without it the server decodes as the model's own config says: SmolLM2's says greedy, whatever
+    a request asks (measured: benchmarks/notes/llm.md)."""
+    temperature = float(params.get("temperature", 0) or 0)
+    out = {"do_sample": temperature > 0}
+    if temperature > 0:
+        out.update(temperature=temperature, top_p=float(params.get("top_p", 1.0)))
+    if params.get("frequency_penalty"):
+        out["repetition_penalty"] = 1.0 + float(params["frequency_penalty"])
+    return out
+
+
+def served_folder(model_folder: Path, target: Path, params: dict) -> Path:
+    """`target`: links to the model folder's files, and its generation_config.json with the
+    decoding settings of `params` (aicd's request params) over the model's own."""
+    target.mkdir(parents=True)
+    for item in model_folder.resolve().iterdir():
+        if item.name != "generation_config.json":
+            (target / item.name).symlink_to(item)
+    own = model_folder / "generation_config.json"
+    config = json.loads(own.read_text()) if own.is_file() else {}
+    (target / "generation_config.json").write_text(json.dumps({**config, **decoding(params)}, indent=2))
+    return target
 
 
 def remove_stale_scratch(root: str | None = None) -> list[str]:

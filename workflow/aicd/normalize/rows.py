@@ -128,15 +128,9 @@ def normalize_table(raw: pd.DataFrame, name: str, spec: dict | None = None, thre
         df["source_row_id"] = raw["source_row_id"].astype(str)
 
     counts = df["reject"].value_counts().to_dict()
-    report = {
-        "table": name,
-        "rows_in": int(len(raw)),
-        "kept": int(df["reject"].isna().sum()),
-        "rejected": {k: int(v) for k, v in sorted(counts.items())},
-        "examples": rejected_examples(df),
-        "notes": dict(notes),
-        "spec": spec,
-    }
+    report = {"table": name, "rows_in": int(len(raw)), "kept": int(df["reject"].isna().sum()),
+              "rejected": {k: int(v) for k, v in sorted(counts.items())}, "examples": rejected_examples(df),
+              "notes": dict(notes), "spec": spec}
     assert report["rows_in"] == report["kept"] + sum(report["rejected"].values()), "row accounting broken"
     log.info("%s: %d rows in, %d kept, rejected %s", name, len(raw), report["kept"], report["rejected"])
     return df, report
