@@ -50,6 +50,14 @@ def servers() -> list[int]:
     return out
 
 
+def scratch_of(pid: int) -> list[str]:
+    """The local server's scratch folders of the job with this pid (aicd.llm.local_server)."""
+    import glob
+    import tempfile
+
+    return glob.glob(f"{tempfile.gettempdir()}/aicd-serve-{pid}-*")
+
+
 def human_rows(tmp_path, trial_raw, n=6) -> str:
     human = trial_raw[trial_raw["generator"].eq("Human")].copy()
     human = human[human["code"].str.len().between(200, 900)].sort_values("row_id").head(n)
@@ -79,6 +87,7 @@ def test_generation_through_the_real_server_then_cached_without_one(local_model,
     assert report["no_code_block"]["count"] == int((table["status"] == "no_code_block").sum())
     assert "Uvicorn running on http://127.0.0.1:" in log.read_text()  # loopback only
     assert servers() == before, "the server outlived its job"
+    assert not scratch_of(os.getpid()), "the server's model folder outlived its job"
 
     log.unlink()
     again = generate(local_model, [source], GEN_PROMPTS, protocols, llm, 2026, str(tmp_path / "g2.parquet"),
@@ -140,6 +149,7 @@ def test_a_killed_job_leaves_no_server(local_model, tmp_path, trial_raw):
         time.sleep(0.5)
     assert not set(servers()) & started, "the killed job's server is still running"
     assert not (tmp_path / "g.parquet").exists()  # nothing half-written
+    assert not scratch_of(job.pid), "the killed job's model folder is left in the temp folder"
 
 
 def test_a_missing_model_file_names_the_command_that_fetches_it(local_model, tmp_path, monkeypatch):
@@ -183,3 +193,55 @@ def test_a_machine_without_the_server_packages_is_told_what_to_install(monkeypat
     message = str(err.value)
     assert "fastapi, uvicorn" in message and "pip install -e '.[encoders]'" in message
     assert "\n" not in message
+
+
+def test_the_served_model_decodes_as_its_registry_entry_says(local_model, tmp_path):
+    """Sampling at the entry's temperature, seeded per request (one request at a time): the same
+    seed gives the same answer, another seed another; temperature 0 is greedy. (transformers
+    serve decodes with the model's own generation config, which for SmolLM2 is greedy whatever a
+    request asks, unless the served folder says otherwise.)"""
+    import asyncio
+
+    from aicd.llm.cache import RequestCache
+    from aicd.llm.client import LLMClient
+    from aicd.llm.local_server import LocalServer
+
+    entry = {**local_model, "serve": {**local_model["serve"], "batching": False}}
+    messages = [[{"role": "user", "content": f"Write a Python function that {task}."}]
+                for task in ("adds two numbers", "reverses a string")]
+    with LocalServer(entry, tmp_path / "server.log") as server:
+        client = LLMClient({**entry, "api_base": server.api_base}, RequestCache(tmp_path / "c.sqlite"), concurrency=1)
+
+        def answers(**params):
+            base = {"temperature": 0.7, "top_p": 0.95, "max_tokens": 32, **params}
+            return [r["text"] for r in asyncio.run(client.run_async([(m, base) for m in messages]))]
+
+        seed1, seed2 = answers(seed=1), answers(seed=2)
+        client.cache = RequestCache(tmp_path / "c2.sqlite")  # not from the cache: sent again
+        assert answers(seed=1) == seed1
+        assert seed1 != seed2, "two seeds gave the same samples: the request's sampling is not applied"
+        assert answers(temperature=0, seed=1) == answers(temperature=0, seed=2)  # greedy: seeds do not matter
+
+
+def test_two_servers_one_request_at_a_time_give_the_same_sampled_answers(local_model, tmp_path):
+    """The full demo's serving (config/models_local.yaml): continuous batching with one request
+    at a time per server, several servers, each request sampled with the run's seed. Two fresh
+    runs (each its own servers, an empty request cache) give the same answers byte for byte,
+    whichever server answered which request (continuous batching over several requests at once
+    does not: an answer then depends on what it was batched with, benchmarks/notes/llm.md)."""
+    from aicd.llm.client import client_from_config
+    from aicd.llm.local_server import serving
+
+    entry = {**local_model, "concurrency": 2, "serve": {**local_model["serve"], "batching": True, "replicas": 2}}
+    params = {**entry["params"], "max_tokens": 32, "seed": 7}
+    requests = [([{"role": "user", "content": f"Write a {lang} function that {task}."}], params)
+                for lang in ("Python", "C") for task in ("adds two numbers", "reverses a string")]
+    runs = []
+    for run in range(2):
+        client = client_from_config(entry, {"cache": str(tmp_path / f"c{run}.sqlite"), "max_retries": 1})
+        with serving(client, requests, tmp_path / f"server{run}.log") as served:
+            assert len(served.bases) == 2 and served.concurrency == 2
+            runs.append([r["text"] for r in served.run(requests)])
+        assert (tmp_path / f"server{run}.2.log").exists()  # the second server's log beside the first's
+    assert runs[0] == runs[1]
+    assert len(set(runs[0])) == len(requests)

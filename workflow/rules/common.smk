@@ -309,7 +309,11 @@ def served_here(name):
 
 
 def llm_threads(name):
-    return int(MODELS[name]["serve"].get("threads", 1)) if served_here(name) else 1
+    """A job that serves its model runs its servers' threads (each replica's)."""
+    if not served_here(name):
+        return 1
+    serve = MODELS[name]["serve"]
+    return int(serve.get("threads", 1)) * int(serve.get("replicas", 1))
 
 
 def llm_gpu(name):
@@ -318,8 +322,8 @@ def llm_gpu(name):
 
 
 def llm_mem_mb(name, base):
-    """A job that serves its model holds the model and the server too (~2 GB for SmolLM2)."""
-    extra = 3000 if served_here(name) else 0
+    """A job that serves its model holds the model and the server too (~2 GB for SmolLM2, per replica)."""
+    extra = 3000 * int(MODELS[name]["serve"].get("replicas", 1)) if served_here(name) else 0
     return lambda w, attempt: (base + extra) * attempt
 
 

@@ -49,6 +49,7 @@ SERVERS = ("transformers",)
 # batch_tokens bound continuous batching's paged cache: left to itself it takes most of the free
 # memory (14 GB here) and every step then attends over all of it.
 DEFAULTS = {"server": "transformers", "dtype": "bfloat16", "batching": True, "threads": 1, "device": "cpu",
+            "replicas": 1,
             "kv_cache_tokens": 24576, "batch_tokens": 256, "start_timeout_s": 600}
 SCRATCH_PREFIX = "aicd-serve-"  # + the job's pid: a folder of a job that is gone is removed
 # how a served model decodes (served_folder): part of its requests' cache key, so answers cached
@@ -108,6 +109,11 @@ class LocalServer:
                       "--cb-max-batch-tokens", str(int(self.spec["batch_tokens"]))]
 
     def __enter__(self) -> LocalServer:
+        self.launch()
+        return self.ready()
+
+    def launch(self) -> None:
+        """Start the server (replicas start side by side: launch each, then wait for each)."""
         from ..models.pretrained import resolve_model
 
         check_installed()
@@ -124,8 +130,12 @@ class LocalServer:
         env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
                "HF_HUB_OFFLINE": "1", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1", "NO_COLOR": "1"}
         self.port = self.asked_port or free_port()
-        started = time.monotonic()
+        self.started = time.monotonic()
         self.proc = start(self.command(self.port), self.log_path, env=env, cwd=str(self.scratch))
+
+    def ready(self) -> LocalServer:
+        """Wait for the launched server's health check; stop it on failure."""
+        started = self.started
         try:
             self._wait_healthy(started)
         except BaseException:
@@ -250,14 +260,37 @@ def serving(client, requests: list, log_path=None, seed: int = 0):
     if not model.get("serve") or model.get("api_base") or not client.uncached(requests):
         yield client
         return
-    with LocalServer(model, log_path, seed) as server:
-        client.model, concurrency = {**model, "api_base": server.api_base}, client.concurrency
-        if not server.spec["batching"]:
-            client.concurrency = 1  # one request at a time: each sampled with its own seed, in order
+    spec = settings(model)
+    replicas = int(spec["replicas"])
+    logs = [log_path] + [replica_log(log_path, i) for i in range(1, replicas)]
+    servers = [LocalServer(model, logs[i], seed) for i in range(replicas)]
+    try:
+        for server in servers:
+            server.launch()
+        for server in servers:
+            server.ready()
+        # each server takes its share of the requests in flight; one request at a time per server
+        # without batching (each sampled with its own seed, in order)
+        per_server = max(1, client.concurrency // replicas) if spec["batching"] else 1
+        saved = client.model, client.concurrency, client.bases
+        client.model = {**model, "api_base": servers[0].api_base}
+        client.bases = [s.api_base for s in servers for _ in range(per_server)]
+        client.concurrency = len(client.bases)
         try:
             yield client
         finally:
-            client.model, client.concurrency = model, concurrency
+            client.model, client.concurrency, client.bases = saved
+    finally:
+        for server in servers:
+            server.__exit__(None, None, None)
+
+
+def replica_log(log_path, i: int):
+    """The log of a job's i-th extra server: server.log -> server.2.log (none where the first has none)."""
+    if not log_path:
+        return None
+    path = Path(log_path)
+    return path.with_name(f"{path.stem}.{i + 1}{path.suffix}")
 
 
 def request_params(model: dict, seed: int) -> dict:
@@ -277,7 +310,9 @@ def model_card(model: dict) -> dict | None:
 
     spec = settings(model)
     card = card_of_folder(resolve_model(spec["model"])) or {"name": spec["model"]}
-    how = "continuous batching" if spec["batching"] else "one request at a time, seeded"
-    threads = int(spec["threads"])
+    replicas, threads = int(spec["replicas"]), int(spec["threads"])
+    alone = not spec["batching"] or int(model.get("concurrency", 1)) <= replicas
+    how = ("one request at a time per server, seeded" if alone else "continuous batching") + \
+        (f", {replicas} servers" if replicas > 1 else "")
     return {**card, "served_by": f"transformers serve on 127.0.0.1 ({spec['dtype']}, {how}, "
-                                 f"{threads} thread{'' if threads == 1 else 's'})"}
+                                 f"{threads} thread{'' if threads == 1 else 's'} each)"}
