@@ -22,7 +22,7 @@ from ..llm.client import client_from_config
 from ..llm.failures import check_failures
 from ..llm.local_server import model_card, request_params, serving
 from ..llm.prompts import PromptSet
-from .answers import cut_repeats
+from .answers import code_before_closing_fence, cut_repeats, unopened_blocks
 from .protocols import NEEDS_INSTRUCTION, PROTOCOL_LABELS, build_requests, completed, prefix_of, protocol_rows
 
 log = logging.getLogger("aicd.generate")
@@ -106,6 +106,7 @@ def generate(model: dict, sources: list[str], prompts_file: str, protocols: dict
         results = client.run(requests, bar)
     failed = check_failures(results, model, "generation", llm.get("fail_threshold"))
     results, repeats = cut_repeats(results)
+    results, unopened = unopened_blocks(results)
     heads = [prefix_of(row.code) if prompts.answer(f"{protocol}/generator") == "continuation" else None
              for protocol, row, _, _ in planned]
     results, no_block = without_code_block(results, [row.language for _, row, _, _ in planned], heads)
@@ -122,6 +123,7 @@ def generate(model: dict, sources: list[str], prompts_file: str, protocols: dict
         "no_code_block": no_block,
         # answers that started their program over, cut where they did (aicd.generate.answers)
         "cut_at_repeat": repeats,
+        "unopened_block": unopened,  # bare code, then a closing fence: that code is the block
         "status": table["status"].value_counts().to_dict() if len(table) else {},
         "by_protocol": table.groupby("protocol").size().to_dict() if len(table) else {},
         "prompt_tokens": int(table["prompt_tokens"].sum()) if len(table) else 0,
@@ -204,7 +206,8 @@ def without_code_block(results: list[dict], languages: list, heads: list | None 
     heads: per answer, the beginning it continues (a continuation parses only after it), or None."""
     out, count, bare, example = [], 0, 0, None
     for res, language, head in zip(results, languages, heads or [None] * len(results)):
-        if res["status"] in ("ok", "truncated") and not has_code_block(res["text"]):
+        if res["status"] in ("ok", "truncated") and not has_code_block(res["text"]) \
+                and code_before_closing_fence(res["text"]) is None:
             if parses_cleanly(completed(head, res["text"]) if head else res["text"], language):
                 bare += 1
             else:
