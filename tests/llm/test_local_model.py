@@ -32,7 +32,9 @@ def local_model():
     entry = models["SmolLM2-135M-Instruct"]
     missing = servable(entry)
     require(missing is None, f"the local model ({missing})", "make setup pinned-inputs")
-    return {**entry, "params": {**entry["params"], "max_tokens": 48}, "concurrency": 4}
+    # one server per job (the demo's second replica only doubles a test's start-up)
+    return {**entry, "params": {**entry["params"], "max_tokens": 48}, "concurrency": 4,
+            "serve": {**entry["serve"], "replicas": 1}}
 
 
 def servers() -> list[int]:
@@ -196,51 +198,53 @@ def test_a_machine_without_the_server_packages_is_told_what_to_install(monkeypat
 
 
 def test_the_served_model_decodes_as_its_registry_entry_says(local_model, tmp_path):
-    """Sampling at the entry's temperature, seeded per request (one request at a time): the same
-    seed gives the same answer, another seed another; temperature 0 is greedy. (transformers
-    serve decodes with the model's own generation config, which for SmolLM2 is greedy whatever a
-    request asks, unless the served folder says otherwise.)"""
+    """An entry that samples (temperature 0.7) is served sampling, each request seeded (one at a
+    time): the same seed gives the same answer, another seed another. The demo's entry is greedy
+    (temperature 0): the seed changes nothing. (transformers serve decodes with the model's own
+    generation config, SmolLM2's greedy, whatever a request asks, unless the served folder says
+    otherwise: aicd.llm.local_server.served_folder.)"""
     import asyncio
 
     from aicd.llm.cache import RequestCache
     from aicd.llm.client import LLMClient
     from aicd.llm.local_server import LocalServer
 
-    entry = {**local_model, "serve": {**local_model["serve"], "batching": False}}
     messages = [[{"role": "user", "content": f"Write a Python function that {task}."}]
                 for task in ("adds two numbers", "reverses a string")]
-    with LocalServer(entry, tmp_path / "server.log") as server:
-        client = LLMClient({**entry, "api_base": server.api_base}, RequestCache(tmp_path / "c.sqlite"), concurrency=1)
+    sampling = {**local_model, "params": {"temperature": 0.7, "top_p": 0.95, "max_tokens": 32},
+                "serve": {**local_model["serve"], "batching": False}}
+    def answers(entry, base, seed, cache):
+        client = LLMClient({**entry, "api_base": base}, RequestCache(tmp_path / cache), concurrency=1)
+        params = {**entry["params"], "max_tokens": 32, "seed": seed}
+        return [r["text"] for r in asyncio.run(client.run_async([(m, params) for m in messages]))]
 
-        def answers(**params):
-            base = {"temperature": 0.7, "top_p": 0.95, "max_tokens": 32, **params}
-            return [r["text"] for r in asyncio.run(client.run_async([(m, base) for m in messages]))]
-
-        seed1, seed2 = answers(seed=1), answers(seed=2)
-        client.cache = RequestCache(tmp_path / "c2.sqlite")  # not from the cache: sent again
-        assert answers(seed=1) == seed1
-        assert seed1 != seed2, "two seeds gave the same samples: the request's sampling is not applied"
-        assert answers(temperature=0, seed=1) == answers(temperature=0, seed=2)  # greedy: seeds do not matter
+    for entry, seeds_matter in ((sampling, True), (local_model, False)):
+        with LocalServer(entry, tmp_path / "server.log") as server:
+            seed1 = answers(entry, server.api_base, 1, f"{seeds_matter}a.sqlite")
+            seed2 = answers(entry, server.api_base, 2, f"{seeds_matter}b.sqlite")
+            assert answers(entry, server.api_base, 1, f"{seeds_matter}c.sqlite") == seed1  # sent again, not cached
+            assert (seed1 != seed2) is seeds_matter, (seed1, seed2)
 
 
-def test_two_servers_one_request_at_a_time_give_the_same_sampled_answers(local_model, tmp_path):
-    """The full demo's serving (config/models_local.yaml): continuous batching with one request
-    at a time per server, several servers, each request sampled with the run's seed. Two fresh
-    runs (each its own servers, an empty request cache) give the same answers byte for byte,
-    whichever server answered which request (continuous batching over several requests at once
-    does not: an answer then depends on what it was batched with, benchmarks/notes/llm.md)."""
+def test_two_fresh_runs_of_the_demos_serving_give_the_same_answers(local_model, tmp_path):
+    """The full demo's serving (config/models_local.yaml): greedy, float32, continuous batching,
+    two servers. Two fresh runs (their own servers, an empty request cache) give the same answers
+    byte for byte, though the second sends one request at a time and the first four at once: in
+    float32 a greedy answer does not depend on what it is batched with (in bfloat16 it does:
+    benchmarks/notes/llm.md, "Local LLM generation")."""
     from aicd.llm.client import client_from_config
     from aicd.llm.local_server import serving
 
-    entry = {**local_model, "concurrency": 2, "serve": {**local_model["serve"], "batching": True, "replicas": 2}}
-    params = {**entry["params"], "max_tokens": 32, "seed": 7}
+    entry = {**local_model, "serve": {**local_model["serve"], "batching": True, "dtype": "float32", "replicas": 2}}
+    params = {**entry["params"], "temperature": 0, "max_tokens": 32, "seed": 7}
     requests = [([{"role": "user", "content": f"Write a {lang} function that {task}."}], params)
                 for lang in ("Python", "C") for task in ("adds two numbers", "reverses a string")]
     runs = []
-    for run in range(2):
-        client = client_from_config(entry, {"cache": str(tmp_path / f"c{run}.sqlite"), "max_retries": 1})
+    for run, concurrency in enumerate((4, 2)):
+        client = client_from_config({**entry, "concurrency": concurrency},
+                                    {"cache": str(tmp_path / f"c{run}.sqlite"), "max_retries": 1})
         with serving(client, requests, tmp_path / f"server{run}.log") as served:
-            assert len(served.bases) == 2 and served.concurrency == 2
+            assert len(served.bases) == concurrency and served.concurrency == concurrency
             runs.append([r["text"] for r in served.run(requests)])
         assert (tmp_path / f"server{run}.2.log").exists()  # the second server's log beside the first's
     assert runs[0] == runs[1]
