@@ -11,13 +11,20 @@ started at all when every request is already in the request cache.
     serve:
       model: package:smollm2-135m-instruct   # a pinned model, a local folder or a Hub id
       server: transformers                   # the one server started here
-      dtype: bfloat16                        # or float32 / auto
-      batching: true                         # continuous batching: ~5x the tokens per CPU-second,
-                                             # but a request's sampled text then depends on what
-                                             # was batched beside it (false: one at a time, seeded)
-      threads: 1                             # the job's (and the server's) threads
+      dtype: float32                         # or bfloat16 / auto: in bfloat16 a batched answer
+                                             # depends on what was batched beside it
+      batching: true                         # continuous batching: ~3x the tokens per CPU-second
+                                             # (false: one at a time, each seeded)
+      threads: 1                             # each server's threads
+      replicas: 2                            # servers per job, each request taking a free one
       kv_cache_tokens: 24576                 # continuous batching's paged cache, tokens
       batch_tokens: 256                      # tokens per batching step
+
+The server decodes as the entry's params say (served_folder: a generation config made from them;
+transformers serve otherwise decodes with the model's own, greedy for SmolLM2 whatever a request
+asks). Its model folder is a scratch folder of links, read only while the model loads: it is gone
+once the server answers, and a job killed before that leaves one that the next server's start
+removes (named after the job's pid).
 
 To serve it yourself instead (one command, then give the entry that api_base):
 
