@@ -321,5 +321,7 @@ def model_card(model: dict) -> dict | None:
     alone = not spec["batching"] or int(model.get("concurrency", 1)) <= replicas
     how = ("one request at a time per server, seeded" if alone else "continuous batching") + \
         (f", {replicas} servers" if replicas > 1 else "")
-    return {**card, "served_by": f"transformers serve on 127.0.0.1 ({spec['dtype']}, {how}, "
+    sampled = decoding(model.get("params") or {})
+    decode = f"sampling at temperature {sampled['temperature']:g}" if sampled["do_sample"] else "greedy"
+    return {**card, "served_by": f"transformers serve on 127.0.0.1 ({spec['dtype']}, {decode}, {how}, "
                                  f"{threads} thread{'' if threads == 1 else 's'} each)"}
