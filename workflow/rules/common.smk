@@ -303,17 +303,27 @@ def model_arg(name):
     return as_arg(MODELS[name])
 
 
+def judge_model_arg(name):
+    """A judge's model entry: one server for a model served here (a judge job sends a few dozen
+    requests: a second server's start-up would cost more than it saves)."""
+    return as_arg(one_server(MODELS[name]))
+
+
+def one_server(entry):
+    return {**entry, "serve": {**entry["serve"], "replicas": 1}} if entry.get("serve") else entry
+
+
 def served_here(name):
     """A registry model this machine serves for its jobs (serve:, no api_base): they run the server."""
     return bool(MODELS[name].get("serve")) and not MODELS[name].get("api_base")
 
 
-def llm_threads(name):
-    """A job that serves its model runs its servers' threads (each replica's)."""
+def llm_threads(name, servers=None):
+    """A job that serves its model runs its servers' threads (each replica's, or `servers`')."""
     if not served_here(name):
         return 1
     serve = MODELS[name]["serve"]
-    return int(serve.get("threads", 1)) * int(serve.get("replicas", 1))
+    return int(serve.get("threads", 1)) * int(servers or serve.get("replicas", 1))
 
 
 def llm_gpu(name):
@@ -321,9 +331,9 @@ def llm_gpu(name):
     return 1 if served_here(name) and str(MODELS[name]["serve"].get("device", "cpu")).startswith("cuda") else 0
 
 
-def llm_mem_mb(name, base):
+def llm_mem_mb(name, base, servers=None):
     """A job that serves its model holds the model and the server too (~2 GB for SmolLM2, per replica)."""
-    extra = 3000 * int(MODELS[name]["serve"].get("replicas", 1)) if served_here(name) else 0
+    extra = 3000 * int(servers or MODELS[name]["serve"].get("replicas", 1)) if served_here(name) else 0
     return lambda w, attempt: (base + extra) * attempt
 
 

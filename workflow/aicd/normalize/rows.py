@@ -143,7 +143,7 @@ def rejected_examples(df: pd.DataFrame, chars: int = 160) -> dict[str, str]:
     rejected = df[df["reject"].notna()].sort_values("id")
     for reason, rows in rejected.groupby("reject", sort=True):
         row = rows.iloc[0]
-        code = " ".join(str(row["code"] or "").split())
+        code = " ".join(row["code"].split()) if isinstance(row["code"], str) and row["code"].strip() else "(no code)"
         out[str(reason)] = f"{row['id']}: {code[:chars]}"
     return out
 
