@@ -32,7 +32,9 @@ def local_model():
     entry = models["SmolLM2-135M-Instruct"]
     missing = servable(entry)
     require(missing is None, f"the local model ({missing})", "make setup pinned-inputs")
-    return {**entry, "params": {**entry["params"], "max_tokens": 48}, "concurrency": 4}
+    # one server per job (the demo's second replica only doubles a test's start-up)
+    return {**entry, "params": {**entry["params"], "max_tokens": 48}, "concurrency": 4,
+            "serve": {**entry["serve"], "replicas": 1}}
 
 
 def servers() -> list[int]:
@@ -48,6 +50,21 @@ def servers() -> list[int]:
         if b"transformers.cli.transformers" in cmd and b"serve" in cmd:
             out.append(int(pid))
     return out
+
+
+def parent_of(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def scratch_of(pid: int) -> list[str]:
+    """The local server's scratch folders of the job with this pid (aicd.llm.local_server)."""
+    import glob
+    import tempfile
+
+    return glob.glob(f"{tempfile.gettempdir()}/aicd-serve-{pid}-*")
 
 
 def human_rows(tmp_path, trial_raw, n=6) -> str:
@@ -79,6 +96,7 @@ def test_generation_through_the_real_server_then_cached_without_one(local_model,
     assert report["no_code_block"]["count"] == int((table["status"] == "no_code_block").sum())
     assert "Uvicorn running on http://127.0.0.1:" in log.read_text()  # loopback only
     assert servers() == before, "the server outlived its job"
+    assert not scratch_of(os.getpid()), "the server's model folder outlived its job"
 
     log.unlink()
     again = generate(local_model, [source], GEN_PROMPTS, protocols, llm, 2026, str(tmp_path / "g2.parquet"),
@@ -129,7 +147,7 @@ def test_a_killed_job_leaves_no_server(local_model, tmp_path, trial_raw):
     started: set[int] = set()
     while time.monotonic() < deadline and not (started and log.exists() and "POST /v1/chat" in log.read_text()):
         assert job.poll() is None, "the job ended before its server answered"
-        started |= set(servers()) - before
+        started |= {pid for pid in set(servers()) - before if parent_of(pid) == job.pid}  # the job's own
         time.sleep(0.2)
     assert started, "no server was started"
     assert job.poll() is None, "the job finished before it could be killed"
@@ -140,6 +158,7 @@ def test_a_killed_job_leaves_no_server(local_model, tmp_path, trial_raw):
         time.sleep(0.5)
     assert not set(servers()) & started, "the killed job's server is still running"
     assert not (tmp_path / "g.parquet").exists()  # nothing half-written
+    assert not scratch_of(job.pid), "the killed job's model folder is left in the temp folder"
 
 
 def test_a_missing_model_file_names_the_command_that_fetches_it(local_model, tmp_path, monkeypatch):
@@ -183,3 +202,57 @@ def test_a_machine_without_the_server_packages_is_told_what_to_install(monkeypat
     message = str(err.value)
     assert "fastapi, uvicorn" in message and "pip install -e '.[encoders]'" in message
     assert "\n" not in message
+
+
+def test_the_served_model_decodes_as_its_registry_entry_says(local_model, tmp_path):
+    """An entry that samples (temperature 0.7) is served sampling, each request seeded (one at a
+    time): the same seed gives the same answer, another seed another. The demo's entry is greedy
+    (temperature 0): the seed changes nothing. (transformers serve decodes with the model's own
+    generation config, SmolLM2's greedy, whatever a request asks, unless the served folder says
+    otherwise: aicd.llm.local_server.served_folder.)"""
+    import asyncio
+
+    from aicd.llm.cache import RequestCache
+    from aicd.llm.client import LLMClient
+    from aicd.llm.local_server import LocalServer
+
+    messages = [[{"role": "user", "content": f"Write a Python function that {task}."}]
+                for task in ("adds two numbers", "reverses a string")]
+    sampling = {**local_model, "params": {"temperature": 0.7, "top_p": 0.95, "max_tokens": 32},
+                "serve": {**local_model["serve"], "batching": False}}
+    def answers(entry, base, seed, cache):
+        client = LLMClient({**entry, "api_base": base}, RequestCache(tmp_path / cache), concurrency=1)
+        params = {**entry["params"], "max_tokens": 32, "seed": seed}
+        return [r["text"] for r in asyncio.run(client.run_async([(m, params) for m in messages]))]
+
+    for entry, seeds_matter in ((sampling, True), (local_model, False)):
+        with LocalServer(entry, tmp_path / "server.log") as server:
+            seed1 = answers(entry, server.api_base, 1, f"{seeds_matter}a.sqlite")
+            seed2 = answers(entry, server.api_base, 2, f"{seeds_matter}b.sqlite")
+            assert answers(entry, server.api_base, 1, f"{seeds_matter}c.sqlite") == seed1  # sent again, not cached
+            assert (seed1 != seed2) is seeds_matter, (seed1, seed2)
+
+
+def test_two_fresh_runs_of_the_demos_serving_give_the_same_answers(local_model, tmp_path):
+    """The full demo's serving (config/models_local.yaml): greedy, float32, continuous batching,
+    two servers. Two fresh runs (their own servers, an empty request cache) give the same answers
+    byte for byte, though the second sends one request at a time and the first four at once: in
+    float32 a greedy answer does not depend on what it is batched with (in bfloat16 it does:
+    benchmarks/notes/llm.md, "Local LLM generation")."""
+    from aicd.llm.client import client_from_config
+    from aicd.llm.local_server import serving
+
+    entry = {**local_model, "serve": {**local_model["serve"], "batching": True, "dtype": "float32", "replicas": 2}}
+    params = {**entry["params"], "temperature": 0, "max_tokens": 32, "seed": 7}
+    requests = [([{"role": "user", "content": f"Write a {lang} function that {task}."}], params)
+                for lang in ("Python", "C") for task in ("adds two numbers", "reverses a string")]
+    runs = []
+    for run, concurrency in enumerate((4, 2)):
+        client = client_from_config({**entry, "concurrency": concurrency},
+                                    {"cache": str(tmp_path / f"c{run}.sqlite"), "max_retries": 1})
+        with serving(client, requests, tmp_path / f"server{run}.log") as served:
+            assert len(served.bases) == concurrency and served.concurrency == concurrency
+            runs.append([r["text"] for r in served.run(requests)])
+        assert (tmp_path / f"server{run}.2.log").exists()  # the second server's log beside the first's
+    assert runs[0] == runs[1]
+    assert len(set(runs[0])) == len(requests)

@@ -78,3 +78,39 @@ def test_an_unknown_package_name_is_not_taken_for_a_pinned_model(tmp_path, monke
         resolve_model("package:no_such_model")
     with pytest.raises(AicdError, match="is not a pinned model; config/pinned_inputs.yaml has fake-model"):
         local_models.model_folder("no_such_model")
+
+
+def test_a_killed_jobs_server_folder_is_swept_and_a_running_ones_kept(tmp_path):
+    """A job killed before its server answered leaves its scratch folder (named after its pid):
+    the next server's start removes it; a folder of a job still running stays."""
+    import os
+    import subprocess
+
+    from aicd.llm.local_server import SCRATCH_PREFIX, remove_stale_scratch
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = tmp_path / f"{SCRATCH_PREFIX}{gone.pid}-abc"
+    alive = tmp_path / f"{SCRATCH_PREFIX}{os.getpid()}-def"
+    for folder in (stale, alive):
+        (folder / "model").mkdir(parents=True)
+    assert remove_stale_scratch(str(tmp_path)) == [str(stale)]
+    assert not stale.exists() and alive.exists()
+
+
+def test_the_served_folder_carries_the_entrys_decoding(tmp_path):
+    import json
+
+    from aicd.llm.local_server import decoding, served_folder
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    (model / "generation_config.json").write_text(json.dumps({"eos_token_id": 2, "do_sample": False}))
+    served = served_folder(model, tmp_path / "scratch" / "name", {"temperature": 0.7, "top_p": 0.95,
+                                                                  "frequency_penalty": 0.1})
+    assert (served / "config.json").resolve() == (model / "config.json").resolve()
+    config = json.loads((served / "generation_config.json").read_text())
+    assert config == {"eos_token_id": 2, "do_sample": True, "temperature": 0.7, "top_p": 0.95,
+                      "repetition_penalty": 1.1}
+    assert decoding({"temperature": 0}) == {"do_sample": False}

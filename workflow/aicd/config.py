@@ -106,6 +106,24 @@ def stage_on(config: dict, name: str) -> bool:
     return bool(section) and section.get("enabled", True) is not False
 
 
+def _generation_problems(generation: dict, sources, names: str) -> list[str]:
+    """The generation section's references: its sources exist, each protocol has some, one has rows."""
+    problems = []
+    if generation.get("source") and generation["source"] not in sources:
+        problems.append(f"generation.source: no source named '{generation['source']}'")
+    for protocol, spec in generation["protocols"].items():
+        for src in spec.get("sources") or []:
+            if src not in sources:
+                problems.append(f"generation.protocols.{protocol}.sources: no source named '{src}' (sources: {names})")
+        if not spec.get("sources") and not generation.get("source"):
+            problems.append(f"generation.protocols.{protocol}: name its sources (sources: [...]) or set "
+                            "generation.source")
+    if not any(int(spec["n"]) for spec in generation["protocols"].values()):
+        problems.append("generation.protocols: every protocol has n: 0; give one rows, or turn generation off "
+                        "(generation.enabled: false)")
+    return problems
+
+
 def check_references(config: dict) -> None:
     from .detectors import REGISTRY, build  # the registry names the valid detector kinds
 
@@ -165,16 +183,7 @@ def check_references(config: dict) -> None:
             if task not in config["tasks"]:
                 problems.append(f"detectors.{name}.tasks: no task named '{task}'{did_you_mean(task, config['tasks'])}")
     if stage_on(config, "generation"):
-        generation = config["generation"]
-        if generation.get("source") and generation["source"] not in sources:
-            problems.append(f"generation.source: no source named '{generation['source']}'")
-        for protocol, spec in generation["protocols"].items():
-            for src in spec.get("sources") or []:
-                if src not in sources:
-                    problems.append(f"generation.protocols.{protocol}.sources: no source named '{src}' (sources: {names})")
-            if not spec.get("sources") and not generation.get("source"):
-                problems.append(f"generation.protocols.{protocol}: name its sources (sources: [...]) or set "
-                                "generation.source")
+        problems += _generation_problems(config["generation"], sources, names)
     if stage_on(config, "execution"):
         for src in config["execution"].get("sources", []):
             if src not in sources:

@@ -130,6 +130,7 @@ class Plan:
         protocols = {p: s for p, s in protocols.items() if p not in NEEDS_INSTRUCTION or instructor_ok}
         judges = _judges(config, models, resolved, llm_off)
         notes += _llm_notes(llm_off, resolved, models, named, config)
+        notes += _dropped_protocol_notes(tasks, protocols, generators, pool_generators, dataset, built)
         judging = config.get("judging") or {}
         judge_tasks = tuple(tasks) if judging.get("tasks", "all") == "all" else tuple(judging["tasks"])
         modes = tuple(judging.get("modes", ())) if judges else ()
@@ -391,10 +392,42 @@ def _generators(config: dict, models: dict, resolved: dict, off: list) -> tuple[
 
 
 def _protocols(config: dict) -> dict:
-    """Every protocol with its sources spelled out, so a job's params say exactly what it reads."""
+    """Every protocol with its sources spelled out, so a job's params say exactly what it reads;
+    a protocol with `n: 0` is left out (a layer turns off a protocol of the config below it)."""
     gen = config["generation"]
     return {p: {**spec, "sources": list(spec.get("sources") or [gen["source"]])}
-            for p, spec in gen.get("protocols", {}).items()}
+            for p, spec in gen.get("protocols", {}).items() if int(spec["n"]) > 0}
+
+
+def _dropped_protocol_notes(tasks: dict, protocols: dict, generators: list, pool_generators: tuple,
+                            dataset: dict | None, built: bool) -> list[str]:
+    """One line per protocol whose rows are generated and then dropped by every task that
+    would score them: a test set of a model's generations whose task has no class for them
+    (`outside_labels: drop`), or pool code of a class no built task has. Turning the protocol
+    off in the layer (`n: 0`) saves its requests."""
+    from .generate.protocols import PROTOCOL_LABELS
+
+    notes = []
+    for t, task in tasks.items():
+        for name, spec in task.test_sets.items():
+            model = spec.get("generation")
+            if model not in generators or not task.labels:
+                continue
+            lost = {p: PROTOCOL_LABELS[p] for p in protocols if PROTOCOL_LABELS[p] not in task.labels}
+            if lost:
+                rows = sum(int(protocols[p]["n"]) for p in lost)
+                notes.append(f"Generation: test set {name} of task {t} drops the {'/'.join(sorted(set(lost.values())))} "
+                             f"rows of {model}'s {', '.join(sorted(lost))} prompts (up to {rows} rows: not among the "
+                             f"task's labels {list(task.labels)}, outside_labels: drop); set their n: 0 in your layer "
+                             "to skip those requests.")
+    if built and pool_generators and dataset and dataset.get("generations"):
+        labels = {label for task in tasks.values() if task.mode == "build" for label in task.labels}
+        lost = sorted(p for p in protocols if labels and PROTOCOL_LABELS[p] not in labels)
+        if lost:
+            notes.append(f"Generation: no built task has a class for the rows of the {', '.join(lost)} prompts "
+                         f"({', '.join(sorted({PROTOCOL_LABELS[p] for p in lost}))}): they enter the pool and no task "
+                         "scores them (add the fine-grained task, or set their n: 0).")
+    return notes
 
 
 def _judges(config: dict, models: dict, resolved: dict, off: list) -> dict:

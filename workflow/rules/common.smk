@@ -304,18 +304,37 @@ def model_arg(name):
     return as_arg(job_entry(MODELS[name]))
 
 
+def judge_model_arg(name):
+    """A judge's model entry: one server for a model served here (a judge job sends a few dozen
+    requests: a second server's start-up would cost more than it saves)."""
+    return as_arg(one_server(MODELS[name]))
+
+
+def one_server(entry):
+    return {**entry, "serve": {**entry["serve"], "replicas": 1}} if entry.get("serve") else entry
+
+
 def served_here(name):
     """A registry model this machine serves for its jobs (serve:, no api_base): they run the server."""
     return bool(MODELS[name].get("serve")) and not MODELS[name].get("api_base")
 
 
-def llm_threads(name):
-    return int(MODELS[name]["serve"].get("threads", 1)) if served_here(name) else 1
+def llm_threads(name, servers=None):
+    """A job that serves its model runs its servers' threads (each replica's, or `servers`')."""
+    if not served_here(name):
+        return 1
+    serve = MODELS[name]["serve"]
+    return int(serve.get("threads", 1)) * int(servers or serve.get("replicas", 1))
 
 
-def llm_mem_mb(name, base):
-    """A job that serves its model holds the model and the server too (~2 GB for SmolLM2)."""
-    extra = 3000 if served_here(name) else 0
+def llm_gpu(name):
+    """A job that serves its model on a GPU (serve.device cuda...) asks for one (config/llm_gpu.yaml)."""
+    return 1 if served_here(name) and str(MODELS[name]["serve"].get("device", "cpu")).startswith("cuda") else 0
+
+
+def llm_mem_mb(name, base, servers=None):
+    """A job that serves its model holds the model and the server too (~2 GB for SmolLM2, per replica)."""
+    extra = 3000 * int(servers or MODELS[name]["serve"].get("replicas", 1)) if served_here(name) else 0
     return lambda w, attempt: (base + extra) * attempt
 
 
@@ -358,12 +377,21 @@ def generator_card_inputs(w):
     as_test_set = any(PLAN.tasks[t].test_sets[s].get("generation") == w.model for t, s, _ in PLAN.test_set_plan())
     if in_pool or as_test_set:
         inputs["normalized"] = f"{RESULTS}/dataset/normalized/generations/{w.model}.report.json"
+    if as_test_set:  # what each test set of its generations removed (e.g. classes outside the task's labels)
+        inputs["test_sets"] = sorted(
+            {
+                f"{RESULTS}/tasks/{t}/test_sets/{s}.report.json"
+                for t, s, _ in PLAN.test_set_plan()
+                if PLAN.tasks[t].test_sets[s].get("generation") == w.model
+            }
+        )
     return inputs
 
 
 def generator_card_args(w, input):
     args = [f"--execution {input.execution}"] if "execution" in input.keys() else []
     args += [f"--normalized {input.normalized}"] if "normalized" in input.keys() else []
+    args += [f"--test-set-reports {' '.join(input.test_sets)}"] if "test_sets" in input.keys() else []
     return " ".join(args)
 
 

@@ -24,6 +24,7 @@ rule instructions:
     resources:
         mem_mb=lambda w, attempt: llm_mem_mb(PLAN.instructor, 2000)(w, attempt),
         runtime=lambda w, attempt: 240 * attempt,
+        gpu=lambda w: llm_gpu(PLAN.instructor),
     params:
         guard=guard("instructions"),
         # the cap rides in the instructor's entry, so a run without one plans as before
@@ -61,6 +62,7 @@ rule generate:
     resources:
         mem_mb=lambda w, attempt: llm_mem_mb(w.model, 2000)(w, attempt),
         runtime=lambda w, attempt: 240 * attempt,
+        gpu=lambda w: llm_gpu(w.model),
     params:
         guard=guard("generate"),
         model=lambda w: model_arg(w.model),

@@ -23,13 +23,16 @@ rule judge:
         judge=one_of(PLAN.judges),
     conda:
         env("llm")
-    threads: lambda w: llm_threads(PLAN.judges[w.judge]["model"])
+    threads: lambda w: llm_threads(PLAN.judges[w.judge]["model"], servers=1)
     resources:
-        mem_mb=lambda w, input, attempt: llm_mem_mb(PLAN.judges[w.judge]["model"], 2000 + 4 * input.size_mb)(w, attempt),
+        mem_mb=lambda w, input, attempt: llm_mem_mb(
+            PLAN.judges[w.judge]["model"], 2000 + 4 * input.size_mb, servers=1
+        )(w, attempt),
         runtime=lambda w, attempt: 240 * attempt,
+        gpu=lambda w: llm_gpu(PLAN.judges[w.judge]["model"]),
     params:
         guard=guard("judge"),
-        model=lambda w: model_arg(PLAN.judges[w.judge]["model"]),
+        model=lambda w: judge_model_arg(PLAN.judges[w.judge]["model"]),
         labels=lambda w: labels_arg(task(w).labels),
         target=lambda w: (config["tasks"][w.task].get("derive") or config["tasks"][w.task]).get("target", "label"),
         prompts=lambda w: repo_path(config["judging"]["prompts"]),

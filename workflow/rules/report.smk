@@ -58,6 +58,8 @@ rule report:
         paper=f"{RESULTS}/paper_results.md",
         test_set_scores=[f"{made_by(t, d)}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in PLAN.test_set_plan()],
         test_set_reports=sorted({f"{DATA}/tasks/{t}/test_sets/{s}.report.json" for t, s, _ in PLAN.test_set_plan()}),
+        # each generator's skipped prompts and dropped rows (a run on a base has them in the base's report)
+        generator_cards=[] if BASE else expand(f"{RESULTS}/generators/{{model}}.json", model=PLAN.generators),
     output:
         tex=f"{RESULTS}/tables/table4.tex",
         md=f"{RESULTS}/tables/table4.md",
@@ -89,7 +91,8 @@ rule report:
         " --data-reports {input.sources} {input.dataset} {input.tasks}"
         " --tables-dir {params.tables_dir} --figures-dir {params.figures_dir} --report {output.report}"
         " --paper-section {input.paper} --test-set-scores {input.test_set_scores}"
-        " --test-set-reports {input.test_set_reports} --reproduction {input.reproduction} > {log} 2>&1"
+        " --test-set-reports {input.test_set_reports} --generator-cards {input.generator_cards}"
+        " --reproduction {input.reproduction} > {log} 2>&1"
 
 
 # A generator's card: its requests, its code's sandbox outcomes and filter counts, and how every

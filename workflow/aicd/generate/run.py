@@ -22,9 +22,17 @@ from ..llm.client import client_from_config
 from ..llm.failures import check_failures
 from ..llm.local_server import model_card, request_params, serving
 from ..llm.prompts import PromptSet
-from .protocols import NEEDS_INSTRUCTION, PROTOCOL_LABELS, build_requests, protocol_rows
+from .answers import code_before_closing_fence, cut_repeats, unopened_blocks
+from .protocols import NEEDS_INSTRUCTION, PROTOCOL_LABELS, build_requests, completed, prefix_of, protocol_rows
 
 log = logging.getLogger("aicd.generate")
+# why a sampled human row gave no prompt, in words (the generation report and the card say it too)
+SKIP_REASONS = {
+    "no_signature_with_doc": "the docstring protocol needs a function with a docstring or a leading comment; "
+                             "prompt it from a source that has them (e.g. sources: [local_code])",
+    "no_instruction": "the instructor wrote no task statement for it",
+    "too_few_rows": "the protocol's sources hold fewer rows that fit (min_chars, max_chars) than its n",
+}
 
 
 def human_rows(path: str) -> pd.DataFrame:
@@ -91,44 +99,31 @@ def generate(model: dict, sources: list[str], prompts_file: str, protocols: dict
     if instructions_file:
         given = pd.read_parquet(instructions_file)
         instr = dict(zip(given["source_sample_id"], given["instruction"]))
-    planned, skipped = [], {}
-    for protocol, spec in protocols.items():
-        rows = protocol_rows(tables, protocol, spec, seed)
-        reqs, why = build_requests(protocol, rows, prompts, instr)
-        planned += [(protocol, *r) for r in reqs]
-        for reason, n in why.items():
-            skipped[f"{protocol}:{reason}"] = n
-    params = request_params(model, seed)
-    requests = [(messages, params) for _, _, _, messages in planned]
+    planned, params, skipped, examples = plan_requests(model, tables, prompts, protocols, instr, seed)
+    requests = [(messages, params[protocol]) for protocol, _, _, messages in planned]
     client = client_from_config(model, llm)
     with serving(client, requests, server_log, seed) as client, _progress(len(planned), model["name"]) as bar:
         results = client.run(requests, bar)
     failed = check_failures(results, model, "generation", llm.get("fail_threshold"))
-    results, no_block = without_code_block(results, [row.language for _, row, _, _ in planned])
-    records = []
-    for (protocol, row, prompt_id, _), res in zip(planned, results):
-        rid = hashlib.sha256(f"{model['name']}\0{prompt_id}\0{row.id}".encode()).hexdigest()[:16]
-        records.append({
-            "id": rid, "code": res["code"], "label": PROTOCOL_LABELS[protocol], "language": row.language,
-            "domain": row.domain, "source": row.source, "generator": model["name"], "family": model["family"],
-            "protocol": protocol, "problem_id": row.problem_id, "subset": None,
-            "prompt_id": prompt_id, "source_sample_id": row.id, "litellm_model": model["litellm_model"],
-            "params": json.dumps(params, sort_keys=True), "status": res["status"], "error": res["error"],
-            "finish_reason": res["finish_reason"], "prompt_tokens": res["prompt_tokens"],
-            "completion_tokens": res["completion_tokens"], "cost": res["cost"], "latency_s": res["latency_s"],
-            "attempts": res["attempts"], "cached": res["cached"], "raw": res["text"],
-            # the problem's test cases (CodeNet), for the sandbox's `passes` level: a rewrite,
-            # completion or solution of the same problem is judged by the same tests
-            "tests": _tests_of(row),
-        })
-    table = pd.DataFrame.from_records(records)
+    results, repeats = cut_repeats(results)
+    results, unopened = unopened_blocks(results)
+    heads = [prefix_of(row.code) if prompts.answer(f"{protocol}/generator") == "continuation" else None
+             for protocol, row, _, _ in planned]
+    results, no_block = without_code_block(results, [row.language for _, row, _, _ in planned], heads)
+    table = pd.DataFrame.from_records([_record(model, protocol, row, prompt_id, res, params[protocol], head)
+                                       for (protocol, row, prompt_id, _), res, head in zip(planned, results, heads)])
     write_parquet(table, out)
     report = {
         "model": model["name"], "family": model["family"], "rows": len(table), "requests_sent": client.sent,
         "failed_requests": failed,
+        "failed_example": next((r["error"] for r in results if r["status"] == "error"), None),
         "skipped_before_prompting": skipped,
+        "skipped_examples": examples,   # the first row of each reason: "id (language): its first line"
         # answers with no fenced code block though the prompt asked for one: rows without code
         "no_code_block": no_block,
+        # answers that started their program over, cut where they did (aicd.generate.answers)
+        "cut_at_repeat": repeats,
+        "unopened_block": unopened,  # bare code, then a closing fence: that code is the block
         "status": table["status"].value_counts().to_dict() if len(table) else {},
         "by_protocol": table.groupby("protocol").size().to_dict() if len(table) else {},
         "prompt_tokens": int(table["prompt_tokens"].sum()) if len(table) else 0,
@@ -137,20 +132,83 @@ def generate(model: dict, sources: list[str], prompts_file: str, protocols: dict
         "model_card": model_card(model),
     }
     write_json(report, report_path)
-    log.info("%s: %d rows (%s), %d requests sent, cost %.4f", model["name"], len(table), report["status"],
-             client.sent, report["cost"])
+    log.info("%s: %d rows (%s), %d prompts skipped before prompting (%s), %d requests sent, cost %.4f",
+             model["name"], len(table), report["status"], sum(skipped.values()),
+             ", ".join(f"{k} {v}" for k, v in skipped.items()) or "none", client.sent, report["cost"])
     return table
 
 
-def without_code_block(results: list[dict], languages: list) -> tuple[list[dict], dict]:
+def plan_requests(model: dict, tables: dict, prompts: PromptSet, protocols: dict, instr: dict, seed: int):
+    """(planned [(protocol, row, prompt_id, messages)], {protocol: params}, {protocol:reason: skipped},
+    {protocol:reason: example}): every protocol's prompts, and every sampled row that gave none
+    (or was missing: the sources hold fewer rows that fit than its n), logged with an example."""
+    planned, params, skipped, examples = [], {}, {}, {}
+    for protocol, spec in protocols.items():
+        rows = protocol_rows(tables, protocol, spec, seed)
+        found: dict[str, str] = {}
+        reqs, why = build_requests(protocol, rows, prompts, instr, found)
+        short = int(spec["n"]) - len(rows)
+        if short > 0:
+            reason = "no_signature_with_doc" if protocol == "docstring" else "too_few_rows"
+            why[reason] = why.get(reason, 0) + short
+            found.setdefault(reason, f"{len(rows)} of the {int(spec['n'])} rows asked for fit "
+                                     f"({', '.join(spec.get('sources') or tables)}: {_fit(spec, protocol)})")
+        planned += [(protocol, *r) for r in reqs]
+        params[protocol] = protocol_params(model, spec, seed)
+        for reason, n in why.items():
+            skipped[f"{protocol}:{reason}"] = n
+            examples[f"{protocol}:{reason}"] = found[reason]
+            log.warning("%s: %d of %d %s prompts skipped (%s: %s), e.g. %s", model["name"], n, int(spec["n"]),
+                        protocol, reason, SKIP_REASONS.get(reason, reason), found[reason])
+    return planned, params, skipped, examples
+
+
+def _record(model: dict, protocol: str, row, prompt_id: str, res: dict, params: dict, head: str | None) -> dict:
+    """One generated row: its code (a continuation after the human beginning it continues) and provenance."""
+    code = completed(head, res["code"]) if head is not None and res["status"] in ("ok", "truncated") else res["code"]
+    return {
+        "id": hashlib.sha256(f"{model['name']}\0{prompt_id}\0{row.id}".encode()).hexdigest()[:16],
+        "code": code, "label": PROTOCOL_LABELS[protocol], "language": row.language,
+        "domain": row.domain, "source": row.source, "generator": model["name"], "family": model["family"],
+        "protocol": protocol, "problem_id": row.problem_id, "subset": None,
+        "prompt_id": prompt_id, "source_sample_id": row.id, "litellm_model": model["litellm_model"],
+        "params": json.dumps(params, sort_keys=True), "status": res["status"], "error": res["error"],
+        "finish_reason": res["finish_reason"], "prompt_tokens": res["prompt_tokens"],
+        "completion_tokens": res["completion_tokens"], "cost": res["cost"], "latency_s": res["latency_s"],
+        "attempts": res["attempts"], "cached": res["cached"], "raw": res.get("raw", res["text"]),
+        "cut_at_repeat": bool(res.get("cut_at_repeat")),
+        # the problem's test cases (CodeNet), for the sandbox's `passes` level: a rewrite,
+        # completion or solution of the same problem is judged by the same tests
+        "tests": _tests_of(row),
+    }
+
+
+def _fit(spec: dict, protocol: str) -> str:
+    """What a protocol's rows must be, in words (for a shortfall's example)."""
+    parts = [f"{spec['min_chars']}+ characters"] if spec.get("min_chars") else []
+    parts += [f"at most {spec['max_chars']} characters"] if spec.get("max_chars") else []
+    parts += ["a documented function"] if protocol == "docstring" else []
+    return ", ".join(parts) or "any human row"
+
+
+def protocol_params(model: dict, spec: dict, seed: int) -> dict:
+    """A protocol's request parameters: the model's, with the protocol's own token cap where it
+    gives one (a completion needs fewer tokens than a rewrite of the same program)."""
+    params = request_params(model, seed)
+    return {**params, "max_tokens": int(spec["max_tokens"])} if spec.get("max_tokens") else params
+
+
+def without_code_block(results: list[dict], languages: list, heads: list | None = None) -> tuple[list[dict], dict]:
     """Every generation prompt asks for one fenced code block. An answer without one is taken
     as code when the whole of it parses in the row's language with no error (small models
     often answer with bare code; counted as bare_code); otherwise it becomes a row with status
-    no_code_block and no code, not prose taken for code. ({count, example, bare_code})."""
+    no_code_block and no code, not prose taken for code. ({count, example, bare_code}).
+    heads: per answer, the beginning it continues (a continuation parses only after it), or None."""
     out, count, bare, example = [], 0, 0, None
-    for res, language in zip(results, languages):
-        if res["status"] in ("ok", "truncated") and not has_code_block(res["text"]):
-            if parses_cleanly(res["text"], language):
+    for res, language, head in zip(results, languages, heads or [None] * len(results)):
+        if res["status"] in ("ok", "truncated") and not has_code_block(res["text"]) \
+                and code_before_closing_fence(res["text"]) is None:
+            if parses_cleanly(completed(head, res["text"]) if head else res["text"], language):
                 bare += 1
             else:
                 count += 1

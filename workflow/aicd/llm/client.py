@@ -91,6 +91,9 @@ class LLMClient:
     rpm: float | None = None
     tpm: float | None = None
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    # several servers of one model (a local model's serve.replicas): each request takes one that
+    # is free, and gives it back when answered; None: the model's own api_base
+    bases: list | None = None
 
     def __post_init__(self):
         self._limiter = RateLimiter(self.rpm, self.tpm)
@@ -109,10 +112,19 @@ class LLMClient:
         return {"input_cost_per_token": price["input"] / 1e6, "output_cost_per_token": price["output"] / 1e6}
 
     async def _send(self, messages: list, params: dict) -> dict:
+        if self.bases:
+            base = await self._free_bases.get()
+            try:
+                return await self._send_to(messages, params, base)
+            finally:
+                self._free_bases.put_nowait(base)
+        return await self._send_to(messages, params, self.model.get("api_base"))
+
+    async def _send_to(self, messages: list, params: dict, api_base: str | None) -> dict:
         kwargs = dict(params)
-        if self.model.get("api_base"):
-            kwargs["api_base"] = self.model["api_base"]
-        kwargs["api_key"] = self._key or ("not-needed" if self.model.get("api_base") else None)
+        if api_base:
+            kwargs["api_base"] = api_base
+        kwargs["api_key"] = self._key or ("not-needed" if api_base else None)
         kwargs.update(self._pricing())
         estimate = sum(len(str(m.get("content", ""))) for m in messages) // 4 + int(params.get("max_tokens") or 0)
         await self._limiter.acquire(estimate)
@@ -181,7 +193,11 @@ class LLMClient:
         here how it is served (another dtype or batching gives other answers)."""
         serve = self.model.get("serve")
         name = self.model["litellm_model"]
-        return f"{name}#serve={json.dumps(serve, sort_keys=True)}" if serve else name
+        if not serve:
+            return name
+        from .local_server import DECODING
+
+        return f"{name}#serve={json.dumps(serve, sort_keys=True)}#decoding={DECODING}"
 
     def _too_large(self, result: dict) -> str | None:
         size = len(result["text"].encode("utf-8")) + len((result.get("reasoning") or "").encode("utf-8"))
@@ -192,6 +208,9 @@ class LLMClient:
 
     async def run_async(self, requests: list[tuple[list, dict]], progress=None) -> list[dict]:
         semaphore = asyncio.Semaphore(self.concurrency)
+        self._free_bases = asyncio.Queue()
+        for base in self.bases or []:
+            self._free_bases.put_nowait(base)
         results: list[dict | None] = [None] * len(requests)
 
         async def one(i: int, messages: list, params: dict) -> None:

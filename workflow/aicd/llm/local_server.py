@@ -11,13 +11,20 @@ started at all when every request is already in the request cache.
     serve:
       model: package:smollm2-135m-instruct   # a pinned model, a local folder or a Hub id
       server: transformers                   # the one server started here
-      dtype: bfloat16                        # or float32 / auto
-      batching: true                         # continuous batching: ~5x the tokens per CPU-second,
-                                             # but a request's sampled text then depends on what
-                                             # was batched beside it (false: one at a time, seeded)
-      threads: 1                             # the job's (and the server's) threads
+      dtype: float32                         # or bfloat16 / auto: in bfloat16 a batched answer
+                                             # depends on what was batched beside it
+      batching: true                         # continuous batching: ~3x the tokens per CPU-second
+                                             # (false: one at a time, each seeded)
+      threads: 1                             # each server's threads
+      replicas: 2                            # servers per job, each request taking a free one
       kv_cache_tokens: 24576                 # continuous batching's paged cache, tokens
       batch_tokens: 256                      # tokens per batching step
+
+The server decodes as the entry's params say (served_folder: a generation config made from them;
+transformers serve otherwise decodes with the model's own, greedy for SmolLM2 whatever a request
+asks). Its model folder is a scratch folder of links, read only while the model loads: it is gone
+once the server answers, and a job killed before that leaves one that the next server's start
+removes (named after the job's pid).
 
 To serve it yourself instead (one command, then give the entry that api_base):
 
@@ -25,8 +32,10 @@ To serve it yourself instead (one command, then give the entry that api_base):
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -47,7 +56,12 @@ SERVERS = ("transformers",)
 # batch_tokens bound continuous batching's paged cache: left to itself it takes most of the free
 # memory (14 GB here) and every step then attends over all of it.
 DEFAULTS = {"server": "transformers", "dtype": "bfloat16", "batching": True, "threads": 1, "device": "cpu",
+            "replicas": 1,
             "kv_cache_tokens": 24576, "batch_tokens": 256, "start_timeout_s": 600}
+SCRATCH_PREFIX = "aicd-serve-"  # + the job's pid: a folder of a job that is gone is removed
+# how a served model decodes (served_folder): part of its requests' cache key, so answers cached
+# before its decoding settings came from the registry entry are not taken for today's
+DECODING = "params"
 PAGE_TOKENS = 256  # transformers' continuous-batching page (its default page_size)
 INSTALL = "pip install -e '.[encoders]' (it brings transformers[serving]: fastapi and uvicorn)"
 
@@ -102,28 +116,39 @@ class LocalServer:
                       "--cb-max-batch-tokens", str(int(self.spec["batch_tokens"]))]
 
     def __enter__(self) -> LocalServer:
+        self.launch()
+        return self.ready()
+
+    def launch(self) -> None:
+        """Start the server (replicas start side by side: launch each, then wait for each)."""
         from ..models.pretrained import resolve_model
 
         check_installed()
         folder = resolve_model(self.spec["model"])
-        self.scratch = tempfile.TemporaryDirectory(prefix="aicd-serve-")
-        # the server is pinned to the name it was started with; a link of that name in a
-        # folder of its own lets requests carry the registry's name whatever the folder is called
-        link = Path(self.scratch.name) / self.name
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(Path(folder).resolve(), target_is_directory=True)
-        self.log_path = self.log_path or Path(self.scratch.name) / "server.log"
+        remove_stale_scratch()
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
+        # the server is pinned to the name it was started with; a folder of that name (links to
+        # the model's files, and the decoding settings of the registry entry) lets requests carry
+        # the registry's name whatever the model's folder is called. It is read only while the
+        # server loads the model (before its health check answers)
+        self.link = served_folder(Path(folder), self.scratch / self.name, self.model.get("params") or {})
+        self.log_path = self.log_path or self.scratch / "server.log"
         threads = str(int(self.spec["threads"]))
         env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
                "HF_HUB_OFFLINE": "1", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1", "NO_COLOR": "1"}
         self.port = self.asked_port or free_port()
-        started = time.monotonic()
-        self.proc = start(self.command(self.port), self.log_path, env=env, cwd=self.scratch.name)
+        self.started = time.monotonic()
+        self.proc = start(self.command(self.port), self.log_path, env=env, cwd=str(self.scratch))
+
+    def ready(self) -> LocalServer:
+        """Wait for the launched server's health check; stop it on failure."""
+        started = self.started
         try:
             self._wait_healthy(started)
         except BaseException:
             self.__exit__(None, None, None)
             raise
+        self._drop_scratch(keep_log=True)  # the model is loaded: a job killed from now on leaves nothing here
         log.info("%s served by transformers serve at %s (pid %d, ready in %.0f s, log %s)", self.name,
                  self.api_base, self.proc.pid, time.monotonic() - started, self.log_path)
         return self
@@ -161,9 +186,77 @@ class LocalServer:
             status = stop(self.proc)
             log.info("local server for %s stopped (status %s)", self.name, status)
             self.proc = None
-        if getattr(self, "scratch", None) is not None:
-            self.scratch.cleanup()
-            self.scratch = None
+        self._drop_scratch(keep_log=False)
+
+    def _drop_scratch(self, keep_log: bool) -> None:
+        """The model link, and its folder unless it holds the server's log (no log path was
+        given, as for `aicd serve-local`) and `keep_log`."""
+        scratch = getattr(self, "scratch", None)
+        if scratch is None:
+            return
+        shutil.rmtree(self.link, ignore_errors=True)
+        if keep_log and self.log_path.parent == scratch:
+            return
+        shutil.rmtree(scratch, ignore_errors=True)
+        self.scratch = None
+
+
+def decoding(params: dict) -> dict:
+    """The generation config a served model decodes with, from its registry entry's request
+    params: sampling where the temperature is above 0 (its temperature and top_p: a request's
+    own then apply, with or without continuous batching), greedy otherwise; frequency_penalty
+    as the repetition penalty (honoured one request at a time; continuous batching has none).
+    Without it the server decodes as the model's own config says: SmolLM2's says greedy, whatever
+    a request asks (measured: benchmarks/notes/llm.md)."""
+    temperature = float(params.get("temperature", 0) or 0)
+    out = {"do_sample": temperature > 0}
+    if temperature > 0:
+        out.update(temperature=temperature, top_p=float(params.get("top_p", 1.0)))
+    if params.get("frequency_penalty"):
+        out["repetition_penalty"] = 1.0 + float(params["frequency_penalty"])
+    return out
+
+
+def served_folder(model_folder: Path, target: Path, params: dict) -> Path:
+    """`target`: links to the model folder's files, and its generation_config.json with the
+    decoding settings of `params` (aicd's request params) over the model's own."""
+    target.mkdir(parents=True)
+    for item in model_folder.resolve().iterdir():
+        if item.name != "generation_config.json":
+            (target / item.name).symlink_to(item)
+    own = model_folder / "generation_config.json"
+    config = json.loads(own.read_text()) if own.is_file() else {}
+    (target / "generation_config.json").write_text(json.dumps({**config, **decoding(params)}, indent=2))
+    return target
+
+
+def remove_stale_scratch(root: str | None = None) -> list[str]:
+    """The scratch folders of servers whose job was killed before its server answered (SIGKILL
+    leaves no chance to clean up): named after the job's pid, removed once that pid is gone."""
+    removed = []
+    for path in Path(root or tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = path.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)) or not path.is_dir() or path.owner() != _me():
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(str(path))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _me() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.getuid()).pw_name
 
 
 @contextmanager
@@ -174,14 +267,37 @@ def serving(client, requests: list, log_path=None, seed: int = 0):
     if not model.get("serve") or model.get("api_base") or not client.uncached(requests):
         yield client
         return
-    with LocalServer(model, log_path, seed) as server:
-        client.model, concurrency = {**model, "api_base": server.api_base}, client.concurrency
-        if not server.spec["batching"]:
-            client.concurrency = 1  # one request at a time: each sampled with its own seed, in order
+    spec = settings(model)
+    replicas = int(spec["replicas"])
+    logs = [log_path] + [replica_log(log_path, i) for i in range(1, replicas)]
+    servers = [LocalServer(model, logs[i], seed) for i in range(replicas)]
+    try:
+        for server in servers:
+            server.launch()
+        for server in servers:
+            server.ready()
+        # each server takes its share of the requests in flight; one request at a time per server
+        # without batching (each sampled with its own seed, in order)
+        per_server = max(1, client.concurrency // replicas) if spec["batching"] else 1
+        saved = client.model, client.concurrency, client.bases
+        client.model = {**model, "api_base": servers[0].api_base}
+        client.bases = [s.api_base for s in servers for _ in range(per_server)]
+        client.concurrency = len(client.bases)
         try:
             yield client
         finally:
-            client.model, client.concurrency = model, concurrency
+            client.model, client.concurrency, client.bases = saved
+    finally:
+        for server in servers:
+            server.__exit__(None, None, None)
+
+
+def replica_log(log_path, i: int):
+    """The log of a job's i-th extra server: server.log -> server.2.log (none where the first has none)."""
+    if not log_path:
+        return None
+    path = Path(log_path)
+    return path.with_name(f"{path.stem}.{i + 1}{path.suffix}")
 
 
 def request_params(model: dict, seed: int) -> dict:
@@ -202,7 +318,11 @@ def model_card(model: dict) -> dict | None:
 
     spec = settings(model)
     card = card_of_folder(resolve_model(spec["model"])) or {"name": spec["model"]}
-    how = "continuous batching" if spec["batching"] else "one request at a time, seeded"
-    threads = int(spec["threads"])
-    return {**card, "served_by": f"transformers serve on 127.0.0.1 ({spec['dtype']}, {how}, "
-                                 f"{threads} thread{'' if threads == 1 else 's'})"}
+    replicas, threads = int(spec["replicas"]), int(spec["threads"])
+    alone = not spec["batching"] or int(model.get("concurrency", 1)) <= replicas
+    how = ("one request at a time per server, seeded" if alone else "continuous batching") + \
+        (f", {replicas} servers" if replicas > 1 else "")
+    sampled = decoding(model.get("params") or {})
+    decode = f"sampling at temperature {sampled['temperature']:g}" if sampled["do_sample"] else "greedy"
+    return {**card, "served_by": f"transformers serve on 127.0.0.1 ({spec['dtype']}, {decode}, {how}, "
+                                 f"{threads} thread{'' if threads == 1 else 's'} each)"}

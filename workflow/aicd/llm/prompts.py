@@ -22,6 +22,11 @@ class PromptSet:
     def prompt_id(self, name: str) -> str:
         return f"{name}@{self.version}"
 
+    def answer(self, name: str) -> str:
+        """What a prompt's answer is: "program" (the default), or "continuation" (the rest of a
+        program whose beginning the prompt gave: the row's code is that beginning followed by it)."""
+        return str((self.prompts.get(name) or {}).get("answer", "program"))
+
     def messages(self, name: str, **fields) -> list[dict]:
         if name not in self.prompts:
             raise AicdError(f"no prompt named {name!r} (have: {', '.join(self.prompts)})")

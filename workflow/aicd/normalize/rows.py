@@ -128,17 +128,24 @@ def normalize_table(raw: pd.DataFrame, name: str, spec: dict | None = None, thre
         df["source_row_id"] = raw["source_row_id"].astype(str)
 
     counts = df["reject"].value_counts().to_dict()
-    report = {
-        "table": name,
-        "rows_in": int(len(raw)),
-        "kept": int(df["reject"].isna().sum()),
-        "rejected": {k: int(v) for k, v in sorted(counts.items())},
-        "notes": dict(notes),
-        "spec": spec,
-    }
+    report = {"table": name, "rows_in": int(len(raw)), "kept": int(df["reject"].isna().sum()),
+              "rejected": {k: int(v) for k, v in sorted(counts.items())}, "examples": rejected_examples(df),
+              "notes": dict(notes), "spec": spec}
     assert report["rows_in"] == report["kept"] + sum(report["rejected"].values()), "row accounting broken"
     log.info("%s: %d rows in, %d kept, rejected %s", name, len(raw), report["kept"], report["rejected"])
     return df, report
+
+
+def rejected_examples(df: pd.DataFrame, chars: int = 160) -> dict[str, str]:
+    """The first rejected row of each reason (by id): "id: the start of its code", for a report
+    that counts a drop to show one."""
+    out = {}
+    rejected = df[df["reject"].notna()].sort_values("id")
+    for reason, rows in rejected.groupby("reject", sort=True):
+        row = rows.iloc[0]
+        code = " ".join(row["code"].split()) if isinstance(row["code"], str) and row["code"].strip() else "(no code)"
+        out[str(reason)] = f"{row['id']}: {code[:chars]}"
+    return out
 
 
 def _execution_filter(df, reject, execution, level, notes) -> None:

@@ -18,6 +18,7 @@ and cards (`python -m aicd.report SUBCOMMAND`, one subcommand per output).
 - test_sets: the report's lines on extra test sets;
 - card: the dataset card (results/dataset/README.md);
 - generator_card: one generator model's card;
+- generation_losses: a generator's skipped prompts and dropped rows, by stage, an example each;
 - execution: sandbox execution status counts and pass rates;
 - leaderboard: a static leaderboard site from submission results;
 - marks: the marks on numbers that are not what their header suggests;

@@ -34,6 +34,7 @@ from ..data.scores import machine_score
 from ..scoring.bootstrap import RESAMPLES
 from ..scoring.roc_point import roc_point
 from ..scoring.thresholds import auroc, auroc_interval
+from .generation_losses import losses, losses_lines
 from .intervals import DIGITS_SAYS, supported_digits, with_interval
 from .llm_tables import card_line
 from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS
@@ -82,6 +83,10 @@ def requests_section(report: dict) -> list[str]:
              f"statuses: {', '.join(f'{k} {v:,}' for k, v in sorted(status.items())) or 'none'}; "
              f"{report['prompt_tokens']:,} prompt and {report['completion_tokens']:,} completion tokens, "
              f"{report['requests_sent']:,} requests sent."]
+    repeats = report.get("cut_at_repeat") or {}
+    if repeats.get("count"):
+        lines.append(f"{repeats['count']:,} answers started their program over and were cut where they did (the "
+                     "first copy kept: aicd.generate.answers).")
     if no_block.get("bare_code"):
         lines.append(f"{no_block['bare_code']:,} answers gave bare code without the code block asked for (taken as "
                      "code: the whole answer parsed in its language).")
@@ -193,7 +198,8 @@ def header(model: dict) -> list[str]:
 
 
 def generator_card(model: dict, report: dict, generations: pd.DataFrame, execution: dict | None,
-                   normalized: dict | None, scored: list[dict], titles: dict) -> tuple[str, dict]:
+                   normalized: dict | None, scored: list[dict], titles: dict,
+                   test_sets: list[dict] | None = None) -> tuple[str, dict]:
     """(Markdown, JSON) of one model's card. scored: {where: {detector: {predictions, test[,
     human_predictions, human_test]}}} (the human pair where the scored rows hold no humans)."""
     ids = set(generations["id"])
@@ -212,9 +218,11 @@ def generator_card(model: dict, report: dict, generations: pd.DataFrame, executi
     if report.get("model_card"):
         head += [f"Model card: {card_line(report['model_card'])}.", ""]
     body = requests_section(report) + execution_section(execution) + filters_section(normalized)
+    lost = losses(report, normalized, test_sets)
+    body += losses_lines(lost)
     body += detection_section(cells, titles) if cells else ["## Detection", "", "No fitted detector scored its rows.", ""]
     data = {"model": model["name"], "family": model.get("family"), "requests": report, "execution": execution,
-            "filters": normalized, "detection": cells}
+            "filters": normalized, "skipped_and_dropped": lost, "detection": cells}
     return "\n".join(head + body), data
 
 
@@ -228,12 +236,15 @@ def main(argv=None) -> None:
     p.add_argument("--normalized", default=None, help="results/dataset/normalized/generations/{model}.report.json")
     p.add_argument("--scored", type=json_arg, default={}, help='{where: {detector: {"predictions", "test"}}}')
     p.add_argument("--titles", type=json_arg, default={}, help="detector -> its title")
+    p.add_argument("--test-set-reports", nargs="*", default=[],
+                   help="results/tasks/{task}/test_sets/{set}.report.json of the test sets of its generations")
     p.add_argument("--out-md", required=True)
     p.add_argument("--out-json", required=True)
     args = p.parse_args(argv)
     generations = pd.read_parquet(args.generations, columns=["id", "protocol", "status"])
     markdown, data = generator_card(args.model, read_json(args.report), generations,
                                     read_json(args.execution) if args.execution else None,
-                                    read_json(args.normalized) if args.normalized else None, args.scored, args.titles)
+                                    read_json(args.normalized) if args.normalized else None, args.scored, args.titles,
+                                    [read_json(path) for path in args.test_set_reports])
     write_text(markdown + "\n", args.out_md)
     write_json(data, args.out_json)

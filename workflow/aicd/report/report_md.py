@@ -17,7 +17,7 @@ from pathlib import Path
 from ..common.io import read_json, write_text
 from ..common.stagecli import json_arg
 from ..records.fingerprint import stamp
-from . import threshold_table
+from . import generation_losses, threshold_table
 from .data_block import data_block
 from .figures import confusion_figure
 from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, Marks, ranked_best, table_value
@@ -39,6 +39,7 @@ class ReportInputs:
     inputs_file: str | None = None  # results/inputs.json, the fingerprint the tables carry
     reproduction: str | None = None  # tables/reproduction.md, the report's first section
     paper_section: str | None = None  # results/paper_results.md, appended
+    generator_card_files: Sequence[str] = ()  # generators/{model}.json: skipped prompts, dropped rows
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,7 @@ def report_markdown(src: ReportInputs, table: Table4, paths: ReportPaths) -> str
     lines += _tables_lines(table, Path(paths.tables_dir), rel)
     lines += _confusion_lines(table, paths, rel)
     lines += test_set_section([read_json(path) for path in src.test_set_report_files], dict(src.layout["tasks"]))
+    lines += generation_losses.report_section([read_json(path) for path in src.generator_card_files])
     best_scores = {t: (markdown_title(table.title(d)), table.scores[(d, t)]) for t, (_, d) in table.best.items()}
     lines += subset_section(task_reports, task_titles, best_scores, src.layout.get("provisional") or {})
     lines += ["## Data", ""]
@@ -352,10 +354,13 @@ def main(argv=None) -> None:
                         help="results/scores/{task}/test_sets/{set}/{detector}.json: extra test sets, one column each")
     parser.add_argument("--test-set-reports", nargs="*", default=[],
                         help="results/tasks/{task}/test_sets/{set}.report.json: rows removed, class balance")
+    parser.add_argument("--generator-cards", nargs="*", default=[],
+                        help="results/generators/{model}.json: each generator's skipped prompts and dropped rows")
     parser.add_argument("--reproduction", default=None,
                         help="results/tables/reproduction.md: the paper beside ours, the report's first section")
     args = parser.parse_args(argv)
     src = ReportInputs(args.layout, args.scores, test_set_score_files=args.test_set_scores,
                        test_set_report_files=args.test_set_reports, data_report_files=args.data_reports,
-                       inputs_file=args.inputs, reproduction=args.reproduction, paper_section=args.paper_section)
+                       inputs_file=args.inputs, reproduction=args.reproduction, paper_section=args.paper_section,
+                       generator_card_files=args.generator_cards)
     write_report(src, ReportPaths(args.tables_dir, args.figures_dir, args.report))

@@ -84,7 +84,14 @@ def build_task(pool: pd.DataFrame, spec: dict, seed: int, task: str) -> tuple[di
         in_dist, shifted = _test_only(rows, rows["source"].isin(ood), "out_of_domain")
         seen_subset = "in_domain"
 
-    in_dist["split"] = assign_splits(in_dist, ["target", *[c for c in stratify if c != "target"]], fractions, seed)
+    by = ["target", *[c for c in stratify if c != "target"]]
+    in_dist["split"] = assign_splits(in_dist, by, fractions, seed)
+    for label, own in (spec.get("class_fractions") or {}).items():  # a small class's own split shares
+        rows_of = in_dist["target"].eq(label)
+        if rows_of.any():
+            in_dist.loc[rows_of, "split"] = assign_splits(in_dist[rows_of], by, own, seed)
+    if spec.get("class_fractions"):
+        info["class_fractions"] = spec["class_fractions"]
     in_dist["subset"] = np.where(in_dist["split"].eq("test"), seen_subset, None)
     shifted["split"] = "test"
     allrows = pd.concat([in_dist, shifted], ignore_index=True)

@@ -31,6 +31,12 @@ def balance(table: pd.DataFrame, column: str) -> dict[str, int]:
     return {str(k): int(v) for k, v in table[column].astype(object).fillna("(none)").value_counts().sort_index().items()}
 
 
+def _example(row: pd.Series, target: str) -> str:
+    """A removed row as a report shows it: its id, class and (for generated code) protocol."""
+    about = [str(row[c]) for c in (target, "protocol") if c in row.index and isinstance(row[c], str)]
+    return f"{row['id']} ({', '.join(about)})" if about else str(row["id"])
+
+
 def build_test_set(samples: pd.DataFrame, spec: dict, train: pd.DataFrame, task: str,
                    name: str) -> tuple[pd.DataFrame, dict]:
     """The evaluation table and its report. `spec`: {target, labels, outside_labels}."""
@@ -42,12 +48,14 @@ def build_test_set(samples: pd.DataFrame, spec: dict, train: pd.DataFrame, task:
     labels = [str(x) for x in spec.get("labels") or []]
     before = balance(samples, target)
     removed: dict[str, int] = {}
+    examples: dict[str, str] = {}
 
     def drop(mask: pd.Series, reason: str) -> None:
         nonlocal rows
         n = int(mask.sum())
         if n:
             removed[reason] = removed.get(reason, 0) + n
+            examples.setdefault(reason, _example(rows[mask].iloc[0], target))
             rows = rows[~mask]
 
     rows = samples
@@ -78,7 +86,7 @@ def build_test_set(samples: pd.DataFrame, spec: dict, train: pd.DataFrame, task:
         raise AicdError(f"test set {name} of task {task}: no rows left ({len(samples)} in; removed: "
                         f"{', '.join(f'{k} {v}' for k, v in removed.items()) or 'none'})")
     report = {"task": task, "test_set": name, "target": target, "rows_in": int(len(samples)),
-              "rows": int(len(table)), "removed": removed,
+              "rows": int(len(table)), "removed": removed, "removed_examples": examples,
               "balance_before": before, "balance_after": balance(table, "target")}
     if removed:
         log.warning("test set %s of task %s: removed %s; class balance %s -> %s", name, task, removed,

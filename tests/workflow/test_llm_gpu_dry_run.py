@@ -1,0 +1,44 @@
+"""The GPU layer's dry run (config/llm_gpu.yaml on the full demo): every job that serves the
+local model, and the zero-shot panel's statistics, ask for one GPU; the rest ask for none."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+from components import require
+
+pytestmark = pytest.mark.workflow
+
+
+def test_the_gpu_layer_asks_a_gpu_for_each_job_that_serves_the_model(repo, trial_path, tmp_path):
+    from aicd.generate.registry import load_registry, servable
+
+    entry = load_registry([repo / "config" / "models.yaml", repo / "config" / "models_local_gpu.yaml"])
+    missing = servable(entry["SmolLM2-135M-Instruct"])
+    require(missing is None, f"the local model ({missing})", "make setup pinned-inputs")
+    (tmp_path / "override.yaml").write_text(yaml.safe_dump({"sources": {"trial": {"files": str(trial_path)}},
+                                                             "results": str(tmp_path / "results")}))
+    configs = [str(repo / "config" / n) for n in ("demo.yaml", "demo_llm.yaml", "llm_gpu.yaml")]
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile"), "--directory", str(tmp_path),
+           "--cores", "16", "-n", "--configfile", *configs, str(tmp_path / "override.yaml")]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    asks = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", proc.stdout):
+        rule = re.match(r"(?:local)?rule (\w+):", block)
+        wildcards = re.search(r"wildcards: (.*)", block)
+        gpu = re.search(r"resources: .*\bgpu=(\d+)", block)
+        if rule:
+            asks[(rule.group(1), wildcards.group(1) if wildcards else "")] = int(gpu.group(1)) if gpu else 0
+    served = {k for k in asks if k[0] in ("instructions", "generate", "judge")}
+    assert {k[0] for k in served} == {"instructions", "generate", "judge"}, sorted(asks)
+    assert all(asks[k] == 1 for k in served), {k: asks[k] for k in served}
+    assert asks[("features", "task=binary, featureset=lm_smollm2")] == 1
+    others = {k: v for k, v in asks.items() if k not in served and "lm_smollm2" not in k[1]}
+    assert not any(others.values()), {k: v for k, v in others.items() if v}
