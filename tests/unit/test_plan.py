@@ -104,6 +104,12 @@ def test_a_new_folder_stored_kind_is_planned_from_its_declaration(demo, models, 
         max_threads = 2
         mem_mb = 1234
 
+        def fit(self, X, y, X_val=None, y_val=None):
+            return self
+
+        def predict(self, X):
+            return X
+
     monkeypatch.setitem(REGISTRY, "toy_folder", Toy)
     config = copy.deepcopy(demo)
     config["detectors"] = {"toy": {"kind": "toy_folder", "title": "Toy"}, **config["detectors"]}
@@ -215,7 +221,7 @@ def test_a_feature_set_that_asks_a_gpu_is_a_gpu_job_per_task_that_reads_it(demo,
     config["detectors"]["zs_gpu"] = {"kind": "zero_shot_lm", "title": "LL", "features": "lm_gpu", "tasks": ["binary"],
                                      "params": {"criterion": "loglik"}}
     config["detectors"]["lr_gpu_ast"] = {"kind": "logistic_regression", "title": "LR", "features": "lm_gpu_ast", "tasks": ["family"]}
-    jobs = plan_of(config, models).gpu_feature_jobs()
+    jobs = plan_of(config, models).gpu_jobs()
     assert jobs == [{"rule": "features", "detector": "lm_gpu", "count": 2, "gpu": 1, "mem_mb": 32000,
-                     "runtime": 480, "threads": 8}]
-    assert plan_of(demo, models).gpu_feature_jobs() == []
+                     "mem_mb_per_input_mb": 0, "runtime": 480, "threads": 8}]
+    assert plan_of(demo, models).gpu_jobs() == []

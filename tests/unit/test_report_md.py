@@ -1,11 +1,11 @@
-"""aicd.report.report_md.write_report on real score files (aicd.scoring.score): Table 4 in three
+"""aicd.report.report_md.write_report on real score files (aicd.scoring.scorer): Table 4 in three
 formats, the best trained detector's confusion figure per task, and report.md's links."""
 
 import json
 
 import pandas as pd
 from aicd.report.report_md import ReportInputs, ReportPaths, write_report
-from aicd.scoring.score import score
+from aicd.scoring.scorer import score
 
 
 def _scores(tmp_path, task, detector, gold, pred):

@@ -7,9 +7,10 @@
 from snakemake.utils import min_version
 
 from aicd.common.errors import AicdError
-from aicd.config import explain_error, stage_on, validate_config
+from aicd.config import apply_defaults, explain_error, stage_on, validate_config
 from aicd.generate.registry import check_config_models, endpoint_hint, job_entry, load_registry, with_max_tokens
-from aicd.plan import FEATURE_JOB, SPLITS, Plan
+from aicd.plan import SPLITS, Plan
+from aicd.published import judge_detector
 from aicd.records import baserun, runs
 from aicd.records.fingerprint import code_version
 from aicd.report import layouts
@@ -24,6 +25,8 @@ try:
     # a run built on another (`base:`): the base's recorded config under this one (aicd.records.baserun)
     BASE = baserun.load(config["base"]) if config.get("base") else None
     if BASE:
+        # a default added since the base ran is the base's too (it ran with that value)
+        apply_defaults(BASE.config)
         config.update(baserun.merged(BASE.config, config))
     validate_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
     RESULTS = config["results"].rstrip("/")  # this run's results root (aicd.records.runs: one run per root)
@@ -137,70 +140,32 @@ def detector_mem_mb():
     return lambda w, attempt: int(detector(w).mem_mb * attempt)
 
 
-DETECTOR_RUNTIME = 120  # minutes, where the config entry gives none
-
-
 def detector_runtime():
-    """The config entry's runtime (minutes), else DETECTOR_RUNTIME, times the attempt: the same
-    for every job that runs the detector (fit, extra test sets, its causal LM)."""
-    return lambda w, attempt: (detector(w).runtime or DETECTOR_RUNTIME) * attempt
+    """The plan's runtime (minutes: the config entry's, else aicd.plan.JOB_DEFAULTS), times the
+    attempt: the same for every job that runs the detector (fit, extra test sets, its causal LM)."""
+    return lambda w, attempt: detector(w).runtime * attempt
 
 
 def detector_gpu(w):
     return detector(w).gpu
 
 
-def gpu_jobs():
-    """The jobs that ask GPUs, per (rule, detector or feature set), with the resources their rules
-    ask (attempt 1)."""
-    from types import SimpleNamespace
-
-    jobs = []
-    for d, det in PLAN.detectors.items():
-        if det.gpu <= 0:
-            continue
-        w = SimpleNamespace(detector=d)
-        asks = dict(gpu=det.gpu, mem_mb=detector_mem_mb()(w, 1), runtime=detector_runtime()(w, 1), threads=det.threads)
-        fits = sum(1 for _, p in PLAN.pairs if p == d)
-        sets = sum(1 for _, _, p in PLAN.test_set_plan() if p == d)
-        for rule, count in (
-            ("detect_folder" if det.storage == "folder" else "detect", fits),
-            ("predict_test_set", sets),
-        ):
-            if count:
-                jobs.append(dict(rule=rule, detector=d, count=count, **asks))
-        if d in PLAN.lms:
-            jobs.append(dict(rule="train_causal_lm", detector=d, count=1, **asks))
-    return jobs + PLAN.gpu_feature_jobs()
-
-
 def detector_env(w):
     return env(detector(w).environment)
 
 
-def feature_threads(w):
-    """The kind's max_threads, or fewer where the feature set's resources say so (as for detectors)."""
-    from aicd.features.registry import FEATURIZERS
-
-    spec = config["features"][w.featureset]
-    ceiling = FEATURIZERS[spec["kind"]].max_threads
-    return min(ceiling, int((spec.get("resources") or {}).get("threads", ceiling)))
-
-
-def feature_resource(w, name, default):
-    """A feature set's own resources (an lm_stats set's GPU and memory), else `default`."""
-    return int((config["features"][w.featureset].get("resources") or {}).get(name, default))
+def feature(w):
+    """The feature set's job as the plan has it (aicd.plan.FeaturePlan: threads, environment,
+    GPUs, memory, runtime, parts)."""
+    return PLAN.features[w.featureset]
 
 
 def feature_spec(w):
-    return as_arg(config_slice(config["features"][w.featureset], baserun.FEATURE_JOB_KEYS))
+    return as_arg(config_slice(feature(w).spec, baserun.FEATURE_JOB_KEYS))
 
 
 def feature_env(w):
-    from aicd.features.registry import FEATURIZERS
-    from aicd.plan import feature_environment
-
-    return env(feature_environment(PLAN.features, w.featureset, FEATURIZERS))
+    return env(feature(w).environment)
 
 
 # ---------------------------------------------------------------- sources and tasks
@@ -243,11 +208,11 @@ def split_tables(w):
 def feature_inputs(w):
     """A concat set reads its parts' matrices and fitted featurizers (each list in the order of
     its `parts`); any other set reads the task's split tables."""
-    spec = config["features"][w.featureset]
-    if spec["kind"] == "concat":
+    parts = feature(w).parts
+    if parts:
         return {
-            "parts": [f"{features_dir(w.task, p)}/features.npz" for p in spec["parts"]],
-            "part_models": [f"{features_dir(w.task, p)}/featurizer.skops" for p in spec["parts"]],
+            "parts": [f"{features_dir(w.task, p)}/features.npz" for p in parts],
+            "part_models": [f"{features_dir(w.task, p)}/featurizer.skops" for p in parts],
         }
     return split_tables(w)
 
@@ -430,6 +395,11 @@ def all_scores():
     return [f"{made_by(t, d)}/scores/{t}/{d}.json" for t, d in PLAN.pairs]
 
 
+def judge_scores():
+    """Every judge's score file on every task it judges, in each mode (Table 8)."""
+    return [f"{DATA}/scores/{t}/{d}.json" for t in PLAN.judge_tasks for d in PLAN.judge_detectors]
+
+
 def score_sample_flag(w):
     # LLM judges label a stratified sample of the test split, not all of it; so do zero-shot
     # detectors over a feature set that scored a sample (lm_stats rows)
@@ -537,7 +507,7 @@ if DRY_RUN and not workflow.remote_exec:
     from aicd.sources.loader import source_parts
 
     _on_slurm, _partitions = slurm_partitions(sys.argv, os.environ)
-    if _on_slurm and gpu_jobs():
-        NOTES.append(gpu_partition_note(gpu_jobs(), _partitions))
+    if _on_slurm and PLAN.gpu_jobs():
+        NOTES.append(gpu_partition_note(PLAN.gpu_jobs(), _partitions))
     if _on_slurm and not BASE:
         NOTES.extend(input_access_note(input_locations(config, PLAN, source_parts), os.environ))

@@ -16,12 +16,12 @@ rule features:
     priority: 5
     conda:
         feature_env
-    threads: feature_threads
+    # all from the plan (aicd.plan.FeaturePlan), as the list of GPU jobs has them
+    threads: lambda w: feature(w).threads
     resources:
-        mem_mb=lambda w, input, attempt: feature_resource(w, "mem_mb", FEATURE_JOB["mem_mb"] + 8 * input.size_mb)
-        * attempt,
-        runtime=lambda w, attempt: feature_resource(w, "runtime", FEATURE_JOB["runtime"]) * attempt,
-        gpu=lambda w: feature_resource(w, "gpu", 0),
+        mem_mb=lambda w, input, attempt: feature(w).job_mem_mb(input.size_mb, attempt),
+        runtime=lambda w, attempt: feature(w).runtime * attempt,
+        gpu=lambda w: feature(w).gpu,
     params:
         guard=guard("features"),
         spec=feature_spec,

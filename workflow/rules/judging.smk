@@ -12,7 +12,7 @@ rule judge:
     input:
         test=f"{RESULTS}/tasks/{{task}}/test.parquet",
     output:
-        predictions=f"{RESULTS}/predictions/{{task}}/judge_{{judge}}_{{mode}}.parquet",
+        predictions=f"{RESULTS}/predictions/{{task}}/{judge_detector('{judge}', '{mode}')}.parquet",
         report=f"{RESULTS}/judges/{{task}}/{{judge}}_{{mode}}.report.json",
     log:
         job=f"{RESULTS}/logs/judge/{{task}}/{{judge}}_{{mode}}.log",
@@ -52,9 +52,7 @@ rule judge:
 
 rule table8:
     input:
-        scores=[
-            f"{DATA}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
-        ],
+        scores=judge_scores(),
         reports=[
             f"{DATA}/judges/{t}/{j}_{m}.report.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
         ],

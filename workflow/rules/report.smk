@@ -12,9 +12,7 @@ localrules:
 rule reproduction:
     input:
         scores=all_scores(),
-        judge_scores=[
-            f"{DATA}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
-        ],
+        judge_scores=judge_scores(),
         subset_tables=f"{RESULTS}/tables/subset_tables.json",
         tasks=expand(f"{DATA}/tasks/{{task}}/report.json", task=PLAN.tasks),
         inputs=INPUTS_JSON,

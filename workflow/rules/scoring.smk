@@ -22,8 +22,10 @@ rule score:
         guard=guard("score"),
         labels=lambda w: labels_arg(PLAN.score_labels(w.task, w.detector)),
         sample=score_sample_flag,
+        fprs=lambda w: " ".join(map(str, config["scoring"]["fprs"])),
+        versions=lambda w: as_arg(PLAN.versions(w.task, w.detector)),
     shell:
         "{params.guard}python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
         " --predictions {input.predictions} --test {input.test} --labels {params.labels} {params.sample}"
-        " --validation-scores {input.validation_scores}"
+        " --validation-scores {input.validation_scores} --fpr {params.fprs} --versions {params.versions}"
         " --out {output} > {log} 2>&1"

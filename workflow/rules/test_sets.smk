@@ -117,7 +117,10 @@ rule score_test_set:
     params:
         guard=guard("score_test_set"),
         labels=lambda w: labels_arg(PLAN.score_labels(w.task, w.detector)),
+        fprs=lambda w: " ".join(map(str, config["scoring"]["fprs"])),
+        versions=lambda w: as_arg(PLAN.versions(w.task, w.detector)),
     shell:
         "{params.guard}python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
         " --predictions {input.predictions} --test {input.test} --labels {params.labels}"
-        " --validation-scores {input.validation_scores} --reference {input.reference} --out {output} > {log} 2>&1"
+        " --validation-scores {input.validation_scores} --reference {input.reference} --fpr {params.fprs}"
+        " --versions {params.versions} --out {output} > {log} 2>&1"
