@@ -332,7 +332,8 @@ def identify_or_unknown(code: str) -> Identified:
     strength = outside[other]
     other = other if strength > 0 else ""
     if fit < FIT_MIN:
-        why = f"the closest of the nine grammars ({closest}) parses {fit:.0%} of it"
+        why = f"the closest of the nine grammars ({closest}) parses {fit:.0%} of it" + \
+            (f", and it has {other}'s cues" if strength > own else "")
     elif fit < 1.0 and strength > own:
         why = f"{other}'s cues outweigh {closest}'s, whose grammar parses {fit:.0%} of it"
     elif fit < FULL_PARSE and (own < WEAK_CUES or strength >= OUTSIDE_STRONG):

@@ -299,9 +299,10 @@ class Calibration:
                 name, group = language, self.group(language)
             at = group["at"][key] if group else None
             threshold = at["threshold"] if at else pooled
+            own = bool(at and at["own"])
             values.append(np.nan if threshold is None else threshold)
-            used.append(name if group else POOLED)
-            is_pooled.append(not (at and at["own"]))
+            used.append(name if own else POOLED)
+            is_pooled.append(not own)
         return np.asarray(values, dtype=float), used, np.asarray(is_pooled, dtype=bool)
 
 
