@@ -184,8 +184,7 @@ def check_references(config: dict) -> None:
         for task in judging.get("tasks") if isinstance(judging.get("tasks"), list) else []:
             if task not in config["tasks"]:
                 problems.append(f"judging.tasks: no task named '{task}'")
-    problems += calibration_problems(config)
-    if problems:
+    if problems := problems + calibration_problems(config):
         raise AicdError("invalid configuration:\n" + "\n".join(f"  config.{p}" for p in problems))
 
 
