@@ -64,7 +64,7 @@ def test_a_small_language_falls_back_to_the_pooled_threshold_with_what_it_needs(
 
 
 def test_a_rows_part_does_not_change_when_another_language_gains_rows():
-    scores, languages, domains = reference()
+    _, languages, domains = reference()
     before = held_out_mask(languages, domains, 0.5, 7)
     more = np.r_[languages, ["Rust"] * 50]
     after = held_out_mask(more, np.r_[domains, ["general"] * 50], 0.5, 7)

@@ -6,8 +6,8 @@ import json
 
 import pandas as pd
 import pytest
-from aicd.splits.reference import build_reference
 from aicd.sources.build import build_source
+from aicd.splits.reference import build_reference
 
 FUNCTION = '''def {name}(values, limit={k}):
     """Return the values under the limit, doubled, in their order."""
@@ -85,8 +85,7 @@ def test_rows_in_or_near_the_train_and_test_splits_are_dropped(library, tmp_path
     assert len(out[out["origin"] == "library:lib"]) == 7   # the eight unread files, less the test row's near twin
 
 
-def test_other_sources_give_their_human_rows(library):
-    _, source_table = library
+def test_other_sources_give_their_human_rows():
     other = pd.DataFrame({"id": ["o1", "o2"], "code": [program(70), program(71)], "label": ["human", "machine"],
                           "language": "Python", "domain": "algorithmic", "reject": [None, None]})
     out, report = build_reference(tables([program(50)]), {**SPEC, "validation_humans": False}, 5, "T1",

@@ -494,6 +494,19 @@ def calibration_spec():
     return config["calibration"]
 
 
+# A run on a base has the base's calibration settings (it may change detectors and feature sets
+# only): the base's reference tables and the calibrations of the pairs it made are read from there,
+# where the base calibrated them.
+BASE_CALIBRATED = set(Plan.from_config(BASE.config, MODELS, BASE.resolved).calibration_pairs()) if BASE else set()
+
+
+def calibrated_by(task, detector=None):
+    """The root holding a task's reference table (detector None) or a pair's calibration."""
+    if detector is None:
+        return DATA if any(t == task for t, _ in BASE_CALIBRATED) else RESULTS
+    return made_by(task, detector) if (task, detector) in BASE_CALIBRATED else RESULTS
+
+
 def calibration_reference_inputs(w):
     """The task's splits, the pool (a built task: signatures and rows in no split), the library
     source's table (its files the source read are passed over) and other reference sources'
@@ -538,7 +551,11 @@ def calibration_settings(w):
 
 def calibration_views():
     """Each calibrated (task, detector)'s view on its test split, which the report shows."""
-    return [f"{RESULTS}/calibration/{t}/{d}.test.json" for t, d in PLAN.calibration_pairs()]
+    return [f"{calibrated_by(t, d)}/calibration/{t}/{d}.test.json" for t, d in PLAN.calibration_pairs()]
+
+
+def calibration_reports():
+    return [f"{calibrated_by(t)}/calibration/{t}/reference.report.json" for t in PLAN.calibrated_tasks()]
 
 
 def targets():

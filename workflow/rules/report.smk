@@ -59,7 +59,7 @@ rule report:
         test_set_scores=[f"{made_by(t, d)}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in PLAN.test_set_plan()],
         test_set_reports=sorted({f"{DATA}/tasks/{t}/test_sets/{s}.report.json" for t, s, _ in PLAN.test_set_plan()}),
         calibrated=calibration_views(),
-        calibration_reports=[f"{RESULTS}/calibration/{t}/reference.report.json" for t in PLAN.calibrated_tasks()],
+        calibration_reports=calibration_reports(),
     output:
         tex=f"{RESULTS}/tables/table4.tex",
         md=f"{RESULTS}/tables/table4.md",

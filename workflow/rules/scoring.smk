@@ -36,7 +36,7 @@ rule score:
 rule calibrate:
     input:
         model=fitted_model,
-        reference=f"{RESULTS}/calibration/{{task}}/reference.parquet",
+        reference=lambda w: f"{calibrated_by(w.task)}/calibration/{w.task}/reference.parquet",
         predictions=lambda w: f"{made_by(w.task, w.detector)}/predictions/{w.task}/{w.detector}.parquet",
         test=f"{DATA}/tasks/{{task}}/test.parquet",
         validation_scores=lambda w: f"{made_by(w.task, w.detector)}/validation_scores/{w.task}/{w.detector}.parquet",
