@@ -195,10 +195,11 @@ def calibration_problems(config: dict) -> list[str]:
     if not spec["enabled"]:
         return []
     problems = []
-    for key, known in (("tasks", config["tasks"]), ("detectors", config["detectors"])):
+    for key, known in (("tasks", config["tasks"]), ("detectors", config["detectors"]), ("exclude", config["detectors"])):
         for name in spec.get(key) if isinstance(spec.get(key), list) else []:
             if name not in known:
-                problems.append(f"calibration.{key}: no {key[:-1]} named '{name}'{did_you_mean(name, known)}")
+                what = "task" if key == "tasks" else "detector"
+                problems.append(f"calibration.{key}: no {what} named '{name}'{did_you_mean(name, known)}")
     if spec["view_fpr"] not in spec["fprs"]:
         problems.append(f"calibration.view_fpr: {spec['view_fpr']} is not one of calibration.fprs {spec['fprs']}")
     reference = spec["reference"]

@@ -207,23 +207,17 @@ def calibrate_now(args, model, identity: dict, progress, labelled_paths: set[str
     return f"set now on your human code ({where}): {len(rows)} reference files ({counts})", calibration
 
 
-def apply_thresholds(args, source, result: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The labelled files with their thresholds (refusing small languages unless --pool-small),
-    and the per-language summary; (result, None) where there are no thresholds."""
-    from .scoring.calibrate_model import machine_scores_of
-    from .scoring.deploy import hold, language_summary, refusal, too_small
+def check_thresholds(args, source, languages) -> None:
+    """Before any file is labelled: refuse a language to label with too few reference files of its
+    own (unless --pool-small), or a calibration without the FPR asked for."""
+    from .scoring.deploy import refusal, too_small
 
-    scores = machine_scores_of(result)
-    if scores is None:
-        if source.calibration is not None:
-            say("the detector gives no human score: no thresholds, `pred` only")
-        return result, None
     if source.calibration is None:
-        return result.assign(machine_score=scores), None
+        return
     if f"{args.fpr:g}" not in {f"{f:g}" for f in source.calibration.fprs}:
         raise AicdError(f"--fpr {args.fpr:g}: the calibration has thresholds for "
                         f"{', '.join(f'{f:g}' for f in source.calibration.fprs)} only; calibrate again at it")
-    small = too_small(source.calibration, result["language"].tolist(), args.fpr)
+    small = too_small(source.calibration, list(languages), args.fpr)
     if small and source.calibration.result["pooled"]["at"][f"{args.fpr:g}"]["threshold"] is None:
         n = source.calibration.result["pooled"]["n"]
         raise AicdError(f"the reference holds {n} files in all: too few for any threshold at {args.fpr:.0%} FPR; "
@@ -233,8 +227,23 @@ def apply_thresholds(args, source, result: pd.DataFrame) -> tuple[pd.DataFrame, 
     if small:
         say(f"held to the pooled threshold (too few reference files of their own): "
             f"{', '.join(s['language'] for s in small)}")
-    held = hold(result, scores, source.calibration, args.fpr)
-    return held, language_summary(held, source.calibration, args.fpr)
+
+
+def apply_thresholds(source, result: pd.DataFrame, fpr: float) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The labelled files with their machine scores and thresholds, and the per-language summary;
+    (result, None) where there are no thresholds."""
+    from .scoring.calibrate_model import machine_scores_of
+    from .scoring.deploy import hold, language_summary
+
+    scores = machine_scores_of(result)
+    if scores is None:
+        if source.calibration is not None:
+            say("the detector gives no human score: no thresholds, `pred` only")
+        return result, None
+    if source.calibration is None:
+        return result.assign(machine_score=scores), None
+    held = hold(result, scores, source.calibration, fpr)
+    return held, language_summary(held, source.calibration, fpr)
 
 
 def adapt_to_input(args, held: pd.DataFrame) -> pd.DataFrame:
@@ -313,15 +322,16 @@ def detect_command(args) -> None:
     started = time.perf_counter()
     progress = Progress(lambda line: print(line, file=sys.stderr, flush=True))
     files = read_files(args.paths, args.language, progress)
-    result = detect(model, files, progress) if not files.rows.empty else None
     if files.skipped:  # a counted, reported skip: always on stderr, whatever the logging setup
         say(files.skip_summary())
-    if result is None or result.empty:
+    if files.rows.empty:
         raise AicdError(f"no code file to label in {' '.join(args.paths)}"
                         + (f" ({files.skip_summary()})" if files.skipped else ""))
-    source = thresholds_source(args, model, progress, set(result["path"]))
+    source = thresholds_source(args, model, progress, set(files.rows["path"]))
     say(f"thresholds for {args.fpr:.0%} FPR on human code: {source.says}")
-    held, summary = apply_thresholds(args, source, result)
+    check_thresholds(args, source, files.rows["language"])   # a refusal comes before the labelling work
+    result = detect(model, files, progress)
+    held, summary = apply_thresholds(source, result, args.fpr)
     if args.adapt_to_input:
         held = adapt_to_input(args, held)
     say(flag_summary(held, model))

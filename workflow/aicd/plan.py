@@ -223,12 +223,12 @@ class Plan:
         """(task, detector) calibrated on the task's human reference code (aicd.splits.reference,
         aicd.scoring.calibrate_model): the config's calibration.tasks that have a human class, and
         their detectors whose model applies to new code (the dummies left out: a guess calibrated
-        is still a guess), or those calibration.detectors names."""
+        is still a guess), or those calibration.detectors names, less calibration.exclude."""
         spec = self.config.get("calibration") or {}
         if not spec.get("enabled", True):
             return []
         tasks, detectors = spec.get("tasks", "all"), spec.get("detectors", "all")
-        return [(t, d) for t, d in self.pairs if "human" in self.tasks[t].labels
+        return [(t, d) for t, d in self.pairs if "human" in self.tasks[t].labels and d not in spec.get("exclude", ())
                 and (tasks == "all" or t in tasks) and (detectors == "all" or d in detectors)
                 and self.detectors[d].applies_to_new_code and not self.detectors[d].dummy]
 

@@ -36,7 +36,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ..common.errors import AicdError
@@ -187,10 +186,16 @@ def read_files(paths: list[str], language: str | None = None, progress: Progress
                            other_language=found_language.outside, why=found_language.why, order=n)
                 continue
             lang, origin = found_language.language, "langid"
+        fit, flag = language_flag(code, lang, other)
+        if flag == "not_code":  # a label of prose means nothing
+            table.skip("not_code", path, language=lang, language_from=origin, order=n,
+                       why=f"text, not code: {lang}'s grammar parses {fit:.0%} of it and it has almost none of code's "
+                           "symbols")
+            continue
         read_bytes += len(code)
-        records.append((str(path), code, lang, origin, other, n))
+        records.append((str(path), code, lang, origin, other, fit, flag, n))
     table.rows = pd.DataFrame(records, columns=["path", "code", "language", "language_from", "other_language",
-                                                "order"])
+                                                "language_fit", "language_flag", "order"])
     return table
 
 
@@ -230,29 +235,11 @@ def size_flag(code: str) -> str:
             f"lines of code of at most {TABLE3['max_line_length'][1]} characters: Table 3)")
 
 
-def set_aside_prose(table: FileTable) -> list[tuple[float, str]]:
-    """(language_fit, flag) of each row read; rows that are text, not code, move to the unscored
-    ones (status not_code): a label of prose means nothing."""
-    rows = table.rows
-    if rows.empty:
-        return []
-    flags = [language_flag(c, lang, o) for c, lang, o in zip(rows["code"], rows["language"], rows["other_language"])]
-    prose = np.array([flag == "not_code" for _, flag in flags], dtype=bool)
-    for i in np.flatnonzero(prose):
-        row = rows.iloc[i]
-        table.skip("not_code", row["path"], language=row["language"], language_from=row["language_from"],
-                   why=f"text, not code: {row['language']}'s grammar parses {flags[i][0]:.0%} of it and it has "
-                       "almost none of code's symbols", order=int(row["order"]))
-    table.rows = rows[~prose].reset_index(drop=True)
-    return [f for f, p in zip(flags, prose) if not p]
-
-
 def detect(model, table: FileTable, progress: Progress | None = None) -> pd.DataFrame:
     """path, language, language_from, pred, score_<class>..., language_fit, outside_benchmark,
-    size_out_of_range, language_unseen, in_distribution for the rows read (text that is not
-    code set aside first, into table.unscored); what the score columns hold is declared
+    size_out_of_range, language_unseen, in_distribution for the rows read
+    (read_files has set aside what it does not label); what the score columns hold is declared
     (aicd.data.scores), as in the workflow's predictions files."""
-    flags = set_aside_prose(table)
     rows = table.rows
     if rows.empty:
         return pd.DataFrame(columns=["path", "language", "language_from", "pred", "order"])
@@ -265,8 +252,8 @@ def detect(model, table: FileTable, progress: Progress | None = None) -> pd.Data
         progress(f"aicd detect: labelled {len(rows):,} files; checking their languages", force=True)
     out = pd.concat([rows[["path", "language", "language_from"]].reset_index(drop=True),
                      predictions.reset_index(drop=True)], axis=1)
-    out["language_fit"] = [round(f, 3) for f, _ in flags]
-    out["outside_benchmark"] = [flag or outside_table3(c) for (_, flag), c in zip(flags, rows["code"])]
+    out["language_fit"] = rows["language_fit"].round(3).to_numpy()
+    out["outside_benchmark"] = [flag or outside_table3(c) for flag, c in zip(rows["language_flag"], rows["code"])]
     out["size_out_of_range"] = [size_flag(c) for c in rows["code"]]
     out["other_language"] = rows["other_language"].to_numpy()
     seen = set(getattr(model, "train_languages", None) or ())
