@@ -169,3 +169,14 @@ def test_a_file_that_is_not_a_calibration_is_refused(setting, tmp_path, capsys):
     assert detect(setting["labelled"], "--model", setting["lr"], "--calibration", bad) == 2
     assert "format version 0" in capsys.readouterr().err
     assert os.path.exists(bad)
+
+
+def test_a_file_to_label_is_never_part_of_its_own_reference(setting, tmp_path, capsys):
+    """The same files given to label and to calibrate on (by another path): left out of the
+    reference, which is then empty here and refused."""
+    link = tmp_path / "again"
+    link.symlink_to(setting["reference"], target_is_directory=True)
+    assert detect(setting["reference"], "--model", setting["lr"], "--calibrate-on", str(link) + "/") == 2
+    err = capsys.readouterr().err
+    assert "66 files are also among the files to label: left out of the reference" in err
+    assert "no human code file to calibrate on" in err

@@ -8,6 +8,7 @@ the option adapted to the input: aicd.scoring.transductive)."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 
@@ -180,12 +181,14 @@ def calibrate_now(args, model, identity: dict, progress, labelled_paths: set[str
     """(what the user is told, the calibration) of the model on the --calibrate-on files."""
     from .detectors.apply import read_files
     from .scoring.calibrate_model import calibrate_on
+    from .scoring.calibration import FPRS
 
     files = read_files(args.calibrate_on, args.language, progress)
     if files.skipped:
         say(f"reference: {files.skip_summary()}")
     rows = files.rows
-    both = rows["path"].isin(labelled_paths) if len(rows) else pd.Series([], dtype=bool)
+    labelled = {os.path.realpath(p) for p in labelled_paths}
+    both = rows["path"].map(os.path.realpath).isin(labelled) if len(rows) else pd.Series([], dtype=bool)
     if both.any():
         say(f"reference: {int(both.sum())} files are also among the files to label: left out of the reference (a "
             f"reference file is at or under its own threshold), e.g. {rows['path'][both].iloc[0]}")
@@ -194,7 +197,7 @@ def calibrate_now(args, model, identity: dict, progress, labelled_paths: set[str
         raise AicdError(f"--calibrate-on {' '.join(args.calibrate_on)}: no human code file to calibrate on"
                         + (f" ({files.skip_summary()})" if files.skipped else ""))
     where = f"aicd detect --calibrate-on {' '.join(args.calibrate_on)}"
-    fprs = tuple(sorted({args.fpr, 0.01, 0.05}))
+    fprs = tuple(sorted({args.fpr, *FPRS}))
     calibration, why = calibrate_on(model, args.model, rows.assign(domain=None), where, fprs, args.held_out,
                                     args.seed)
     if calibration is None:

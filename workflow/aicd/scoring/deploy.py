@@ -73,7 +73,7 @@ def workflow_calibration(model_path, identity: dict) -> Source | None:
 def validation_calibration(model_path, identity: dict, fpr: float, seed: int) -> Source | None:
     """Thresholds set on the validation humans of the model's own task, per language where the
     task's validation table says which."""
-    from .calibration import calibrate
+    from .calibration import FPRS, calibrate
 
     where = run_paths(model_path)
     if where is None:
@@ -90,7 +90,7 @@ def validation_calibration(model_path, identity: dict, fpr: float, seed: int) ->
     table = root / "tasks" / task / "validation.parquet"
     languages = dict(zip(*pd.read_parquet(table, columns=["id", "language"]).to_numpy().T)) if table.is_file() else {}
     langs = scores["id"].map(languages).fillna("(validation)").to_numpy(dtype=object)
-    result = calibrate(scores["machine_score"].to_numpy(dtype=float), langs, None, sorted({fpr, 0.01, 0.05}),
+    result = calibrate(scores["machine_score"].to_numpy(dtype=float), langs, None, sorted({fpr, *FPRS}),
                        HELD_OUT, seed)
     reference = {"from": f"the validation split's human rows of task {task} ({path})", "rows": int(len(scores))}
     return Source("validation", f"the validation threshold: {len(scores)} human rows of the validation split of task "
