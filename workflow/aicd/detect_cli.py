@@ -228,8 +228,11 @@ def check_thresholds(args, source, languages) -> None:
     if small and source.kind == "own" and not args.pool_small:
         raise AicdError(refusal(small, args.fpr, "--calibrate-on" if args.calibrate_on else "the calibration"))
     if small:
+        mix = source.calibration.reference.get("by_language") or {}
         say(f"held to the pooled threshold (too few reference files of their own): "
-            f"{', '.join(s['language'] for s in small)}")
+            f"{', '.join(s['language'] for s in small)}; the pooled reference is "
+            + (", ".join(f"{k} {v}" for k, v in sorted(mix.items(), key=lambda kv: -kv[1])) or "every language's")
+            + ": its held-out FPR bound is that mix's, not measured on those languages")
 
 
 def apply_thresholds(source, result: pd.DataFrame, fpr: float) -> tuple[pd.DataFrame, pd.DataFrame | None]:
@@ -278,8 +281,14 @@ def every_file(held: pd.DataFrame, unscored: list[dict]) -> pd.DataFrame:
     rest = pd.DataFrame(unscored)
     table = pd.concat([labelled, rest], ignore_index=True) if len(rest) else labelled
     table = table.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
-    first = ["path", "status", "language", "language_from", "other_language"]
+    scores = [c for c in table.columns if str(c).startswith("score_")]
+    first = ["path", "status", "language", "language_from", "other_language", "pred", *scores, "machine_score",
+             "threshold", "threshold_group", "pooled", "reference_n", "fpr_bound", "flagged", "adapted_threshold",
+             "flagged_adapted"]
+    first = [c for c in first if c in table.columns]
     table = table[first + [c for c in table.columns if c not in first]]
+    if "reference_n" in table.columns:
+        table["reference_n"] = table["reference_n"].astype("Int64")   # a count, empty where not labelled
     for column in ("why", "other_language", "outside_benchmark", "size_out_of_range"):
         if column in table.columns:
             table[column] = table[column].fillna("")
