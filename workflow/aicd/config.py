@@ -193,8 +193,38 @@ def check_references(config: dict) -> None:
         for task in judging.get("tasks") if isinstance(judging.get("tasks"), list) else []:
             if task not in config["tasks"]:
                 problems.append(f"judging.tasks: no task named '{task}'")
-    if problems:
+    if problems := problems + calibration_problems(config):
         raise AicdError("invalid configuration:\n" + "\n".join(f"  config.{p}" for p in problems))
+
+
+def calibration_problems(config: dict) -> list[str]:
+    """The calibration section's names: its tasks, detectors, library source (a gathered one) and
+    reference sources (configured, and outside the pool, whose rows are in the splits)."""
+    spec, sources = config["calibration"], config.get("sources") or {}
+    if not spec["enabled"]:
+        return []
+    problems = []
+    for key, known in (("tasks", config["tasks"]), ("detectors", config["detectors"]), ("exclude", config["detectors"])):
+        for name in spec.get(key) if isinstance(spec.get(key), list) else []:
+            if name not in known:
+                what = "task" if key == "tasks" else "detector"
+                problems.append(f"calibration.{key}: no {what} named '{name}'{did_you_mean(name, known)}")
+    if spec["view_fpr"] not in spec["fprs"]:
+        problems.append(f"calibration.view_fpr: {spec['view_fpr']} is not one of calibration.fprs {spec['fprs']}")
+    reference = spec["reference"]
+    library = reference.get("library")
+    if library is not None and "gather" not in sources.get(library, {}):
+        problems.append(f"calibration.reference.library: '{library}' is not a source that gathers code (a sources "
+                        f"entry with gather:){did_you_mean(library, sources)}")
+    pooled = set((config.get("dataset") or {}).get("sources", []))
+    for name in reference.get("sources") or []:
+        if name not in sources:
+            problems.append(f"calibration.reference.sources: no source named '{name}'{did_you_mean(name, sources)}")
+        elif name in pooled:
+            problems.append(f"calibration.reference.sources: '{name}' is in dataset.sources, so its rows are in the "
+                            "task's splits; name a source outside the pool (its files that the pool did not read: "
+                            "calibration.reference.library)")
+    return problems
 
 
 def _key_path(text: str, layers: list) -> list:

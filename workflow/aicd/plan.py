@@ -220,6 +220,24 @@ class Plan:
         return [(t, s, d) for t, task in self.tasks.items() for s in task.test_sets
                 for d in self.detectors if (t, d) in pairs and self.detectors[d].applies_to_new_code]
 
+    def calibration_pairs(self) -> list[tuple[str, str]]:
+        """(task, detector) calibrated on the task's human reference code (aicd.splits.reference,
+        aicd.scoring.calibrate_model): the config's calibration.tasks that have a human class, and
+        their detectors whose model applies to new code (the dummies left out: a guess calibrated
+        is still a guess), or those calibration.detectors names, less calibration.exclude."""
+        spec = self.config.get("calibration") or {}
+        if not spec.get("enabled", True):
+            return []
+        tasks, detectors = spec.get("tasks", "all"), spec.get("detectors", "all")
+        return [(t, d) for t, d in self.pairs if "human" in self.tasks[t].labels and d not in spec.get("exclude", ())
+                and (tasks == "all" or t in tasks) and (detectors == "all" or d in detectors)
+                and self.detectors[d].applies_to_new_code and not self.detectors[d].dummy]
+
+    def calibrated_tasks(self) -> list[str]:
+        """Tasks with a reference table: those of calibration_pairs, in config order."""
+        pairs = {t for t, _ in self.calibration_pairs()}
+        return [t for t in self.tasks if t in pairs]
+
     def perturbed_sets(self) -> list[str]:
         """Names of test sets that are a task's own test rows perturbed (not a source)."""
         return sorted({s for task in self.tasks.values() for s, spec in task.test_sets.items() if "perturbation" in spec})

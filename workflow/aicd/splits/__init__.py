@@ -11,4 +11,5 @@ release (the AICD Bench task splits on the Hub, or local copies of them).
 - ood: the out-of-distribution protocol's splits;
 - ood_task: one of them as a workflow task;
 - test_sets: an extra test set of a task from any labelled source;
-- perturbed_sets: a test set of the task's own test rows, rewritten (aicd.codetools.perturb)."""
+- perturbed_sets: a test set of the task's own test rows, rewritten (aicd.codetools.perturb);
+- reference: human reference code for calibration, in no train or test split of the task."""
