@@ -106,6 +106,17 @@ def stage_on(config: dict, name: str) -> bool:
     return bool(section) and section.get("enabled", True) is not False
 
 
+def collection_problems(name: str, ood: dict, sources: dict) -> list[str]:
+    """A leave_one_collection_out fold's collections name sources, and its hold_out a collection."""
+    collections = ood.get("collections") or {}
+    out = [f"tasks.{name}.ood.collections.{c}: no source named '{s}' (sources: {', '.join(sources) or 'none'})"
+           for c, names in collections.items() for s in names if s not in sources]
+    if ood.get("protocol") == "leave_one_collection_out" and ood.get("hold_out") not in collections:
+        out.append(f"tasks.{name}.ood.hold_out: no collection named '{ood.get('hold_out')}' "
+                   f"(collections: {', '.join(collections) or 'none'})")
+    return out
+
+
 def check_references(config: dict) -> None:
     from .detectors import REGISTRY, build  # the registry names the valid detector kinds
 
@@ -121,6 +132,7 @@ def check_references(config: dict) -> None:
             src = (task.get("ood") or {}).get(key)
             if src is not None and src not in sources:
                 problems.append(f"tasks.{name}.ood.{key}: no source named '{src}' (sources: {names})")
+        problems += collection_problems(name, task.get("ood") or {}, sources)
         for set_name, spec in (task.get("test_sets") or {}).items():
             if "source" in spec and spec["source"] not in sources:
                 problems.append(f"tasks.{name}.test_sets.{set_name}.source: no source named '{spec['source']}'")

@@ -24,5 +24,5 @@ only when an encoder is fitted. `python -m aicd.detectors` fits and applies them
 - bundle: a fitted model, everything needed to apply a detector to raw code;
 - apply: a fitted model applied to code files (`aicd detect`)."""
 
-from . import classical, dummy, encoder, fast_detectgpt, hf_classifier, plugins, robust, zero_shot_lm  # noqa: F401  (registration)
+from . import classical, dummy, encoder, fast_detectgpt, fused, hf_classifier, plugins, robust, zero_shot_lm  # noqa: F401  (registration)
 from .base import REGISTRY, Detector, build, register  # noqa: F401

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..common.errors import AicdError
 from ..common.params import ParamSpec
-from . import ast_features, canonical, embedding, lm_stats, structure, stylometry_set, tfidf  # noqa: F401
+from . import ast_features, canonical, embedding, lm_criteria, lm_stats, structure, stylometry_set, tfidf  # noqa: F401
 from .base import FEATURIZERS, Featurizer, register
 
 
