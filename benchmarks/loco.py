@@ -213,11 +213,34 @@ def select(candidates: list[str], collections: dict, outer: dict, features: Feat
     return runs, chosen
 
 
+def rank_average(runs: dict, names: list[str]) -> dict:
+    """The issue's reference construct: per fold, the average of each detector's score ranks
+    within the held-out collection (and within the validation rows), nothing fitted. Ranks read
+    the held-out collection's own score distribution (no label): transductive, so it is a
+    reference row, never a candidate."""
+    from scipy.stats import rankdata
+
+    out = {}
+    for held in runs[names[0]]:
+        preds = [runs[n][held][0] for n in names]
+        vals = [runs[n][held][1] for n in names]
+        test = np.mean([rankdata(1.0 - p["score_human"].to_numpy(dtype=float)) / len(p) for p in preds], axis=0)
+        ids = set.intersection(*[set(v["id"]) for v in vals])
+        vals = [v[v["id"].isin(ids)].sort_values("id") for v in vals]
+        val = np.mean([rankdata(v["machine_score"].to_numpy(dtype=float)) / len(v) for v in vals], axis=0)
+        out[held] = (pd.DataFrame({"gold": preds[0]["gold"].to_numpy(), "score_human": 1.0 - test}),
+                     pd.DataFrame({"id": vals[0]["id"].to_numpy(), "gold": vals[0]["gold"].to_numpy(),
+                                   "machine_score": val}))
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", nargs="+", default=[str(REPO / "config" / "loco.yaml")])
     ap.add_argument("--detectors", default=",".join(BASELINES), help=f"any of {', '.join(DETECTORS)}")
     ap.add_argument("--select", default="", help="fused candidates for the nested selection (comma-separated)")
+    ap.add_argument("--rank-average", default="zs_loglik+lr_tfidf",
+                    help="reference rows: ranks averaged within each held-out collection, e.g. a+b;c+d")
     ap.add_argument("--max-rows", type=int, help="rows per collection (default: the config's; 0: every row)")
     ap.add_argument("--seed", type=int, help="default: the config's")
     ap.add_argument("--out", help="write the markdown here")
@@ -238,6 +261,11 @@ def main(argv=None):
         s = records[name]["summary"]["auroc"]
         print(f"{name:30s} AUROC mean {100 * s['mean']:.1f} worst {100 * s['worst']:.1f}  "
               f"({cost[name]['cpu_s']:.0f} CPU-s)", flush=True)
+    for pair in [p for p in args.rank_average.split(";") if p]:
+        names_ = pair.split("+")
+        if all(n in runs for n in names_):
+            label = f"rank average {' + '.join(names_)} (transductive)"
+            records[label] = detector_records(label, rank_average(runs, names_), seed)
     chosen = {}
     if candidates:
         selected, chosen = select(candidates, collections, runs, features, seed)

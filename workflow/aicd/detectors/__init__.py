@@ -11,6 +11,7 @@ only when an encoder is fitted. `python -m aicd.detectors` fits and applies them
 - linear: the linear models' building blocks at the paper's scale;
 - fast_detectgpt: Fast-DetectGPT's sampling discrepancy of a causal LM;
 - zero_shot_lm: the zero-shot panel, one criterion of a causal LM's token statistics per row;
+- fused: LM criteria whose direction no training collection can turn, beside trained columns;
 - encoder/: fine-tuned transformers encoders (the paper's §5.1);
 - robust: a detector built for shift (unseen languages, generators, settings);
 - robust_lm: the token statistics of a small causal code LM for `robust`;

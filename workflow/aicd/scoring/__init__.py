@@ -9,5 +9,6 @@ and the same broken down by every subset column of the test split (`python -m ai
 - calibration: thresholds set on human reference code (split-conformal) and the FPR bound a held-out
   part of it supports (Clopper-Pearson);
 - confidence: calibration error and macro-F1 where the detector is confident;
+- loco: what leave one collection out reads of a detector on each held-out collection;
 - external: any predictions file scored against any gold file (`aicd score`, `aicd compare`);
 - submission: hidden-label submissions checked and scored."""
