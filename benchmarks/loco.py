@@ -50,6 +50,7 @@ LM = ("lm_stats", LM_PARAMS)
 LMC = ("lm_criteria", LM_PARAMS)  # the five criteria, standardised per language on human training rows
 LMC_RAW = ("lm_criteria", {**LM_PARAMS, "standardise": "none"})
 LOGLIK_Z = ("lm_criteria", {**LM_PARAMS, "criteria": ["loglik"]})
+LMC_CODE = ("lm_criteria", {**LM_PARAMS, "text": "no_comments"})  # the LM reads the code without its comments
 STYLE_Z = ("stylometry", {"standardise": "language"})
 DELEX = ("canon_tfidf", {"identifiers": "anonymous", "literals": "class", "max_features": 5000, "ngram_max": 3,
                          "svd_components": 500})
@@ -77,6 +78,15 @@ FUSED = {
        for w in (0.5, 0.7)},
     **{f"fused_all_avg{int(100 * w)}": ((LMC, STYLE_Z, DELEX), "fused", {"model": "average", "lm_weight": w})
        for w in (0.5, 0.7)},
+    "fused_lm_code": ((LMC_CODE,), "fused", {"model": "average"}),
+    "fused_lm_code_style_avg50": ((LMC_CODE, STYLE_Z), "fused", {"model": "average", "lm_weight": 0.5}),
+    # added after the first run's outer figures were read (benchmarks/notes/deployable.md, run 2)
+    "fused_lm_tfidf_avg50": ((LMC, TFIDF), "fused", {"model": "average", "lm_weight": 0.5}),
+    "fused_all_tfidf_avg50": ((LMC, STYLE_Z, DELEX, TFIDF), "fused", {"model": "average", "lm_weight": 0.5}),
+    "fused_all_code_avg50": ((LMC_CODE, STYLE_Z, DELEX), "fused", {"model": "average", "lm_weight": 0.5}),
+    "fused_all_avg30": ((LMC, STYLE_Z, DELEX), "fused", {"model": "average", "lm_weight": 0.3}),
+    "fused_all_avg50_c1": ((LMC, STYLE_Z, DELEX), "fused", {"model": "average", "lm_weight": 0.5, "C": 1.0}),
+    "fused_all_avg50_c001": ((LMC, STYLE_Z, DELEX), "fused", {"model": "average", "lm_weight": 0.5, "C": 0.01}),
     "fused_lm_style_constrained": ((LMC, STYLE_Z), "fused", {"model": "constrained"}),
     "fused_all_constrained": ((LMC, STYLE_Z, DELEX), "fused", {"model": "constrained"}),
 }
@@ -171,12 +181,39 @@ def fit_fold(name: str, fold: str, tables: dict, features: Features, seed: int) 
     return predictions, validation_scores(detector, X["validation"], y["validation"], tables["validation"], seed)
 
 
+RUNS = REPO / "results" / "cache" / "benchmarks" / "loco_runs"
+CODE = ""  # code_digest(), set by main
+
+
+def code_digest() -> str:
+    """What a fold's fit depends on beside its rows: the package's code and this script."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted((REPO / "workflow" / "aicd").rglob("*.py")) + [Path(__file__)]:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def run_folds(name: str, collections: dict, folds: list[str], features: Features, seed: int, prefix: str = "") -> dict:
-    """{held-out collection: (predictions, validation scores)} over the given folds."""
+    """{held-out collection: (predictions, validation scores)} over the given folds; each fold's
+    fit kept on disk (RUNS), keyed by the detector's entry, the fold's rows, the seed and the
+    code, so a later call with more candidates refits nothing it has."""
+    import hashlib
+
     out = {}
     for held in folds:
         tables, _ = loco.leave_one_collection_out(collections, held, seed)
+        key = hashlib.sha256(json.dumps([DETECTORS[name], prefix + held, seed, CODE,
+                                         *[sorted(t["id"]) for t in tables.values()]]).encode()).hexdigest()[:24]
+        paths = [RUNS / f"{key}.{part}.parquet" for part in ("predictions", "validation")]
+        if all(p.is_file() for p in paths):
+            out[held] = tuple(pd.read_parquet(p) for p in paths)
+            continue
         out[held] = fit_fold(name, prefix + held, tables, features, seed)
+        RUNS.mkdir(parents=True, exist_ok=True)
+        for frame, path in zip(out[held], paths):
+            frame.to_parquet(path)
     return out
 
 
@@ -235,6 +272,8 @@ def rank_average(runs: dict, names: list[str]) -> dict:
 
 
 def main(argv=None):
+    global CODE
+    CODE = code_digest()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", nargs="+", default=[str(REPO / "config" / "loco.yaml")])
     ap.add_argument("--detectors", default=",".join(BASELINES), help=f"any of {', '.join(DETECTORS)}")

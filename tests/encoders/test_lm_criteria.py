@@ -92,3 +92,20 @@ def test_the_fused_detector_through_the_jobs_and_aicd_detect(rows, tmp_path):
     ids = [p.rsplit("/", 1)[-1].split(".")[0] for p in got["path"]]
     expected = pd.read_parquet(predictions).set_index("id").loc[ids, "pred"].to_numpy()
     assert (got["pred"].to_numpy() == expected).all()  # new files scored as the workflow scored them
+
+
+def test_the_lm_can_read_the_code_without_its_comments(tmp_path):
+    from aicd.codetools.perturb import no_comments
+
+    code = "def total(xs):\n    # add them up, one by one, as the exercise asks\n    return sum(xs)\n"
+    rows = pd.DataFrame({"code": [code], "language": ["Python"]})
+    stripped = pd.DataFrame({"code": [no_comments(code, "Python")], "language": ["Python"]})
+    assert "#" not in stripped["code"][0]
+    params = {**LM, "standardise": "none"}
+    plain = build("lm_criteria", {**params, "text": "no_comments"})
+    plain.cache_dir = str(tmp_path)
+    raw = build("lm_criteria", params)
+    raw.cache_dir = str(tmp_path)
+    assert np.allclose(plain.transform(rows), raw.transform(stripped))
+    assert not np.allclose(raw.transform(rows), raw.transform(stripped))
+    assert plain.report_fields({})["text"] == "no_comments"

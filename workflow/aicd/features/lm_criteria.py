@@ -6,8 +6,10 @@ loglik, logrank, entropy, lrr, fast_detectgpt), each oriented as the panel orien
 more machine-like), then, with `standardise: language` (the default), standardised on the human
 training rows of the row's language (aicd.features.standardise): a language's typical human
 program scores 0, whatever the language's own perplexity. Columns are named `lm:<criterion>`,
-which is how the `fused` detector finds the columns whose direction it keeps. A text the model
-cannot score (under two tokens) reads 0, a typical human program."""
+which is how the `fused` detector finds the columns whose direction it keeps. With `text:
+no_comments` the LM reads the code without its comments (what the code says, not what its
+author wrote about it). A text the model cannot score (under two tokens) reads 0, a typical
+human program."""
 
 from __future__ import annotations
 
@@ -31,6 +33,9 @@ PARAMS = ParamSpec("the lm_criteria feature set", (
           choices=("language", "none")),
     Param("min_humans", (int,), MIN_HUMANS, "ours", "a language with fewer human training rows takes the pooled "
           "statistics", minimum=2),
+    Param("text", (str,), "raw", "ours", "what the LM reads: the code as written (`raw`) or without its comments "
+          "(`no_comments`: aicd.codetools.perturb.no_comments; docstrings are strings and stay)",
+          choices=("raw", "no_comments")),
 ))
 
 
@@ -44,8 +49,9 @@ class LMCriteriaFeaturizer(Featurizer):
     PARAMS = PARAMS
 
     def __init__(self, seed: int = 0, criteria: list | None = None, standardise: str = "language",
-                 min_humans: int = MIN_HUMANS, **lm_params) -> None:
+                 min_humans: int = MIN_HUMANS, text: str = "raw", **lm_params) -> None:
         self.criteria = list(criteria or DIRECTED)
+        self.text = text
         unknown = [c for c in self.criteria if c not in DIRECTED]
         if unknown or not self.criteria:
             raise AicdError(f"lm_criteria params.criteria: {unknown or 'none'}; use some of {', '.join(DIRECTED)}")
@@ -76,6 +82,10 @@ class LMCriteriaFeaturizer(Featurizer):
     def _criteria(self, rows) -> np.ndarray:
         from ..lm.stats import criterion
 
+        if self.text == "no_comments":
+            from ..codetools.perturb import no_comments
+
+            rows = rows.assign(code=[no_comments(c, lang) for c, lang in zip(rows["code"], _languages(rows))])
         stats = self.stats.transform(rows)
         return np.column_stack([criterion(c, stats) for c in self.criteria]) if len(stats) \
             else np.zeros((0, len(self.criteria)))
@@ -98,13 +108,13 @@ class LMCriteriaFeaturizer(Featurizer):
         return self._finish(self._criteria(rows), rows)
 
     def report_fields(self, sums: dict) -> dict:
-        out = {"criteria": self.criteria, "lm": self.stats.report_fields(sums)}
+        out = {"criteria": self.criteria, "text": self.text, "lm": self.stats.report_fields(sums)}
         if self.standardiser is not None:
             out["standardised_on_humans"] = self.standardiser.report()
         return out
 
     def describe(self) -> dict:
-        return {**self.stats.describe(), "kind": self.kind, "criteria": self.criteria,
+        return {**self.stats.describe(), "kind": self.kind, "criteria": self.criteria, "text": self.text,
                 "standardise": "language" if self.standardiser is not None else "none"}
 
 
