@@ -149,3 +149,14 @@ def test_the_fused_kind_needs_named_lm_columns():
     detector.feature_names = ["a", "b"]
     with pytest.raises(AicdError, match="lm_criteria"):
         detector.fit(X, y)
+
+
+def test_a_concat_with_an_lm_part_reverifies_no_stored_row():
+    """The detect job's check re-featurizes a few stored rows; an LM part would load the model and
+    differ in bfloat16 from the batch that made them: a concat is as costly as its costliest part."""
+    from aicd.features.registry import ConcatFeaturizer
+
+    lm = build_features("lm_criteria", {"model": "package:smollm2-135m-instruct"})  # not loaded until used
+    style = build_features("stylometry", {})
+    assert ConcatFeaturizer([style, lm]).verify_rows == 0
+    assert ConcatFeaturizer([style, build_features("structure", {})]).verify_rows == style.verify_rows

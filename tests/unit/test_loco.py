@@ -182,3 +182,36 @@ def test_too_few_reference_humans_give_no_calibrated_threshold():
     s = np.linspace(0, 1, 108)
     m, _ = fold_metrics(s, pos, s, pos, resamples=10)
     assert m["calibrated"]["threshold"] is None and "fewer than the 19" in m["calibrated"]["why"]
+
+
+def test_the_table_job_reads_every_fold_in_the_configs_order(tmp_path):
+    import json
+
+    from aicd.report.loco import main as table
+
+    rng = np.random.default_rng(3)
+    preds, vals = [], []
+    for task in ("loco_b", "loco_a"):
+        for detector in ("good", "labels_only"):
+            gold = np.array(["human"] * 40 + ["machine"] * 40, dtype=object)
+            score = rng.normal(size=80) + (gold == "machine")
+            pred = pd.DataFrame({"id": [f"r{i}" for i in range(80)], "gold": gold,
+                                 "pred": np.where(score > 0.5, "machine", "human")})
+            if detector == "good":
+                pred["score_human"] = 1 - score
+            (tmp_path / "predictions" / task).mkdir(parents=True, exist_ok=True)
+            (tmp_path / "validation" / task).mkdir(parents=True, exist_ok=True)
+            preds.append(tmp_path / "predictions" / task / f"{detector}.parquet")
+            vals.append(tmp_path / "validation" / task / f"{detector}.parquet")
+            pred.to_parquet(preds[-1])
+            pd.DataFrame({"id": pred["id"], "gold": gold, "machine_score": score}).to_parquet(vals[-1])
+    layout = {"folds": {"loco_a": "alpha", "loco_b": "beta"}, "order": ["beta", "alpha"],
+              "detectors": {"good": "Good_{LR}", "labels_only": "Labels"}}
+    table(["--layout", json.dumps(layout), "--predictions", *map(str, preds), "--validation-scores", *map(str, vals),
+           "--out-stem", str(tmp_path / "loco")])
+    text = (tmp_path / "loco.md").read_text()
+    assert text.index("beta (40 h / 40 m)") < text.index("alpha (40 h / 40 m)")
+    assert "Left out (no human-class score on every held-out collection): Labels." in text and "Good (LR)" in text
+    record = json.loads((tmp_path / "loco.json").read_text())
+    assert list(record["detectors"]) == ["good"] and record["left_out"] == ["Labels"]
+    assert list(record["detectors"]["good"]["folds"]) == ["beta", "alpha"]

@@ -40,6 +40,11 @@ class ConcatFeaturizer(Featurizer):
     def feature_names(self) -> list[str]:
         return [n for p in self.parts for n in p.feature_names]
 
+    @property
+    def verify_rows(self) -> int:
+        """As few as its most costly part allows (an LM's part: none, it would load the LM)."""
+        return min(getattr(p, "verify_rows", Featurizer.verify_rows) for p in self.parts)
+
     def report_fields(self, matrices: dict) -> dict:
         return {"parts": [p.kind for p in self.parts]}
 

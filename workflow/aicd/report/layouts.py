@@ -97,6 +97,7 @@ def ood_layout(plan) -> dict:
 def loco_layout(plan) -> dict:
     """rule loco_table: each fold's held-out collection, the detectors' titles."""
     return {"folds": {t: plan.tasks[t].ood["hold_out"] for t in plan.loco_tasks()},
+            "order": [plan.tasks[t].ood["hold_out"] for t in plan.loco_tasks()],  # the config's (JSON sorts keys)
             "detectors": {d: det.title for d, det in plan.detectors.items()}}
 
 

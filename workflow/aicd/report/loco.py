@@ -98,14 +98,16 @@ def calibrated_rows(records: dict, titles: dict) -> list[list[str]]:
     return rows
 
 
-def markdown(records: dict, titles: dict, fpr: float = TARGET_FPR) -> str:
+def markdown(records: dict, titles: dict, fpr: float = TARGET_FPR, left_out: list | None = None) -> str:
+    why = (f"\nLeft out (no human-class score on every held-out collection): {', '.join(left_out)}.\n"
+           if left_out else "")
     if not records:
-        return "No detector gives scores on every held-out collection.\n"
+        return "No detector gives scores on every held-out collection.\n" + why
     heads = collection_heads(records)
     out = ["## Leave one collection out", "",
            "Each collection held out in turn; detectors trained on the others, the validation rows (threshold) "
            "from the training collections only. § : a class with fewer than "
-           f"{FEW} held-out rows (read its cells with their intervals).", ""]
+           f"{FEW} held-out rows (read its cells with their intervals)." + why, ""]
     for metric, caption in SECTIONS:
         head = ["detector", *heads, "mean [CI]", f"{WORST_WORD[metric]} [CI]"]
         out += [f"### {caption}", "", _md_table(head, section_rows(records, titles, metric)), ""]
@@ -137,18 +139,20 @@ def latex(records: dict, titles: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_tables(records: dict, titles: dict, out_stem: str | Path, fpr: float = TARGET_FPR) -> None:
+def write_tables(records: dict, titles: dict, out_stem: str | Path, fpr: float = TARGET_FPR,
+                 left_out: list | None = None) -> None:
     stem = Path(out_stem)
-    write_text(markdown(records, titles, fpr), stem.with_suffix(".md"))
+    write_text(markdown(records, titles, fpr, left_out), stem.with_suffix(".md"))
     write_text(latex(records, titles), stem.with_suffix(".tex"))
-    write_json({"target_fpr": fpr, "detectors": records}, stem.with_suffix(".json"))
+    write_json({"target_fpr": fpr, "detectors": records, "left_out": list(left_out or [])}, stem.with_suffix(".json"))
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m aicd.report loco", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--layout", required=True, type=json_arg,
-                        help='{"folds": {task: held-out collection}, "detectors": {name: title}}')
+                        help='{"folds": {task: held-out collection}, "order": [collection, ...], '
+                             '"detectors": {name: title}}')
     parser.add_argument("--predictions", nargs="+", required=True, help="results/predictions/{task}/{detector}.parquet")
     parser.add_argument("--validation-scores", nargs="+", required=True,
                         help="results/validation_scores/{task}/{detector}.parquet, in the same order")
@@ -160,10 +164,12 @@ def main(argv=None) -> None:
     for pred, val in zip(args.predictions, args.validation_scores):
         task, detector = Path(pred).parent.name, Path(pred).stem
         by_detector.setdefault(detector, {})[folds[task]] = (pd.read_parquet(pred), pd.read_parquet(val))
-    order = list(folds.values())
-    records = {}
+    order = args.layout.get("order") or list(folds.values())
+    records, left_out = {}, []
     for detector, got in by_detector.items():
         record = detector_records(detector, {c: got[c] for c in order if c in got}, args.seed)
         if record is not None and len(record["folds"]) == len(order):
             records[detector] = record
-    write_tables(records, {d: plain_title(t) for d, t in titles.items()}, args.out_stem)
+        else:
+            left_out.append(plain_title(titles.get(detector, detector)))
+    write_tables(records, {d: plain_title(t) for d, t in titles.items()}, args.out_stem, left_out=left_out)
