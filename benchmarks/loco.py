@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "workflow"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+from aicd.data.scores import stored  # noqa: E402
 from aicd.detectors import build  # noqa: E402
 from aicd.detectors.fitting import predict_in_blocks, validation_scores  # noqa: E402
 from aicd.report.loco import detector_records, markdown  # noqa: E402
@@ -177,7 +178,9 @@ def fit_fold(name: str, fold: str, tables: dict, features: Features, seed: int) 
     detector.fit(X["train"], y["train"], X["validation"], y["validation"])
     _, scores = predict_in_blocks(detector, X["test"])
     classes = [str(c) for c in detector.classes_]
-    predictions = pd.DataFrame({"gold": y["test"], "score_human": np.asarray(scores)[:, classes.index("human")]})
+    # at the precision a predictions file keeps (the validation scores are read at it too): a
+    # threshold set on float32 validation scores is then applied to float32 test scores, as in the workflow
+    predictions = pd.DataFrame({"gold": y["test"], "score_human": stored(np.asarray(scores)[:, classes.index("human")])})
     return predictions, validation_scores(detector, X["validation"], y["validation"], tables["validation"], seed)
 
 

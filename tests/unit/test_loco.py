@@ -215,3 +215,28 @@ def test_the_table_job_reads_every_fold_in_the_configs_order(tmp_path):
     record = json.loads((tmp_path / "loco.json").read_text())
     assert list(record["detectors"]) == ["good"] and record["left_out"] == ["Labels"]
     assert list(record["detectors"]["good"]["folds"]) == ["beta", "alpha"]
+
+
+def test_the_local_layer_adds_a_fifth_collection_to_every_fold(repo, loco_config):
+    """config/loco_local.yaml merged as snakemake merges config files (mappings recursively): every
+    fold names the local model's collection and one more fold holds it out; the plan reads its
+    sources and lays the table out in the config's order."""
+    import copy
+
+    from aicd.config import check_references, validate_config
+    from aicd.generate.registry import load_registry
+    from aicd.plan import Plan
+    from aicd.report.layouts import loco_layout
+    from snakemake.utils import update_config
+
+    config = copy.deepcopy(loco_config)
+    update_config(config, yaml.safe_load((repo / "config" / "loco_local.yaml").read_text()))
+    validate_config(config)
+    check_references(config)
+    folds = [t["ood"] for t in config["tasks"].values()]
+    assert len(folds) == 5 and all(f["collections"]["local"] == ["local_code", "local_generations"] for f in folds)
+    assert all(f["collections"] == folds[0]["collections"] and f["max_rows"] == folds[0]["max_rows"] for f in folds)
+    plan = Plan.from_config(config, load_registry(repo / "config" / "models.yaml"), {})
+    assert plan.loco_tasks() == list(config["tasks"])
+    assert "local_generations" in plan.loco_sources("loco_aoc") and "local_code" in plan.loco_sources("loco_local")
+    assert loco_layout(plan)["order"] == ["trial", "codeaid", "course_java", "aoc", "local"]

@@ -3,9 +3,10 @@ collection can turn, beside trained columns that may lean either way.
 
 It reads a feature set whose LM columns are named `lm:<criterion>` (aicd.features.lm_criteria:
 each criterion oriented so that higher means more machine-like, standardised on the human
-training rows of its language), usually concatenated with per-language standardised stylometry
-and the delexicalised view (docs/ood.md, "The fused detector"). Every column is scaled on the
-training rows; classes are weighted to balance.
+training rows of its language), usually concatenated with per-language standardised stylometry,
+the delexicalised view and TF-IDF (docs/ood.md, "The fused detector"; config/loco.yaml's row, the
+one its selection rule picked: benchmarks/notes/deployable.md). Every column is scaled on the
+training rows; classes are weighted to balance. The defaults are that row's.
 
 - `model: constrained`: one logistic regression over every column, whose LM coefficients are
   bounded below by 0 (L-BFGS-B): a training set in which an LM criterion leans the other way
