@@ -124,6 +124,21 @@ def _generation_problems(generation: dict, sources, names: str) -> list[str]:
     return problems
 
 
+def ood_problems(name: str, ood: dict, sources: dict) -> list[str]:
+    """An OOD task's train and test name sources; a leave_one_collection_out fold's collections
+    name sources, and its hold_out a collection."""
+    known = ", ".join(sources) or "none"
+    out = [f"tasks.{name}.ood.{key}: no source named '{ood[key]}' (sources: {known})"
+           for key in ("train", "test") if ood.get(key) is not None and ood[key] not in sources]
+    collections = ood.get("collections") or {}
+    out += [f"tasks.{name}.ood.collections.{c}: no source named '{s}' (sources: {known})"
+            for c, names in collections.items() for s in names if s not in sources]
+    if ood.get("protocol") == "leave_one_collection_out" and ood.get("hold_out") not in collections:
+        out.append(f"tasks.{name}.ood.hold_out: no collection named '{ood.get('hold_out')}' "
+                   f"(collections: {', '.join(collections) or 'none'})")
+    return out
+
+
 def check_references(config: dict) -> None:
     from .detectors import REGISTRY, build  # the registry names the valid detector kinds
 
@@ -135,10 +150,7 @@ def check_references(config: dict) -> None:
         src = (task.get("derive") or {}).get("source")
         if src is not None and src not in sources:
             problems.append(f"tasks.{name}.derive.source: no source named '{src}' (sources: {names})")
-        for key in ("train", "test"):
-            src = (task.get("ood") or {}).get(key)
-            if src is not None and src not in sources:
-                problems.append(f"tasks.{name}.ood.{key}: no source named '{src}' (sources: {names})")
+        problems += ood_problems(name, task.get("ood") or {}, sources)
         for set_name, spec in (task.get("test_sets") or {}).items():
             if "source" in spec and spec["source"] not in sources:
                 problems.append(f"tasks.{name}.test_sets.{set_name}.source: no source named '{spec['source']}'")

@@ -166,6 +166,17 @@ class Plan:
     def ood_tasks(self) -> list[str]:
         return [t for t, task in self.tasks.items() if task.mode == "ood"]
 
+    def loco_tasks(self) -> list[str]:
+        """The folds of the leave-one-collection-out protocol (their own table: results/tables/loco.*)."""
+        return [t for t in self.ood_tasks() if self.tasks[t].ood.get("protocol") == "leave_one_collection_out"]
+
+    def loco_sources(self, task: str) -> list[str]:
+        """The sources a leave-one-collection-out fold reads (every collection's), else none."""
+        spec = self.tasks[task].ood or {}
+        if spec.get("protocol") != "leave_one_collection_out":
+            return []
+        return list(dict.fromkeys(s for names in spec["collections"].values() for s in names))
+
     def feature_jobs(self) -> set[tuple[str, str]]:
         """(task, feature set) of every features job the plan makes, concat parts included."""
         return {(t, fs) for t, d in self.pairs if self.detectors[d].features

@@ -597,8 +597,15 @@ def targets():
         out += [f"{RESULTS}/generators/{m}.md" for m in PLAN.generators]
         out += [f"{RESULTS}/execution/report.md"] if PLAN.executions else []
         out += [f"{RESULTS}/dataset/README.md"] if PLAN.dataset else []
-    out += [f"{RESULTS}/tables/ood.md", f"{RESULTS}/tables/ood.tex"] if PLAN.ood_tasks() else []
+    if set(PLAN.ood_tasks()) - set(PLAN.loco_tasks()):
+        out += [f"{RESULTS}/tables/ood.md", f"{RESULTS}/tables/ood.tex"]
+    out += [f"{RESULTS}/tables/loco.{x}" for x in ("md", "tex", "json")] if PLAN.loco_tasks() else []
     return out
+
+
+def loco_pairs():
+    """(fold, detector) of the leave-one-collection-out table: the detectors that give scores."""
+    return [(t, d) for t, d in PLAN.pairs if t in PLAN.loco_tasks() and d not in PLAN.judge_detectors]
 
 
 # A dry run for SLURM says where each GPU job goes (the plugin picks partitions when it submits)

@@ -14,6 +14,7 @@ and cards (`python -m aicd.report SUBCOMMAND`, one subcommand per output).
 - paper_section: results/paper_results.md, one sentence per later table and figure;
 - paper_figures: the paper's figures;
 - ood: the out-of-distribution table;
+- loco: the leave-one-collection-out table (mean and worst over held-out collections);
 - analyses: the paper's analyses per task (SVM coefficients, SHAP, ...);
 - data_block: the report's opening block on what the data are;
 - subsets: the report's test-subset section;

@@ -14,5 +14,6 @@ and the same broken down by every subset column of the test split (`python -m ai
 - deploy: the thresholds `aicd detect` holds files to, and where they came from;
 - transductive: the threshold adapted to the unlabelled test set (an option, never the default);
 - confidence: calibration error and macro-F1 where the detector is confident;
+- loco: what leave one collection out reads of a detector on each held-out collection;
 - external: any predictions file scored against any gold file (`aicd score`, `aicd compare`);
 - submission: hidden-label submissions checked and scored."""
