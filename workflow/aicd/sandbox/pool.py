@@ -20,7 +20,6 @@ import atexit
 import collections
 import json
 import logging
-import os
 import queue
 import secrets
 import socket
@@ -39,6 +38,7 @@ from .isolation import (
     RUNNER_CAPS,
     SECCOMP_PROFILE,
     USERNS_IDS,
+    WALL_GRACE,
     container_config,
     isolation_flags,
     limits_line,
@@ -46,6 +46,7 @@ from .isolation import (
 )
 from .languages import TOOLCHAINS, job_for
 from .limits import INODE_KB, INODES_PER_MB, LIMITS, RUNNER_RESERVE_MB, Limits
+from .owner import owner_alive, owner_label
 
 __all__ = ["CONTEXT", "INODE_KB", "INODES_PER_MB", "LIMITS", "RUNNER_CAPS", "RUNNER_RESERVE_MB", "SECCOMP_PROFILE",
            "Container", "Limits", "SandboxPool", "docker_available", "isolation_flags", "owner_alive", "owner_label",
@@ -61,51 +62,6 @@ LABEL = "aicd.sandbox"
 def docker_available(engine: str = "auto") -> bool:
     """Whether a container engine for the sandbox answers (the name is older than Podman)."""
     return available(engine)
-
-
-def _start_time(pid: int) -> str | None:
-    """A process's start time in clock ticks since boot: with the pid, it names one process
-    (a pid alone can be reused after the owner died)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path) as fh:
-            return fh.read().strip()
-    except OSError:
-        return "?"
-
-
-def _pid_namespace() -> str:
-    try:
-        return os.readlink("/proc/self/ns/pid").strip("pid:[]")
-    except OSError:
-        return "?"
-
-
-def owner_label(pid: int | None = None) -> str:
-    """host:pid:start time:boot id:pid namespace. Judged only where host, boot and namespace
-    are ours: a pid means nothing in another namespace or on another machine."""
-    pid = os.getpid() if pid is None else pid
-    return ":".join([socket.gethostname(), str(pid), str(_start_time(pid)),
-                     _read("/proc/sys/kernel/random/boot_id"), _pid_namespace()])
-
-
-def owner_alive(owner: str) -> bool:
-    parts = owner.split(":")
-    if len(parts) != 5:
-        return True  # not a label this version wrote: not ours to judge
-    host, pid, started, boot, pidns = parts
-    if host != socket.gethostname() or pidns != _pid_namespace() or "?" in (boot, pidns) or started == "None":
-        return True
-    if boot != _read("/proc/sys/kernel/random/boot_id"):
-        return False  # the machine rebooted since: that owner is gone
-    return pid.isdigit() and _start_time(int(pid)) == started
 
 
 def owner_labels(job: str = "", pool_id: str = "") -> dict[str, str]:
@@ -294,7 +250,8 @@ class Container:
         job = {**job, "nonce": nonce,
                "limits": {"wall_s": lim.wall_s, "compile_s": lim.compile_s, "output_bytes": lim.output_bytes,
                           "rlimits": self.runner_limits}}
-        worst = lim.compile_s + lim.wall_s * max(1, len(job.get("tests") or [])) + 30
+        # every step may run WALL_GRACE times its limit while slowed by others' load (isolation.py)
+        worst = WALL_GRACE * (lim.compile_s + lim.wall_s * max(1, len(job.get("tests") or []))) + 30
         try:
             self._stream.send(json.dumps(job) + "\n")
         except OSError:
