@@ -22,7 +22,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -109,11 +108,11 @@ def rates(boxes: dict, job: dict, n: int) -> dict[str, float | None]:
 
 def podman_engine(user: str | None):
     """Rootless Podman: as root, a service run as `user`; otherwise this user's own."""
-    from aicd.sandbox.engine import connect_podman, start_podman_service
+    from aicd.sandbox.engine import SERVICE_PREFIX, connect_podman, scratch_folder, start_podman_service
 
     if os.geteuid() != 0:
         return connect_podman()
-    scratch = Path(tempfile.mkdtemp(prefix="aicd-podman-"))
+    scratch = scratch_folder(SERVICE_PREFIX)  # removed by a later run if this one is killed
     shutil.chown(scratch, user)
     service, url, _ = start_podman_service(["runuser", "-u", user, "--"], scratch)
     engine = connect_podman(url)

@@ -14,6 +14,11 @@ refuses it (ENOSPC) and stops the program. Only the count decides, never the cal
 passed by at most the calls let through but not yet done when the mounts are counted again,
 one per thread that runs.
 
+Shared mappings. A shared anonymous mapping (or /dev/zero mapped shared) is a shmem object too,
+whose pages stay when the program unmaps them or drops them with MADV_DONTNEED. Where the runner
+counts memory, every mmap with MAP_SHARED is handed to it (and goes on at once): from then on its
+count reads the program's mappings for such objects (meter.py). Other mmaps never wait.
+
 Memfds. A memfd lives on the kernel's internal shmem mount, which no count outside a cgroup sees
 once no process maps it or holds its descriptor: twelve 255 MB memfds sent over a Unix socket
 and closed live only in flight, and one closed after mapping a single page shows only that page.
@@ -38,12 +43,13 @@ import socket
 import struct
 
 # Per architecture: AUDIT_ARCH, the seccomp system call, the calls that always create an inode
-# (or may: bind, openat2), the open calls with the index of their flags argument, memfd_create and
-# memfd_secret.
+# (or may: bind, openat2), the open calls with the index of their flags argument, memfd_create,
+# memfd_secret and mmap.
 ARCHES = {
-    "x86_64": (0xC000003E, 317, (85, 83, 133, 88, 258, 259, 266, 49, 437), {2: 1, 257: 2}, 319, 447),
-    "aarch64": (0xC00000B7, 277, (34, 33, 36, 200, 437), {56: 2}, 279, 447),
+    "x86_64": (0xC000003E, 317, (85, 83, 133, 88, 258, 259, 266, 49, 437), {2: 1, 257: 2}, 319, 447, 9),
+    "aarch64": (0xC00000B7, 277, (34, 33, 36, 200, 437), {56: 2}, 279, 447, 222),
 }
+MAP_SHARED = 0x01  # the bit MAP_SHARED and MAP_SHARED_VALIDATE share; not in MAP_PRIVATE
 X32_BIT = 0x40000000
 O_CREAT, O_TMPFILE = 0o100, 0o20000000  # the same on both (asm-generic)
 MFD_CLOEXEC = 1
@@ -80,9 +86,10 @@ def _assemble(program) -> bytes:
 
 def filter_program(machine: str, inodes: bool = True, memfds: str = EMULATE) -> bytes:
     """ENOSYS for another ABI and memfd_secret; memfd_create handed to the runner (memfds=EMULATE),
-    refused or allowed; with `inodes`, notify for the calls that can make an inode (see above);
-    allow everything else."""
-    arch, _, always, opens, memfd_create, memfd_secret = ARCHES[machine]
+    refused or allowed, and where it is not allowed (the runner counts memory) shared mmaps
+    handed to it; with `inodes`, notify for the calls that can make an inode (see above); allow
+    everything else."""
+    arch, _, always, opens, memfd_create, memfd_secret, mmap = ARCHES[machine]
     ld, jeq, jge, jset = 0x20, 0x15, 0x35, 0x45
     program = [(ld, 4, "next", "next"),                   # seccomp_data.arch
                (jeq, arch, "next", "enosys"),             # another ABI
@@ -90,6 +97,11 @@ def filter_program(machine: str, inodes: bool = True, memfds: str = EMULATE) -> 
                (jge, X32_BIT, "enosys", "next"),          # x32 numbers
                (jeq, memfd_secret, "enosys", "next"),
                (jeq, memfd_create, MEMFD_ACTIONS[memfds], "next")]
+    if memfds != ALLOW:
+        program += [(jeq, mmap, "next", "after_mmap"),
+                    (ld, 16 + 8 * 3, "next", "next"),     # low half of args[3]: the flags
+                    (jset, MAP_SHARED, "notify", "allow"),
+                    ("label", "after_mmap")]
     if inodes:
         program += [(jeq, nr, "notify", "next") for nr in always]
         for nr, index in opens.items():                   # the accumulator holds nr on entry
@@ -203,17 +215,17 @@ def place_memfd(listener: int, ident: int, make_memfd, flags: int) -> int | None
         os.close(fd)
 
 
-def serve(listener: int, full, stop, at_cap, make_memfd=None) -> None:
+def serve(listener: int, full, stop, at_cap, make_memfd=None, on_shared=None) -> None:
     """Answer the program's notifications until `stop` is set or no process is left under the
     filter. A call that can make an inode goes on while full() (cap_check of the caps) finds no
     mount at its cap; at a cap, ENOSPC and at_cap(mount) (which stops the program), then ENOSPC
     for whatever is still in flight. A memfd_create gets the descriptor of make_memfd() (an inode
-    too, so at a cap it is refused the same way)."""
+    too, so at a cap it is refused the same way). A shared mmap calls on_shared() and goes on."""
     poller = select.poll()
     poller.register(listener, select.POLLIN)
     notif = ctypes.create_string_buffer(NOTIF_SIZE)
     reply = ctypes.create_string_buffer(24)
-    memfd_create = ARCHES[MACHINE][4]
+    memfd_create, mmap = ARCHES[MACHINE][4], ARCHES[MACHINE][6]
     stopped = False
     while not stop.is_set():
         events = poller.poll(50)
@@ -226,13 +238,18 @@ def serve(listener: int, full, stop, at_cap, make_memfd=None) -> None:
             if ctypes.get_errno() in (errno.EINTR, errno.ENOENT):  # interrupted, or the caller died
                 continue
             return
-        # struct seccomp_notif: id, pid, flags, then seccomp_data: nr, arch, ip, args[6]
-        ident, nr, args = struct.unpack_from("<Q", notif.raw)[0], struct.unpack_from("<i", notif.raw, 16)[0], 32
-        mount = stopped or full()
-        error = errno.ENOSPC if mount else None
+        # struct seccomp_notif: id, pid, flags, then seccomp_data: nr, arch, ip, args[6] (from byte 32)
+        ident, nr = struct.unpack_from("<Q", notif.raw)[0], struct.unpack_from("<i", notif.raw, 16)[0]
+        if nr == mmap:
+            if on_shared is not None:
+                on_shared()
+            mount = error = None
+        else:
+            mount = stopped or full()
+            error = errno.ENOSPC if mount else None
         if nr == memfd_create and not mount:
             error = errno.ENOSYS if make_memfd is None else place_memfd(
-                listener, ident, make_memfd, struct.unpack_from("<Q", notif.raw, args + 8)[0])
+                listener, ident, make_memfd, struct.unpack_from("<Q", notif.raw, 40)[0])
             if error is None:
                 continue
         struct.pack_into("<QqiI", reply, 0, ident, 0, -error if error else 0, 0 if error else FLAG_CONTINUE)

@@ -336,8 +336,8 @@ class CpuBudget:
     stop the program. (Children of a process that ignores SIGCHLD are reaped unaccounted: a count
     cannot see their time once they are gone; docs/sandbox.md.)"""
 
-    def __init__(self, seconds: float, share: float):
-        self.limit = seconds * share
+    def __init__(self, seconds: float, cpus: float):
+        self.limit, self.cpus = seconds * cpus, cpus
         self.init_base = reaped_ticks(1)
         self.over = 0
 
@@ -354,8 +354,9 @@ class CpuBudget:
         return self.over >= 2
 
 
-def runnable(pids) -> bool:
-    """Whether any thread of these processes is running or waiting for a CPU (state R)."""
+def running(pids) -> int:
+    """How many threads of these processes are running or waiting for a CPU (state R)."""
+    count = 0
     for pid in pids:
         try:
             tids = os.listdir(f"/proc/{pid}/task")
@@ -363,14 +364,14 @@ def runnable(pids) -> bool:
             continue
         for tid in tids:
             fields = _stat(f"{pid}/task/{tid}")
-            if fields and fields[0] == "R":
-                return True
-    return False
+            count += bool(fields) and fields[0] == "R"
+    return count
 
 
-def over_limit(rlimits, budget=None) -> dict:
+def over_limit(rlimits, budget=None, shared=None) -> dict:
     """What the program has gone past of the limits the runner watches itself: {"inodes": mount},
-    {"memory": MB counted} or {"cpu": seconds counted}; empty while within them."""
+    {"memory": MB counted} or {"cpu": seconds counted}; empty while within them. shared: where
+    the program has made shared mappings, the step's record of its shared objects (meter.py)."""
     mount = over_inode_cap(rlimits.get("inodes") or {})
     if mount:
         return {"inodes": mount}
@@ -380,7 +381,7 @@ def over_limit(rlimits, budget=None) -> dict:
     processes = program_status()
     if memory:
         counted = _module("meter").charged_mb(processes, rlimits.get("memory_mounts") or (),
-                                              float(rlimits["memory_mb"]))
+                                              float(rlimits["memory_mb"]), shared)
         if counted > float(rlimits["memory_mb"]):
             return {"memory": round(counted, 1)}
     if budget is not None:
@@ -403,7 +404,7 @@ def watch(rlimits, proc, state, done, budget=None):
     poll_s, took = float(rlimits.get("poll_s", 0.01)), 0.0
     while not done.wait(max(poll_s, COUNT_SHARE * took)):
         started = time.monotonic()
-        breach = over_limit(rlimits, budget)
+        breach = over_limit(rlimits, budget, state.get("shared"))
         if breach:
             (key, value), = breach.items()
             stop_program(proc, state, key, value)
@@ -422,27 +423,35 @@ def stop_program(proc, state, key, value) -> None:
         kill_program_user()
 
 
-# Once its time limit has come, a program that still wants the CPU is looked at this often.
+# Once its time limit has come, a program that still wants the CPU is looked at this often, and
+# has timed out once no thread of it wanted the CPU at this many looks in a row (a program that
+# computes is seen asleep now and then: 4 of 32 looks at one that faults in shared memory).
 LATE_POLL_S = 0.05
+IDLE_LOOKS = 3
 
 
 def deadline(proc, state, done, seconds, budget=None, grace=1.0):
     """The step's time limit. Without a CPU budget (the host tests) the wall clock alone decides.
-    In the sandbox, at the limit a program none of whose threads wants the CPU (asleep, blocked,
-    never reading its input) has timed out; one that still does was slowed by others' load (a
-    neighbour's fork bomb, the host's jobs) and runs on while its CPU time stays within its share
-    (CpuBudget), up to `grace` times the limit: its own measured time decides, not the wall
-    clock under someone else's load."""
+    In the sandbox, at the limit a program is looked at again and again. It has timed out once
+    its CPU time passes its share (CpuBudget), once no thread of it wants the CPU (asleep by its
+    own choice, blocked on a pipe, never reading its input), or when more of its threads want the
+    CPU than its share has CPUs (it is slowed by itself: a fork bomb, more threads than `cpus`, as
+    a cgroup's CPU quota would throttle them). Otherwise it was slowed by others' load (a
+    neighbour's fork bomb, the host's jobs), and it runs on, up to `grace` times the limit: its
+    own measured time decides, not the wall clock under someone else's load."""
     if done.wait(seconds):
         return
-    end = time.monotonic() + max(0.0, grace - 1) * seconds
+    end, idle = time.monotonic() + max(0.0, grace - 1) * seconds, 0
+    share = max(1, -int(-budget.cpus // 1)) if budget is not None else 0  # whole CPUs, rounded up
     while SANDBOX and budget is not None and time.monotonic() < end:
         pids = program_pids()
         counted = budget.seconds(pids)
         if counted > budget.limit:
             state.setdefault("cpu", round(counted, 2))
             break
-        if not runnable(pids) or done.wait(LATE_POLL_S):
+        wanting = running(pids)
+        idle = 0 if wanting else idle + 1
+        if idle >= IDLE_LOOKS or wanting > share or done.wait(LATE_POLL_S):
             break
     if done.is_set():
         return
@@ -494,7 +503,7 @@ def helpers(proc, state, done, rlimits, cap, stdin, budget) -> list:
         make = memfd_maker(rlimits["memfd_dir"]) if rlimits.get("memfd") == gate.EMULATE else None
         threads.append(threading.Thread(target=gate.serve, daemon=True, args=(
             proc.listener, gate.cap_check(caps), done, lambda mount: stop_program(proc, state, "inodes", mount),
-            make)))
+            make, lambda: state.setdefault("shared", {}))))
     return threads
 
 

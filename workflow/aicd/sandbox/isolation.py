@@ -61,10 +61,11 @@ WATCH_POLL_S = 0.01
 # of its own that the program cannot open by name (containers/sandbox/gate.py): their pages are
 # then counted wherever the memfd is (mapped, held, or in flight in a socket).
 MEMFD_MOUNT = "/dev/memfd"
-# At its time limit a program that still wants the CPU (slowed by others' load) runs on while its
+# At its time limit a program that still wants the CPU, slowed by others' load, runs on while its
 # CPU time stays within its share (time limit x cpus), up to this many times the limit
-# (containers/sandbox/runner.py, deadline).
-WALL_GRACE = 3
+# (containers/sandbox/runner.py, deadline). A program asleep, or slowed by itself (more threads
+# wanting the CPU than its share has CPUs), never waits for it.
+WALL_GRACE = 10
 # RLIMIT_DATA counts writable mappings, used or not: a JVM with -Xss64m maps ~800 MB of thread
 # stacks and heap at start while using ~40 MB. So the per-process rlimit is only a backstop
 # against a burst between two counts, memory_mb beyond the limit that the runner's count holds.
