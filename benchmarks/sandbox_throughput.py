@@ -6,7 +6,7 @@ program), one long-lived container per path, the paths taking turns program by p
   docker  the pool's transport: the `docker` SDK's attach socket to Docker's daemon
   podman  the same through rootless Podman's Docker-compatible service
 
-  python benchmarks/sandbox_throughput.py [--n 20] [--languages Python C] [--podman-user aicd-podman]
+  python benchmarks/sandbox_throughput.py [--n 20] [--languages Python C] [--podman-user aicd-podman] [--image TAG]
 
 Needs Docker and the sandbox image (python -m aicd.sandbox images); for the Podman column,
 Podman (run as root: a user with an /etc/subuid range, whose service is started here; the image
@@ -127,6 +127,8 @@ def main() -> None:
     parser.add_argument("--podman-user", default="aicd-podman",
                         help="run as root: the user whose rootless Podman is measured (an /etc/subuid range)")
     parser.add_argument("--no-podman", action="store_true", help="leave the Podman column out")
+    parser.add_argument("--no-cli", action="store_true", help="leave the cli column out")
+    parser.add_argument("--image", default=None, help="the sandbox image (default: this checkout's context tag)")
     args = parser.parse_args()
     from aicd.sandbox.engine import connect
     from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag, copy_image, image_exists
@@ -135,7 +137,7 @@ def main() -> None:
     from aicd.sandbox.pool import Container, Limits
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` removes this run's containers
-    image = context_tag(CONTEXT, LOCAL_BASE)
+    image = args.image or context_tag(CONTEXT, LOCAL_BASE)
     limits = Limits(wall_s=30, compile_s=60)
     docker = connect("docker")
     engines = [docker] + ([] if args.no_podman else [podman_engine(args.podman_user)])
@@ -146,7 +148,8 @@ def main() -> None:
     boxes = {}
     try:
         started = time.perf_counter()
-        boxes["cli"] = CliContainer(image, limits, runner_limits(docker, limits))
+        if not args.no_cli:
+            boxes["cli"] = CliContainer(image, limits, runner_limits(docker, limits))
         print(f"image {image}; cli container ready in {time.perf_counter() - started:.1f} s")
         for engine in engines:
             started = time.perf_counter()
@@ -159,7 +162,7 @@ def main() -> None:
             for kind, code in (("hello", HELLO[language]), ("cpu", CPU[language])):
                 job = job_for(language, code, RUN)
                 measured = rates(boxes, job, args.n)
-                ratio = measured["docker"] / measured["cli"] if measured["docker"] and measured["cli"] else None
+                ratio = measured["docker"] / measured["cli"] if measured.get("docker") and measured.get("cli") else None
                 cells = " ".join(f"{r:9.2f}" if r else "      n/a" for r in measured.values())
                 print(f"{language:<11} {kind:<6} {cells} {ratio:8.2f}" if ratio else f"{language:<11} {kind:<6} {cells}",
                       flush=True)

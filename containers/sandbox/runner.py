@@ -424,10 +424,11 @@ def stop_program(proc, state, key, value) -> None:
 
 
 # Once its time limit has come, a program that still wants the CPU is looked at this often, and
-# has timed out once no thread of it wanted the CPU at this many looks in a row (a program that
-# computes is seen asleep now and then: 4 of 32 looks at one that faults in shared memory).
+# what decides (none of its threads wanting the CPU, more of them than its share) must be seen at
+# this many looks in a row (a program that computes is seen asleep now and then: 4 of 32 looks
+# at one that faults in shared memory).
 LATE_POLL_S = 0.05
-IDLE_LOOKS = 3
+LOOKS = 3
 
 
 def deadline(proc, state, done, seconds, budget=None, grace=1.0):
@@ -441,7 +442,7 @@ def deadline(proc, state, done, seconds, budget=None, grace=1.0):
     own measured time decides, not the wall clock under someone else's load."""
     if done.wait(seconds):
         return
-    end, idle = time.monotonic() + max(0.0, grace - 1) * seconds, 0
+    end, idle, crowded = time.monotonic() + max(0.0, grace - 1) * seconds, 0, 0
     share = max(1, -int(-budget.cpus // 1)) if budget is not None else 0  # whole CPUs, rounded up
     while SANDBOX and budget is not None and time.monotonic() < end:
         pids = program_pids()
@@ -450,8 +451,8 @@ def deadline(proc, state, done, seconds, budget=None, grace=1.0):
             state.setdefault("cpu", round(counted, 2))
             break
         wanting = running(pids)
-        idle = 0 if wanting else idle + 1
-        if idle >= IDLE_LOOKS or wanting > share or done.wait(LATE_POLL_S):
+        idle, crowded = (0 if wanting else idle + 1), (crowded + 1 if wanting > share else 0)
+        if idle >= LOOKS or crowded >= LOOKS or done.wait(LATE_POLL_S):
             break
     if done.is_set():
         return
@@ -540,15 +541,15 @@ def step(argv, cwd, stdin, wall_s, cap, limits=None):
         t.join(timeout=2)
     if proc.listener is not None:
         os.close(proc.listener)
-    return step_result(state, status, usage, started, caps, ooms, budget, counted)
+    if counted is not None and rlimits.get("cpus") and counted > budget.limit:
+        state["timed_out"] = True  # past its CPU share between two counts (a cgroup's quota would not let it)
+    return step_result(state, status, usage, started, caps, ooms, counted)
 
 
-def step_result(state, status, usage, started, caps, ooms, budget, counted) -> dict:
+def step_result(state, status, usage, started, caps, ooms, counted) -> dict:
     used = inodes_used(caps)
     if caps and not (state.get("inodes") or state.get("memory")):
         state["inodes"] = over_inode_cap(caps)  # a flood that ended between two counts
-    if counted is not None and counted > budget.limit:
-        state["timed_out"] = True  # past its CPU share between two looks
     state["oom"] = ooms is not None and (oom_kills() or 0) > ooms
     code = os.waitstatus_to_exitcode(status)
     return {

@@ -263,8 +263,9 @@ def limits_line(engine: Engine, lim: Limits, containers: int = 1) -> str:
     memfds = ("memfds made by the runner on a tmpfs it counts" if memfd_emulation() else
               "memfd_create refused (Linux 5.14 lets the runner make them)")
     stand_ins = {"memory": f"the program's memory as a cgroup charges it (anonymous, shared, memfds, SysV, tmpfs "
-                 f"files) counted every {poll} (less often where a count is costly) and stopped at "
-                 f"{lim.memory_mb} MB, {memfds}, RLIMIT_DATA {lim.memory_mb + DATA_BACKSTOP_MB} MB per process",
+                 f"files; shared anonymous mappings at their size) counted every {poll} (less often where a count is "
+                 f"costly) and stopped at {lim.memory_mb} MB, {memfds}, RLIMIT_DATA "
+                 f"{lim.memory_mb + DATA_BACKSTOP_MB} MB per process",
                  "pids": pids,
                  "cpu": f"the CPU time of all the program's processes counted every {poll} and stopped at "
                  f"{lim.cpus:g} CPU over each step's time limit, a kill rather than a quota",
@@ -276,7 +277,7 @@ def limits_line(engine: Engine, lim: Limits, containers: int = 1) -> str:
             f"({'; '.join(stand_ins[m] for m in missing)})")
     if cgroup:
         line += (", but cannot promise the container's total (memory the kernel holds for it, a burst between two "
-                 "counts, a shared memory object the program keeps only partly mapped); ask the admin for cgroup v2 "
+                 "counts, a shared mapping shrunk between two counts); ask the admin for cgroup v2 "
                  f"with the {', '.join(cgroup)} controllers delegated to users (systemd: Delegate=yes for "
                  "user@.service)")
     return line + "."
