@@ -9,12 +9,13 @@ people's processes and files come and go meanwhile, so only the suite's own coun
 
 - a process is the suite's when it carries the suite's mark in its environment (SUITE_MARK,
   set before the workers start, inherited by everything they start that keeps its
-  environment), or is in the controller's session (an orphan keeps it), or descends from the
-  controller; zombies are dead and do not count;
+  environment), or descends from the controller, or is an orphan (init's child) in the
+  controller's session (an orphan keeps the session; the shell's other commands, which share it,
+  are not orphans); zombies are dead and do not count;
 - an entry of the temporary folder is the suite's when its name is one the suite's code makes
   (SUITE_NAMES), unless a live process that is not the suite's could have made it: one running
-  the code that makes such names (OTHERS: another snakemake, another of this project's jobs or
-  test suites) started before the entry was made. In CI nothing else runs, and the check is
+  the programs that make such names (OTHERS: another snakemake, another of this project's
+  commands, `python -m aicd...`, or test suites) started before the entry was made. In CI nothing else runs, and the check is
   exact; on a machine shared with other runs it errs on their side. pytest's own folder of test
   folders (pytest-of-USER) is pytest's to manage.
 
@@ -38,8 +39,9 @@ SUITE_MARK = "AICD_TEST_SUITE"
 # the system-call probe (aicd-probe-*), snakemake's own temporary folder (snakemake*), and
 # Chromium's profiles and singleton sockets.
 SUITE_NAMES = ("aicd-*", "sandbox-*", "snakemake*", ".org.chromium.*", "chromium*")
-# What the processes that make such names run, by their command lines.
-OTHERS = ("snakemake", "aicd")
+# The programs that make such names: a process runs one when its executable, or the module it
+# runs (python -m), is named so (not merely when a path among its arguments mentions one).
+OTHERS = ("snakemake", "aicd", "pytest")
 SETTLE_S = 10.0
 # Podman's rootless pause process: started by the user's first rootless Podman command to hold its
 # namespaces, and kept on purpose (until the user's last session ends).
@@ -54,6 +56,16 @@ class Proc:
     ppid: int
     session: int
     command: str
+    argv: tuple = ()
+
+    def runs(self, programs) -> bool:
+        """Whether the process runs one of `programs` (its executable, or python -m's module)."""
+        for i, token in enumerate(self.argv[:4]):
+            if os.path.basename(token) in programs:
+                return True
+            if token == "-m" and i + 1 < len(self.argv) and self.argv[i + 1].split(".")[0] in programs:
+                return True
+        return False
 
     def started(self) -> float:
         """When the process started, in seconds since the epoch."""
@@ -78,12 +90,12 @@ def processes() -> dict[int, Proc]:
             with open(f"/proc/{name}/stat") as fh:
                 head, rest = fh.read().rsplit(")", 1)
             with open(f"/proc/{name}/cmdline", "rb") as fh:
-                command = fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+                argv = tuple(part.decode("utf-8", "replace") for part in fh.read().split(b"\0") if part)
         except (OSError, ValueError):
             continue
         fields = rest.split()
         found[int(name)] = Proc(int(name), fields[19], fields[0], int(fields[1]), int(fields[3]),
-                                command or head.split("(", 1)[-1])
+                                " ".join(argv) or head.split("(", 1)[-1], argv)
     return found
 
 
@@ -131,7 +143,8 @@ class Snapshot:
         self.entries = suite_entries(self.folder)
 
     def ours(self, proc: Proc, table: dict[int, Proc]) -> bool:
-        return proc.session == self.session or descends(proc, self.me, table) or marked(proc.pid, self.mark)
+        return ((proc.session == self.session and proc.ppid == 1) or descends(proc, self.me, table)
+                or marked(proc.pid, self.mark))
 
     def new_processes(self, table: dict[int, Proc] | None = None) -> list[Proc]:
         """The suite's live processes that were not there at the start (this one and KEPT aside)."""
@@ -144,8 +157,8 @@ class Snapshot:
         """The suite's entries of the temporary folder that were not there at the start: those no
         live process outside the suite could have made (OTHERS)."""
         table = processes() if table is None else table
-        others = [proc for proc in table.values() if proc.state != "Z" and any(word in proc.command for word in self.others)
-                  and not self.ours(proc, table)]
+        others = [proc for proc in table.values()
+                  if proc.state != "Z" and proc.runs(self.others) and not self.ours(proc, table)]
         found = []
         for name in sorted(suite_entries(self.folder) - self.entries):
             try:

@@ -76,7 +76,29 @@ def default_disposition(sig: int) -> None:
         RAW_SYSCALL(RT_SIGACTION, sig, ctypes.byref(SIG_DFL_ACTION), None, 8)
 
 
-OOM_FIRST = ["/bin/sh", "-c", '{ echo 1000 > /proc/self/oom_score_adj; } 2>/dev/null; exec "$@"', "sh"]
+def set_oom_score_adj(value: int, pid="self") -> bool:
+    """Write /proc/PID/oom_score_adj (only simple system calls: also in a child before exec)."""
+    try:
+        fd = os.open(f"/proc/{pid}/oom_score_adj", os.O_WRONLY)
+    except OSError:
+        return False
+    try:
+        os.write(fd, str(value).encode())
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def guard_from_oom() -> bool:
+    """Take the container's init and this runner out of the OOM killer's reach (-1000) where the
+    runner may (CAP_SYS_RESOURCE in the host's user namespace: the pool grants it where a cgroup
+    caps the memory). The OOM killer takes the program first (1000); but memory that only the
+    program's exit frees (shared memory it dropped from its mapping) stays charged until that
+    exit, and an allocation of the runner's in between made the runner the next victim. Now such
+    an allocation waits for the exit instead. False where the kernel refused."""
+    return set_oom_score_adj(-1000, 1) & set_oom_score_adj(-1000)
 
 
 class SandboxFault(Exception):
@@ -183,8 +205,6 @@ def spawn(argv, cwd, limits=(), env=None, filtered=None):
     arguments), whose listener the result carries where it has one. (Hand-written rather than
     subprocess: that import alone costs ~8 ms of every program's start-up.) All other
     descriptors are non-inheritable (PEP 446), so exec closes them."""
-    if SANDBOX:
-        argv = OOM_FIRST + list(argv)
     gated = filtered is not None
     gate = _module("gate") if gated else None
     pipes = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, and errors before exec (close-on-exec)
@@ -215,6 +235,9 @@ def spawn(argv, cwd, limits=(), env=None, filtered=None):
                 resource.setrlimit(kind, (soft, hard))
             stage = "setup"
             if SANDBOX:
+                # The OOM killer's first choice, and pinned there: written while the child may
+                # (CAP_SYS_RESOURCE, where the runner has it), the program cannot lower it.
+                set_oom_score_adj(1000)
                 os.setgroups([])
                 os.setgid(PROGRAM_GID)
                 os.setuid(PROGRAM_UID)
@@ -995,6 +1018,8 @@ def serve() -> None:
     container's main process, so a program costs no `docker exec` and no interpreter start.
     When the pool's `docker run -i` client goes (its job was killed), stdin closes, this
     returns, and the container stops and is removed (--rm)."""
+    if SANDBOX:
+        guard_from_oom()
     sys.stdout.write(json.dumps({"ready": True}) + "\n")
     sys.stdout.flush()
     for line in sys.stdin:

@@ -7,19 +7,20 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 from leftovers import SUITE_MARK, Snapshot
 
 # A daemon as the suite's code might leave one: its own session, its parent gone (an orphan), and
 # the environment it was started with.
 DAEMON = ("import os, sys, time\nif os.fork():\n    os._exit(0)\nos.setsid()\nprint(os.getpid(), flush=True)\n"
-          "os.close(1)\ntime.sleep(120)  # WORD\n")
+          "os.close(1)\ntime.sleep(120)\n")
 
 
-def detached(env: dict, word: str = "") -> int:
-    """A detached process, `word` in its command line."""
-    proc = subprocess.run([sys.executable, "-c", DAEMON.replace("WORD", word)], env=env, stdout=subprocess.PIPE,
-                          text=True, timeout=60)
+def detached(env: dict, program: str | None = None, *args: str) -> int:
+    """A detached process; `program`: the name it runs under (its argv[0]); args: its arguments."""
+    argv = [program or sys.executable, "-c", DAEMON, *args]
+    proc = subprocess.run(argv, executable=sys.executable, env=env, stdout=subprocess.PIPE, text=True, timeout=60)
     return int(proc.stdout.split()[0])
 
 
@@ -65,13 +66,22 @@ def test_the_temporary_folder_is_read_by_name():
 
 def test_an_entry_another_run_could_have_made_is_theirs(tmp_path):
     """On a shared machine: a snakemake folder made while another snakemake (not the suite's)
-    runs is taken for that one's; once it is gone, the folder is the suite's leftover."""
-    environ = dict(os.environ)
-    snapshot = Snapshot(folder=str(tmp_path), environ=environ, others=("other-snakemake",))
-    theirs = detached({k: v for k, v in environ.items() if k != SUITE_MARK}, word="other-snakemake")
+    runs is taken for that one's; once that one is gone, it is the suite's leftover. A process
+    that merely mentions the program among its arguments (a path) is no such run, and one that
+    started after the folder was made did not make it."""
+    unmarked = {k: v for k, v in os.environ.items() if k != SUITE_MARK}
+    snapshot = Snapshot(folder=str(tmp_path), environ=dict(os.environ), others=("other-snakemake",))
+    mentions = detached(unmarked, None, "/builds/other-snakemake/repo")
+    theirs = None
     try:
-        (tmp_path / "snakemake1234").mkdir()
-        assert snapshot.new_entries() == []
+        (tmp_path / "snakemake-before").mkdir()
+        assert snapshot.new_entries() == ["snakemake-before"]
+        time.sleep(2)  # start times are known to the second (the boot time's precision)
+        theirs = detached(unmarked, "/usr/bin/other-snakemake")
+        (tmp_path / "snakemake-after").mkdir()
+        assert snapshot.new_entries() == ["snakemake-before"]
     finally:
-        os.kill(theirs, 9)
-    assert snapshot.leftovers(settle_s=2)[1] == ["snakemake1234"]
+        for pid in (mentions, theirs):
+            if pid:
+                os.kill(pid, 9)
+    assert snapshot.leftovers(settle_s=2)[1] == ["snakemake-after", "snakemake-before"]

@@ -20,6 +20,12 @@ RUNNER_CAPS = ("SETUID", "SETGID", "CHOWN", "KILL", "DAC_OVERRIDE", "FOWNER")
 # descriptors, which the kernel shows another uid only with this capability. (The program, an
 # unprivileged uid that exec'd with no-new-privileges, never holds it.)
 METER_CAP = "SYS_PTRACE"
+# Where a cgroup caps the container's memory and the runner is in the host's user namespace
+# (rootful), the runner takes itself and tini out of the OOM killer's reach (oom_score_adj
+# -1000) and pins each program at 1000, which lowering and pinning need this capability for. A
+# program killed for memory that only its exit frees (shared memory, dropped from its mapping)
+# otherwise left the runner the next victim, before that exit came (containers/sandbox/runner.py).
+OOM_GUARD_CAP = "SYS_RESOURCE"
 # The program's uid inside the container: one no host account has where the container shares
 # the host's uids (Docker rootful), and a low one where each container has a user namespace of
 # its own (rootless Podman, --userns=auto), so that a namespace of USERNS_IDS ids holds it and
@@ -139,7 +145,8 @@ def ulimits() -> list[dict]:
 def container_config(engine: Engine, image: str, lim: Limits, labels: dict[str, str], command: list[str] | None = None,
                      seccomp: bool = True, user: str = "0:0", binds: list[str] | None = None) -> dict:
     """The Engine API's create body of a sandbox container: root for the trusted runner with only
-    RUNNER_CAPS (and METER_CAP where it counts memory), tini as PID 1, no network, read-only
+    RUNNER_CAPS (and METER_CAP where it counts memory, OOM_GUARD_CAP where a cgroup does, rootful),
+    tini as PID 1, no network, read-only
     root, memory = swap cap, pids, CPU, the project's seccomp profile (seccomp=False: the
     engine's default, for comparing the two), a size (and inode) cap on every tmpfs the program
     can write, the host's paths masked and its /etc files replaced (ETC_FILES), a user namespace
@@ -148,6 +155,7 @@ def container_config(engine: Engine, image: str, lim: Limits, labels: dict[str, 
     pool killed outright leaves containers whose runner exits and which remove themselves."""
     security = ["no-new-privileges"] + ([engine.seccomp_option(SECCOMP_PROFILE)] if seccomp else [])
     caps = list(RUNNER_CAPS) + ([METER_CAP] if "memory" in engine.unenforced else [])
+    caps += [OOM_GUARD_CAP] if "memory" not in engine.unenforced and not engine.rootless else []
     host = {
         "NetworkMode": "none", "ReadonlyRootfs": True, "AutoRemove": True, "Init": False,
         "Tmpfs": tmpfs_mounts(lim, engine.inode_caps, "memory" in engine.unenforced), "Sysctls": sysctls(lim),
