@@ -101,6 +101,9 @@ def guard_from_oom() -> bool:
     return set_oom_score_adj(-1000, 1) & set_oom_score_adj(-1000)
 
 
+OOM_GUARDED = None  # guard_from_oom's answer, in serve mode; reported with every result
+
+
 class SandboxFault(Exception):
     """The runner could not do its job: the result is `sandbox_error`, not the program's fault."""
 
@@ -1009,7 +1012,7 @@ def answer(job) -> dict:
     except Exception as err:  # the runner itself failed: report, never hang the caller
         out = {"status": "sandbox_error", "error": f"{type(err).__name__}: {err}", "compile": None, "tests": [],
                "clean": False, "breaches": ["the runner failed"]}
-    out["nonce"] = nonce
+    out["nonce"], out["oom_guarded"] = nonce, OOM_GUARDED
     return out
 
 
@@ -1018,8 +1021,9 @@ def serve() -> None:
     container's main process, so a program costs no `docker exec` and no interpreter start.
     When the pool's `docker run -i` client goes (its job was killed), stdin closes, this
     returns, and the container stops and is removed (--rm)."""
+    global OOM_GUARDED
     if SANDBOX:
-        guard_from_oom()
+        OOM_GUARDED = guard_from_oom()
     sys.stdout.write(json.dumps({"ready": True}) + "\n")
     sys.stdout.flush()
     for line in sys.stdin:

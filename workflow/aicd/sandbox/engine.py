@@ -88,6 +88,7 @@ class Engine:
     service: subprocess.Popen | None = None   # a `podman system service` this process started
     scratch: Path | None = None     # private folder of that service: its socket and log
     stage: Path | None = None       # private folder of files for the engine: /etc files, the seccomp profile
+    oom_guard: bool = True          # whether containers may ask for isolation.OOM_GUARD_CAP (False once refused)
     _closed: bool = field(default=False, repr=False)
 
     @property

@@ -26,6 +26,24 @@ METER_CAP = "SYS_PTRACE"
 # program killed for memory that only its exit frees (shared memory, dropped from its mapping)
 # otherwise left the runner the next victim, before that exit came (containers/sandbox/runner.py).
 OOM_GUARD_CAP = "SYS_RESOURCE"
+CAP_SYS_RESOURCE = 24  # its bit in a capability set
+
+
+def bounding_has(bit: int) -> bool:
+    """Whether this process's capability bounding set has a capability: an engine started on
+    this machine can grant it only then (a host may withhold one from every process)."""
+    try:
+        with open("/proc/self/status") as fh:
+            return bool(int(next(line.split()[1] for line in fh if line.startswith("CapBnd:")), 16) >> bit & 1)
+    except (OSError, StopIteration, ValueError):
+        return False
+
+
+def oom_guard(engine: Engine) -> bool:
+    """Whether the runner is given OOM_GUARD_CAP: where a cgroup caps memory on a rootful engine
+    that can grant it (not refused before, and in this machine's bounding set)."""
+    return (engine.oom_guard and "memory" not in engine.unenforced and not engine.rootless
+            and bounding_has(CAP_SYS_RESOURCE))
 # The program's uid inside the container: one no host account has where the container shares
 # the host's uids (Docker rootful), and a low one where each container has a user namespace of
 # its own (rootless Podman, --userns=auto), so that a namespace of USERNS_IDS ids holds it and
@@ -155,7 +173,7 @@ def container_config(engine: Engine, image: str, lim: Limits, labels: dict[str, 
     pool killed outright leaves containers whose runner exits and which remove themselves."""
     security = ["no-new-privileges"] + ([engine.seccomp_option(SECCOMP_PROFILE)] if seccomp else [])
     caps = list(RUNNER_CAPS) + ([METER_CAP] if "memory" in engine.unenforced else [])
-    caps += [OOM_GUARD_CAP] if "memory" not in engine.unenforced and not engine.rootless else []
+    caps += [OOM_GUARD_CAP] if oom_guard(engine) else []
     host = {
         "NetworkMode": "none", "ReadonlyRootfs": True, "AutoRemove": True, "Init": False,
         "Tmpfs": tmpfs_mounts(lim, engine.inode_caps, "memory" in engine.unenforced), "Sysctls": sysctls(lim),

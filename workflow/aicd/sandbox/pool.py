@@ -35,6 +35,7 @@ from ..common.errors import AicdError
 from .engine import Engine, available, shared
 from .isolation import (
     CONTEXT,
+    OOM_GUARD_CAP,
     RUNNER_CAPS,
     SECCOMP_PROFILE,
     USERNS_IDS,
@@ -210,10 +211,7 @@ class Container:
         self.id = None
         self._stream: AttachedStream | None = None
         try:
-            config = container_config(self.engine, image, limits, owner_labels(job, pool_id))
-            self.id = api.create_container_from_config(config, name=self.name)["Id"]
-            self._stream = AttachedStream(self.engine, self.id)  # before start: no line is missed
-            api.start(self.id)
+            self._create_and_start(api, image, limits, job, pool_id)
         except docker.errors.ImageNotFound:
             self.remove()
             raise AicdError(f"the sandbox image {image} does not exist on this {self.engine.name}: run "
@@ -229,6 +227,28 @@ class Container:
             why = "the runner did not answer within 300 s" if ready == "" else self.stderr_tail() or repr(ready)
             self.remove()
             raise AicdError(f"cannot start a sandbox container from {image}: {why[:300]}")
+
+    def _create_and_start(self, api, image: str, limits: Limits, job: str, pool_id: str) -> None:
+        """Create and start the container. An engine that cannot grant the runner OOM_GUARD_CAP
+        (a host that withholds it) refuses to start it: it is made again without, once for the
+        engine."""
+        import docker.errors
+
+        for attempt in (1, 2):
+            config = container_config(self.engine, image, limits, owner_labels(job, pool_id))
+            self.id = api.create_container_from_config(config, name=self.name)["Id"]
+            self._stream = AttachedStream(self.engine, self.id)  # before start: no line is missed
+            try:
+                api.start(self.id)
+                return
+            except docker.errors.APIError as err:
+                if attempt == 2 or OOM_GUARD_CAP not in config["HostConfig"]["CapAdd"] or "caps" not in str(err):
+                    raise
+            log.warning("%s cannot grant the runner CAP_%s: its containers go without (the runner is then not "
+                        "out of the OOM killer's reach; docs/sandbox.md)", self.engine.name, OOM_GUARD_CAP)
+            self.engine.oom_guard = False
+            self.remove()
+            self.id, self._stream = None, None
 
     def stderr_tail(self) -> str:
         return " / ".join(self._stream.stderr) if self._stream else ""
