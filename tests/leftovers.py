@@ -8,10 +8,10 @@ session of its own), and the temporary folder they all share. On a shared machin
 people's processes and files come and go meanwhile, so only the suite's own count:
 
 - a process is the suite's when it carries the suite's mark in its environment (SUITE_MARK,
-  set before the workers start, inherited by everything they start that keeps its
-  environment), or descends from the controller, or is an orphan (init's child) in the
-  controller's session (an orphan keeps the session; the shell's other commands, which share it,
-  are not orphans); zombies are dead and do not count;
+  set before the workers start, inherited by everything they start that keeps its environment:
+  an orphan or a daemon in a session of its own too), or descends from the controller; zombies
+  are dead and do not count. (The controller's session is no sign: the shell's other commands,
+  and the orphans of its earlier background jobs, share it);
 - an entry of the temporary folder is the suite's when its name is one the suite's code makes
   (SUITE_NAMES), unless a live process that is not the suite's could have made it: one running
   the programs that make such names (OTHERS: another snakemake, another of this project's
@@ -54,7 +54,6 @@ class Proc:
     start: str      # clock ticks after boot
     state: str
     ppid: int
-    session: int
     command: str
     argv: tuple = ()
 
@@ -94,8 +93,8 @@ def processes() -> dict[int, Proc]:
         except (OSError, ValueError):
             continue
         fields = rest.split()
-        found[int(name)] = Proc(int(name), fields[19], fields[0], int(fields[1]), int(fields[3]),
-                                " ".join(argv) or head.split("(", 1)[-1], argv)
+        found[int(name)] = Proc(int(name), fields[19], fields[0], int(fields[1]), " ".join(argv) or head.split("(", 1)[-1],
+                                argv)
     return found
 
 
@@ -136,15 +135,13 @@ class Snapshot:
         self.folder = folder or tempfile.gettempdir()
         self.others = others
         self.me = os.getpid()
-        self.session = os.getsid(0)
         self.mark = f"{SUITE_MARK}={uuid.uuid4().hex}"
         (os.environ if environ is None else environ)[SUITE_MARK] = self.mark.split("=", 1)[1]
         self.before = {(p.pid, p.start) for p in processes().values()}
         self.entries = suite_entries(self.folder)
 
     def ours(self, proc: Proc, table: dict[int, Proc]) -> bool:
-        return ((proc.session == self.session and proc.ppid == 1) or descends(proc, self.me, table)
-                or marked(proc.pid, self.mark))
+        return descends(proc, self.me, table) or marked(proc.pid, self.mark)
 
     def new_processes(self, table: dict[int, Proc] | None = None) -> list[Proc]:
         """The suite's live processes that were not there at the start (this one and KEPT aside)."""
