@@ -7,6 +7,7 @@ program), one long-lived container per path, the paths taking turns program by p
   podman  the same through rootless Podman's Docker-compatible service
 
   python benchmarks/sandbox_throughput.py [--n 20] [--languages Python C] [--podman-user aicd-podman] [--image TAG]
+      [--baseline-image TAG]
 
 Needs Docker and the sandbox image (python -m aicd.sandbox images); for the Podman column,
 Podman (run as root: a user with an /etc/subuid range, whose service is started here; the image
@@ -129,6 +130,9 @@ def main() -> None:
     parser.add_argument("--no-podman", action="store_true", help="leave the Podman column out")
     parser.add_argument("--no-cli", action="store_true", help="leave the cli column out")
     parser.add_argument("--image", default=None, help="the sandbox image (default: this checkout's context tag)")
+    parser.add_argument("--baseline-image", default=None,
+                        help="also run this image (say, main's) on each engine, taking turns with --image: "
+                             "the runner's cost, each engine's column ÷ its baseline's")
     args = parser.parse_args()
     from aicd.sandbox.engine import connect
     from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag, copy_image, image_exists
@@ -141,10 +145,11 @@ def main() -> None:
     limits = Limits(wall_s=30, compile_s=60)
     docker = connect("docker")
     engines = [docker] + ([] if args.no_podman else [podman_engine(args.podman_user)])
-    if len(engines) > 1 and not image_exists(image, engines[1]):
-        started = time.perf_counter()
-        copy_image(image, docker, engines[1])
-        print(f"copied {image} to Podman in {time.perf_counter() - started:.0f} s")
+    for tag in [image] + ([args.baseline_image] if args.baseline_image else []):
+        if len(engines) > 1 and not image_exists(tag, engines[1]):
+            started = time.perf_counter()
+            copy_image(tag, docker, engines[1])
+            print(f"copied {tag} to Podman in {time.perf_counter() - started:.0f} s")
     boxes = {}
     try:
         started = time.perf_counter()
@@ -156,6 +161,8 @@ def main() -> None:
             boxes[engine.name] = Container(image, limits, job="benchmark", engine=engine)
             print(f"{engine.describe()}: container ready in {time.perf_counter() - started:.1f} s; "
                   f"runner stands in for: {', '.join(engine.unenforced) or 'nothing'}")
+            if args.baseline_image:
+                boxes[f"{engine.name}-base"] = Container(args.baseline_image, limits, job="benchmark", engine=engine)
         paths = list(boxes)
         print(f"{'language':<11} {'program':<6} " + " ".join(f"{p + '/s':>9}" for p in paths) + f" {'sdk÷cli':>8}")
         for language in args.languages or HELLO:
@@ -164,6 +171,8 @@ def main() -> None:
                 measured = rates(boxes, job, args.n)
                 ratio = measured["docker"] / measured["cli"] if measured.get("docker") and measured.get("cli") else None
                 cells = " ".join(f"{r:9.2f}" if r else "      n/a" for r in measured.values())
+                cells += "".join(f" {e.name}÷base {measured[e.name] / measured[e.name + '-base']:.2f}" for e in engines
+                                 if measured.get(f"{e.name}-base") and measured.get(e.name))
                 print(f"{language:<11} {kind:<6} {cells} {ratio:8.2f}" if ratio else f"{language:<11} {kind:<6} {cells}",
                       flush=True)
     finally:
