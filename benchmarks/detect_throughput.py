@@ -5,7 +5,12 @@ list of entries: their concat) and --detector a detector's. The model is fitted 
 workflow's own jobs (python -m aicd.features, python -m aicd.detectors) on --train rows of the
 shared trial subset; the files are other rows of it, written with their language's extension.
 Bars: >= 500 files/s on 2 cores (TF-IDF LR); >= 200 rows/s for the formatting-invariance
-default.
+default. Wall and CPU seconds (this process's user + system, threads included) are printed: on a
+shared machine the wall time stretches with the load, the CPU time much less. The featurizers'
+parsing workers (--threads > 1) run under the forkserver, outside this process: their CPU is not
+counted, so measure CPU per file with --threads 1. With the LM
+statistics (--features '{"kind": "lm_stats", "params": {"model": "package:smollm2-135m-instruct"}}')
+give small --train and --files and --repeats 1: the LM reads every file, every repeat.
 
   python benchmarks/detect_throughput.py [--files 1000] [--train 2000] [--trial PATH] [--threads 2]
       [--features '{"kind": "canon_tfidf", "params": {"identifiers": "bound"}}'] [--detector '{"kind": "logistic_regression"}']
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import tempfile
 import time
@@ -24,6 +30,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "workflow"))
 DEFAULT_TRIAL = REPO.parent / "shared" / "data" / "semeval2026-task13-trial" / "task_a_trial_subset.parquet"
 EXT = {"Python": ".py", "C++": ".cpp", "Java": ".java"}
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def set_threads(model, threads: int) -> None:
@@ -88,17 +99,18 @@ def main() -> None:
         model = load_bundle(tmp / "model.skops")
         set_threads(model, args.threads)
         load_seconds = time.perf_counter() - started
-        best = float("inf")
+        best, best_cpu = float("inf"), float("inf")
         for _ in range(args.repeats):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), cpu_seconds()
             result = detect(model, read_files([str(folder)]))
             best = min(best, time.perf_counter() - started)
+            best_cpu = min(best_cpu, cpu_seconds() - cpu)
         assert len(result) == args.files
     print(f"aicd detect, features {args.features}, detector {args.detector}, {args.files} files "
           f"({', '.join(f'{k} {v}' for k, v in files['language'].value_counts().items())}), "
           f"model fitted on {args.train} rows")
     print(f"  load {load_seconds:.2f} s; read + featurize + predict {best:.3f} s (best of {args.repeats}): "
-          f"{args.files / best:.0f} files/s")
+          f"{args.files / best:.1f} files/s; {best_cpu:.2f} CPU-s ({args.files / best_cpu:.1f} files per CPU-s)")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ program), one long-lived container per path, the paths taking turns program by p
   docker  the pool's transport: the `docker` SDK's attach socket to Docker's daemon
   podman  the same through rootless Podman's Docker-compatible service
 
-  python benchmarks/sandbox_throughput.py [--n 20] [--languages Python C] [--podman-user aicd-podman]
+  python benchmarks/sandbox_throughput.py [--n 20] [--languages Python C] [--podman-user aicd-podman] [--image TAG]
+      [--baseline-image TAG]
 
 Needs Docker and the sandbox image (python -m aicd.sandbox images); for the Podman column,
 Podman (run as root: a user with an /etc/subuid range, whose service is started here; the image
@@ -22,7 +23,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -109,11 +109,11 @@ def rates(boxes: dict, job: dict, n: int) -> dict[str, float | None]:
 
 def podman_engine(user: str | None):
     """Rootless Podman: as root, a service run as `user`; otherwise this user's own."""
-    from aicd.sandbox.engine import connect_podman, start_podman_service
+    from aicd.sandbox.engine import SERVICE_PREFIX, connect_podman, scratch_folder, start_podman_service
 
     if os.geteuid() != 0:
         return connect_podman()
-    scratch = Path(tempfile.mkdtemp(prefix="aicd-podman-"))
+    scratch = scratch_folder(SERVICE_PREFIX)  # removed by a later run if this one is killed
     shutil.chown(scratch, user)
     service, url, _ = start_podman_service(["runuser", "-u", user, "--"], scratch)
     engine = connect_podman(url)
@@ -128,6 +128,11 @@ def main() -> None:
     parser.add_argument("--podman-user", default="aicd-podman",
                         help="run as root: the user whose rootless Podman is measured (an /etc/subuid range)")
     parser.add_argument("--no-podman", action="store_true", help="leave the Podman column out")
+    parser.add_argument("--no-cli", action="store_true", help="leave the cli column out")
+    parser.add_argument("--image", default=None, help="the sandbox image (default: this checkout's context tag)")
+    parser.add_argument("--baseline-image", default=None,
+                        help="also run this image (say, main's) on each engine, taking turns with --image: "
+                             "the runner's cost, each engine's column ÷ its baseline's")
     args = parser.parse_args()
     from aicd.sandbox.engine import connect
     from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag, copy_image, image_exists
@@ -136,32 +141,38 @@ def main() -> None:
     from aicd.sandbox.pool import Container, Limits
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` removes this run's containers
-    image = context_tag(CONTEXT, LOCAL_BASE)
+    image = args.image or context_tag(CONTEXT, LOCAL_BASE)
     limits = Limits(wall_s=30, compile_s=60)
     docker = connect("docker")
     engines = [docker] + ([] if args.no_podman else [podman_engine(args.podman_user)])
-    if len(engines) > 1 and not image_exists(image, engines[1]):
-        started = time.perf_counter()
-        copy_image(image, docker, engines[1])
-        print(f"copied {image} to Podman in {time.perf_counter() - started:.0f} s")
+    for tag in [image] + ([args.baseline_image] if args.baseline_image else []):
+        if len(engines) > 1 and not image_exists(tag, engines[1]):
+            started = time.perf_counter()
+            copy_image(tag, docker, engines[1])
+            print(f"copied {tag} to Podman in {time.perf_counter() - started:.0f} s")
     boxes = {}
     try:
         started = time.perf_counter()
-        boxes["cli"] = CliContainer(image, limits, runner_limits(docker, limits))
+        if not args.no_cli:
+            boxes["cli"] = CliContainer(image, limits, runner_limits(docker, limits))
         print(f"image {image}; cli container ready in {time.perf_counter() - started:.1f} s")
         for engine in engines:
             started = time.perf_counter()
             boxes[engine.name] = Container(image, limits, job="benchmark", engine=engine)
             print(f"{engine.describe()}: container ready in {time.perf_counter() - started:.1f} s; "
                   f"runner stands in for: {', '.join(engine.unenforced) or 'nothing'}")
+            if args.baseline_image:
+                boxes[f"{engine.name}-base"] = Container(args.baseline_image, limits, job="benchmark", engine=engine)
         paths = list(boxes)
         print(f"{'language':<11} {'program':<6} " + " ".join(f"{p + '/s':>9}" for p in paths) + f" {'sdk÷cli':>8}")
         for language in args.languages or HELLO:
             for kind, code in (("hello", HELLO[language]), ("cpu", CPU[language])):
                 job = job_for(language, code, RUN)
                 measured = rates(boxes, job, args.n)
-                ratio = measured["docker"] / measured["cli"] if measured["docker"] and measured["cli"] else None
+                ratio = measured["docker"] / measured["cli"] if measured.get("docker") and measured.get("cli") else None
                 cells = " ".join(f"{r:9.2f}" if r else "      n/a" for r in measured.values())
+                cells += "".join(f" {e.name}÷base {measured[e.name] / measured[e.name + '-base']:.2f}" for e in engines
+                                 if measured.get(f"{e.name}-base") and measured.get(e.name))
                 print(f"{language:<11} {kind:<6} {cells} {ratio:8.2f}" if ratio else f"{language:<11} {kind:<6} {cells}",
                       flush=True)
     finally:

@@ -145,6 +145,42 @@ if importlib.util.find_spec("xdist") is not None:
         return GroupScheduling(config, log)
 
 
+# Nothing left behind: the controller (the xdist workers' parent, or the only process) notes the
+# processes and the suite's entries of the temporary folder before the first test, marks the
+# suite's processes, and fails the session on what is new after the last (tests/leftovers.py:
+# how a process or a file is known to be the suite's on a shared machine). AICD_LEFTOVERS_CHECK=0
+# turns the check off outside CI (another suite running at once on the same machine would show
+# up in its temporary folder).
+def pytest_configure(config):
+    from components import in_ci
+
+    if hasattr(config, "workerinput") or (os.environ.get("AICD_LEFTOVERS_CHECK") == "0" and not in_ci()):
+        return
+    from leftovers import Snapshot
+
+    config._aicd_leftovers = Snapshot()
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_sessionfinish(session):
+    yield  # after every other plugin's: xdist has stopped its workers, fixtures are torn down
+    snapshot = getattr(session.config, "_aicd_leftovers", None)
+    if snapshot is None:
+        return
+    procs, entries = snapshot.leftovers()
+    if not (procs or entries):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    lines = ["the test suite left these behind (tests/leftovers.py):", *snapshot.report(procs, entries)]
+    for line in lines:
+        if reporter is not None:
+            reporter.write_line(line, red=True)
+        else:
+            print(line, file=sys.stderr)
+    if session.exitstatus == 0:
+        session.exitstatus = 1
+
+
 # Where the time goes: each group's summed test time (setup, call and teardown; a group runs on
 # one worker, so the sum is its wall time there), printed after pytest's own slowest tests.
 # .ci/run keeps the table in its output; DEVELOPERS.md, "The test suite's time", has the last one.

@@ -9,9 +9,15 @@ file cache of the image, not the program's. So the count is, over every process 
   + shared memory the processes map (proportional too: each page once in all)
   + memfds held by a descriptor (their allocated size)
   + SysV segments no process has attached (their resident size)
-  + the used blocks of the counted tmpfs mounts (work folder, /tmp, /dev/shm; files held open
-    or mapped included), less the pages of those files, and of the held memfds, that a process
-    maps (already counted as shared memory).
+  + the used blocks of the counted tmpfs mounts (work folder, /tmp, /dev/shm, and the runner's
+    own for the program's memfds, gate.py; files held open, mapped or in flight included), less
+    the pages of those files, and of the held memfds, that a process maps (already counted as
+    shared memory)
+  + where the program has made shared mappings: each shared anonymous object (MAP_SHARED |
+    MAP_ANONYMOUS, or /dev/zero mapped shared) at the furthest end of it any mapping has reached
+    while it lives, touched or not, less its mapped pages (counted as shared memory). Its pages
+    stay when a process unmaps them or drops them (MADV_DONTNEED), and no count outside a cgroup
+    sees them then: 3 GB touched in 64 MB steps, each dropped, showed a few MB.
 
 Walking every mapping (/proc/PID/smaps) is costly (milliseconds for a few hundred MB mapped),
 so a check goes only as far as it must: the resident counters of /proc/PID/status give an upper
@@ -33,6 +39,7 @@ try:
 except (AttributeError, OSError):
     SHMEM_DEV = None
 STATUS_KEYS = {"RssAnon:": "anon", "RssShmem:": "shmem", "VmSwap:": "swap"}
+SHARED_ANON = "/dev/zero"  # the file of a shared anonymous mapping, as /proc/PID/maps names it
 ROLLUP_KEYS = ("Pss_Anon:", "Pss_Shmem:", "SwapPss:", "Private_Hugetlb:", "Shared_Hugetlb:")
 
 
@@ -111,6 +118,30 @@ def tmpfs_bytes(mounts) -> int:
     return total
 
 
+def shared_anon_ends(pids, reached: dict) -> int:
+    """Bytes: the shared anonymous objects the processes map now, each at the furthest end of it
+    that a mapping has reached while it lived (`reached`, {(device, inode): bytes}, kept from count
+    to count for the step: an object a process has shrunk by unmapping still holds what it held)."""
+    live = set()
+    for pid in pids:
+        try:
+            fh = open(f"/proc/{pid}/maps")
+        except OSError:
+            continue
+        with fh:
+            for line in fh:
+                cols = line.split(None, 5)
+                if len(cols) < 6 or cols[1][3] != "s" or not cols[5].startswith(SHARED_ANON):
+                    continue
+                start, end = (int(x, 16) for x in cols[0].split("-"))
+                key = (cols[3], int(cols[4]))
+                reached[key] = max(reached.get(key, 0), int(cols[2], 16) + end - start)
+                live.add(key)
+    for gone in set(reached) - live:
+        del reached[gone]
+    return sum(reached.values())
+
+
 def rollup_kb(pid) -> int | None:
     """Proportional anonymous and shared memory, swap and huge pages of one process (None: gone)."""
     try:
@@ -126,16 +157,17 @@ def _device_key(st_dev: int) -> str:
     return f"{os.major(st_dev):02x}:{os.minor(st_dev):02x}"
 
 
-def mapped_twice_kb(pids, mounts, held) -> int:
-    """The proportional pages of the mappings of counted tmpfs files and of held memfds: counted
-    once by the mount's used blocks or the memfd's size, once more as shared memory."""
+def mapped_twice_kb(pids, mounts, held, objects=()) -> int:
+    """The proportional pages of the mappings of counted tmpfs files, of held memfds and of the
+    shared anonymous `objects` ({(device, inode)}): counted once by the mount's used blocks, the
+    memfd's size or the object's end, once more as shared memory."""
     devices = set()
     for mount in mounts:
         try:
             devices.add(_device_key(os.stat(mount).st_dev))
         except OSError:
             continue
-    held_keys = {(_device_key(dev), ino) for dev, ino in held}
+    held_keys = {(_device_key(dev), ino) for dev, ino in held} | set(objects)
     total = 0
     for pid in pids:
         try:
@@ -166,13 +198,15 @@ def _twice(counting: bool, shared: bool, pss: int, anon: int) -> int:
     return pss if shared else max(0, pss - anon)
 
 
-def charged_mb(processes: dict, mounts, limit_mb: float) -> float:
+def charged_mb(processes: dict, mounts, limit_mb: float, shared: dict | None = None) -> float:
     """The program's memory in MB, as exact as deciding `> limit_mb` needs: processes is
-    {pid: status fields (parse_status)}; mounts the tmpfs mounts whose files are the program's.
+    {pid: status fields (parse_status)}; mounts the tmpfs mounts whose files are the program's;
+    shared, where the program has made shared mappings, the step's shared_anon_ends record.
     Each step is taken only when the one before cannot decide."""
     limit = limit_mb * (1 << 20)
     held = held_memfds(processes)
-    files = tmpfs_bytes(mounts) + sum(held.values())  # what a mapping of these would count twice
+    objects = shared_anon_ends(processes, shared) if shared is not None else 0
+    files = tmpfs_bytes(mounts) + sum(held.values()) + objects  # what a mapping of these would count twice
     extra = files + unattached_sysv_bytes()
     estimate = sum(status_upper_kb(mem) for mem in processes.values()) * KB + extra
     if estimate <= limit:
@@ -187,4 +221,4 @@ def charged_mb(processes: dict, mounts, limit_mb: float) -> float:
             return estimate / (1 << 20)
     if estimate - files > limit:  # over, whatever is counted twice (nothing, without files or memfds)
         return (estimate - files) / (1 << 20)
-    return (estimate - mapped_twice_kb(processes, mounts, held) * KB) / (1 << 20)
+    return (estimate - mapped_twice_kb(processes, mounts, held, shared or ()) * KB) / (1 << 20)

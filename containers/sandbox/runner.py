@@ -76,7 +76,32 @@ def default_disposition(sig: int) -> None:
         RAW_SYSCALL(RT_SIGACTION, sig, ctypes.byref(SIG_DFL_ACTION), None, 8)
 
 
-OOM_FIRST = ["/bin/sh", "-c", '{ echo 1000 > /proc/self/oom_score_adj; } 2>/dev/null; exec "$@"', "sh"]
+def set_oom_score_adj(value: int, pid="self") -> bool:
+    """Write /proc/PID/oom_score_adj (only simple system calls: also in a child before exec)."""
+    try:
+        fd = os.open(f"/proc/{pid}/oom_score_adj", os.O_WRONLY)
+    except OSError:
+        return False
+    try:
+        os.write(fd, str(value).encode())
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def guard_from_oom() -> bool:
+    """Take the container's init and this runner out of the OOM killer's reach (-1000) where the
+    runner may (CAP_SYS_RESOURCE in the host's user namespace: the pool grants it where a cgroup
+    caps the memory). The OOM killer takes the program first (1000); but memory that only the
+    program's exit frees (shared memory it dropped from its mapping) stays charged until that
+    exit, and an allocation of the runner's in between made the runner the next victim. Now such
+    an allocation waits for the exit instead. False where the kernel refused."""
+    return set_oom_score_adj(-1000, 1) & set_oom_score_adj(-1000)
+
+
+OOM_GUARDED = None  # guard_from_oom's answer, in serve mode; reported with every result
 
 
 class SandboxFault(Exception):
@@ -177,13 +202,13 @@ def _module(name):
     return __import__(name)
 
 
-def spawn(argv, cwd, limits=(), env=None, gated=False):
+def spawn(argv, cwd, limits=(), env=None, filtered=None):
     """fork + exec in a new session, as the program's user inside the image, under `limits`
-    (child_rlimits); gated: under the inode gate (gate.py), whose listener the result carries.
-    (Hand-written rather than subprocess: that import alone costs ~8 ms of every program's
-    start-up.) All other descriptors are non-inheritable (PEP 446), so exec closes them."""
-    if SANDBOX:
-        argv = OOM_FIRST + list(argv)
+    (child_rlimits); filtered: under the program's own seccomp filter (gate.py, program_filter's
+    arguments), whose listener the result carries where it has one. (Hand-written rather than
+    subprocess: that import alone costs ~8 ms of every program's start-up.) All other
+    descriptors are non-inheritable (PEP 446), so exec closes them."""
+    gated = filtered is not None
     gate = _module("gate") if gated else None
     pipes = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, and errors before exec (close-on-exec)
     pair = gate.socket.socketpair() if gated else None
@@ -213,6 +238,9 @@ def spawn(argv, cwd, limits=(), env=None, gated=False):
                 resource.setrlimit(kind, (soft, hard))
             stage = "setup"
             if SANDBOX:
+                # The OOM killer's first choice, and pinned there: written while the child may
+                # (CAP_SYS_RESOURCE, where the runner has it), the program cannot lower it.
+                set_oom_score_adj(1000)
                 os.setgroups([])
                 os.setgid(PROGRAM_GID)
                 os.setuid(PROGRAM_UID)
@@ -220,7 +248,7 @@ def spawn(argv, cwd, limits=(), env=None, gated=False):
             if gated:
                 stage = "gate"
                 pair[0].close()
-                gate.install_and_send(pair[1])
+                gate.install_and_send(pair[1], **filtered)
                 pair[1].close()
             stage = "exec"
             os.execvpe(argv[0], argv, env or program_env(cwd))
@@ -290,34 +318,102 @@ def over_inode_cap(caps) -> str | None:
     return None
 
 
-def program_memory_mb(rlimits) -> float:
-    """The memory of every process of the program's user together, as a cgroup would charge it
-    (meter.py): anonymous and shared memory, memfds, SysV segments and the tmpfs files."""
+def program_status() -> dict:
+    """{pid: its memory fields (meter.parse_status)} of every process of the program's user, in
+    pid order (a parent before the children it forked, but for pids that wrapped around)."""
     meter = _module("meter")
     processes = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
+    for pid in sorted(int(name) for name in os.listdir("/proc") if name.isdigit()):
         try:
-            with open(f"/proc/{name}/status") as fh:
+            with open(f"/proc/{pid}/status") as fh:
                 uid, mem = meter.parse_status(fh.read())
         except (OSError, ValueError, IndexError):
             continue
         if uid == PROGRAM_UID:
-            processes[int(name)] = mem
-    return meter.charged_mb(processes, rlimits.get("memory_mounts") or (), float(rlimits["memory_mb"]))
+            processes[pid] = mem
+    return processes
 
 
-def over_limit(rlimits) -> dict:
-    """What the program has gone past of the limits the runner watches itself: {"inodes": mount}
-    or {"memory": MB counted}; empty while within them."""
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command's name (state first); None: gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def reaped_ticks(pid) -> int:
+    """CPU time of the children a process has waited for (cutime + cstime), in clock ticks."""
+    fields = _stat(pid)
+    return int(fields[13]) + int(fields[14]) if fields else 0
+
+
+class CpuBudget:
+    """The program's CPU time against its share of one step (the step's time limit times
+    `cpus`), counted for the whole sandbox as a cgroup accounts it: every process of the
+    program's user, live or a zombie (its threads' time and that of the children it has waited
+    for), and the orphans the container's init (tini, PID 1) has reaped since the step began.
+    Init is read first and the processes in pid order, so a process reaped between two reads is
+    missed for one count rather than counted twice, and only two counts over the share in a row
+    stop the program. (Children of a process that ignores SIGCHLD are reaped unaccounted: a count
+    cannot see their time once they are gone; docs/sandbox.md.)"""
+
+    def __init__(self, seconds: float, cpus: float):
+        self.limit, self.cpus = seconds * cpus, cpus
+        self.init_base = reaped_ticks(1)
+        self.over = 0
+
+    def seconds(self, pids) -> float:
+        ticks = reaped_ticks(1) - self.init_base
+        for pid in pids:
+            fields = _stat(pid)
+            if fields:
+                ticks += sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
+        return ticks / CLK_TCK
+
+    def exceeded(self, seconds: float) -> bool:
+        self.over = self.over + 1 if seconds > self.limit else 0
+        return self.over >= 2
+
+
+def running(pids) -> int:
+    """How many threads of these processes are running or waiting for a CPU (state R)."""
+    count = 0
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            fields = _stat(f"{pid}/task/{tid}")
+            count += bool(fields) and fields[0] == "R"
+    return count
+
+
+def over_limit(rlimits, budget=None, shared=None) -> dict:
+    """What the program has gone past of the limits the runner watches itself: {"inodes": mount},
+    {"memory": MB counted} or {"cpu": seconds counted}; empty while within them. shared: where
+    the program has made shared mappings, the step's record of its shared objects (meter.py)."""
     mount = over_inode_cap(rlimits.get("inodes") or {})
     if mount:
         return {"inodes": mount}
-    if SANDBOX and rlimits.get("memory_mb"):
-        counted = program_memory_mb(rlimits)
+    memory = SANDBOX and rlimits.get("memory_mb")
+    if not (memory or (SANDBOX and budget is not None)):
+        return {}
+    processes = program_status()
+    if memory:
+        counted = _module("meter").charged_mb(processes, rlimits.get("memory_mounts") or (),
+                                              float(rlimits["memory_mb"]), shared)
         if counted > float(rlimits["memory_mb"]):
             return {"memory": round(counted, 1)}
+    if budget is not None:
+        seconds = budget.seconds(processes)
+        if budget.exceeded(seconds):
+            return {"cpu": round(seconds, 2)}
     return {}
 
 
@@ -326,14 +422,15 @@ def over_limit(rlimits) -> dict:
 COUNT_SHARE = 4
 
 
-def watch(rlimits, proc, state, done):
-    """Where the engine cannot cap a tmpfs's inodes (Podman refuses nr_inodes) or the container's
-    memory (rootless on cgroup v1), count them while the program runs and stop it at the cap, as
-    the kernel would: a flood of empty files or an allocation loop would otherwise fill the host."""
+def watch(rlimits, proc, state, done, budget=None):
+    """Where the engine cannot cap a tmpfs's inodes (Podman refuses nr_inodes), the container's
+    memory or its CPU (rootless on cgroup v1), count them while the program runs and stop it at
+    the cap, as the kernel would: a flood of empty files, an allocation loop or a fork bomb would
+    otherwise take the host."""
     poll_s, took = float(rlimits.get("poll_s", 0.01)), 0.0
     while not done.wait(max(poll_s, COUNT_SHARE * took)):
         started = time.monotonic()
-        breach = over_limit(rlimits)
+        breach = over_limit(rlimits, budget, state.get("shared"))
         if breach:
             (key, value), = breach.items()
             stop_program(proc, state, key, value)
@@ -342,65 +439,154 @@ def watch(rlimits, proc, state, done):
 
 
 def stop_program(proc, state, key, value) -> None:
-    """A limit the runner watches was passed: record it, kill every process of the program."""
+    """A limit the runner watches was passed: record it, kill every process of the program. Past
+    its CPU share the program has run out of time (a timeout, as under a cgroup's CPU quota)."""
     state.setdefault(key, value)
+    if key == "cpu":
+        state["timed_out"] = True
     kill_group(proc)
     if SANDBOX:
         kill_program_user()
+
+
+# Once its time limit has come, a program that still wants the CPU is looked at this often, and
+# what decides (none of its threads wanting the CPU, more of them than its share) must be seen at
+# this many looks in a row (a program that computes is seen asleep now and then: 4 of 32 looks
+# at one that faults in shared memory).
+LATE_POLL_S = 0.05
+LOOKS = 3
+
+
+def deadline(proc, state, done, seconds, budget=None, grace=1.0):
+    """The step's time limit. Without a CPU budget (the host tests) the wall clock alone decides.
+    In the sandbox, at the limit a program is looked at again and again. It has timed out once
+    its CPU time passes its share (CpuBudget), once no thread of it wants the CPU (asleep by its
+    own choice, blocked on a pipe, never reading its input), or when more of its threads want the
+    CPU than its share has CPUs (it is slowed by itself: a fork bomb, more threads than `cpus`, as
+    a cgroup's CPU quota would throttle them). Otherwise it was slowed by others' load (a
+    neighbour's fork bomb, the host's jobs), and it runs on, up to `grace` times the limit: its
+    own measured time decides, not the wall clock under someone else's load."""
+    if done.wait(seconds):
+        return
+    end, idle, crowded = time.monotonic() + max(0.0, grace - 1) * seconds, 0, 0
+    share = max(1, -int(-budget.cpus // 1)) if budget is not None else 0  # whole CPUs, rounded up
+    while SANDBOX and budget is not None and time.monotonic() < end:
+        pids = program_pids()
+        counted = budget.seconds(pids)
+        if counted > budget.limit:
+            state.setdefault("cpu", round(counted, 2))
+            break
+        wanting = running(pids)
+        idle, crowded = (0 if wanting else idle + 1), (crowded + 1 if wanting > share else 0)
+        if idle >= LOOKS or crowded >= LOOKS or done.wait(LATE_POLL_S):
+            break
+    if done.is_set():
+        return
+    state["timed_out"] = True
+    kill_group(proc)
+    if SANDBOX:
+        kill_program_user()
+
+
+def program_filter(rlimits) -> dict | None:
+    """The arguments of the program's own seccomp filter (gate.install_and_send), where the runner
+    stands in for a limit: the inode gate where it counts inodes and the kernel allows it, and
+    memfds made by the runner (or refused) where it counts memory. None: no filter."""
+    inodes = bool(rlimits.get("inodes")) and bool(rlimits.get("inode_gate"))
+    memfds = rlimits.get("memfd")
+    if not (inodes or memfds):
+        return None
+    return {"inodes": inodes, "memfds": memfds or "allow"}
+
+
+def memfd_maker(folder: str):
+    """make_memfd for the gate: an unnamed file on the runner's own tmpfs `folder` (mode 0700, so
+    the program can neither name nor link it), the program's, readable and writable."""
+    def make() -> int:
+        fd = os.open(folder, os.O_TMPFILE | os.O_RDWR | os.O_EXCL, 0o600)
+        try:
+            os.fchown(fd, PROGRAM_UID, PROGRAM_GID)
+        except OSError:
+            os.close(fd)
+            raise
+        return fd
+    return make
+
+
+def helpers(proc, state, done, rlimits, cap, stdin, budget) -> list:
+    """The threads beside a step's program: its output readers, its input, the runner's counts
+    where the engine cannot cap a limit, and the answers to its own seccomp filter."""
+    out, err = [], []
+    state["out"], state["err"] = out, err
+    threads = [threading.Thread(target=reader, args=(proc.stdout, cap, out, state, proc), daemon=True),
+               threading.Thread(target=reader, args=(proc.stderr, cap, err, state, proc), daemon=True),
+               threading.Thread(target=feed, args=(proc.stdin, stdin), daemon=True)]
+    caps = rlimits.get("inodes") or {}
+    cpu_watched = budget if SANDBOX and rlimits.get("cpus") else None
+    if caps or rlimits.get("memory_mb") or cpu_watched is not None:
+        threads.append(threading.Thread(target=watch, args=(rlimits, proc, state, done, cpu_watched), daemon=True))
+    if proc.listener is not None:  # every new file (and memfd) waits for this thread's answer
+        gate = _module("gate")
+        make = memfd_maker(rlimits["memfd_dir"]) if rlimits.get("memfd") == gate.EMULATE else None
+        threads.append(threading.Thread(target=gate.serve, daemon=True, args=(
+            proc.listener, gate.cap_check(caps), done, lambda mount: stop_program(proc, state, "inodes", mount),
+            make, lambda: state.setdefault("shared", {}))))
+    return threads
 
 
 def step(argv, cwd, stdin, wall_s, cap, limits=None):
     limits = limits or {}
     rlimits = limits.get("rlimits") or {}
     caps = rlimits.get("inodes") or {}
-    watched = bool(caps or rlimits.get("memory_mb"))
-    gated = SANDBOX and bool(caps) and bool(rlimits.get("inode_gate"))
     started = time.monotonic()
     ooms = oom_kills() if SANDBOX else None
+    share = rlimits.get("cpu_share")
+    budget = CpuBudget(wall_s, float(share)) if SANDBOX and share else None
     try:
-        proc = spawn(argv, cwd, child_rlimits(rlimits, wall_s), program_env(cwd, rlimits), gated=gated)
+        proc = spawn(argv, cwd, child_rlimits(rlimits, wall_s), program_env(cwd, rlimits),
+                     filtered=program_filter(rlimits) if SANDBOX else None)
     except OSError as err:
         if err.errno in (11, 12, 23, 24):  # EAGAIN, ENOMEM, ENFILE, EMFILE: the container is out of room
             raise SandboxFault(f"cannot start the program: {err}") from None
         return {"exit_code": None, "stdout": "", "stderr": str(err), "timed_out": False, "overflow": False,
                 "wall_s": 0.0, "cpu_s": 0.0, "max_rss_kb": 0, "signal": None, "spawn_error": True}
-    out, err, state = [], [], {"overflow": False}
-    timer = threading.Timer(wall_s, lambda: (state.__setitem__("timed_out", True), kill_group(proc)))
+    state, done = {"overflow": False}, threading.Event()
+    timer = threading.Thread(target=deadline, daemon=True, args=(
+        proc, state, done, wall_s, budget, float(rlimits.get("wall_grace", 1))))
     start_helper(timer, proc, state)  # before stdin is written: a program that never reads it still times out
-    done = threading.Event()
-    threads = [threading.Thread(target=reader, args=(proc.stdout, cap, out, state, proc), daemon=True),
-               threading.Thread(target=reader, args=(proc.stderr, cap, err, state, proc), daemon=True),
-               threading.Thread(target=feed, args=(proc.stdin, stdin), daemon=True)]
-    if watched:
-        threads.append(threading.Thread(target=watch, args=(rlimits, proc, state, done), daemon=True))
-    if proc.listener is not None:  # every new file waits for this thread's count
-        gate = _module("gate")
-        threads.append(threading.Thread(target=gate.serve, daemon=True, args=(
-            proc.listener, gate.cap_check(caps), done, lambda mount: stop_program(proc, state, "inodes", mount))))
+    threads = helpers(proc, state, done, rlimits, cap, stdin, budget)
     for t in threads:
         start_helper(t, proc, state)
     _, status, usage = os.wait4(proc.pid, 0)
-    timer.cancel()
+    counted = budget.seconds(program_pids()) + usage.ru_utime + usage.ru_stime if budget is not None else None
     kill_group(proc)  # whatever the program left in its group
     if SANDBOX:
         kill_program_user()  # ... and whatever left the group: its pipes then close
     done.set()  # after the kill: the gate answers until no process of the program is left
-    for t in threads:
+    for t in [timer, *threads]:
         t.join(timeout=2)
     if proc.listener is not None:
         os.close(proc.listener)
+    if counted is not None and rlimits.get("cpus") and counted > budget.limit:
+        state["timed_out"] = True  # past its CPU share between two counts (a cgroup's quota would not let it)
+    return step_result(state, status, usage, started, caps, ooms, counted)
+
+
+def step_result(state, status, usage, started, caps, ooms, counted) -> dict:
     used = inodes_used(caps)
-    if watched and not (state.get("inodes") or state.get("memory")):
+    if caps and not (state.get("inodes") or state.get("memory")):
         state["inodes"] = over_inode_cap(caps)  # a flood that ended between two counts
     state["oom"] = ooms is not None and (oom_kills() or 0) > ooms
     code = os.waitstatus_to_exitcode(status)
     return {
         "exit_code": code, "signal": -code if code < 0 else None,
-        "stdout": b"".join(out).decode("utf-8", "replace"), "stderr": b"".join(err).decode("utf-8", "replace"),
+        "stdout": b"".join(state["out"]).decode("utf-8", "replace"),
+        "stderr": b"".join(state["err"]).decode("utf-8", "replace"),
         "timed_out": state.get("timed_out", False), "overflow": state["overflow"], "oom": state["oom"],
         "oom_known": ooms is not None, "pids_exhausted": state.get("pids_exhausted", False),
         "inode_limit": state.get("inodes"), "memory_stop": bool(state.get("memory")),
         "memory_counted_mb": state.get("memory"), **({"inodes_used": used} if caps else {}),
+        **({"cpu_counted_s": round(max(counted, state.get("cpu") or 0), 3)} if counted is not None else {}),
         "wall_s": time.monotonic() - started, "cpu_s": usage.ru_utime + usage.ru_stime, "max_rss_kb": usage.ru_maxrss,
     }
 
@@ -694,7 +880,26 @@ def files_of_program_user(limit: int = 5) -> list[str]:
     return found
 
 
-def clean_up(folder: str) -> list[str]:
+def memory_left(mounts, wait_s: float = 2.0) -> dict:
+    """{mount: MB} of the counted tmpfs mounts that still hold data once the program's processes
+    and files are gone. A memfd or file in flight in a socket that the program closed is freed a
+    moment later, by the kernel's garbage collector of such sockets: waited for up to wait_s."""
+    end = time.monotonic() + wait_s
+    while True:
+        left = {}
+        for mount in mounts:
+            try:
+                st = os.statvfs(mount)
+            except OSError:
+                continue
+            if st.f_blocks != st.f_bfree:
+                left[mount] = round((st.f_blocks - st.f_bfree) * st.f_frsize / (1 << 20), 1)
+        if not left or time.monotonic() > end:
+            return left
+        time.sleep(0.01)
+
+
+def clean_up(folder: str, counted_mounts=()) -> list[str]:
     """Leave the container as the program found it; return what could not be undone."""
     breaches = []
     left = kill_program_user()
@@ -707,6 +912,9 @@ def clean_up(folder: str) -> list[str]:
     owned = files_of_program_user()
     if owned:
         breaches.append("files of the program survived cleanup: " + ", ".join(owned))
+    held = memory_left(counted_mounts)
+    if held:
+        breaches.append("memory of the program survived cleanup: " + ", ".join(f"{m} {mb} MB" for m, mb in held.items()))
     return breaches
 
 
@@ -788,7 +996,8 @@ def main(job) -> dict:
         result = run_job(job, folder)
     finally:
         if SANDBOX:
-            breaches = clean_up(folder)
+            rlimits = job.get("limits", {}).get("rlimits") or {}
+            breaches = clean_up(folder, rlimits.get("memory_mounts") or ())
         else:
             remove_tree(folder)
             breaches = []
@@ -803,7 +1012,7 @@ def answer(job) -> dict:
     except Exception as err:  # the runner itself failed: report, never hang the caller
         out = {"status": "sandbox_error", "error": f"{type(err).__name__}: {err}", "compile": None, "tests": [],
                "clean": False, "breaches": ["the runner failed"]}
-    out["nonce"] = nonce
+    out["nonce"], out["oom_guarded"] = nonce, OOM_GUARDED
     return out
 
 
@@ -812,6 +1021,9 @@ def serve() -> None:
     container's main process, so a program costs no `docker exec` and no interpreter start.
     When the pool's `docker run -i` client goes (its job was killed), stdin closes, this
     returns, and the container stops and is removed (--rm)."""
+    global OOM_GUARDED
+    if SANDBOX:
+        OOM_GUARDED = guard_from_oom()
     sys.stdout.write(json.dumps({"ready": True}) + "\n")
     sys.stdout.flush()
     for line in sys.stdin:

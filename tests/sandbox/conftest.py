@@ -21,11 +21,9 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import tempfile
-from pathlib import Path
 
 import pytest
-from aicd.sandbox.engine import available, connect, connect_podman, start_podman_service
+from aicd.sandbox.engine import SERVICE_PREFIX, available, connect, connect_podman, scratch_folder, start_podman_service
 from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag, copy_image, image_exists, remove_stale_sandbox_images
 from aicd.sandbox.pool import Container, SandboxPool
 from components import require
@@ -51,7 +49,7 @@ def rootless_podman():
     except KeyError:
         require(False, f"sandbox test: the user {PODMAN_USER} for rootless Podman", INSTALL["podman"])
     require(shutil.which("podman") is not None, "sandbox test: Podman", INSTALL["podman"])
-    scratch = Path(tempfile.mkdtemp(prefix="aicd-podman-"))  # not under pytest's root-only folder
+    scratch = scratch_folder(SERVICE_PREFIX)  # not under pytest's root-only folder; removed if this session is killed
     shutil.chown(scratch, PODMAN_USER)
     service, url, _ = start_podman_service(["runuser", "-u", PODMAN_USER, "--"], scratch)
     eng = connect_podman(url)

@@ -13,7 +13,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from aicd.sandbox.engine import SERVICE_PREFIX
 from aicd.sandbox.images import LOCAL_BASE, image_exists
+from aicd.sandbox.languages import job_for
 from components import require
 from sandbox_support import RUN, run_once, stdout
 
@@ -71,6 +73,75 @@ def test_the_program_sees_neither_the_container_id_nor_the_hosts_boot(pool):
     result = pool.run_one("Python", code, RUN)
     assert result["status"] == "ok", result
     assert stdout(result).split("\n")[:3] == ["sandbox", "''", "''"], stdout(result)
+
+
+# Given the host facts to look for (stdin: {name: text}), the mount points whose line in the
+# program's mount table shows each, with the file system's type; the /etc files' roots; its
+# cgroup paths, uptime and kernel build. (The mount table itself passes the runner's output cap.)
+HOST_FACTS = textwrap.dedent("""
+    import json, sys
+    needles = json.load(sys.stdin)
+    found, etc = {name: [] for name in needles}, {}
+    for line in open("/proc/self/mountinfo"):
+        fields, fstype = line.split(" - ")[0].split(), line.split(" - ")[1].split()[0]
+        for name, text in needles.items():
+            if text in line:
+                found[name].append([fields[4], fstype])
+        if fields[4].startswith("/etc/"):
+            etc[fields[4]] = fields[3]
+    print(json.dumps({"found": found, "etc": etc, "cgroup": open("/proc/self/cgroup").read().splitlines(),
+                      "uptime": open("/proc/uptime").read(), "version": open("/proc/version").read()}))
+""")
+ETC_FILES = {"/etc/hosts", "/etc/hostname", "/etc/resolv.conf"}
+
+
+def storage_root(engine) -> str:
+    """Where the engine keeps its images and containers on the host."""
+    if engine.name == "podman":
+        api = engine.client.api
+        return api._result(api._get(api._url("/libpod/info")), json=True)["store"]["graphRoot"]
+    return engine.client.info()["DockerRootDir"]
+
+
+def host_devtmpfs_size() -> str:
+    """The `size=` of the host's devtmpfs (by default half the host's memory), as mount options
+    write it."""
+    with open("/proc/self/mounts") as fh:
+        for line in fh:
+            _, _, fstype, options, *_ = line.split()
+            if fstype == "devtmpfs":
+                return next((f",{opt}," for opt in options.split(",") if opt.startswith("size=")), "no size")
+    return "no devtmpfs"
+
+
+def test_the_program_learns_no_host_path_memory_size_uptime_or_kernel_build(spare):
+    """What a program reads of its mounts, cgroups, uptime and kernel. Gone on both engines: the
+    container id from the cgroup paths (on Docker a cgroup namespace of its own), the host's uptime and its
+    kernel's build (read empty), this project's scratch folders; on Podman the container id and
+    the engine's own folders (/etc files of the sandbox's own, from a neutrally named folder). What
+    no engine lets a container hide, and docs/sandbox.md lists: the engine's storage path in the
+    root file system's line (and on Docker in the lines of the /etc files it mounts from its own
+    folder, named after the container), and on rootless Podman the size of the host's devtmpfs
+    in the lines of the device nodes it binds from the host."""
+    engine = spare.engine
+    needles = {"id": spare.id, "storage": storage_root(engine), "size": host_devtmpfs_size(), "scratch": SERVICE_PREFIX}
+    result = spare.run(job_for("Python", HOST_FACTS, [{"stdin": json.dumps(needles)}]))
+    assert result["status"] == "ok", result
+    seen = json.loads(stdout(result))
+    found = {name: {point for point, _ in where} for name, where in seen["found"].items()}
+    docker_etc = ETC_FILES if engine.name == "docker" else set()
+    assert found["scratch"] == set(), seen["found"]
+    assert found["id"] == docker_etc, seen["found"]
+    assert found["storage"] <= {"/"} | docker_etc, seen["found"]
+    assert all(fstype == "devtmpfs" for _, fstype in seen["found"]["size"]), seen["found"]  # device nodes, masks
+    if engine.name == "docker" or not engine.rootless:
+        assert found["size"] == set(), seen["found"]
+    if engine.name == "podman":  # the /etc files of our own, from a folder named for nothing of the host
+        assert all("/sandbox-" in root for root in seen["etc"].values()), seen["etc"]
+    if engine.name == "docker":  # Podman 4's compatible API ignores CgroupnsMode: docs/sandbox.md
+        assert all(line.split(":", 2)[2] == "/" for line in seen["cgroup"]), seen["cgroup"]
+    assert not any(spare.id in line for line in seen["cgroup"]), seen["cgroup"]
+    assert seen["uptime"] == "" and seen["version"] == "", seen
 
 
 IO_URING_CALLS = textwrap.dedent("""

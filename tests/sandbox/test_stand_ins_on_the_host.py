@@ -28,16 +28,17 @@ MB = 1 << 20
 pytestmark = pytest.mark.skipif(not gate.SUPPORTED, reason=f"no seccomp filter for {os.uname().machine}")
 
 
-def under_the_gate(work, allowed: int):
+def under_the_gate(work, allowed: int, make_memfd=None, on_shared=None):
     """Run `work` in a child process under the gate, answering as the runner does with a cap of
-    `allowed` creations; (the child's exit code, notifications answered, at_cap calls)."""
+    `allowed` creations (memfds made by make_memfd where given, else refused); (the child's exit
+    code, notifications answered for inodes, at_cap calls)."""
     parent_end, child_end = socket.socketpair()
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
             parent_end.close()
-            gate.install_and_send(child_end)
+            gate.install_and_send(child_end, memfds=gate.EMULATE if make_memfd else gate.REFUSE)
             child_end.close()
             code = work()
         finally:
@@ -51,7 +52,7 @@ def under_the_gate(work, allowed: int):
         asked[0] += 1
         return "/cap" if asked[0] > allowed else None
 
-    server = threading.Thread(target=gate.serve, args=(listener, full, stop, capped.append))
+    server = threading.Thread(target=gate.serve, args=(listener, full, stop, capped.append, make_memfd, on_shared))
     server.start()
     _, status = os.waitpid(pid, 0)
     stop.set()
@@ -115,6 +116,53 @@ def test_calls_that_make_no_inode_never_wait_for_the_gate(tmp_path):
                 fh.write("y")
             os.stat(existing)
         return 0
+
+    assert under_the_gate(work, allowed=0) == (0, 0, [])
+
+
+def test_memfds_are_made_by_the_runner_and_shared_mmaps_are_told(tmp_path):
+    """memfd_create returns a descriptor of the runner's making (an unnamed file in its folder,
+    close-on-exec as asked), counted as a new inode; memfd_secret and calls of another ABI fail
+    with ENOSYS; a shared mmap is told to the runner, a private one is not."""
+    import ctypes
+    import mmap
+
+    folder = tmp_path / "memfds"
+    folder.mkdir()
+    told = []
+
+    def make():
+        return os.open(folder, os.O_TMPFILE | os.O_RDWR | os.O_EXCL, 0o600)
+
+    def work():
+        libc = ctypes.CDLL(None, use_errno=True)
+        plain, cloexec = os.memfd_create("plain", 0), os.memfd_create("cloexec")  # Python's default: MFD_CLOEXEC
+        os.write(plain, b"x" * 8192)
+        if os.fstat(plain).st_dev != os.stat(folder).st_dev or not os.readlink(f"/proc/self/fd/{plain}").startswith(
+                str(folder)):
+            return 3
+        if os.get_inheritable(plain) is not True or os.get_inheritable(cloexec) is not False:
+            return 4
+        ctypes.set_errno(0)
+        if libc.syscall(447, 0) != -1 or ctypes.get_errno() != errno.ENOSYS:  # memfd_secret
+            return 5
+        for _ in range(3):
+            mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS).close()
+        mmap.mmap(-1, 4096, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS).close()
+        return 0
+
+    code, asked, capped = under_the_gate(work, allowed=10, make_memfd=make, on_shared=lambda: told.append(1))
+    assert (code, asked, capped) == (0, 2, []), (code, asked, capped)  # two memfds, each an inode
+    assert len(told) == 1  # the shared mapping; the private ones are never handed over
+
+
+def test_without_the_runner_making_them_memfds_are_refused():
+    def work():
+        try:
+            os.memfd_create("refused")
+        except OSError as err:
+            return 0 if err.errno == errno.ENOSYS else 3
+        return 4
 
     assert under_the_gate(work, allowed=0) == (0, 0, [])
 
@@ -186,6 +234,26 @@ def test_the_memory_count_takes_each_page_once(what):
             os.kill(pid, 9)
         proc.kill()
         proc.wait()
+
+
+def test_a_shared_anonymous_mapping_counts_at_its_size_when_its_pages_are_dropped():
+    """64 MB shared anonymous memory touched, then dropped from the mapping (MADV_DONTNEED): the
+    object keeps its pages, the processes' counters show none, and the count takes the object at
+    its size; a mapping shrunk later still counts at the end it reached."""
+    import mmap
+
+    region = mmap.mmap(-1, 64 * MB, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+    for i in range(0, len(region), 4096):
+        region[i] = 1
+    region.madvise(mmap.MADV_DONTNEED)
+    me = processes_of([os.getpid()])
+    reached = {}
+    assert meter.shared_anon_ends([os.getpid()], reached) >= 64 * MB
+    without = meter.charged_mb(me, [], limit_mb=100_000)
+    with_objects = meter.charged_mb(me, [], limit_mb=100_000, shared={})
+    assert with_objects - without >= 63, (without, with_objects)
+    region.close()
+    assert meter.shared_anon_ends([os.getpid()], reached) == 0 and reached == {}  # unmapped: gone
 
 
 def test_a_mapped_tmpfs_file_counts_once(tmp_path):

@@ -58,9 +58,13 @@ def test_skips_are_counted_and_languages_identified(fitted, tmp_path, capsys):
     out = tmp_path / "labels.jsonl"
     assert aicd(["detect", str(folder), str(snippet), "--model", str(model), "--out", str(out)]) == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [(os.path.basename(r["path"]), r["language"], r["language_from"]) for r in rows] == [
+    scored = [r for r in rows if r["status"] == "scored"]
+    assert [(os.path.basename(r["path"]), r["language"], r["language_from"]) for r in scored] == [
         ("ok.go", "Go", "extension"), ("snippet.txt", "C", "langid")]
-    assert all(r["pred"] in ("human", "machine") and 0 <= r["score_machine"] <= 1 for r in rows)
+    assert all(r["pred"] in ("human", "machine") and 0 <= r["score_machine"] <= 1 for r in scored)
+    # every input file is a row of --out, with the reason it was not labelled
+    assert {os.path.basename(r["path"]): r["status"] for r in rows if r["status"] != "scored"} == {
+        "blank.py": "empty", "blob.c": "binary", "latin1.java": "invalid_utf8", "notes.md": "not_code_extension"}
     err = capsys.readouterr().err
     assert "skipped 4 files: " in err and "1 binary" in err and "1 invalid_utf8" in err and "1 empty" in err and "1 not_code_extension" in err
 
@@ -76,7 +80,7 @@ def detect_one_file_as_python(fitted, tmp_path, capsys) -> list[str]:
 
 def test_without_out_the_labels_are_a_table_on_the_terminal(fitted, tmp_path, capsys):
     out = detect_one_file_as_python(fitted, tmp_path, capsys)
-    assert out[0].split()[:4] == ["path", "language", "language_from", "pred"]
+    assert out[0].split()[:5] == ["path", "language", "language_from", "pred", "machine_score"]
 
 
 def test_the_language_flag_names_the_language_of_every_file(fitted, tmp_path, capsys):
@@ -141,7 +145,11 @@ def test_unlistable_and_symlinked_folders_are_counted_skips(fitted, tmp_path, ca
     monkeypatch.setattr(os, "scandir", scandir)
     out = tmp_path / "labels.csv"
     assert aicd(["detect", str(folder), "--model", str(model), "--out", str(out)]) == 0
-    assert list(pd.read_csv(out)["path"]) == [str(folder / "ok.py")]
+    got = pd.read_csv(out)
+    assert list(got.loc[got["status"] == "scored", "path"]) == [str(folder / "ok.py")]
+    assert dict(zip(got["path"], got["status"])) == {str(folder / "ok.py"): "scored",
+                                                     str(folder / "locked"): "unreadable_folder",
+                                                     str(folder / "elsewhere"): "symlinked_folder"}
     err = capsys.readouterr().err
     assert "skipped 2 files: " in err and "1 unreadable_folder" in err and "1 symlinked_folder" in err
 
@@ -172,12 +180,15 @@ def test_links_out_of_the_folder_are_skipped_and_untrusted_predictions_flagged(f
     assert aicd(["detect", str(folder), "--model", str(model), "--out", str(out)]) == 0
     err = capsys.readouterr().err
     got = pd.read_csv(out, keep_default_na=False).set_index("path")
-    assert str(folder / "link.py") not in got.index and "1 symlink_outside_roots" in err
+    assert got.loc[str(folder / "link.py"), "status"] == "symlink_outside_roots" and "1 symlink_outside_roots" in err
+    got = got[got["status"] == "scored"]
     assert {str(inner), str(folder / "inner_link.py"), str(folder / "min.js")} == set(got.index)
     minified = got.loc[str(folder / "min.js")]
-    assert minified["outside_benchmark"] == "lines_of_code" and bool(minified["language_unseen"])
-    assert got.loc[str(inner), "outside_benchmark"] == "" and not bool(got.loc[str(inner), "language_unseen"])
-    assert "3 files labelled, 1 flagged" in err
+    # --out's flag columns are empty for the files not labelled, so the CSV holds them as text
+    assert minified["outside_benchmark"] == "lines_of_code" and minified["language_unseen"] == "True"
+    assert got.loc[str(inner), "outside_benchmark"] == "" and got.loc[str(inner), "language_unseen"] == "False"
+    assert minified["in_distribution"] == "False" and got.loc[str(inner), "in_distribution"] == "True"
+    assert "3 files labelled, 1 outside what the benchmark measured" in err
     assert "lines_of_code: 1" in err and "JavaScript: 1" in err
 
 
@@ -252,27 +263,28 @@ of extending the opening hours of the community centre.
 """
 
 
-def test_other_languages_and_text_that_is_not_code_are_flagged(fitted, tmp_path, capsys):
-    """Files outside the nine languages are flagged by their extension and by language ID's own
-    measure (how much of the file its language's grammar parses), and prose saved as .py is
-    flagged as not code; the benchmark's own rows are not flagged."""
+def test_other_languages_and_text_that_is_not_code_are_reported_unlabelled(fitted, tmp_path, capsys):
+    """Files outside the nine languages are not labelled: a .kt or .rb extension names its
+    language, language ID calls a file without an extension unknown, and prose saved as .py is not
+    code; each is a row of --out with its reason. The benchmark's own rows are labelled."""
     model, _workflow, _tables, files = fitted
-    for name, text in (("Program.kt", KOTLIN), ("script.rb", RUBY), ("essay.py", PROSE), ("noext", RUBY)):
+    for name, text in (("Program.kt", KOTLIN), ("script.rb", RUBY), ("essay.py", PROSE), ("noext", RUBY),
+                       ("essay", PROSE)):
         (tmp_path / name).write_text(text)
     out = tmp_path / "labels.csv"
-    named = [str(tmp_path / n) for n in ("Program.kt", "script.rb", "essay.py", "noext")]
-    assert aicd(["detect", *named, "--model", str(model), "--out", str(out)]) == 0
+    named = [str(tmp_path / n) for n in ("Program.kt", "script.rb", "essay.py", "noext", "essay")]
+    assert aicd(["detect", *named, str(files), "--model", str(model), "--out", str(out)]) == 0
     got = pd.read_csv(out, keep_default_na=False).set_index("path")
-    flag = {os.path.basename(p): got.loc[p, "outside_benchmark"] for p in named}
-    assert flag == {"Program.kt": "outside_nine_languages", "script.rb": "outside_nine_languages",
-                    "essay.py": "not_code", "noext": "outside_nine_languages"}, flag
-    assert got.loc[named[0], "other_language"] == "Kotlin" and got.loc[named[3], "other_language"] == ""
-    assert all(got.loc[p, "language_fit"] < 0.8 for p in named)
+    status = {os.path.basename(p): (got.loc[p, "status"], got.loc[p, "language"]) for p in named}
+    assert status == {"Program.kt": ("other_language", "unknown"), "script.rb": ("other_language", "unknown"),
+                      "essay.py": ("not_code", "Python"), "noext": ("unknown_language", "unknown"),
+                      "essay": ("unknown_language", "unknown")}, status
+    assert got.loc[named[0], "other_language"] == "Kotlin" and got.loc[named[3], "other_language"] == "Ruby"
+    assert "Ruby" in got.loc[named[3], "why"] and all(got.loc[p, "pred"] == "" for p in named)
     said = capsys.readouterr().err
-    assert "1 not code" in said and "3 outside the nine languages (by extension: " in said
-    assert aicd(["detect", str(files), "--model", str(model), "--out", str(out)]) == 0
-    benchmark = pd.read_csv(out, keep_default_na=False)
-    assert benchmark["language_fit"].min() >= 0.8
+    assert "2 other_language" in said and "2 unknown_language" in said and "1 not_code" in said
+    benchmark = got[got["status"] == "scored"]
+    assert len(benchmark) == len(list(files.rglob("*.*"))) and benchmark["language_fit"].astype(float).min() >= 0.8
     assert not benchmark["outside_benchmark"].isin(["not_code", "outside_nine_languages"]).any()
 
 

@@ -13,7 +13,7 @@ PKG = Path(__file__).resolve().parents[2] / "workflow" / "aicd"
 GROUND = ["common", "data", "codetools", "records", "models", "published", "site_profile"]
 # Above every stage: the `aicd` command, config validation (it checks detector kinds against the
 # registry) and the plan with its record of the machine.
-TOP = {"cli", "submission_cli", "serve_cli", "config", "plan", "resolve"}
+TOP = {"cli", "detect_cli", "submission_cli", "serve_cli", "config", "plan", "resolve"}
 # Pipeline order: a stage may import the ground floor and the stages before it.
 STAGES = ["sources", "llm", "generate", "sandbox", "normalize", "splits", "lm", "features", "detectors", "judge",
           "scoring", "report"]

@@ -277,3 +277,23 @@ def test_signals_the_runner_was_handed_ignored_are_default_in_the_program(repo, 
                           env={"AICD_WORK": str(tmp_path), "PATH": "/usr/local/bin:/usr/bin:/bin"})
     result = json.loads(proc.stdout)
     assert result["status"] == "ok" and result["tests"][0]["stdout"].split() == ["SigIgn:", "0" * 16], result
+
+
+def test_the_runner_is_given_the_oom_guard_only_where_a_cgroup_caps_memory_and_the_host_grants_it():
+    """CAP_SYS_RESOURCE (the runner out of the OOM killer's reach, each program pinned at 1000)
+    where a cgroup caps memory on a rootful engine and this machine's bounding set has it; never
+    where the runner counts memory itself or the engine is rootless; and no more once an engine
+    refused it."""
+    from aicd.sandbox.engine import Engine
+    from aicd.sandbox.isolation import CAP_SYS_RESOURCE, OOM_GUARD_CAP, bounding_has, container_config
+    from aicd.sandbox.limits import Limits
+
+    def caps(engine):
+        return container_config(engine, "image", Limits(), {})["HostConfig"]["CapAdd"]
+
+    rootful = Engine("docker", None, "20.10", False, "1", frozenset({"memory", "pids", "cpu"}))
+    assert (OOM_GUARD_CAP in caps(rootful)) == bounding_has(CAP_SYS_RESOURCE)
+    rootful.oom_guard = False  # refused once
+    assert OOM_GUARD_CAP not in caps(rootful)
+    assert OOM_GUARD_CAP not in caps(Engine("podman", None, "4.3.1", True, "1", frozenset()))
+    assert OOM_GUARD_CAP not in caps(Engine("podman", None, "4.3.1", True, "2", frozenset({"memory", "pids", "cpu"})))

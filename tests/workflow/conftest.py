@@ -45,9 +45,11 @@ def slice_run(tmp_path_factory, repo, trial_path):
 
 
 def machine_b(workdir) -> dict:
-    """A second machine in `workdir`: its own cache (the pinned files plus extra archives) and
-    installed-looking source trees where an older config looked (a Go standard library, sdists).
-    Returns the environment its runs need."""
+    """A second machine in `workdir`: its own cache (the pinned files plus extra archives),
+    installed-looking source trees where an older config looked (a Go standard library, sdists)
+    and its own temporary folder (on the cluster run, the SLURM test's jobs killed for memory
+    leave their snakemake's temporary folder behind: in the test's folder, not the machine's
+    /tmp). Returns the environment its runs need."""
     from aicd.sources import pinned
 
     cache = workdir / "cache"
@@ -59,7 +61,8 @@ def machine_b(workdir) -> dict:
         root.mkdir(parents=True)
         (root / "extra.go").write_text(go)
     shutil.make_archive(str(cache / "pinned" / "cobra-extra"), "gztar", cache / "sdists")
-    return {"AICD_CACHE": str(cache)}
+    (workdir / "tmp").mkdir()
+    return {"AICD_CACHE": str(cache), "TMPDIR": str(workdir / "tmp")}
 
 
 @pytest.fixture(scope="session")

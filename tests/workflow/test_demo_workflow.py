@@ -263,6 +263,56 @@ def test_report_opens_with_the_paper_beside_ours_and_marks_what_cannot_be_truste
     assert TRAINED_LM not in subsets["detectors"] and "robust" in subsets["ours"]
 
 
+def test_t1_detectors_are_calibrated_on_reference_code_in_no_split(demo, repo):
+    """Each trained T1 detector gets per-language thresholds set on human code in none of T1's
+    train or test rows (its validation humans, library files the dataset did not read), tied to its
+    model file; the report shows the calibrated view with the adapted column labelled, and
+    `aicd detect` holds files to the calibration beside the model."""
+    import json
+
+    import pandas as pd
+    from aicd.cli import main as aicd
+    from aicd.scoring.calibration import model_identity
+
+    results = demo / "results"
+    reference = pd.read_parquet(results / "calibration" / "binary" / "reference.parquet")
+    splits = {s: pd.read_parquet(results / "tasks" / "binary" / f"{s}.parquet") for s in ("train", "test")}
+    assert not set(reference["id"]) & (set(splits["train"]["id"]) | set(splits["test"]["id"]))
+    assert not set(reference["code"]) & set(splits["test"]["code"])
+    assert set(reference["origin"]) == {"validation", "library:local_code"}
+    assert reference.loc[reference["origin"] == "library:local_code", "language"].nunique() == 9
+    report = json.loads((results / "calibration" / "binary" / "reference.report.json").read_text())
+    assert report["library"]["files_of_the_source_passed_over"] > 0
+    calibrated = {p.stem for p in (results / "calibration" / "binary").glob("*.test.json")}
+    assert {c.removesuffix(".test") for c in calibrated} == set(yaml.safe_load((repo / "config" / "demo.yaml")
+                                                                             .read_text())["detectors"]) - {"random", "majority", "minilm"}
+    model = results / "models" / "binary" / "lr_tfidf.skops"
+    cal = json.loads((results / "calibration" / "binary" / "lr_tfidf.json").read_text())
+    assert cal["format"] == "aicd-calibration" and cal["model"] == model_identity(model)
+    assert set(cal["groups"]) >= {"Python", "Go", "Python · algorithmic", "Python · general"}
+    view = (results / "tables" / "calibrated.md").read_text()
+    assert "adapted to the unlabelled test set: TPR" in view and "ref. thresholds for 5%: TPR" in view
+    assert "## Calibrated on human reference code" in (results / "report.md").read_text()
+    assert "ref. thresholds for 5%: FPR on test" in (results / "tables" / "thresholds.md").read_text()
+    files = reference.loc[reference["origin"] == "library:local_code"].head(3)
+    folder = demo / "detect_in"
+    folder.mkdir(exist_ok=True)
+    from aicd.sources.gather import EXTENSIONS
+
+    for i, row in enumerate(files.itertuples()):
+        (folder / f"f{i}{EXTENSIONS[row.language][0]}").write_text(row.code)
+    out = demo / "detect_out.csv"
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert aicd(["detect", str(folder), "--model", str(model), "--out", str(out)]) == 0
+    assert f"the workflow's calibration of this model ({results / 'calibration' / 'binary' / 'lr_tfidf.json'})" in \
+        err.getvalue()
+    assert pd.read_csv(out)["threshold"].notna().all()
+
+
 def test_second_run_does_nothing(demo, repo):
     proc = run(repo, demo, "-n")
     assert "Nothing to be done" in proc.stdout + proc.stderr
@@ -299,6 +349,7 @@ def test_changing_one_detector_reruns_only_it_and_the_tables(demo, repo, trial_p
             ("report", ""),
             ("score", "task=binary, detector=lr_tfidf"),
             ("score", "task=family, detector=lr_tfidf"),
+            ("calibrate", "task=binary, detector=lr_tfidf"),   # calibrated on T1's reference code
             # what reads every detector's predictions or scores: the paper's tables, figures, analyses
             ("analyses", "task=binary"), ("analyses", "task=family"),
             ("paper_figures", ""), ("paper_section", ""), ("subset_tables", ""), ("reproduction", ""),

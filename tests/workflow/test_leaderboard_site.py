@@ -49,11 +49,8 @@ def test_the_leaderboard_page_shows_the_ranking(tmp_path):
         await screenshot(call, shot)
         return ranking, headers
 
-    page = Page(binary)
-    try:
+    with Page(binary, folder=tmp_path / "browser") as page:
         ranking, headers = page.run(steps)
-    finally:
-        page.close()
     print(f"screenshot of the leaderboard: {shot}")
     data = json.loads((tmp_path / "site" / "leaderboard.json").read_text())["T1"]["entries"]
     assert [r[1] for r in ranking] == [e["detector"] for e in data] == ["Alpha", "Beta", "Gamma"]

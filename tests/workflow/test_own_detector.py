@@ -145,9 +145,10 @@ def test_a_layer_plans_only_its_rows_jobs_and_the_tables(own_run, repo):
                                                    str(workdir / "layer.yaml")])
     assert "would add layer.yaml as a layer" in proc.stderr and "(a layer added)" not in proc.stderr
     jobs = planned_jobs(proc.stdout)
-    assert [j for j in jobs if j[0] not in TABLES] == [("detect", "task=binary, detector=mine"),
+    assert [j for j in jobs if j[0] not in TABLES] == [("calibrate", "task=binary, detector=mine"),
+                                                       ("detect", "task=binary, detector=mine"),
                                                        ("score", "task=binary, detector=mine")], jobs
-    assert {r for r, _ in jobs} == TABLES | {"detect", "score"}
+    assert {r for r, _ in jobs} == TABLES | {"calibrate", "detect", "score"}
     assert "layer.yaml" not in (workdir / "results" / "run.json").read_text()  # a dry run claims nothing
 
 
@@ -164,7 +165,9 @@ def test_a_run_built_on_the_demo_reads_its_fits_and_leaves_it_alone(own_run, rep
     planned = snakemake(repo, workdir, "-n", configs=example)
     assert "Built on results/ (the run of config/demo.yaml + override.yaml)" in planned.stderr
     jobs = planned_jobs(planned.stdout)
-    assert [j for j in jobs if j[0] not in TABLES | {"table8"}] == [("detect", "task=binary, detector=mine"),
+    # its calibration reads the base's reference table: no reference job here
+    assert [j for j in jobs if j[0] not in TABLES | {"table8"}] == [("calibrate", "task=binary, detector=mine"),
+                                                                    ("detect", "task=binary, detector=mine"),
                                                                     ("score", "task=binary, detector=mine")], jobs
     before = tree_hashes(results, own)
     snakemake(repo, workdir, configs=example)

@@ -135,11 +135,8 @@ def test_snakemake_html_report_renders_table4_and_figures(with_test_set, repo):
         table = await evaluate(call, "[...document.querySelectorAll('table tr')].map(r => r.innerText).join('\\n')")
         return menu, listing, table
 
-    page = Page(binary)
-    try:
+    with Page(binary, folder=workdir / "browser") as page:
         menu, listing, table = page.run(steps)
-    finally:
-        page.close()
     print(f"screenshot of Table 4 in the HTML report: {shot}")
     assert "Figures" in menu and "Tables" in menu
     assert "table4.html" in listing and "reproduction.html" in listing  # the paper beside ours, registered

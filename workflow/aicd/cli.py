@@ -15,7 +15,6 @@ The AICD Bench command:
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Sequence
 
 from .common.errors import AicdError
@@ -30,6 +29,9 @@ examples (paths the demo creates; another run's root, e.g. results/own_detector,
   # label every file in a folder with a detector the workflow fitted (TF-IDF + SVM, the demo's T1)
   aicd detect my_repo/ --model results/models/binary/svm_tfidf.skops
   aicd detect a.py b.java --model results/models/binary/lr_tfidf.skops --out predictions.csv   # or .jsonl
+  # thresholds at 5% FPR set on human code you trust, saved for reuse (aicd detect --help)
+  aicd detect new/ --model results/models/binary/robust.skops --calibrate-on old_human_code/ \
+      --save-calibration robust.json
 
   # score a SemEval-2026 Task 13 submission (id,label with integer labels) against gold
   aicd score submission.csv gold.parquet --label-map 0=human,1=machine --json score.json
@@ -47,30 +49,6 @@ Gold files: parquet, CSV or JSONL with `id` and `target`, `label` or `gold` (the
 language, domain and generator columns, when present, give per-subset breakdowns.
 """
 
-DETECT_COLUMNS = """\
-columns of the output:
-  path, language        the file, and its language: from --language, its extension, or identified
-  language_from         which of the three: given (--language), extension or langid
-  pred                  the label the detector gives
-  score_<class>         a score per class, as in the workflow's predictions files; what they are is
-                        the model's score kind, printed on stderr: probabilities (each in [0, 1],
-                        summing to one), margins (a linear SVM's decision function) or the detector's
-                        own scale; higher means more that class either way
-  ood_score             (models on a feature set) distance to the training rows, about 1 for rows like
-                        them; from 2 up the file is unlike anything the model was fitted on
-  language_fit          the share of the file its language's grammar parses (language ID's own measure;
-                        every benchmark row parses whole)
-  outside_benchmark     not_code (text, not code: little of it parses and it has almost none of code's
-                        symbols), outside_nine_languages (another language: its extension names one, or
-                        language_fit is under 0.8), else the first of the benchmark's Table 3 filters the
-                        file fails (too short, too long, lines too long, ...); empty when it passes: a label
-                        there is outside what the benchmark measured
-  other_language        the language outside the nine that the file's extension names (.kt: Kotlin)
-  language_unseen       the model saw no training row in this language (its labels there are a guess
-                        under language shift)
-"""
-
-
 def build_parser():
     import argparse
 
@@ -78,7 +56,10 @@ def build_parser():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     raw = argparse.RawDescriptionHelpFormatter
-    for add in (_detect_parser, _score_parser, _compare_parser, _verify_parser, _fetch_parser, _site_profile_parser):
+    from .detect_cli import add_parser as add_detect_parser
+
+    add_detect_parser(sub, raw)
+    for add in (_score_parser, _compare_parser, _verify_parser, _fetch_parser, _site_profile_parser):
         add(sub, raw)
     from .serve_cli import add_parser as add_serve_parser
     from .submission_cli import add_parsers
@@ -86,33 +67,6 @@ def build_parser():
     add_parsers(sub, raw)
     add_serve_parser(sub, raw)
     return parser
-
-
-def _detect_parser(sub, raw) -> None:
-    from .models.fitted_files import add_trust_arguments
-
-    d = sub.add_parser("detect", help="apply a fitted detector to code files or folders", formatter_class=raw,
-                       description="Label code files as the fitted detector's classes (e.g. human / machine), "
-                                   "with a score per class. Folders are searched for files with a code extension "
-                                   "of the nine languages; the language comes from the extension, else is "
-                                   "identified from the code. Unreadable, binary and empty files are skipped "
-                                   "and counted.",
-                       epilog="examples (the demo's models; another run's root works the same):\n"
-                              "  aicd detect src/ --model results/models/binary/svm_tfidf.skops\n"
-                              "  aicd detect snippet.txt --language Python --model results/models/binary/lr_tfidf.skops\n"
-                              "  aicd detect src/ --model results/models/binary/robust.skops --out labels.jsonl\n"
-                              "  aicd detect src/ --model results/models/binary/minilm        # an encoder: a folder\n\n"
-                              + DETECT_COLUMNS + "\n"
-                              "Reading a model runs no code from it: a .skops file is read only if every type in it "
-                              "is one\nthis version trusts, and a pickle (an older aicd's model) only with "
-                              "--trust-pickle.")
-    d.add_argument("paths", nargs="+", metavar="PATH", help="code files or folders")
-    d.add_argument("--model", required=True, help="a fitted model written by the workflow: "
-                   "RESULTS/models/TASK/DETECTOR.skops (or the folder of an encoder); RESULTS is the run's root, "
-                   "results for the demo")
-    d.add_argument("--out", help="write predictions to this .csv or .jsonl instead of printing a table")
-    d.add_argument("--language", help="the language of every file (overrides extension and identification)")
-    add_trust_arguments(d)
 
 
 def _score_parser(sub, raw) -> None:
@@ -207,26 +161,8 @@ def _scoring_options(p) -> None:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
 
-# --- aicd detect / score / compare: argument handling and printing; the work is in
-# aicd.detectors.apply and aicd.scoring.external.
-
-def _out_format(out: str) -> str:
-    suffix = out.lower().rsplit(".", 1)[-1] if "." in out else ""
-    if suffix not in ("csv", "jsonl"):
-        raise AicdError(f"--out {out}: use a .csv or .jsonl file")
-    return suffix
-
-
-def _write_rows(table, out: str) -> None:
-    from .common.io import atomic_path
-
-    fmt = _out_format(out)
-    with atomic_path(out) as tmp:
-        if fmt == "jsonl":
-            table.to_json(tmp, orient="records", lines=True, force_ascii=False)
-        else:
-            table.to_csv(tmp, index=False)
-
+# --- aicd score / compare: argument handling and printing; the work is in aicd.scoring.external
+# (aicd detect is aicd.detect_cli).
 
 def _check_resamples(resamples: int, least: int) -> None:
     if resamples < least:
@@ -241,62 +177,6 @@ def _print_table(table, floats: str = "{:.3f}") -> None:
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(header)]
     for row in [header] + cells:
         print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
-
-
-def detect_command(args) -> None:
-    import time
-
-    from .data.scores import SCORE_KINDS, declared
-    from .detectors.apply import Progress, detect, flag_summary, read_files
-    from .detectors.bundle import load_bundle
-
-    if args.out:
-        _out_format(args.out)   # refused before any work, not after it
-    check_model_path(args.model)
-    from .models.fitted_files import package_trust
-
-    model = load_bundle(args.model, trust_pickle=args.trust_pickle,
-                        trust_types=(args.trust_type or []) + package_trust(args.trust_package))
-    started = time.perf_counter()
-    progress = Progress(lambda line: print(line, file=sys.stderr, flush=True))
-    files = read_files(args.paths, args.language, progress)
-    if files.skipped:  # a counted, reported skip: always on stderr, whatever the logging setup
-        print(f"aicd detect: {files.skip_summary()}", file=sys.stderr)
-    if files.rows.empty:
-        raise AicdError(f"no code file to label in {' '.join(args.paths)}"
-                        + (f" ({files.skip_summary()})" if files.skipped else ""))
-    result = detect(model, files, progress)
-    print(f"aicd detect: {flag_summary(result, model)}", file=sys.stderr)
-    kind = declared(result)
-    if kind:
-        print(f"aicd detect: score_<class> columns are {SCORE_KINDS[kind]}", file=sys.stderr)
-    seconds = time.perf_counter() - started
-    log.info("%d files labelled in %.2fs (%.0f files/s), %d skipped", len(result), seconds,
-             len(result) / max(seconds, 1e-9), sum(files.skipped.values()))
-    if args.out:
-        _write_rows(result, args.out)
-        log.info("wrote %s", args.out)
-    else:
-        _print_table(result)
-
-
-def check_model_path(model: str) -> None:
-    """A --model that does not exist: one line listing the fitted models nearby (the models
-    folder it names, else every run root's under the working directory)."""
-    from pathlib import Path
-
-    path = Path(model)
-    if path.exists():
-        return
-    parts = path.parts
-    models = Path(*parts[:parts.index("models") + 1]) if "models" in parts else None
-    roots = [models] if models is not None and models.is_dir() else sorted(Path(".").glob("results/**/models"))
-    fitted = sorted(str(p) for root in roots for p in root.glob("*/*")
-                    if p.suffix == ".skops" or (p.is_dir() and (p / "config.json").is_file()))
-    listing = (f"; fitted models here: {', '.join(fitted[:12])}" + (f" and {len(fitted) - 12} more" if len(fitted) > 12
-                                                                   else "")) if fitted else \
-        "; no fitted model under results/: run the workflow first (make demo)"
-    raise AicdError(f"--model {model}: no such file or folder{listing}")
 
 
 def _print_score(result: dict) -> None:
@@ -432,8 +312,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .serve_cli import serve_local_command
 
             serve_local_command(args)
+        elif args.command == "detect":
+            from .detect_cli import detect_command
+
+            detect_command(args)
         else:
-            {"detect": detect_command, "score": score_command, "compare": compare_command}[args.command](args)
+            {"score": score_command, "compare": compare_command}[args.command](args)
 
     rc = run(command, None)
     return rc if rc else (0 if outcome["ok"] else 1)

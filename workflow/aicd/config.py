@@ -66,6 +66,7 @@ def schema(schema_path: str | Path = SCHEMA_PATH) -> dict:
     full["properties"]["execution"]["properties"]["limits"] = LIMITS.schema()
     defs["task"]["properties"]["build"]["properties"]["kind"]["enum"] = list(published.TASK_KINDS)
     full["properties"]["scoring"]["properties"]["fprs"]["default"] = list(FPRS)
+    full["properties"]["calibration"]["properties"]["fprs"]["default"] = list(FPRS)
     return full
 
 
@@ -150,6 +151,21 @@ def _generation_problems(generation: dict, sources, names: str) -> list[str]:
     return problems
 
 
+def ood_problems(name: str, ood: dict, sources: dict) -> list[str]:
+    """An OOD task's train and test name sources; a leave_one_collection_out fold's collections
+    name sources, and its hold_out a collection."""
+    known = ", ".join(sources) or "none"
+    out = [f"tasks.{name}.ood.{key}: no source named '{ood[key]}' (sources: {known})"
+           for key in ("train", "test") if ood.get(key) is not None and ood[key] not in sources]
+    collections = ood.get("collections") or {}
+    out += [f"tasks.{name}.ood.collections.{c}: no source named '{s}' (sources: {known})"
+            for c, names in collections.items() for s in names if s not in sources]
+    if ood.get("protocol") == "leave_one_collection_out" and ood.get("hold_out") not in collections:
+        out.append(f"tasks.{name}.ood.hold_out: no collection named '{ood.get('hold_out')}' "
+                   f"(collections: {', '.join(collections) or 'none'})")
+    return out
+
+
 def check_references(config: dict) -> None:
     from .detectors import REGISTRY, build  # the registry names the valid detector kinds
 
@@ -161,10 +177,7 @@ def check_references(config: dict) -> None:
         src = (task.get("derive") or {}).get("source")
         if src is not None and src not in sources:
             problems.append(f"tasks.{name}.derive.source: no source named '{src}' (sources: {names})")
-        for key in ("train", "test"):
-            src = (task.get("ood") or {}).get(key)
-            if src is not None and src not in sources:
-                problems.append(f"tasks.{name}.ood.{key}: no source named '{src}' (sources: {names})")
+        problems += ood_problems(name, task.get("ood") or {}, sources)
         for set_name, spec in (task.get("test_sets") or {}).items():
             if "source" in spec and spec["source"] not in sources:
                 problems.append(f"tasks.{name}.test_sets.{set_name}.source: no source named '{spec['source']}'")
@@ -219,8 +232,38 @@ def check_references(config: dict) -> None:
         for task in judging.get("tasks") if isinstance(judging.get("tasks"), list) else []:
             if task not in config["tasks"]:
                 problems.append(f"judging.tasks: no task named '{task}'")
-    if problems:
+    if problems := problems + calibration_problems(config):
         raise AicdError("invalid configuration:\n" + "\n".join(f"  config.{p}" for p in problems))
+
+
+def calibration_problems(config: dict) -> list[str]:
+    """The calibration section's names: its tasks, detectors, library source (a gathered one) and
+    reference sources (configured, and outside the pool, whose rows are in the splits)."""
+    spec, sources = config["calibration"], config.get("sources") or {}
+    if not spec["enabled"]:
+        return []
+    problems = []
+    for key, known in (("tasks", config["tasks"]), ("detectors", config["detectors"]), ("exclude", config["detectors"])):
+        for name in spec.get(key) if isinstance(spec.get(key), list) else []:
+            if name not in known:
+                what = "task" if key == "tasks" else "detector"
+                problems.append(f"calibration.{key}: no {what} named '{name}'{did_you_mean(name, known)}")
+    if spec["view_fpr"] not in spec["fprs"]:
+        problems.append(f"calibration.view_fpr: {spec['view_fpr']} is not one of calibration.fprs {spec['fprs']}")
+    reference = spec["reference"]
+    library = reference.get("library")
+    if library is not None and "gather" not in sources.get(library, {}):
+        problems.append(f"calibration.reference.library: '{library}' is not a source that gathers code (a sources "
+                        f"entry with gather:){did_you_mean(library, sources)}")
+    pooled = set((config.get("dataset") or {}).get("sources", []))
+    for name in reference.get("sources") or []:
+        if name not in sources:
+            problems.append(f"calibration.reference.sources: no source named '{name}'{did_you_mean(name, sources)}")
+        elif name in pooled:
+            problems.append(f"calibration.reference.sources: '{name}' is in dataset.sources, so its rows are in the "
+                            "task's splits; name a source outside the pool (its files that the pool did not read: "
+                            "calibration.reference.library)")
+    return problems
 
 
 def _key_path(text: str, layers: list) -> list:

@@ -242,6 +242,17 @@ class Plan:
     def ood_tasks(self) -> list[str]:
         return [t for t, task in self.tasks.items() if task.mode == "ood"]
 
+    def loco_tasks(self) -> list[str]:
+        """The folds of the leave-one-collection-out protocol (their own table: results/tables/loco.*)."""
+        return [t for t in self.ood_tasks() if self.tasks[t].ood.get("protocol") == "leave_one_collection_out"]
+
+    def loco_sources(self, task: str) -> list[str]:
+        """The sources a leave-one-collection-out fold reads (every collection's), else none."""
+        spec = self.tasks[task].ood or {}
+        if spec.get("protocol") != "leave_one_collection_out":
+            return []
+        return list(dict.fromkeys(s for names in spec["collections"].values() for s in names))
+
     def feature_jobs(self) -> set[tuple[str, str]]:
         """(task, feature set) of every features job the plan makes, concat parts included."""
         return {(t, fs) for t, d in self.pairs if self.detectors[d].features
@@ -258,8 +269,10 @@ class Plan:
             asks = {"gpu": det.gpu, "mem_mb": det.mem_mb, "runtime": det.runtime, "threads": det.threads}
             fits = sum(1 for _, p in self.pairs if p == d)
             sets = sum(1 for _, _, p in self.test_set_plan() if p == d)
+            calibrated = sum(1 for _, p in self.calibration_pairs() if p == d)  # calibrate applies the model
             for rule, count in (("detect_folder" if det.storage == "folder" else "detect", fits),
-                                ("predict_test_set", sets), ("train_causal_lm", int(d in self.lms))):
+                                ("predict_test_set", sets), ("calibrate", calibrated),
+                                ("train_causal_lm", int(d in self.lms))):
                 if count:
                     jobs.append({"rule": rule, "detector": d, "count": count, **asks})
         planned = self.feature_jobs()
@@ -302,6 +315,24 @@ class Plan:
         pairs = set(self.pairs)
         return [(t, s, d) for t, task in self.tasks.items() for s in task.test_sets
                 for d in self.detectors if (t, d) in pairs and self.detectors[d].applies_to_new_code]
+
+    def calibration_pairs(self) -> list[tuple[str, str]]:
+        """(task, detector) calibrated on the task's human reference code (aicd.splits.reference,
+        aicd.scoring.calibrate_model): the config's calibration.tasks that have a human class, and
+        their detectors whose model applies to new code (the dummies left out: a guess calibrated
+        is still a guess), or those calibration.detectors names, less calibration.exclude."""
+        spec = self.config.get("calibration") or {}
+        if not spec.get("enabled", True):
+            return []
+        tasks, detectors = spec.get("tasks", "all"), spec.get("detectors", "all")
+        return [(t, d) for t, d in self.pairs if "human" in self.tasks[t].labels and d not in spec.get("exclude", ())
+                and (tasks == "all" or t in tasks) and (detectors == "all" or d in detectors)
+                and self.detectors[d].applies_to_new_code and not self.detectors[d].dummy]
+
+    def calibrated_tasks(self) -> list[str]:
+        """Tasks with a reference table: those of calibration_pairs, in config order."""
+        pairs = {t for t, _ in self.calibration_pairs()}
+        return [t for t in self.tasks if t in pairs]
 
     def perturbed_sets(self) -> list[str]:
         """Names of test sets that are a task's own test rows perturbed (not a source)."""

@@ -486,6 +486,77 @@ def dataset_inputs():
     return [f"{DATA}/dataset/normalized/{kind}/{name}.parquet" for kind, name in names]
 
 
+# ---------------------------------------------------------------- calibration on human reference code
+
+
+def calibration_spec():
+    return config["calibration"]
+
+
+# A run on a base has the base's calibration settings (it may change detectors and feature sets
+# only): the base's reference tables and the calibrations of the pairs it made are read from there,
+# where the base calibrated them.
+BASE_CALIBRATED = set(Plan.from_config(BASE.config, MODELS, BASE.resolved).calibration_pairs()) if BASE else set()
+
+
+def calibrated_by(task, detector=None):
+    """The root holding a task's reference table (detector None) or a pair's calibration."""
+    if detector is None:
+        return DATA if any(t == task for t, _ in BASE_CALIBRATED) else RESULTS
+    return made_by(task, detector) if (task, detector) in BASE_CALIBRATED else RESULTS
+
+
+def calibration_reference_inputs(w):
+    """The task's splits, the pool (a built task: signatures and rows in no split), the library
+    source's table (its files the source read are passed over) and other reference sources'
+    normalized tables."""
+    ref = calibration_spec()["reference"]
+    out = {s: f"{DATA}/tasks/{w.task}/{s}.parquet" for s in ("train", "validation", "test")}
+    if task(w).mode == "build":
+        out["pool"] = f"{DATA}/dataset/pool.parquet"
+    if ref["library"]:
+        out["library"] = f"{DATA}/sources/{ref['library']}.parquet"
+    for name in ref["sources"]:
+        out[f"source_{name}"] = f"{RESULTS}/dataset/normalized/sources/{name}.parquet"
+    return out
+
+
+def calibration_reference_spec(w):
+    """What the reference job reads of the config: calibration.reference, the dataset's dedup,
+    minhash and filter settings, and the library source's own entry (its pins: a changed pin
+    reruns it)."""
+    ref = dict(calibration_spec()["reference"])
+    data = dataset_spec()
+    ref["dedup"] = {**data.get("minhash", {}), **data.get("dedup", {})}
+    ref["minhash"] = data.get("minhash", {})
+    ref["normalize"] = config_slice(data, ["filters", "minhash", "langid_min_margin"])
+    if ref["library"]:
+        ref["library_spec"] = source_spec(ref["library"])
+    return as_arg(ref)
+
+
+def calibration_reference_args(w, input):
+    keys = input.keys()
+    args = [f"--pool {input.pool}"] if "pool" in keys else []
+    args += [f"--library {calibration_spec()['reference']['library']} {input.library}"] if "library" in keys else []
+    args += [f"--source {k[len('source_'):]} {input[k]}" for k in keys if k.startswith("source_")]
+    return " ".join(args)
+
+
+def calibration_settings(w):
+    spec = calibration_spec()
+    return as_arg({**config_slice(spec, ["fprs", "held_out", "floor", "view_fpr", "adapted"]), "seed": SEED})
+
+
+def calibration_views():
+    """Each calibrated (task, detector)'s view on its test split, which the report shows."""
+    return [f"{calibrated_by(t, d)}/calibration/{t}/{d}.test.json" for t, d in PLAN.calibration_pairs()]
+
+
+def calibration_reports():
+    return [f"{calibrated_by(t)}/calibration/{t}/reference.report.json" for t in PLAN.calibrated_tasks()]
+
+
 def targets():
     """Everything `snakemake` with no target makes, as the plan has it."""
     out = [f"{RESULTS}/tables/table4.tex", f"{RESULTS}/report.md", f"{RESULTS}/paper_results.md"]
@@ -496,8 +567,15 @@ def targets():
         out += [f"{RESULTS}/generators/{m}.md" for m in PLAN.generators]
         out += [f"{RESULTS}/execution/report.md"] if PLAN.executions else []
         out += [f"{RESULTS}/dataset/README.md"] if PLAN.dataset else []
-    out += [f"{RESULTS}/tables/ood.md", f"{RESULTS}/tables/ood.tex"] if PLAN.ood_tasks() else []
+    if set(PLAN.ood_tasks()) - set(PLAN.loco_tasks()):
+        out += [f"{RESULTS}/tables/ood.md", f"{RESULTS}/tables/ood.tex"]
+    out += [f"{RESULTS}/tables/loco.{x}" for x in ("md", "tex", "json")] if PLAN.loco_tasks() else []
     return out
+
+
+def loco_pairs():
+    """(fold, detector) of the leave-one-collection-out table: the detectors that give scores."""
+    return [(t, d) for t, d in PLAN.pairs if t in PLAN.loco_tasks() and d not in PLAN.judge_detectors]
 
 
 # A dry run for SLURM says where each GPU job goes (the plugin picks partitions when it submits)

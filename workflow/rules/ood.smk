@@ -5,12 +5,14 @@
 
 localrules:
     ood_table,
+    loco_table,
 
 
 rule ood_split:
     input:
-        train=lambda w: f"{RESULTS}/sources/{task(w).ood['train']}.parquet",
+        train=lambda w: f"{RESULTS}/sources/{task(w).ood['train']}.parquet" if task(w).ood.get("train") else [],
         test=lambda w: f"{RESULTS}/sources/{task(w).ood['test']}.parquet" if task(w).ood.get("test") else [],
+        collections=lambda w: [f"{RESULTS}/sources/{s}.parquet" for s in PLAN.loco_sources(w.task)],
     output:
         train=f"{RESULTS}/tasks/{{task}}/train.parquet",
         validation=f"{RESULTS}/tasks/{{task}}/validation.parquet",
@@ -31,17 +33,27 @@ rule ood_split:
     params:
         guard=guard("ood_split"),
         spec=lambda w: as_arg(task(w).ood),
+        train=lambda w, input: f"--train-source {input.train}" if input.train else "",
         test=lambda w, input: f"--test-source {input.test}" if input.test else "",
+        sources=lambda w, input: (
+            "--sources " + " ".join(f"{s}={p}" for s, p in zip(PLAN.loco_sources(w.task), input.collections))
+            if input.collections
+            else ""
+        ),
         seed=SEED,
     shell:
-        "{params.guard}python -m aicd.splits ood --task {wildcards.task} --spec {params.spec} --train-source {input.train}"
-        " {params.test} --seed {params.seed} --out-train {output.train} --out-validation {output.validation}"
+        "{params.guard}python -m aicd.splits ood --task {wildcards.task} --spec {params.spec} {params.train}"
+        " {params.test} {params.sources} --seed {params.seed} --out-train {output.train} --out-validation {output.validation}"
         " --out-test {output.test} --report {output.report} > {log} 2>&1"
 
 
 rule ood_table:
     input:
-        scores=lambda w: [f"{made_by(t, d)}/scores/{t}/{d}.json" for t, d in PLAN.pairs if t in PLAN.ood_tasks()],
+        scores=lambda w: [
+            f"{made_by(t, d)}/scores/{t}/{d}.json"
+            for t, d in PLAN.pairs
+            if t in PLAN.ood_tasks() and t not in PLAN.loco_tasks()
+        ],
         perturbed=[f"{made_by(t, d)}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in PLAN.ood_perturbed_scores()],
     output:
         md=f"{RESULTS}/tables/ood.md",
@@ -58,3 +70,29 @@ rule ood_table:
     shell:
         "python -m aicd.report ood --layout {params.layout} --scores {input.scores} --perturbed {input.perturbed}"
         " --out-stem {params.stem} > {log} 2>&1"
+
+
+# The leave-one-collection-out protocol (config/loco.yaml): each fold a task whose test split is
+# one held-out collection; the table reads every detector's test predictions and validation
+# scores (the validation threshold, the calibrated half, the oracle, mean and worst).
+rule loco_table:
+    input:
+        predictions=lambda w: [f"{made_by(t, d)}/predictions/{t}/{d}.parquet" for t, d in loco_pairs()],
+        validation=lambda w: [f"{made_by(t, d)}/validation_scores/{t}/{d}.parquet" for t, d in loco_pairs()],
+    output:
+        md=f"{RESULTS}/tables/loco.md",
+        tex=f"{RESULTS}/tables/loco.tex",
+        json=f"{RESULTS}/tables/loco.json",
+    log:
+        f"{RESULTS}/logs/loco_table/loco_table.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/loco_table/loco_table.tsv"
+    conda:
+        env("core")
+    params:
+        layout=lambda w: as_arg(layouts.loco_layout(PLAN)),
+        stem=lambda w, output: output.md[: -len(".md")],
+        seed=SEED,
+    shell:
+        "python -m aicd.report loco --layout {params.layout} --predictions {input.predictions}"
+        " --validation-scores {input.validation} --seed {params.seed} --out-stem {params.stem} > {log} 2>&1"

@@ -58,6 +58,8 @@ rule report:
         test_set_reports=sorted({f"{DATA}/tasks/{t}/test_sets/{s}.report.json" for t, s, _ in PLAN.test_set_plan()}),
         # each generator's skipped prompts and dropped rows (a run on a base has them in the base's report)
         generator_cards=[] if BASE else expand(f"{RESULTS}/generators/{{model}}.json", model=PLAN.generators),
+        calibrated=calibration_views(),
+        calibration_reports=calibration_reports(),
     output:
         tex=f"{RESULTS}/tables/table4.tex",
         md=f"{RESULTS}/tables/table4.md",
@@ -66,6 +68,11 @@ rule report:
         thresholds_tex=f"{RESULTS}/tables/thresholds.tex",
         thresholds_html=report(
             f"{RESULTS}/tables/thresholds.html", caption="../report/thresholds.rst", category="Tables"
+        ),
+        calibrated_md=f"{RESULTS}/tables/calibrated.md",
+        calibrated_tex=f"{RESULTS}/tables/calibrated.tex",
+        calibrated_html=report(
+            f"{RESULTS}/tables/calibrated.html", caption="../report/calibrated.rst", category="Tables"
         ),
         figures=expand(f"{RESULTS}/figures/confusion_{{task}}.pdf", task=PLAN.tasks),
         figures_png=report(
@@ -90,7 +97,8 @@ rule report:
         " --tables-dir {params.tables_dir} --figures-dir {params.figures_dir} --report {output.report}"
         " --paper-section {input.paper} --test-set-scores {input.test_set_scores}"
         " --test-set-reports {input.test_set_reports} --generator-cards {input.generator_cards}"
-        " --reproduction {input.reproduction} > {log} 2>&1"
+        " --reproduction {input.reproduction}"
+        " --calibrated {input.calibrated} --calibration-reports {input.calibration_reports} > {log} 2>&1"
 
 
 # A generator's card: its requests, its code's sandbox outcomes and filter counts, and how every

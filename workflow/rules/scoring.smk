@@ -29,3 +29,40 @@ rule score:
         " --predictions {input.predictions} --test {input.test} --labels {params.labels} {params.sample}"
         " --validation-scores {input.validation_scores} --fpr {params.fprs} --versions {params.versions}"
         " --out {output} > {log} 2>&1"
+
+
+# One fitted detector calibrated on its task's human reference code (aicd.scoring.calibrate_model):
+# per-language thresholds at each calibration.fprs, which `aicd detect` reads beside the model,
+# and what they do on the test split (the calibrated view beside Table 4). It applies the model,
+# so it asks what the detector's fit asks (environment, threads, memory, GPUs).
+rule calibrate:
+    input:
+        model=fitted_model,
+        reference=lambda w: f"{calibrated_by(w.task)}/calibration/{w.task}/reference.parquet",
+        predictions=lambda w: f"{made_by(w.task, w.detector)}/predictions/{w.task}/{w.detector}.parquet",
+        test=f"{DATA}/tasks/{{task}}/test.parquet",
+        validation_scores=lambda w: f"{made_by(w.task, w.detector)}/validation_scores/{w.task}/{w.detector}.parquet",
+    output:
+        calibration=f"{RESULTS}/calibration/{{task}}/{{detector}}.json",
+        view=f"{RESULTS}/calibration/{{task}}/{{detector}}.test.json",
+    log:
+        f"{RESULTS}/logs/calibrate/{{task}}/{{detector}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/calibrate/{{task}}/{{detector}}.tsv"
+    conda:
+        detector_env
+    threads: detector_threads
+    resources:
+        mem_mb=detector_mem_mb(),
+        runtime=detector_runtime(),
+        gpu=detector_gpu,
+    params:
+        guard=guard("calibrate"),
+        spec=detector_spec,
+        settings=calibration_settings,
+    shell:
+        "{params.guard}python -m aicd.scoring calibrate --task {wildcards.task} --detector {wildcards.detector}"
+        " --model {input.model} --spec {params.spec} --reference {input.reference} --predictions {input.predictions}"
+        " --test {input.test} --validation-scores {input.validation_scores} --settings {params.settings}"
+        " --threads {threads}"
+        " --out {output.calibration} --view {output.view} > {log} 2>&1"

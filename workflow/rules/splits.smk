@@ -39,3 +39,34 @@ rule task_split:
         " {params.source} --seed {params.seed} {params.langid} --threads {threads}"
         " --out-train {output.train} --out-validation {output.validation} --out-test {output.test}"
         " --report {output.report} > {log} 2>&1"
+
+
+# Human reference code for calibration (aicd.splits.reference): per calibrated task, human
+# programs in none of its train or test rows nor near duplicates of them, on which each
+# detector's thresholds at a fixed FPR are set (rule calibrate).
+rule calibration_reference:
+    input:
+        unpack(calibration_reference_inputs),
+    output:
+        table=f"{RESULTS}/calibration/{{task}}/reference.parquet",
+        report=f"{RESULTS}/calibration/{{task}}/reference.report.json",
+    log:
+        f"{RESULTS}/logs/calibration_reference/{{task}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/calibration_reference/{{task}}.tsv"
+    conda:
+        env("core")
+    threads: 1
+    resources:
+        mem_mb=lambda w, input, attempt: (2000 + 4 * input.size_mb) * attempt,
+        runtime=lambda w, attempt: 60 * attempt,
+    params:
+        guard=guard("calibration_reference"),
+        spec=calibration_reference_spec,
+        args=calibration_reference_args,
+        tasks_dir=lambda w, input: parent(input.train),
+        seed=SEED,
+    shell:
+        "{params.guard}python -m aicd.splits reference --task {wildcards.task} --spec {params.spec}"
+        " --tasks-dir {params.tasks_dir} {params.args} --seed {params.seed}"
+        " --out {output.table} --report {output.report} > {log} 2>&1"

@@ -117,6 +117,25 @@ def canonical_tokens(code: str, language: str | None, comments: bool = False,
     return tree_tokens(parse(code, language), language, comments, delexicalise, mode, universal)
 
 
+LITERAL_CLASSES = {"STR": "STR", "NUM": "NUM", "CHR": "STR"}  # a bucket's class: STR_short -> STR, CHR -> STR
+
+
+def literal_class(token: str) -> str:
+    """A literal bucket as its class (STR_short, STR_empty, CHR -> STR; NUM_small -> NUM); any
+    other token as it is."""
+    head = token.split("_", 1)[0]
+    return LITERAL_CLASSES.get(head, token) if head == token or token[len(head)] == "_" else token
+
+
+def delexicalised_tokens(code: str, language: str | None) -> list[str]:
+    """The delexicalised view of a program: its tree-sitter tokens without comments, every
+    identifier ID, every string (and character) literal STR, every number NUM; keywords, operators
+    and punctuation as written. A language without a grammar: whitespace tokens, as written."""
+    tokens, _ = canonical_tokens(code, language, identifiers="anonymous")
+    language = canonical_language(language) if language else None
+    return [literal_class(t) for t in tokens] if language in GRAMMARS else tokens
+
+
 def bound_spans(tree, language: str) -> set[tuple[int, int]]:
     """Byte spans of the bound names' occurrences; none where the tree has errors (the rename
     rewrite leaves such code as it is)."""

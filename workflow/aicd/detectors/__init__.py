@@ -11,6 +11,7 @@ only when an encoder is fitted. `python -m aicd.detectors` fits and applies them
 - linear: the linear models' building blocks at the paper's scale;
 - fast_detectgpt: Fast-DetectGPT's sampling discrepancy of a causal LM;
 - zero_shot_lm: the zero-shot panel, one criterion of a causal LM's token statistics per row;
+- fused: LM criteria whose direction no training collection can turn, beside trained columns;
 - encoder/: fine-tuned transformers encoders (the paper's §5.1);
 - robust: a detector built for shift (unseen languages, generators, settings);
 - robust_lm: the token statistics of a small causal code LM for `robust`;
@@ -24,5 +25,5 @@ only when an encoder is fitted. `python -m aicd.detectors` fits and applies them
 - bundle: a fitted model, everything needed to apply a detector to raw code;
 - apply: a fitted model applied to code files (`aicd detect`)."""
 
-from . import classical, dummy, encoder, fast_detectgpt, hf_classifier, plugins, robust, zero_shot_lm  # noqa: F401  (registration)
+from . import classical, dummy, encoder, fast_detectgpt, fused, hf_classifier, plugins, robust, zero_shot_lm  # noqa: F401  (registration)
 from .base import REGISTRY, Detector, build, register  # noqa: F401

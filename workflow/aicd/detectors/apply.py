@@ -6,22 +6,28 @@ as `not_code_extension`; folders that cannot be listed as `unreadable_folder`; s
 folders are not followed, counted as `symlinked_folder`; a symbolic link to a file outside the
 folders given is not read, counted as `symlink_outside_roots`; hidden folders are not
 searched); a file named on the command line is always read. Language: --language,
-else the extension, else aicd.normalize.langid. Files that cannot be read, hold binary content
-(NUL bytes), are over 10 MiB, are not UTF-8 or only whitespace are skipped, counted per reason
-(read by aicd.sources.gather, as the sources stage reads files). The text is decoded byte for
-byte (no newline translation), so a file holds exactly the code a task row held.
+else the extension, else aicd.normalize.langid's identify_or_unknown. Files that cannot be read,
+hold binary content (NUL bytes), are over 10 MiB, are not UTF-8 or only whitespace are skipped,
+counted per reason (read by aicd.sources.gather, as the sources stage reads files). The text is
+decoded byte for byte (no newline translation), so a file holds exactly the code a task row held.
 
-Every prediction is still made, but flagged where it is not to be trusted as the benchmark's
-numbers are: `outside_benchmark` says `not_code` for text that is not code (its language's
-grammar parses little of it and it has almost none of code's symbols), `outside_nine_languages`
-for code of another language (an extension of one, such as .kt or .rb, or none of the nine
-grammars parses it well), else the first of Table 3's line bounds the file fails (lines of code,
-line lengths, alphanumeric fraction: the rows a task holds passed them all); `language_fit` is
-the share of the file its language's grammar parses (language ID's own measure,
-aicd.normalize.langid: every benchmark row parses whole); `language_unseen` marks a language the
-model saw no training row of; `ood_score` (models on a feature set) is the distance to the
-training rows, about 1 in distribution (aicd.detectors.novelty), and from 2 on it flags the file
-too. Long reads say how far they are on stderr (`progress`)."""
+Some files are read but not labelled, each with its reason (`status`): `other_language` (the
+extension names a language outside the nine, such as .kt or .rb), `unknown_language` (no
+extension of the nine, and language ID finds the text is none of them: prose, configuration,
+Kotlin, ...), `not_code` (a file with an extension of the nine that is text, not code: its
+grammar parses little of it and it has almost none of code's symbols). Every file skipped or not
+labelled is a row of FileTable.unscored, so the output can list every input file.
+
+Every label made is flagged where it is not to be trusted as the benchmark's numbers are:
+`outside_benchmark` says `outside_nine_languages` for code its extension's grammar parses under
+80% of, else the first of Table 3's line bounds the file fails (lines of code, line lengths,
+alphanumeric fraction: the rows a task holds passed them all); `size_out_of_range` names a file
+longer than any benchmark row can be (Table 3's bounds); `language_fit` is the share of the file
+its language's grammar parses (language ID's own measure, aicd.normalize.langid: every benchmark
+row parses whole); `language_unseen` marks a language the model saw no training row of;
+`ood_score` (models on a feature set) is the distance to the training rows, about 1 in
+distribution (aicd.detectors.novelty), and from 2 on it flags the file too; `in_distribution` is
+False where any of these flags is set. Long reads say how far they are on stderr (`progress`)."""
 
 from __future__ import annotations
 
@@ -35,6 +41,7 @@ import pandas as pd
 from ..common.errors import AicdError
 from ..data.schema import canonical_language
 from ..data.scores import declare
+from ..normalize.langid import FIT_MIN
 
 
 def _extension_map() -> dict[str, str]:
@@ -43,15 +50,20 @@ def _extension_map() -> dict[str, str]:
     return {ext: lang for lang, exts in EXTENSIONS.items() for ext in exts}
 
 
+UNKNOWN = "unknown"  # the language of a file that is none of the nine
+
+
 @dataclass
 class FileTable:
-    rows: pd.DataFrame                 # path, code, language, language_from
+    rows: pd.DataFrame                 # path, code, language, language_from, other_language, order
     skipped: Counter = field(default_factory=Counter)
     examples: dict = field(default_factory=dict)   # reason -> first path skipped for it
+    unscored: list = field(default_factory=list)   # one record per file skipped or not labelled
 
-    def skip(self, reason: str, path) -> None:
+    def skip(self, reason: str, path, **record) -> None:
         self.skipped[reason] += 1
         self.examples.setdefault(reason, str(path))
+        self.unscored.append({"path": str(path), "status": reason, "order": len(self.unscored) + 10**9, **record})
 
     def skip_summary(self) -> str:
         if not self.skipped:
@@ -83,6 +95,9 @@ def collect_paths(paths: list[str], table: FileTable) -> list[Path]:
                         table.skip("symlink_outside_roots", f)   # e.g. a link to /etc/shadow
                     elif f.suffix.lower() in extensions:
                         found.append(f)
+                    elif f.suffix.lower() in OTHER_LANGUAGES:
+                        table.skip("other_language", f, language=UNKNOWN,
+                                   other_language=OTHER_LANGUAGES[f.suffix.lower()], language_from="extension")
                     else:
                         table.skip("not_code_extension", f)
         elif p.exists():
@@ -108,7 +123,6 @@ OTHER_LANGUAGES = {".kt": "Kotlin", ".kts": "Kotlin", ".rb": "Ruby", ".ts": "Typ
                    ".exs": "Elixir", ".clj": "Clojure", ".jl": "Julia", ".fs": "F#", ".vb": "Visual Basic",
                    ".groovy": "Groovy", ".m": "Objective-C or MATLAB", ".erl": "Erlang", ".ml": "OCaml"}
 LONG_READ = 2**18     # characters from which `aicd detect` says what it is doing
-FIT_MIN = 0.8          # language_fit below which the code is not (only) its language's
 PROSE_SYMBOLS = 0.02   # code's symbols per non-blank character below which text reads as prose
 CODE_SYMBOLS = frozenset("{}()[];=<>+-*/&|!:#$@%^~\\")
 
@@ -150,20 +164,38 @@ def read_files(paths: list[str], language: str | None = None, progress: Progress
         if progress:
             progress(f"aicd detect: read {n - 1:,} of {len(found):,} files ({read_bytes / 2**20:.1f} MB)")
         code, reason = read_code(path)
+        suffix = path.suffix.lower()
         if reason:
-            table.skip(reason, path)
+            table.skip(reason, path, language=extensions.get(suffix, ""), order=n)
             continue
+        other = OTHER_LANGUAGES.get(suffix, "")
         if given:
             lang, origin = given, "given"
-        elif path.suffix.lower() in extensions:
-            lang, origin = extensions[path.suffix.lower()], "extension"
+        elif suffix in extensions:
+            lang, origin = extensions[suffix], "extension"
+        elif other:
+            table.skip("other_language", path, language=UNKNOWN, language_from="extension", other_language=other,
+                       why=f"its extension {suffix} names {other}, a language outside the nine", order=n)
+            continue
         else:
-            from ..normalize.langid import identify_language
+            from ..normalize.langid import identify_or_unknown
 
-            lang, origin = identify_language(code)[0], "langid"
+            found_language = identify_or_unknown(code)
+            if found_language.language is None:
+                table.skip("unknown_language", path, language=UNKNOWN, language_from="langid",
+                           other_language=found_language.outside, why=found_language.why, order=n)
+                continue
+            lang, origin = found_language.language, "langid"
+        fit, flag = language_flag(code, lang, other)
+        if flag == "not_code":  # a label of prose means nothing
+            table.skip("not_code", path, language=lang, language_from=origin, order=n,
+                       why=f"text, not code: {lang}'s grammar parses {fit:.0%} of it and it has almost none of code's "
+                           "symbols")
+            continue
         read_bytes += len(code)
-        records.append((str(path), code, lang, origin, OTHER_LANGUAGES.get(path.suffix.lower(), "")))
-    table.rows = pd.DataFrame(records, columns=["path", "code", "language", "language_from", "other_language"])
+        records.append((str(path), code, lang, origin, other, fit, flag, n))
+    table.rows = pd.DataFrame(records, columns=["path", "code", "language", "language_from", "other_language",
+                                                "language_fit", "language_flag", "order"])
     return table
 
 
@@ -188,11 +220,29 @@ def outside_table3(code: str) -> str:
     return failed or ""
 
 
+UNLIKE_TRAINING = 2.0  # ood_score (aicd.detectors.novelty) from which a file is unlike the training rows
+
+
+def size_flag(code: str) -> str:
+    """Why a file is longer than any benchmark row can be ("" when it is not): Table 3 keeps rows
+    of at most its lines-of-code bound with lines of at most its line-length bound."""
+    from ..normalize.filters import TABLE3
+
+    most = TABLE3["lines_of_code"][1] * TABLE3["max_line_length"][1]
+    if len(code) <= most:
+        return ""
+    return (f"{len(code):,} characters, over the {most:,} a benchmark row can hold ({TABLE3['lines_of_code'][1]} "
+            f"lines of code of at most {TABLE3['max_line_length'][1]} characters: Table 3)")
+
+
 def detect(model, table: FileTable, progress: Progress | None = None) -> pd.DataFrame:
     """path, language, language_from, pred, score_<class>..., language_fit, outside_benchmark,
-    language_unseen for the rows read; what the score columns hold is declared (aicd.data.scores),
-    as in the workflow's predictions files."""
+    size_out_of_range, language_unseen, in_distribution for the rows read
+    (read_files has set aside what it does not label); what the score columns hold is declared
+    (aicd.data.scores), as in the workflow's predictions files."""
     rows = table.rows
+    if rows.empty:
+        return pd.DataFrame(columns=["path", "language", "language_from", "pred", "order"])
     size = int(rows["code"].str.len().sum())
     big = progress is not None and (size > LONG_READ or len(rows) > 1000)  # seconds of work: say so
     if big:
@@ -202,28 +252,33 @@ def detect(model, table: FileTable, progress: Progress | None = None) -> pd.Data
         progress(f"aicd detect: labelled {len(rows):,} files; checking their languages", force=True)
     out = pd.concat([rows[["path", "language", "language_from"]].reset_index(drop=True),
                      predictions.reset_index(drop=True)], axis=1)
-    other = rows["other_language"] if "other_language" in rows.columns else pd.Series("", index=rows.index)
-    flags = [language_flag(c, lang, o) for c, lang, o in zip(rows["code"], rows["language"], other)]
-    out["language_fit"] = [round(f, 3) for f, _ in flags]
-    out["outside_benchmark"] = [flag or outside_table3(c) for (_, flag), c in zip(flags, rows["code"])]
-    out["other_language"] = other.to_numpy()
+    out["language_fit"] = rows["language_fit"].round(3).to_numpy()
+    out["outside_benchmark"] = [flag or outside_table3(c) for flag, c in zip(rows["language_flag"], rows["code"])]
+    out["size_out_of_range"] = [size_flag(c) for c in rows["code"]]
+    out["other_language"] = rows["other_language"].to_numpy()
     seen = set(getattr(model, "train_languages", None) or ())
     out["language_unseen"] = [bool(seen) and lang not in seen for lang in rows["language"]]
+    unlike = out["ood_score"] >= UNLIKE_TRAINING if "ood_score" in out.columns else False
+    out["in_distribution"] = ~((out["outside_benchmark"] != "") | (out["size_out_of_range"] != "")
+                               | out["language_unseen"] | unlike)
+    out["order"] = rows["order"].to_numpy()
     scored = any(str(c).startswith("score_") for c in out.columns)
     return declare(out, getattr(model.detector, "score_kind", "probability") if scored else None)
 
 
-UNLIKE_TRAINING = 2.0  # ood_score (aicd.detectors.novelty) from which a file is unlike the training rows
-
-
 def flag_summary(result: pd.DataFrame, model) -> str:
-    """One line: how many predictions are flagged, and why."""
+    """One line: how many labels are outside what the benchmark measured (in_distribution false),
+    and why."""
     outside = result["outside_benchmark"][result["outside_benchmark"] != ""]
     unseen = result["language"][result["language_unseen"]]
     unlike = result["ood_score"] >= UNLIKE_TRAINING if "ood_score" in result.columns else \
         pd.Series(False, index=result.index)
-    flagged = int(((result["outside_benchmark"] != "") | result["language_unseen"] | unlike).sum())
+    big = result["size_out_of_range"] != "" if "size_out_of_range" in result.columns else \
+        pd.Series(False, index=result.index)
+    flagged = int(((result["outside_benchmark"] != "") | result["language_unseen"] | unlike | big).sum())
     parts = []
+    if big.any():
+        parts.append(f"{int(big.sum())} longer than any benchmark row (e.g. {result['path'][big].iloc[0]})")
     if unlike.any():
         parts.append(f"{int(unlike.sum())} unlike the training rows (ood_score >= {UNLIKE_TRAINING:g})")
     not_code = result["outside_benchmark"] == "not_code"
@@ -246,4 +301,5 @@ def flag_summary(result: pd.DataFrame, model) -> str:
         parts.append(f"{len(unseen)} in a language the model saw no training row of ({why})")
     if not getattr(model, "train_languages", None):
         parts.append("the model records no training languages (fitted by an older version): languages not checked")
-    return f"{len(result)} files labelled, {flagged} flagged" + (f": {'; '.join(parts)}" if parts else "")
+    return f"{len(result)} files labelled, {flagged} outside what the benchmark measured" + \
+        (f": {'; '.join(parts)}" if parts else "")

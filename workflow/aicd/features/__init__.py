@@ -11,6 +11,8 @@ that needs them (`python -m aicd.features`).
 - stylometry_set: those columns as a feature set, optionally on the invariant text;
 - embedding: frozen encoder embeddings;
 - lm_stats: a causal LM's token statistics;
+- lm_criteria: the zero-shot criteria as columns, oriented and standardised per language;
+- standardise: per-language standardisation on human training rows;
 - compute: one feature set computed, split by split and block by block;
 - store: a feature set's on-disk form (.npz);
 - tables: a task's split tables, read for the features and detectors stages;

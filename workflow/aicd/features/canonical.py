@@ -8,7 +8,9 @@ style, distinct-name ratio, mean length). `identifiers: anonymous` makes every i
 token and keeps only the identifier count, so that renaming cannot reach the features; `bound`
 hides only the names the code binds (one VAR token: exactly what the rename rewrite changes,
 aicd.codetools.bindings) and keeps functions, types, fields and library calls as written; `role`
-writes every name as its role (VAR, DEFNAME, CALLNAME, ...). `tokens: universal` writes keywords
+writes every name as its role (VAR, DEFNAME, CALLNAME, ...). `literals: class` writes every
+string STR and every number NUM (with `identifiers: anonymous`, the delexicalised view: no
+comments, every name ID, every literal its class). `tokens: universal` writes keywords
 and operators as cross-language classes (aicd.codetools.token_classes), so that n-grams learnt
 on one language can be read in another.
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codetools.tokens import IDENTIFIER_MODES, STYLES, canonical_tokens, style_of
+from ..codetools.tokens import IDENTIFIER_MODES, STYLES, canonical_tokens, literal_class, style_of
 from ..common.params import Param, ParamSpec
 from .base import Featurizer, register
 from .rows import codes_of, languages_of
@@ -72,10 +74,15 @@ class CanonicalTfidfFeaturizer(Featurizer):
         Param("tokens", (str,), "written", "ours",
               "keywords and operators as written (`written`) or as their cross-language classes "
               "(`universal`: LOOP, COND, AUG, ...; aicd.codetools.token_classes)", choices=("written", "universal")),
+        Param("literals", (str,), "bucket", "ours",
+              "literals bucketed by size (`bucket`: STR_short, NUM_small, ...) or as their class only (`class`: "
+              "STR, NUM; with identifiers: anonymous, the delexicalised view: aicd.codetools.tokens."
+              "delexicalised_tokens)", choices=("bucket", "class")),
     ))
 
     def __init__(self, max_features: int = 5000, ngram_max: int = 3, svd_components: int = 500,
-                 comments: bool = False, identifiers: str = "class", tokens: str = "written", seed: int = 0):
+                 comments: bool = False, identifiers: str = "class", tokens: str = "written", literals: str = "bucket",
+                 seed: int = 0):
         if identifiers not in IDENTIFIER_MODES:
             raise ValueError(f"identifiers must be one of {', '.join(IDENTIFIER_MODES)}, got {identifiers!r}")
         if tokens not in ("written", "universal"):
@@ -83,6 +90,7 @@ class CanonicalTfidfFeaturizer(Featurizer):
         self.comments = comments
         self.identifiers = identifiers
         self.tokens = tokens
+        self.literals = literals
         self.tfidf = TfidfSvdFeaturizer(max_features=max_features, ngram_max=ngram_max,
                                         svd_components=svd_components, seed=seed)
         self.threads = 1
@@ -103,9 +111,12 @@ class CanonicalTfidfFeaturizer(Featurizer):
         codes = codes_of(rows)
         languages = languages_of(rows)
         universal = getattr(self, "tokens", "written") == "universal"
+        classes = getattr(self, "literals", "bucket") == "class"  # featurizers pickled before the option: bucket
         streams, stats = [], []
         for code, language in zip(codes, languages):
             tokens, names = canonical_tokens(code, language, self.comments, identifiers=self.mode, universal=universal)
+            if classes:
+                tokens = [literal_class(t) for t in tokens]
             streams.append(" ".join(tokens))
             if self.mode in ("bound", "role"):
                 stats.append(bound_stats(names, tokens.count("VAR")))
@@ -133,4 +144,4 @@ class CanonicalTfidfFeaturizer(Featurizer):
     def report_fields(self, column_sums: dict) -> dict:
         return {"canonical_features": len(self.tfidf.vocabulary), "svd_components": int(self.tfidf.components_.shape[0]),
                 "identifier_statistics": len(self.stat_names), "comments": self.comments, "identifiers": self.mode,
-                "tokens": getattr(self, "tokens", "written")}
+                "tokens": getattr(self, "tokens", "written"), "literals": getattr(self, "literals", "bucket")}

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..common.errors import AicdError
 from ..common.params import ParamSpec
-from . import ast_features, canonical, embedding, lm_stats, structure, stylometry_set, tfidf  # noqa: F401
+from . import ast_features, canonical, embedding, lm_criteria, lm_stats, structure, stylometry_set, tfidf  # noqa: F401
 from .base import FEATURIZERS, Featurizer, register
 
 
@@ -39,6 +39,11 @@ class ConcatFeaturizer(Featurizer):
     @property
     def feature_names(self) -> list[str]:
         return [n for p in self.parts for n in p.feature_names]
+
+    @property
+    def verify_rows(self) -> int:
+        """As few as its most costly part allows (an LM's part: none, it would load the LM)."""
+        return min(getattr(p, "verify_rows", Featurizer.verify_rows) for p in self.parts)
 
     def report_fields(self, matrices: dict) -> dict:
         return {"parts": [p.kind for p in self.parts]}

@@ -7,6 +7,7 @@
   generation  token and cost totals per generator (results/generations/report.md)
   generator-card  one generator's card: requests, sandbox, filters, detection by protocol
   ood         the out-of-distribution table (results/tables/ood.md, .tex)
+  loco        the leave-one-collection-out table (results/tables/loco.md, .tex, .json)
   figures     the paper's figures (per language, per generator, filter distributions, ...)
   analyses    SVM n-gram back-projection, CatBoost SHAP, rows every detector gets wrong
   paper       results/paper_results.md (the later tables and figures, linked)
@@ -24,7 +25,7 @@ from ..common.stagecli import run
 
 COMMANDS = {
     "report": ("report_md", "main"), "subsets": ("subset_tables", "main"), "table8": ("llm_tables", "table8_main"),
-    "generation": ("llm_tables", "generation_main"), "ood": ("ood", "main"), "figures": ("paper_figures", "main"),
+    "generation": ("llm_tables", "generation_main"), "ood": ("ood", "main"), "loco": ("loco", "main"), "figures": ("paper_figures", "main"),
     "analyses": ("analyses", "main"), "paper": ("paper_section", "main"), "execution": ("execution", "main"),
     "card": ("card", "main"), "reproduction": ("reproduction", "main"),
     "generator-card": ("generator_card", "main"),

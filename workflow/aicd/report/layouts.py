@@ -95,6 +95,13 @@ def ood_layout(plan) -> dict:
                                   if "perturbation" in spec} for t in plan.ood_tasks()}}
 
 
+def loco_layout(plan) -> dict:
+    """rule loco_table: each fold's held-out collection, the detectors' titles."""
+    return {"folds": {t: plan.tasks[t].ood["hold_out"] for t in plan.loco_tasks()},
+            "order": [plan.tasks[t].ood["hold_out"] for t in plan.loco_tasks()],  # the config's (JSON sorts keys)
+            "detectors": {d: det.title for d, det in plan.detectors.items()}}
+
+
 def ood_split_name(spec: dict) -> str:
     """in_distribution | codeaid | lolo:<language> | lofo:<family> (the OOD table's columns)."""
     short = {"leave_one_language_out": "lolo", "leave_one_family_out": "lofo"}

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..common.io import read_json, write_text
 from ..common.stagecli import json_arg
 from ..records.fingerprint import stamp
-from . import generation_losses, threshold_table
+from . import calibrated_view, generation_losses, threshold_table
 from .data_block import data_block
 from .figures import confusion_figure
 from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, Marks, ranked_best, table_value
@@ -40,6 +40,8 @@ class ReportInputs:
     reproduction: str | None = None  # tables/reproduction.md, the report's first section
     paper_section: str | None = None  # results/paper_results.md, appended
     generator_card_files: Sequence[str] = ()  # generators/{model}.json: skipped prompts, dropped rows
+    calibrated_views: Sequence[str] = ()  # calibration/{task}/{detector}.test.json: the calibrated view
+    calibration_reports: Sequence[str] = ()  # calibration/{task}/reference.report.json: its reference
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ class Table4:
     scores: dict
     inputs: dict | None
     paper_rows: dict | None = None
+    calibrated: dict = field(default_factory=dict)   # (detector, task) -> its calibrated view
+    references: dict = field(default_factory=dict)   # task -> its calibration reference's report
     f1: dict = field(init=False)
 
     def __post_init__(self):
@@ -88,9 +92,11 @@ class Table4:
         latex, markdown = with_inputs(*render(self.rows, self.columns, self.f1, tags=self.tags), self.inputs)
         html = render_html(self.rows, self.columns, self.f1, self.intervals,
                            stamp=stamp(self.inputs) if self.inputs else "", tags=self.tags)
-        thresholds = threshold_table.render(self.rows, self.columns, self.scores, self.tags)
+        thresholds = threshold_table.render(self.rows, self.columns, self.scores, self.tags, self.calibrated)
+        calibrated = calibrated_view.render(self.rows, self.task_columns, self.calibrated, self.references, self.tags)
         return {"table4.tex": latex, "table4.md": markdown, "table4.html": html,
-                **dict(zip(("thresholds.md", "thresholds.tex", "thresholds.html"), thresholds))}
+                **dict(zip(("thresholds.md", "thresholds.tex", "thresholds.html"), thresholds)),
+                **dict(zip(("calibrated.md", "calibrated.tex", "calibrated.html"), calibrated))}
 
     @cached_property
     def markdown_with_intervals(self) -> str:
@@ -142,9 +148,11 @@ def read_table4(src: ReportInputs) -> Table4:
     for path in src.test_set_score_files:
         sc = read_json(path)
         scores[(sc["detector"], f"{sc['task']}·{Path(path).parent.name}")] = sc
+    references = {r["task"]: r for r in map(read_json, src.calibration_reports)}
     return Table4(rows=[Row(n, t, bool(d)) for n, t, d in layout["detectors"]], columns=columns,
                   task_columns=task_columns, scores=scores, paper_rows=layout.get("paper_rows"),
-                  inputs=read_json(src.inputs_file) if src.inputs_file else None)
+                  inputs=read_json(src.inputs_file) if src.inputs_file else None,
+                  calibrated=calibrated_view.read_views(src.calibrated_views), references=references)
 
 
 def write_report(src: ReportInputs, paths: ReportPaths) -> None:
@@ -240,7 +248,21 @@ def _tables_lines(table: Table4, tables: Path, rel: Callable) -> list[str]:
             *class_support_section(table.scores, table.task_columns),
             "## Threshold metrics: AUROC and TPR at a fixed FPR on human code (× 100)", "",
             threshold_table.CAPTION, "", table.files["thresholds.md"],
-            f"LaTeX: [{rel(tables / 'thresholds.tex')}]({rel(tables / 'thresholds.tex')})", ""]
+            f"LaTeX: [{rel(tables / 'thresholds.tex')}]({rel(tables / 'thresholds.tex')})", "",
+            *_calibrated_lines(table, tables, rel)]
+
+
+def _calibrated_lines(table: Table4, tables: Path, rel: Callable) -> list[str]:
+    """The calibrated view (thresholds set per language on human reference code), or why none."""
+    if not table.calibrated:
+        return ["## Calibrated on human reference code", "",
+                "Not run: calibration is off in this config (calibration.enabled), or no task has a human class.", ""]
+    fpr = next((v["fpr"] for v in table.calibrated.values() if v.get("available")), 0.05)
+    return [f"## Calibrated on human reference code: TPR at {fpr * 100:g}% FPR with per-language thresholds (× 100)",
+            "", calibrated_view.caption(fpr), "", table.files["calibrated.md"],
+            f"Also as [HTML]({rel(tables / 'calibrated.html')}) and [LaTeX]({rel(tables / 'calibrated.tex')}); "
+            "each model's calibration file: `results/calibration/{task}/{detector}.json` (`aicd detect` reads it "
+            "beside the model; docs/calibration.md explains it).", ""]
 
 
 def _confusion_lines(table: Table4, paths: ReportPaths, rel: Callable) -> list[str]:
@@ -376,9 +398,14 @@ def main(argv=None) -> None:
                         help="results/generators/{model}.json: each generator's skipped prompts and dropped rows")
     parser.add_argument("--reproduction", default=None,
                         help="results/tables/reproduction.md: the paper beside ours, the report's first section")
+    parser.add_argument("--calibrated", nargs="*", default=[],
+                        help="results/calibration/{task}/{detector}.test.json: the calibrated view")
+    parser.add_argument("--calibration-reports", nargs="*", default=[],
+                        help="results/calibration/{task}/reference.report.json: each task's reference")
     args = parser.parse_args(argv)
     src = ReportInputs(args.layout, args.scores, test_set_score_files=args.test_set_scores,
                        test_set_report_files=args.test_set_reports, data_report_files=args.data_reports,
                        inputs_file=args.inputs, reproduction=args.reproduction, paper_section=args.paper_section,
-                       generator_card_files=args.generator_cards)
+                       generator_card_files=args.generator_cards,
+                       calibrated_views=args.calibrated, calibration_reports=args.calibration_reports)
     write_report(src, ReportPaths(args.tables_dir, args.figures_dir, args.report))

@@ -6,7 +6,11 @@ headed for what it is (aicd.scoring.thresholds):
   (the field's definition, RAID's): "unreachable" with the reason where no threshold gets there;
 - "val. threshold for 1%: FPR on test" and "…: TPR": the deployment view, the threshold set on
   the validation split's human rows and applied to test, with the FPR it realises on the test's
-  humans and the TPR there (‡: that FPR is over twice the nominal one; where, below the table).
+  humans and the TPR there (‡: that FPR is over twice the nominal one; where, below the table);
+- "ref. thresholds for 5%: FPR on test" and "…: TPR", where the run calibrated the detector: each
+  test row held to its language's threshold set on human reference code (the calibrated view,
+  aicd.report.calibrated_view, which has the details: pooled languages, the held-out bound, the
+  threshold adapted to the unlabelled test set).
 
 Every value x 100 with its 95% bootstrap interval (aicd.report.intervals: ± where symmetric,
 [low, high] where not; deployment view: the validation humans resampled too, so the threshold's
@@ -37,7 +41,9 @@ CAPTION = ("AUROC (human vs. the rest) and the TPR (machine code caught) at each
            "interval with the threshold fixed, `tpr_ci`). " + SAYS + " ‡: the realised FPR is over twice the nominal "
            "one: the validation threshold does not transfer to the test's humans (where, below). A deployment cell "
            "with a reason instead of a value: the threshold cannot stand for that FPR (the full reason is in the "
-           "score file, `unreliable`).")
+           "score file, `unreliable`). Ref. thresholds for x%, where the run calibrated the detector: each test row "
+           "held to its language's threshold set on human reference code that no detector of the task trained on "
+           "(the calibrated view below: ° languages with too few reference programs held to the pooled threshold).")
 
 
 def _value(value, ci, style: str) -> str:
@@ -84,8 +90,21 @@ def roc_cell(point: dict | None, fpr: float, style: str) -> str:
     return text
 
 
+def calibrated_cells(view: dict | None, style: str) -> list[str]:
+    """[FPR on test, TPR] of the per-language reference thresholds (the calibrated view)."""
+    if not view or not view.get("available"):
+        return ["not calibrated" if view else "–", "–"]
+    point = view["calibrated"]
+    fpr = _value(point.get("fpr"), point.get("fpr_ci"), style)
+    if point.get("fpr") is not None and point["fpr"] > 2 * view["fpr"]:
+        fpr += "$^{\\ddagger}$" if style == "latex" else NOT_TRANSFERRED
+    if view.get("pooled_languages"):
+        fpr += "°"
+    return [fpr, _value(point.get("tpr"), point.get("tpr_ci"), style)]
+
+
 def task_rows(rows: list[Row], task: str, scores: dict, fprs: list[str], style: str,
-              marks: Marks | None = None) -> list[list[str]]:
+              marks: Marks | None = None, calibrated: dict | None = None) -> list[list[str]]:
     body = []
     for r in rows:
         s = scores.get((r.name, task))
@@ -94,25 +113,29 @@ def task_rows(rows: list[Row], task: str, scores: dict, fprs: list[str], style: 
         m = s.get("threshold_metrics") or {}
         title = latex_title(r.title) if style == "latex" else markdown_title(r.title)
         title += tag((marks or Marks()).row(r.name, task), style)
+        extra = calibrated_cells((calibrated or {}).get((r.name, task)), style) if calibrated else []
         if not m.get("available"):
-            body.append([title, "no scores", *["–"] * (3 * len(fprs))])
+            body.append([title, "no scores", *["–"] * (3 * len(fprs) + len(extra))])
             continue
         cells = [title, _value(m.get("auroc"), m.get("auroc_ci"), style)]
         cells += [roc_cell((m.get("roc_at_fpr") or {}).get(key), float(key), style) for key in fprs]
         for key in fprs:
             cells += _deployment_cells((m.get("deployment_at_fpr") or {}).get(key), style)
-        body.append(cells)
+        body.append(cells + extra)
     return body
 
 
-def headers(fprs: list[str], style: str) -> list[str]:
+def headers(fprs: list[str], style: str, calibrated_fpr: float | None = None) -> list[str]:
     """"TPR @ 1% FPR" heads the ROC operating point only; the deployment view says it is the
-    validation threshold's."""
+    validation threshold's, the calibrated one the reference thresholds'."""
     pct = "\\%" if style == "latex" else "%"
     nominal = [f"{float(k) * 100:g}{pct}" for k in fprs]
     out = ["Model", "AUROC", *[f"TPR @ {n} FPR" for n in nominal]]
     for n in nominal:
         out += [f"val. threshold for {n}: FPR on test", f"val. threshold for {n}: TPR"]
+    if calibrated_fpr is not None:
+        n = f"{calibrated_fpr * 100:g}{pct}"
+        out += [f"ref. thresholds for {n}: FPR on test", f"ref. thresholds for {n}: TPR"]
     return out
 
 
@@ -142,18 +165,23 @@ TRANSFER_HEADERS = ["Model", "nominal FPR", "where the validation threshold does
                     "human rows there"]
 
 
-def render(rows: list[Row], columns: list[Column], scores: dict, marks: Marks | None = None) -> tuple[str, str, str]:
-    """(markdown, latex, html) of every task that has scores."""
+def render(rows: list[Row], columns: list[Column], scores: dict, marks: Marks | None = None,
+           calibrated: dict | None = None) -> tuple[str, str, str]:
+    """(markdown, latex, html) of every task that has scores; calibrated: (detector, task) -> its
+    calibrated view (aicd.report.calibrated_view.read_views), two more columns where given."""
     fprs = fprs_of(scores)
     marks = marks or Marks()
+    calibrated_fpr = next((v["fpr"] for v in (calibrated or {}).values() if v.get("available")), None)
     md, tex, page = [], [], []
     for col in columns:
         for style, out, fmt in (("markdown", md, "github"), ("latex", tex, "latex_raw"), ("html", page, "unsafehtml")):
-            body = task_rows(rows, col.name, scores, fprs, style, marks)
+            here = {k: v for k, v in (calibrated or {}).items() if k[1] == col.name}
+            body = task_rows(rows, col.name, scores, fprs, style, marks, here)
             if not body:
                 continue
-            table = tabulate(body, headers=headers(fprs, style), tablefmt=fmt, disable_numparse=True,
-                             colalign=("left", *["right"] * (3 * len(fprs) + 1)))
+            shown = calibrated_fpr if here else None
+            table = tabulate(body, headers=headers(fprs, style, shown), tablefmt=fmt, disable_numparse=True,
+                             colalign=("left", *["right"] * (3 * len(fprs) + 1 + (2 if here else 0))))
             legend = marks.legend([r.name for r in rows], col.name, style)
             moved = transfer_rows(rows, col.name, scores, style)
             moved_table = tabulate(moved, headers=TRANSFER_HEADERS, tablefmt=fmt, disable_numparse=True) if moved else ""

@@ -6,5 +6,6 @@ Podman (`python -m aicd.sandbox`).
 - isolation: what every container is given and denied, on each engine;
 - limits: the sandbox's limits and the memory budget every cap must fit in;
 - languages: how each of the nine languages is built, checked and run;
+- owner: who made a container or a scratch folder, and whether that process is gone;
 - pool: long-lived containers and the pool that runs programs in them;
 - execute: a sample table's programs run in the pool, one result row per input row."""

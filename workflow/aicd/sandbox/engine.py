@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..common.errors import AicdError
 from ..common.subprocesses import die_with_parent
+from .owner import owner_alive, owner_label
 
 ENGINES = ("docker", "podman")
 CHOICES = ("auto", *ENGINES)
@@ -35,6 +36,43 @@ NO_ENGINE = ("no container engine answers: neither a Docker daemon nor Podman (i
              "dockerd, or install podman; see docs/sandbox.md)")
 # Creating a container copies the whole image on the vfs storage driver: 10-40 s, more under load.
 API_TIMEOUT_S = 900
+# Private folders in the temporary folder: a Podman service's socket and log (SERVICE_PREFIX), and
+# the files a container bind-mounts or the engine reads (STAGE_PREFIX: its /etc files, the seccomp
+# profile). A container's mount table shows the path of its /etc files, so that one is named for
+# nothing of this host or project. Each holds OWNER_FILE, so that what a killed process left is
+# removed by the next (remove_stale_scratch).
+SERVICE_PREFIX, STAGE_PREFIX, OWNER_FILE = "aicd-engine-", "sandbox-", ".owner"
+
+
+def scratch_folder(prefix: str) -> Path:
+    """A new private folder in the temporary folder, readable by a rootless service of another
+    user, that names its owner (owner.owner_label)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    folder.chmod(0o755)  # a rootless service of another user reads from here
+    (folder / OWNER_FILE).write_text(owner_label())
+    return folder
+
+
+def remove_stale_scratch(parent: str | None = None) -> list[str]:
+    """Remove the scratch folders (scratch_folder) whose owner is provably gone: a job killed
+    outright cannot remove its own. Folders without an owner file are not ours. Returns them."""
+    parent_dir = Path(parent or tempfile.gettempdir())
+    removed = []
+    try:
+        entries = list(parent_dir.iterdir())
+    except OSError:
+        return removed
+    for folder in entries:
+        if not folder.name.startswith((SERVICE_PREFIX, STAGE_PREFIX)):
+            continue
+        try:
+            owner = (folder / OWNER_FILE).read_text()
+        except OSError:
+            continue
+        if not owner_alive(owner):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(str(folder))
+    return removed
 
 
 @dataclass
@@ -48,7 +86,9 @@ class Engine:
     cgroup_version: str             # "1" or "2"
     enforced: frozenset             # the CGROUP_LIMITS this engine enforces here
     service: subprocess.Popen | None = None   # a `podman system service` this process started
-    scratch: Path | None = None     # private folder: the service's socket, the seccomp profile copy
+    scratch: Path | None = None     # private folder of that service: its socket and log
+    stage: Path | None = None       # private folder of files for the engine: /etc files, the seccomp profile
+    oom_guard: bool = True          # whether containers may ask for isolation.OOM_GUARD_CAP (False once refused)
     _closed: bool = field(default=False, repr=False)
 
     @property
@@ -77,7 +117,7 @@ class Engine:
         (a rootless service runs as another user); written once, atomically (a pool's workers
         create containers side by side)."""
         data = content.encode() if isinstance(content, str) else content
-        copy = self._scratch() / name
+        copy = self._stage() / name
         if not copy.exists() or copy.read_bytes() != data:
             staged = copy.with_name(f".{name}.{os.getpid()}.{threading.get_ident()}")
             staged.write_bytes(data)
@@ -85,11 +125,10 @@ class Engine:
             os.replace(staged, copy)
         return copy
 
-    def _scratch(self) -> Path:
-        if self.scratch is None:
-            self.scratch = Path(tempfile.mkdtemp(prefix="aicd-engine-"))
-            self.scratch.chmod(0o755)  # a rootless service of another user reads the profile from here
-        return self.scratch
+    def _stage(self) -> Path:
+        if self.stage is None:
+            self.stage = scratch_folder(STAGE_PREFIX)
+        return self.stage
 
     def cli(self) -> str:
         """The engine's own command, for image builds (the SDK runs everything else)."""
@@ -99,7 +138,7 @@ class Engine:
         return found
 
     def close(self) -> None:
-        """Stop the service this process started, and remove the private folder."""
+        """Stop the service this process started, and remove the private folders."""
         if self._closed:
             return
         self._closed = True
@@ -114,8 +153,9 @@ class Engine:
             except subprocess.TimeoutExpired:
                 self.service.kill()
                 self.service.wait()
-        if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+        for folder in (self.stage, self.scratch):
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def _client(base_url: str | None, timeout: float = API_TIMEOUT_S, pool: int = 32):
@@ -164,6 +204,7 @@ def _facts(client, name: str) -> tuple[str, bool, str, frozenset]:
 
 
 def _connected(client, name: str, service=None, scratch=None) -> Engine:
+    remove_stale_scratch()  # what a killed job left in the temporary folder
     version, rootless, cgroup, enforced = _facts(client, name)
     return Engine(name, client, version, rootless, cgroup, enforced, service, scratch)
 
@@ -187,8 +228,7 @@ def start_podman_service(run_as: list[str] | None = None, scratch: Path | None =
     podman = shutil.which("podman")
     if not podman:
         raise AicdError(NO_PODMAN)
-    scratch = scratch or Path(tempfile.mkdtemp(prefix="aicd-engine-"))
-    scratch.chmod(0o755)
+    scratch = scratch or scratch_folder(SERVICE_PREFIX)
     url = f"unix://{scratch}/podman.sock"
     logfile = open(scratch / "service.log", "wb")
     # --time 0: no idle timeout (the pool's attach streams stay open between requests).

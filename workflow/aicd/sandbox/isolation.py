@@ -20,6 +20,30 @@ RUNNER_CAPS = ("SETUID", "SETGID", "CHOWN", "KILL", "DAC_OVERRIDE", "FOWNER")
 # descriptors, which the kernel shows another uid only with this capability. (The program, an
 # unprivileged uid that exec'd with no-new-privileges, never holds it.)
 METER_CAP = "SYS_PTRACE"
+# Where a cgroup caps the container's memory and the runner is in the host's user namespace
+# (rootful), the runner takes itself and tini out of the OOM killer's reach (oom_score_adj
+# -1000) and pins each program at 1000, which lowering and pinning need this capability for. A
+# program killed for memory that only its exit frees (shared memory, dropped from its mapping)
+# otherwise left the runner the next victim, before that exit came (containers/sandbox/runner.py).
+OOM_GUARD_CAP = "SYS_RESOURCE"
+CAP_SYS_RESOURCE = 24  # its bit in a capability set
+
+
+def bounding_has(bit: int) -> bool:
+    """Whether this process's capability bounding set has a capability: an engine started on
+    this machine can grant it only then (a host may withhold one from every process)."""
+    try:
+        with open("/proc/self/status") as fh:
+            return bool(int(next(line.split()[1] for line in fh if line.startswith("CapBnd:")), 16) >> bit & 1)
+    except (OSError, StopIteration, ValueError):
+        return False
+
+
+def oom_guard(engine: Engine) -> bool:
+    """Whether the runner is given OOM_GUARD_CAP: where a cgroup caps memory on a rootful engine
+    that can grant it (not refused before, and in this machine's bounding set)."""
+    return (engine.oom_guard and "memory" not in engine.unenforced and not engine.rootless
+            and bounding_has(CAP_SYS_RESOURCE))
 # The program's uid inside the container: one no host account has where the container shares
 # the host's uids (Docker rootful), and a low one where each container has a user namespace of
 # its own (rootless Podman, --userns=auto), so that a namespace of USERNS_IDS ids holds it and
@@ -40,7 +64,9 @@ HOSTNAME = "sandbox"  # not the container id
 DOCKER_MASKED = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
                  "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
                  "/sys/devices/virtual/powercap")
-HIDDEN = ("/proc/cmdline", "/proc/sys/kernel/random/boot_id")
+# The host's boot command line and boot id, its uptime, and its kernel's build (compiler, builder
+# host): read empty. (What stays visible, and why: docs/sandbox.md, "What a program sees of the host".)
+HIDDEN = ("/proc/cmdline", "/proc/sys/kernel/random/boot_id", "/proc/uptime", "/proc/version")
 # /etc files of our own: nothing of the host (its nameservers, its /etc/hosts entries, which
 # rootless Podman copies in), nor the engine's storage path and container id that its own bind
 # mounts of these files show in /proc/self/mountinfo. Podman bind-mounts them from the engine's
@@ -55,6 +81,15 @@ DOCKER_DNS = {"Dns": ["127.0.0.1"], "DnsSearch": ["."], "DnsOptions": ["ndots:1"
 PROGRAM_NOFILE = 4096  # open files per program process (the runner's own rlimit)
 # How often the runner counts what the engine cannot cap (tmpfs inodes, the program's memory).
 WATCH_POLL_S = 0.01
+# Where the runner counts memory it makes the program's memfds itself, as unnamed files on a tmpfs
+# of its own that the program cannot open by name (containers/sandbox/gate.py): their pages are
+# then counted wherever the memfd is (mapped, held, or in flight in a socket).
+MEMFD_MOUNT = "/dev/memfd"
+# At its time limit a program that still wants the CPU, slowed by others' load, runs on while its
+# CPU time stays within its share (time limit x cpus), up to this many times the limit
+# (containers/sandbox/runner.py, deadline). A program asleep, or slowed by itself (more threads
+# wanting the CPU than its share has CPUs), never waits for it.
+WALL_GRACE = 10
 # RLIMIT_DATA counts writable mappings, used or not: a JVM with -Xss64m maps ~800 MB of thread
 # stacks and heap at start while using ~40 MB. So the per-process rlimit is only a backstop
 # against a burst between two counts, memory_mb beyond the limit that the runner's count holds.
@@ -74,12 +109,16 @@ def program_uid(engine: Engine) -> int:
     return USERNS_PROGRAM_UID if per_container_userns(engine) else PROGRAM_UID
 
 
-def tmpfs_mounts(lim: Limits, inode_caps: bool = True) -> dict[str, str]:
+def tmpfs_mounts(lim: Limits, inode_caps: bool = True, memfds: bool = False) -> dict[str, str]:
     """Every tmpfs the program can write, with a size cap and, where the engine takes it, an
     inode cap (tmpfs inodes are kernel memory charged to the container: a flood of empty files
     would reach the OOM killer long before any size cap). Podman 4 refuses `nr_inodes`, `uid`
     and `gid`: there the runner counts the inodes itself (runner_limits), and `notmpcopyup` keeps
-    Podman from copying the image's files at those paths into the mounts."""
+    Podman from copying the image's files at those paths into the mounts. memfds: the runner's
+    own tmpfs for the program's memfds (MEMFD_MOUNT), root's and closed to the program; its size
+    is only a backstop beyond the memory count, which stops the program first (at memory_mb, with
+    the rest of its memory), as RLIMIT_DATA is; exec allowed, as on a memfd (a JIT maps its code
+    from one)."""
     def caps(size_mb: int) -> str:
         return f"size={size_mb}m" + (f",nr_inodes={lim.inodes(size_mb)}" if inode_caps else ",notmpcopyup")
 
@@ -94,6 +133,9 @@ def tmpfs_mounts(lim: Limits, inode_caps: bool = True) -> dict[str, str]:
         # Podman's --read-only mounts writable, uncapped tmpfs on /run and /var/tmp, and its
         # compatible API has no --read-only-tmpfs=false: cover them with empty read-only ones.
         mounts |= dict.fromkeys(("/run", "/var/tmp"), "ro,nosuid,nodev,noexec,size=16k,mode=755,notmpcopyup")
+    if memfds:
+        inodes = f",nr_inodes={lim.inodes(lim.tmp_mb)},uid=0,gid=0" if inode_caps else ",notmpcopyup"
+        mounts[MEMFD_MOUNT] = f"rw,nosuid,nodev,size={lim.memory_mb + DATA_BACKSTOP_MB}m{inodes},mode=700"
     return mounts
 
 
@@ -121,7 +163,8 @@ def ulimits() -> list[dict]:
 def container_config(engine: Engine, image: str, lim: Limits, labels: dict[str, str], command: list[str] | None = None,
                      seccomp: bool = True, user: str = "0:0", binds: list[str] | None = None) -> dict:
     """The Engine API's create body of a sandbox container: root for the trusted runner with only
-    RUNNER_CAPS (and METER_CAP where it counts memory), tini as PID 1, no network, read-only
+    RUNNER_CAPS (and METER_CAP where it counts memory, OOM_GUARD_CAP where a cgroup does, rootful),
+    tini as PID 1, no network, read-only
     root, memory = swap cap, pids, CPU, the project's seccomp profile (seccomp=False: the
     engine's default, for comparing the two), a size (and inode) cap on every tmpfs the program
     can write, the host's paths masked and its /etc files replaced (ETC_FILES), a user namespace
@@ -130,12 +173,14 @@ def container_config(engine: Engine, image: str, lim: Limits, labels: dict[str, 
     pool killed outright leaves containers whose runner exits and which remove themselves."""
     security = ["no-new-privileges"] + ([engine.seccomp_option(SECCOMP_PROFILE)] if seccomp else [])
     caps = list(RUNNER_CAPS) + ([METER_CAP] if "memory" in engine.unenforced else [])
+    caps += [OOM_GUARD_CAP] if oom_guard(engine) else []
     host = {
         "NetworkMode": "none", "ReadonlyRootfs": True, "AutoRemove": True, "Init": False,
-        "Tmpfs": tmpfs_mounts(lim, engine.inode_caps), "Sysctls": sysctls(lim),
+        "Tmpfs": tmpfs_mounts(lim, engine.inode_caps, "memory" in engine.unenforced), "Sysctls": sysctls(lim),
         "Memory": lim.memory_mb << 20, "MemorySwap": lim.memory_mb << 20, "PidsLimit": lim.pids,
         "NanoCpus": int(lim.cpus * 1e9), "CapDrop": ["ALL"], "CapAdd": caps, "SecurityOpt": security,
         "Ulimits": ulimits(), "Binds": list(binds or []),
+        "CgroupnsMode": "private",  # /proc/self/cgroup and the cgroup mounts show "/", not the container id
     }
     if engine.name == "docker":
         host["MaskedPaths"] = [*DOCKER_MASKED, *HIDDEN]
@@ -166,15 +211,26 @@ def isolation_flags(lim: Limits, seccomp: bool = True) -> list[str]:
             "--user", "0:0", "--cap-drop", "ALL", *caps, "--security-opt", "no-new-privileges", *profile, *limits]
 
 
-def inode_gate() -> bool:
-    """Whether the kernel (the host's: containers share it) can stop each new file before it is
-    made: seccomp user notification that lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE,
-    Linux 5.5)."""
+def kernel_at_least(major: int, minor: int) -> bool:
+    """Whether the kernel (the host's: containers share it) is this version or later."""
     try:
-        major, minor = (int(part) for part in os.uname().release.split(".")[:2])
+        version = tuple(int(part) for part in os.uname().release.split("-")[0].split(".")[:2])
     except ValueError:
         return False
-    return (major, minor) >= (5, 5)
+    return version >= (major, minor)
+
+
+def inode_gate() -> bool:
+    """Whether the kernel can stop each new file before it is made: seccomp user notification
+    that lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE, Linux 5.5)."""
+    return kernel_at_least(5, 5)
+
+
+def memfd_emulation() -> bool:
+    """Whether the runner can make the program's memfds itself: a descriptor placed in the program
+    as a notified call's result (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14). Before that, memfd_create
+    is refused where the runner counts memory."""
+    return kernel_at_least(5, 14)
 
 
 def nproc(engine: Engine, lim: Limits, containers: int = 1) -> int:
@@ -188,17 +244,24 @@ def nproc(engine: Engine, lim: Limits, containers: int = 1) -> int:
 
 def runner_limits(engine: Engine, lim: Limits, containers: int = 1) -> dict:
     """What the runner enforces on the program itself (containers/sandbox/runner.py): file size
-    and open files always (RLIMIT_FSIZE, RLIMIT_NOFILE); where the engine cannot cap them in a
-    cgroup, the memory of all the program's processes together as a cgroup would charge it
-    (counted every WATCH_POLL_S, with RLIMIT_DATA as a per-process backstop; containers/sandbox/
-    meter.py), processes (RLIMIT_NPROC, `nproc`) and CPU time (RLIMIT_CPU); and where tmpfs
-    mounts take no inode cap, their inode counts, checked before each new file where the kernel
-    allows (`inode_gate`; containers/sandbox/gate.py), every WATCH_POLL_S as well."""
-    out: dict = {"fsize_mb": max(lim.work_mb, lim.tmp_mb), "nofile": PROGRAM_NOFILE}
+    and open files always (RLIMIT_FSIZE, RLIMIT_NOFILE), and the time limit as the program's CPU
+    share (`cpu_share`: a program slowed by others' load runs on, up to WALL_GRACE times the
+    limit, while its CPU time stays within time limit x cpus); where the engine cannot cap them in
+    a cgroup, the memory of all the program's processes together as a cgroup would charge it
+    (counted every WATCH_POLL_S, its memfds made by the runner on MEMFD_MOUNT, with RLIMIT_DATA as
+    a per-process backstop; containers/sandbox/meter.py and gate.py), processes (RLIMIT_NPROC,
+    `nproc`) and CPU time (the whole sandbox's, counted every WATCH_POLL_S and stopped at its
+    share, RLIMIT_CPU per process as a backstop); and where tmpfs mounts take no inode cap, their
+    inode counts, checked before each new file where the kernel allows (`inode_gate`;
+    containers/sandbox/gate.py), every WATCH_POLL_S as well."""
+    out: dict = {"fsize_mb": max(lim.work_mb, lim.tmp_mb), "nofile": PROGRAM_NOFILE, "cpu_share": lim.cpus,
+                 "wall_grace": WALL_GRACE}
     missing = engine.unenforced
     sizes = {"/work": lim.work_mb, "/tmp": lim.tmp_mb, "/dev/shm": lim.tmp_mb}  # what the program can write
     if "memory" in missing:
-        out |= {"memory_mb": lim.memory_mb, "data_mb": lim.memory_mb + DATA_BACKSTOP_MB, "memory_mounts": list(sizes)}
+        sizes[MEMFD_MOUNT] = lim.tmp_mb  # its inode cap: as many memfds as /dev/shm has files
+        out |= {"memory_mb": lim.memory_mb, "data_mb": lim.memory_mb + DATA_BACKSTOP_MB, "memory_mounts": list(sizes),
+                "memfd": "emulate" if memfd_emulation() else "refuse", "memfd_dir": MEMFD_MOUNT}
     if "pids" in missing:
         out["nproc"] = nproc(engine, lim, containers)
     if "cpu" in missing:
@@ -206,7 +269,7 @@ def runner_limits(engine: Engine, lim: Limits, containers: int = 1) -> dict:
     if "inodes" in missing:
         out["inodes"] = {mount: lim.inodes(size_mb) for mount, size_mb in sizes.items()}
         out["inode_gate"] = inode_gate()
-    if "memory" in missing or "inodes" in missing:
+    if missing:
         out["poll_s"] = WATCH_POLL_S
     return out
 
@@ -223,11 +286,15 @@ def limits_line(engine: Engine, lim: Limits, containers: int = 1) -> str:
             if per_container_userns(engine) else
             f"RLIMIT_NPROC {nproc(engine, lim, containers)}, {lim.pids} per container, counted across the pool's "
             f"{max(1, containers)} and every other pool of this user (one host uid)")
+    memfds = ("memfds made by the runner on a tmpfs it counts" if memfd_emulation() else
+              "memfd_create refused (Linux 5.14 lets the runner make them)")
     stand_ins = {"memory": f"the program's memory as a cgroup charges it (anonymous, shared, memfds, SysV, tmpfs "
-                 f"files) counted every {poll} (less often where a count is costly) and stopped at "
-                 f"{lim.memory_mb} MB, RLIMIT_DATA {lim.memory_mb + DATA_BACKSTOP_MB} MB per process",
+                 f"files; shared anonymous mappings at their size) counted every {poll} (less often where a count is "
+                 f"costly) and stopped at {lim.memory_mb} MB, {memfds}, RLIMIT_DATA "
+                 f"{lim.memory_mb + DATA_BACKSTOP_MB} MB per process",
                  "pids": pids,
-                 "cpu": f"RLIMIT_CPU of {lim.cpus:g} CPU over each step's time limit, a kill rather than a quota",
+                 "cpu": f"the CPU time of all the program's processes counted every {poll} and stopped at "
+                 f"{lim.cpus:g} CPU over each step's time limit, a kill rather than a quota",
                  "inodes": ("tmpfs inodes counted before each new file" if inode_gate() else
                             f"tmpfs inodes counted every {poll}") + ", a flood stopped at the cap as memory_limit "
                  "rather than refused with ENOSPC"}
@@ -236,7 +303,7 @@ def limits_line(engine: Engine, lim: Limits, containers: int = 1) -> str:
             f"({'; '.join(stand_ins[m] for m in missing)})")
     if cgroup:
         line += (", but cannot promise the container's total (memory the kernel holds for it, a burst between two "
-                 "counts, a shared memory object the program keeps only partly mapped); ask the admin for cgroup v2 "
+                 "counts, a shared mapping shrunk between two counts); ask the admin for cgroup v2 "
                  f"with the {', '.join(cgroup)} controllers delegated to users (systemd: Delegate=yes for "
                  "user@.service)")
     return line + "."

@@ -20,7 +20,6 @@ import atexit
 import collections
 import json
 import logging
-import os
 import queue
 import secrets
 import socket
@@ -36,9 +35,11 @@ from ..common.errors import AicdError
 from .engine import Engine, available, shared
 from .isolation import (
     CONTEXT,
+    OOM_GUARD_CAP,
     RUNNER_CAPS,
     SECCOMP_PROFILE,
     USERNS_IDS,
+    WALL_GRACE,
     container_config,
     isolation_flags,
     limits_line,
@@ -46,6 +47,7 @@ from .isolation import (
 )
 from .languages import TOOLCHAINS, job_for
 from .limits import INODE_KB, INODES_PER_MB, LIMITS, RUNNER_RESERVE_MB, Limits
+from .owner import owner_alive, owner_label
 
 __all__ = ["CONTEXT", "INODE_KB", "INODES_PER_MB", "LIMITS", "RUNNER_CAPS", "RUNNER_RESERVE_MB", "SECCOMP_PROFILE",
            "Container", "Limits", "SandboxPool", "docker_available", "isolation_flags", "owner_alive", "owner_label",
@@ -61,51 +63,6 @@ LABEL = "aicd.sandbox"
 def docker_available(engine: str = "auto") -> bool:
     """Whether a container engine for the sandbox answers (the name is older than Podman)."""
     return available(engine)
-
-
-def _start_time(pid: int) -> str | None:
-    """A process's start time in clock ticks since boot: with the pid, it names one process
-    (a pid alone can be reused after the owner died)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path) as fh:
-            return fh.read().strip()
-    except OSError:
-        return "?"
-
-
-def _pid_namespace() -> str:
-    try:
-        return os.readlink("/proc/self/ns/pid").strip("pid:[]")
-    except OSError:
-        return "?"
-
-
-def owner_label(pid: int | None = None) -> str:
-    """host:pid:start time:boot id:pid namespace. Judged only where host, boot and namespace
-    are ours: a pid means nothing in another namespace or on another machine."""
-    pid = os.getpid() if pid is None else pid
-    return ":".join([socket.gethostname(), str(pid), str(_start_time(pid)),
-                     _read("/proc/sys/kernel/random/boot_id"), _pid_namespace()])
-
-
-def owner_alive(owner: str) -> bool:
-    parts = owner.split(":")
-    if len(parts) != 5:
-        return True  # not a label this version wrote: not ours to judge
-    host, pid, started, boot, pidns = parts
-    if host != socket.gethostname() or pidns != _pid_namespace() or "?" in (boot, pidns) or started == "None":
-        return True
-    if boot != _read("/proc/sys/kernel/random/boot_id"):
-        return False  # the machine rebooted since: that owner is gone
-    return pid.isdigit() and _start_time(int(pid)) == started
 
 
 def owner_labels(job: str = "", pool_id: str = "") -> dict[str, str]:
@@ -254,10 +211,7 @@ class Container:
         self.id = None
         self._stream: AttachedStream | None = None
         try:
-            config = container_config(self.engine, image, limits, owner_labels(job, pool_id))
-            self.id = api.create_container_from_config(config, name=self.name)["Id"]
-            self._stream = AttachedStream(self.engine, self.id)  # before start: no line is missed
-            api.start(self.id)
+            self._create_and_start(api, image, limits, job, pool_id)
         except docker.errors.ImageNotFound:
             self.remove()
             raise AicdError(f"the sandbox image {image} does not exist on this {self.engine.name}: run "
@@ -273,6 +227,28 @@ class Container:
             why = "the runner did not answer within 300 s" if ready == "" else self.stderr_tail() or repr(ready)
             self.remove()
             raise AicdError(f"cannot start a sandbox container from {image}: {why[:300]}")
+
+    def _create_and_start(self, api, image: str, limits: Limits, job: str, pool_id: str) -> None:
+        """Create and start the container. An engine that cannot grant the runner OOM_GUARD_CAP
+        (a host that withholds it) refuses to start it: it is made again without, once for the
+        engine."""
+        import docker.errors
+
+        for attempt in (1, 2):
+            config = container_config(self.engine, image, limits, owner_labels(job, pool_id))
+            self.id = api.create_container_from_config(config, name=self.name)["Id"]
+            self._stream = AttachedStream(self.engine, self.id)  # before start: no line is missed
+            try:
+                api.start(self.id)
+                return
+            except docker.errors.APIError as err:
+                if attempt == 2 or OOM_GUARD_CAP not in config["HostConfig"]["CapAdd"] or "caps" not in str(err):
+                    raise
+            log.warning("%s cannot grant the runner CAP_%s: its containers go without (the runner is then not "
+                        "out of the OOM killer's reach; docs/sandbox.md)", self.engine.name, OOM_GUARD_CAP)
+            self.engine.oom_guard = False
+            self.remove()
+            self.id, self._stream = None, None
 
     def stderr_tail(self) -> str:
         return " / ".join(self._stream.stderr) if self._stream else ""
@@ -294,7 +270,8 @@ class Container:
         job = {**job, "nonce": nonce,
                "limits": {"wall_s": lim.wall_s, "compile_s": lim.compile_s, "output_bytes": lim.output_bytes,
                           "rlimits": self.runner_limits}}
-        worst = lim.compile_s + lim.wall_s * max(1, len(job.get("tests") or [])) + 30
+        # every step may run WALL_GRACE times its limit while slowed by others' load (isolation.py)
+        worst = WALL_GRACE * (lim.compile_s + lim.wall_s * max(1, len(job.get("tests") or []))) + 30
         try:
             self._stream.send(json.dumps(job) + "\n")
         except OSError:

@@ -4,7 +4,10 @@
 label and its row count (a binary task never averages over a third class). Every macro-F1 carries
 a bootstrap 95% interval (`macro_f1_ci`; --resamples, --seed). Where the predictions carry
 score_<class> columns: AUROC (human against the rest) and the TPR at each --fpr, its threshold
-set on --validation-scores (the validation split's human rows), under `threshold_metrics`."""
+set on --validation-scores (the validation split's human rows), under `threshold_metrics`.
+
+`python -m aicd.scoring calibrate` calibrates one fitted detector on the task's human reference
+code (aicd.scoring.calibrate_model; its --help)."""
 
 from __future__ import annotations
 
@@ -22,6 +25,11 @@ from .thresholds import FPRS
 
 
 def main(argv=None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "calibrate":
+        from .calibrate_model import main as calibrate_main
+
+        return calibrate_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m aicd.scoring", description=__doc__)
     parser.add_argument("--task", required=True)
     parser.add_argument("--detector", required=True)

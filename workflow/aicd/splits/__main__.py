@@ -7,7 +7,8 @@
             one from aicd.normalize.langid, cached per split in --langid-cache
   ood       one split of the out-of-distribution protocol (aicd.splits.ood)
   test-set  an extra test set of a task from a labelled source (python -m aicd.splits test-set --help)
-  perturb   a test set of the task's own test rows rewritten (python -m aicd.splits perturb --help)"""
+  perturb   a test set of the task's own test rows rewritten (python -m aicd.splits perturb --help)
+  reference human reference code for calibration, in no train or test split (python -m aicd.splits reference --help)"""
 
 from __future__ import annotations
 
@@ -27,10 +28,11 @@ SPLITS = ("train", "validation", "test")
 
 def main(argv=None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("ood", "test-set", "perturb"):
-        from . import ood_task, perturbed_sets, test_sets
+    if argv and argv[0] in ("ood", "test-set", "perturb", "reference"):
+        from . import ood_task, perturbed_sets, reference, test_sets
 
-        return {"ood": ood_task, "test-set": test_sets, "perturb": perturbed_sets}[argv[0]].main(argv[1:])
+        return {"ood": ood_task, "test-set": test_sets, "perturb": perturbed_sets,
+                "reference": reference}[argv[0]].main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m aicd.splits", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["build", "derive", "release"])

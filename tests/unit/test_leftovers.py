@@ -1,0 +1,87 @@
+"""The session-wide check for what the suite leaves behind (tests/leftovers.py) against real
+processes and folders: it finds a detached process of the suite (its own session, an orphan)
+and a folder named as the suite names its own, and leaves alone what was there before and what
+is not the suite's."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from leftovers import SUITE_MARK, Snapshot
+
+# A daemon as the suite's code might leave one: its own session, its parent gone (an orphan), and
+# the environment it was started with.
+DAEMON = ("import os, sys, time\nif os.fork():\n    os._exit(0)\nos.setsid()\nprint(os.getpid(), flush=True)\n"
+          "os.close(1)\ntime.sleep(120)\n")
+
+
+def detached(env: dict, program: str | None = None, *args: str) -> int:
+    """A detached process; `program`: the name it runs under (its argv[0]); args: its arguments."""
+    argv = [program or sys.executable, "-c", DAEMON, *args]
+    proc = subprocess.run(argv, executable=sys.executable, env=env, stdout=subprocess.PIPE, text=True, timeout=60)
+    return int(proc.stdout.split()[0])
+
+
+def test_a_detached_process_and_a_folder_of_the_suite_are_found_and_others_are_not(tmp_path):
+    environ = dict(os.environ)
+    before = detached(environ)  # there before the session: not the session's
+    snapshot = Snapshot(folder=str(tmp_path), environ=environ, others=("no-such-program",))
+    (tmp_path / "aicd-engine-earlier").mkdir()
+    try:
+        assert snapshot.new_processes() == [] and snapshot.new_entries() == ["aicd-engine-earlier"]
+        ours = detached(environ)  # carries the session's mark
+        theirs = detached({k: v for k, v in environ.items() if k != SUITE_MARK})  # another session, unmarked
+        (tmp_path / "unrelated").mkdir()
+        procs, entries = snapshot.leftovers(settle_s=0)
+        assert [p.pid for p in procs] == [ours], procs
+        assert "python" in procs[0].command and entries == ["aicd-engine-earlier"]
+        assert "aicd-engine-earlier" in "\n".join(snapshot.report(procs, entries))
+        os.kill(ours, 9)
+        (tmp_path / "aicd-engine-earlier").rmdir()
+        assert snapshot.leftovers(settle_s=5) == ([], [])  # a killed orphan is a zombie until init reaps it
+    finally:
+        for pid in (before, locals().get("ours"), locals().get("theirs")):
+            if pid:
+                try:
+                    os.kill(pid, 9)
+                except ProcessLookupError:
+                    pass
+
+
+def test_the_temporary_folder_is_read_by_name():
+    from leftovers import suite_entries
+
+    folder = tempfile.mkdtemp(prefix="aicd-test-names-")
+    try:
+        for name in ("aicd-serve-1-x", "sandbox-abc", "snakemake1234", ".org.chromium.Chromium.x", "tmpabc", "keep"):
+            os.mkdir(os.path.join(folder, name))
+        assert suite_entries(folder) == {"aicd-serve-1-x", "sandbox-abc", "snakemake1234", ".org.chromium.Chromium.x"}
+    finally:
+        for name in os.listdir(folder):
+            os.rmdir(os.path.join(folder, name))
+        os.rmdir(folder)
+
+
+def test_an_entry_another_run_could_have_made_is_theirs(tmp_path):
+    """On a shared machine: a snakemake folder made while another snakemake (not the suite's)
+    runs is taken for that one's; once that one is gone, it is the suite's leftover. A process
+    that merely mentions the program among its arguments (a path) is no such run, and one that
+    started after the folder was made did not make it."""
+    unmarked = {k: v for k, v in os.environ.items() if k != SUITE_MARK}
+    snapshot = Snapshot(folder=str(tmp_path), environ=dict(os.environ), others=("other-snakemake",))
+    mentions = detached(unmarked, None, "/builds/other-snakemake/repo")
+    theirs = None
+    try:
+        (tmp_path / "snakemake-before").mkdir()
+        assert snapshot.new_entries() == ["snakemake-before"]
+        time.sleep(2)  # start times are known to the second (the boot time's precision)
+        theirs = detached(unmarked, "/usr/bin/other-snakemake")
+        (tmp_path / "snakemake-after").mkdir()
+        assert snapshot.new_entries() == ["snakemake-before"]
+    finally:
+        for pid in (mentions, theirs):
+            if pid:
+                os.kill(pid, 9)
+    assert snapshot.leftovers(settle_s=2)[1] == ["snakemake-after", "snakemake-before"]

@@ -1,0 +1,387 @@
+"""`aicd detect`: a fitted detector applied to code files and folders, each labelled file held to a
+threshold at a false-positive rate on human code, and every input file accounted for.
+
+The work is elsewhere: reading and labelling files in aicd.detectors.apply, the thresholds and
+where they come from in aicd.scoring.deploy (per-language calibration: aicd.scoring.calibration;
+the option adapted to the input: aicd.scoring.transductive)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+
+import pandas as pd
+
+from .common.errors import AicdError
+
+log = logging.getLogger("aicd")
+
+COLUMNS = """\
+columns of --out (one row per input file):
+  path, status          the file, and "scored" or why it was not labelled: other_language (its extension
+                        names a language outside the nine, .kt: Kotlin), unknown_language (language ID finds
+                        none of the nine: prose, configuration, other languages), not_code (text saved with
+                        a code extension), or why it was not read (empty, binary, invalid_utf8, too_large,
+                        unreadable, not_code_extension, symlink_outside_roots, ...); `why` says more
+  language              from --language, the extension or language ID; "unknown" outside the nine
+  language_from         given, extension or langid
+  other_language        the language outside the nine that its extension or its cues name
+  pred                  the detector's own label (e.g. human / machine)
+  score_<class>         a score per class, as in the workflow's predictions files; their kind (probabilities,
+                        an SVM's margins, a plug-in's own scale) is printed on stderr
+  machine_score         1 - score_human: what the thresholds are set on (higher: more machine-like)
+  threshold             the threshold the file was held to at --fpr: its language's, set on human reference
+                        code (--calibrate-on, --calibration, the workflow's calibration beside the model, or
+                        the validation humans; stderr says which), the pooled one where `pooled`
+  threshold_group       whose threshold: the language, or pooled
+  reference_n           the human reference programs behind that threshold
+  fpr_bound             the one-sided 95% upper bound of the FPR its held-out reference part realised
+  flagged               machine_score > threshold: labelled machine-made at that FPR on human code
+  adapted_threshold, flagged_adapted
+                        only with --adapt-to-input: a threshold adapted to the unlabelled input (a
+                        two-component mixture on these files' own scores), never a deployable one
+  ood_score             (models on a feature set) distance to the training rows: about 1 for rows like
+                        them, from 2 up unlike anything the model was fitted on
+  language_fit          the share of the file its language's grammar parses (every benchmark row: all)
+  outside_benchmark     outside_nine_languages (its grammar parses under 80% of it), else the first of the
+                        benchmark's Table 3 filters the file fails (too short, too long, lines too long)
+  size_out_of_range     longer than any benchmark row can be (Table 3's bounds), with its size
+  language_unseen       the model saw no training row in this language
+  in_distribution       false where any of the four flags above is set: the label is outside what the
+                        benchmark measured
+"""
+
+EXAMPLES = """\
+examples (the demo's models; another run's root works the same):
+  aicd detect src/ --model results/models/binary/svm_tfidf.skops
+  # thresholds at 5% FPR set on human code you trust (last year's submissions), saved for reuse
+  aicd detect submissions/ --model results/models/binary/robust.skops \\
+      --calibrate-on last_year/ --save-calibration robust_2025.json --out labels.csv
+  aicd detect submissions/ --model results/models/binary/robust.skops --calibration robust_2025.json
+  # a language with too few reference files: held to the pooled threshold, marked
+  aicd detect repo/ --model results/models/binary/lr_tfidf.skops --calibrate-on team_code/ --pool-small
+  aicd detect snippet.txt --language Python --model results/models/binary/lr_tfidf.skops
+  aicd detect src/ --model results/models/binary/minilm        # an encoder: a folder
+
+Without --calibrate-on or --calibration the thresholds are the workflow's calibration of the model
+(results/calibration/TASK/DETECTOR.json, beside the model), else the validation threshold, else
+none; stderr says which. --adapt-to-input adds a threshold adapted to the unlabelled input, labelled
+so: it reads the files' own score distribution and assumes they hold both human and machine code.
+
+Reading a model runs no code from it: a .skops file is read only if every type in it is one this
+version trusts, and a pickle (an older aicd's model) only with --trust-pickle."""
+
+
+def add_parser(sub, raw) -> None:
+    from .models.fitted_files import add_trust_arguments
+
+    d = sub.add_parser("detect", help="apply a fitted detector to code files or folders", formatter_class=raw,
+                       description="Label code files as the fitted detector's classes (e.g. human / machine), "
+                                   "with a score per class and, where a calibration is had, the threshold at "
+                                   "--fpr on human code each file is held to. Folders are searched for files with a "
+                                   "code extension; the language comes from the extension, else is identified from "
+                                   "the code (unknown outside the nine). Every input file is a row of --out, with "
+                                   "the reason where it was not labelled.",
+                       epilog=EXAMPLES + "\n\n" + COLUMNS)
+    d.add_argument("paths", nargs="+", metavar="PATH", help="code files or folders")
+    d.add_argument("--model", required=True, help="a fitted model written by the workflow: "
+                   "RESULTS/models/TASK/DETECTOR.skops (or the folder of an encoder); RESULTS is the run's root, "
+                   "results for the demo")
+    d.add_argument("--out", help="write every file's row to this .csv or .jsonl instead of printing a table")
+    d.add_argument("--language", help="the language of every file (overrides extension and identification)")
+    cal = d.add_argument_group("thresholds at a false-positive rate on human code")
+    cal.add_argument("--fpr", type=float, default=0.05, help="the false-positive rate on human code the thresholds "
+                     "are for (default 0.05)")
+    cal.add_argument("--calibrate-on", nargs="+", metavar="PATH", help="files or folders of human code (code you "
+                     "know people wrote: earlier years' submissions, your team's repository): per-language "
+                     "thresholds at --fpr set on them now")
+    cal.add_argument("--save-calibration", metavar="FILE", help="with --calibrate-on: save the calibration (JSON) "
+                     "for --calibration")
+    cal.add_argument("--calibration", metavar="FILE", help="a calibration saved by --save-calibration for this "
+                     "model (refused for another)")
+    cal.add_argument("--pool-small", action="store_true", help="hold a language with too few reference files to "
+                     "the threshold of all reference files together (marked pooled) instead of refusing")
+    cal.add_argument("--held-out", type=float, default=None, help="share of each language's reference files held "
+                     "out to measure the FPR bound (default 0.5)")
+    cal.add_argument("--seed", type=int, default=0, help="seed of the held-out split and of --adapt-to-input")
+    cal.add_argument("--adapt-to-input", action="store_true", help="also a threshold adapted to the unlabelled "
+                     "input (per-language standardised scores, a two-component mixture on them): never the "
+                     "default, labelled so in every output")
+    add_trust_arguments(d)
+
+
+def check_args(args) -> None:
+    """Refusals that need no model: before anything is read."""
+    from .scoring.calibration import HELD_OUT
+
+    if args.out:
+        out_format(args.out)
+    if not 0 < args.fpr < 1:
+        raise AicdError(f"--fpr {args.fpr}: a false-positive rate is between 0 and 1 (e.g. 0.05)")
+    if args.calibrate_on and args.calibration:
+        raise AicdError("give --calibrate-on (calibrate now) or --calibration (a saved calibration), not both")
+    if args.save_calibration and not args.calibrate_on:
+        raise AicdError("--save-calibration saves what --calibrate-on makes: give --calibrate-on HUMAN_CODE too")
+    args.held_out = HELD_OUT if args.held_out is None else args.held_out
+    if not 0 <= args.held_out < 1:
+        raise AicdError(f"--held-out {args.held_out}: a share in [0, 1)")
+
+
+def out_format(out: str) -> str:
+    suffix = out.lower().rsplit(".", 1)[-1] if "." in out else ""
+    if suffix not in ("csv", "jsonl"):
+        raise AicdError(f"--out {out}: use a .csv or .jsonl file")
+    return suffix
+
+
+def write_rows(table: pd.DataFrame, out: str) -> None:
+    from .common.io import atomic_path
+
+    fmt = out_format(out)
+    with atomic_path(out) as tmp:
+        if fmt == "jsonl":
+            table.to_json(tmp, orient="records", lines=True, force_ascii=False)
+        else:
+            table.to_csv(tmp, index=False)
+
+
+def say(line: str) -> None:
+    print(f"aicd detect: {line}", file=sys.stderr, flush=True)
+
+
+def load_model(args):
+    from .detectors.bundle import load_bundle
+    from .models.fitted_files import package_trust
+
+    check_model_path(args.model)
+    return load_bundle(args.model, trust_pickle=args.trust_pickle,
+                       trust_types=(args.trust_type or []) + package_trust(args.trust_package))
+
+
+def thresholds_source(args, model, progress, labelled_paths: set[str]):
+    """Where this run's thresholds come from (aicd.scoring.deploy.Source)."""
+    from .scoring.calibration import Calibration, model_identity
+    from .scoring.deploy import Source, default_source
+
+    identity = model_identity(args.model)
+    if args.calibration:
+        calibration = Calibration.load(args.calibration)
+        calibration.check_model(identity, args.calibration)
+        ref = calibration.reference
+        return Source("own", f"the saved calibration {args.calibration}, set on {ref.get('rows')} human reference "
+                             f"files ({ref.get('from')})", calibration)
+    if args.calibrate_on:
+        return Source("own", *calibrate_now(args, model, identity, progress, labelled_paths))
+    return default_source(args.model, identity, args.fpr, args.seed)
+
+
+def calibrate_now(args, model, identity: dict, progress, labelled_paths: set[str]):
+    """(what the user is told, the calibration) of the model on the --calibrate-on files."""
+    from .detectors.apply import read_files
+    from .scoring.calibrate_model import calibrate_on
+    from .scoring.calibration import FPRS
+
+    files = read_files(args.calibrate_on, args.language, progress)
+    if files.skipped:
+        say(f"reference: {files.skip_summary()}")
+    rows = files.rows
+    labelled = {os.path.realpath(p) for p in labelled_paths}
+    both = rows["path"].map(os.path.realpath).isin(labelled) if len(rows) else pd.Series([], dtype=bool)
+    if both.any():
+        say(f"reference: {int(both.sum())} files are also among the files to label: left out of the reference (a "
+            f"reference file is at or under its own threshold), e.g. {rows['path'][both].iloc[0]}")
+        rows = rows[~both]
+    if rows.empty:
+        raise AicdError(f"--calibrate-on {' '.join(args.calibrate_on)}: no human code file to calibrate on"
+                        + (f" ({files.skip_summary()})" if files.skipped else ""))
+    where = f"aicd detect --calibrate-on {' '.join(args.calibrate_on)}"
+    fprs = tuple(sorted({args.fpr, *FPRS}))
+    calibration, why = calibrate_on(model, args.model, rows.assign(domain=None), where, fprs, args.held_out,
+                                    args.seed)
+    if calibration is None:
+        raise AicdError(f"cannot calibrate {args.model}: {why}")
+    calibration.reference["paths"] = list(args.calibrate_on)
+    if args.save_calibration:
+        calibration.save(args.save_calibration)
+        say(f"calibration saved to {args.save_calibration} (reuse: --calibration {args.save_calibration})")
+    counts = ", ".join(f"{k} {v}" for k, v in calibration.reference["by_language"].items())
+    return f"set now on your human code ({where}): {len(rows)} reference files ({counts})", calibration
+
+
+def check_thresholds(args, source, languages) -> None:
+    """Before any file is labelled: refuse a language to label with too few reference files of its
+    own (unless --pool-small), or a calibration without the FPR asked for."""
+    from .scoring.deploy import refusal, too_small
+
+    if source.calibration is None:
+        return
+    if f"{args.fpr:g}" not in {f"{f:g}" for f in source.calibration.fprs}:
+        raise AicdError(f"--fpr {args.fpr:g}: the calibration has thresholds for "
+                        f"{', '.join(f'{f:g}' for f in source.calibration.fprs)} only; calibrate again at it")
+    small = too_small(source.calibration, list(languages), args.fpr)
+    if small and source.calibration.result["pooled"]["at"][f"{args.fpr:g}"]["threshold"] is None:
+        n = source.calibration.result["pooled"]["n"]
+        raise AicdError(f"the reference holds {n} files in all: too few for any threshold at {args.fpr:.0%} FPR; "
+                        f"{refusal(small, args.fpr, '--calibrate-on')}")
+    if small and source.kind == "own" and not args.pool_small:
+        raise AicdError(refusal(small, args.fpr, "--calibrate-on" if args.calibrate_on else "the calibration"))
+    if small:
+        mix = source.calibration.reference.get("by_language") or {}
+        say(f"held to the pooled threshold (too few reference files of their own): "
+            f"{', '.join(s['language'] for s in small)}; the pooled reference is "
+            + (", ".join(f"{k} {v}" for k, v in sorted(mix.items(), key=lambda kv: -kv[1])) or "every language's")
+            + ": its held-out FPR bound is that mix's, not measured on those languages")
+
+
+def apply_thresholds(source, result: pd.DataFrame, fpr: float) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The labelled files with their machine scores and thresholds, and the per-language summary;
+    (result, None) where there are no thresholds."""
+    from .scoring.calibrate_model import machine_scores_of
+    from .scoring.deploy import hold, language_summary
+
+    scores = machine_scores_of(result)
+    if scores is None:
+        if source.calibration is not None:
+            say("the detector gives no human score: no thresholds, `pred` only")
+        return result, None
+    if source.calibration is None:
+        return result.assign(machine_score=scores), None
+    held = hold(result, scores, source.calibration, fpr)
+    return held, language_summary(held, source.calibration, fpr)
+
+
+def adapt_to_input(args, held: pd.DataFrame) -> pd.DataFrame:
+    """--adapt-to-input: the thresholds adapted to these files' own scores, in columns of their own."""
+    from .scoring.calibrate_model import machine_scores_of
+    from .scoring.calibration import flag
+    from .scoring.transductive import ADAPTED, adapt, adapted_thresholds
+
+    scores = machine_scores_of(held)
+    if scores is None or held.empty:
+        say(f"--adapt-to-input: no human score to adapt ({ADAPTED})")
+        return held
+    fitted = adapt(scores, held["language"].to_numpy(dtype=object), args.seed)
+    if not fitted["available"]:
+        say(f"--adapt-to-input: not adapted: {fitted['why']}")
+        return held
+    thresholds = adapted_thresholds(fitted, held["language"].to_numpy(dtype=object))
+    held = held.assign(adapted_threshold=thresholds, flagged_adapted=flag(scores, thresholds))
+    say(f"adapted_threshold and flagged_adapted are {ADAPTED} (the {len(held)} files given): a two-component "
+        f"mixture on their own scores, standardised per language; it assumes they hold both human and machine "
+        f"code, and is not a threshold with a known false-positive rate ({int(held['flagged_adapted'].sum())} "
+        "flagged)")
+    return held
+
+
+def every_file(held: pd.DataFrame, unscored: list[dict]) -> pd.DataFrame:
+    """Labelled and unlabelled files in the order they were found, with status and why."""
+    labelled = held.assign(status="scored", why="")
+    rest = pd.DataFrame(unscored)
+    table = pd.concat([labelled, rest], ignore_index=True) if len(rest) else labelled
+    table = table.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
+    scores = [c for c in table.columns if str(c).startswith("score_")]
+    first = ["path", "status", "language", "language_from", "other_language", "pred", *scores, "machine_score",
+             "threshold", "threshold_group", "pooled", "reference_n", "fpr_bound", "flagged", "adapted_threshold",
+             "flagged_adapted"]
+    first = [c for c in first if c in table.columns]
+    table = table[first + [c for c in table.columns if c not in first]]
+    if "reference_n" in table.columns:
+        table["reference_n"] = table["reference_n"].astype("Int64")   # a count, empty where not labelled
+    for column in ("why", "other_language", "outside_benchmark", "size_out_of_range"):
+        if column in table.columns:
+            table[column] = table[column].fillna("")
+    table.attrs = held.attrs
+    return table
+
+
+def print_summary(summary: pd.DataFrame | None, fpr: float, file=None) -> None:
+    """The per-language summary (on stdout with the table, on stderr beside --out)."""
+    if summary is None or summary.empty:
+        return
+    shown = summary.assign(held_out_fpr=[_pct(v) for v in summary["held_out_fpr"]],
+                           fpr_bound=[_pct(v) for v in summary["fpr_bound"]])
+    print(f"\nper language, thresholds for {fpr:.0%} FPR on human code (reference: its files in all, fitting / "
+          "held-out parts; the held-out part's realised FPR and one-sided 95% bound):", file=file or sys.stdout)
+    print_table(shown, file)
+
+
+def _pct(value) -> str:
+    return "–" if value is None or value != value else f"{value:.1%}"
+
+
+def print_table(table: pd.DataFrame, file=None) -> None:
+    """A plain table; numbers to 6 significant digits (thresholds of probabilities near 1 differ
+    in the fourth decimal), empty cells for what does not apply."""
+    from tabulate import tabulate
+
+    cells = [["" if v is None or (isinstance(v, float) and v != v) else f"{v:.6g}" if isinstance(v, float) else str(v)
+              for v in row] for row in table.itertuples(index=False)]
+    print(tabulate(cells, headers=list(table.columns), tablefmt="plain", disable_numparse=True), file=file or sys.stdout)
+
+
+TERMINAL = ["path", "language", "language_from", "pred", "machine_score", "threshold", "flagged", "in_distribution",
+            "status"]
+
+
+def detect_command(args) -> None:
+    from .data.scores import SCORE_KINDS, declared
+    from .detectors.apply import Progress, detect, flag_summary, read_files
+
+    check_args(args)
+    model = load_model(args)
+    started = time.perf_counter()
+    progress = Progress(lambda line: print(line, file=sys.stderr, flush=True))
+    files = read_files(args.paths, args.language, progress)
+    if files.skipped:  # a counted, reported skip: always on stderr, whatever the logging setup
+        say(files.skip_summary())
+    if files.rows.empty:
+        raise AicdError(f"no code file to label in {' '.join(args.paths)}"
+                        + (f" ({files.skip_summary()})" if files.skipped else ""))
+    source = thresholds_source(args, model, progress, set(files.rows["path"]))
+    say(f"thresholds for {args.fpr:.0%} FPR on human code: {source.says}")
+    check_thresholds(args, source, files.rows["language"])   # a refusal comes before the labelling work
+    result = detect(model, files, progress)
+    held, summary = apply_thresholds(source, result, args.fpr)
+    if args.adapt_to_input:
+        held = adapt_to_input(args, held)
+    say(flag_summary(held, model))
+    if "flagged" in held.columns:
+        say(f"at {args.fpr:.0%} FPR on human code: {int(held['flagged'].sum())} of {len(held)} labelled files flagged "
+            "(machine_score above their language's threshold: column flagged)")
+    kind = declared(result)
+    if kind:
+        say(f"score_<class> columns are {SCORE_KINDS[kind]}")
+    table = every_file(held, files.unscored)
+    seconds = time.perf_counter() - started
+    log.info("%d files labelled in %.2fs (%.0f files/s), %d not labelled", len(held), seconds,
+             len(held) / max(seconds, 1e-9), len(files.unscored))
+    if args.out:
+        write_rows(table, args.out)
+        log.info("wrote %s (every input file: %d rows)", args.out, len(table))
+        print_summary(summary, args.fpr, sys.stderr)   # beside the other notes, not in a pipe's rows
+        return
+    shown = table[[c for c in TERMINAL if c in table.columns]
+                  + (["flagged_adapted"] if "flagged_adapted" in table.columns else [])]
+    print_table(shown)
+    print_summary(summary, args.fpr)
+
+
+def check_model_path(model: str) -> None:
+    """A --model that does not exist: one line listing the fitted models nearby (the models
+    folder it names, else every run root's under the working directory)."""
+    from pathlib import Path
+
+    path = Path(model)
+    if path.exists():
+        return
+    parts = path.parts
+    models = Path(*parts[:parts.index("models") + 1]) if "models" in parts else None
+    roots = [models] if models is not None and models.is_dir() else sorted(Path(".").glob("results/**/models"))
+    fitted = sorted(str(p) for root in roots for p in root.glob("*/*")
+                    if p.suffix == ".skops" or (p.is_dir() and (p / "config.json").is_file()))
+    listing = (f"; fitted models here: {', '.join(fitted[:12])}" + (f" and {len(fitted) - 12} more" if len(fitted) > 12
+                                                                   else "")) if fitted else \
+        "; no fitted model under results/: run the workflow first (make demo)"
+    raise AicdError(f"--model {model}: no such file or folder{listing}")

@@ -1,0 +1,175 @@
+"""The leave-one-collection-out table (results/tables/loco.md, .tex, .json): every detector on
+every held-out collection of aicd.splits.loco, read by aicd.scoring.loco (AUROC; macro-F1 and
+human FPR at the validation threshold; the oracle macro-F1; the realised FPR and TPR of a
+threshold calibrated on half of the collection's own human rows), with the mean and the worst
+over collections and their bootstrap intervals.
+
+Input: each detector's test predictions (score_human) and validation scores on each fold, as
+the detect jobs write them (results/predictions/{task}/{detector}.parquet,
+results/validation_scores/{task}/{detector}.parquet); benchmarks/loco.py gives the same
+records from its own fits (`write_tables`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..common.io import write_json, write_text
+from ..common.stagecli import json_arg
+from ..data.families import HUMAN
+from ..data.scores import machine_score
+from ..scoring.loco import TARGET_FPR, fold_metrics, summary
+from .latex import latex_text
+from .table4 import plain_title
+
+FEW = 30  # a class with fewer held-out rows than this: its collection's cells carry a mark
+WORST_WORD = {"auroc": "worst (lowest)", "macro_f1": "worst (lowest)", "human_fpr": "worst (highest)",
+              "oracle_macro_f1": "worst (lowest)"}
+SECTIONS = (
+    ("auroc", "AUROC x 100 (machine against human) [95% bootstrap interval]"),
+    ("macro_f1", "Macro-F1 x 100 at the validation threshold (the cut that maximises macro-F1 on validation rows "
+                 "of the training collections)"),
+    ("human_fpr", "Human FPR % at the validation threshold (the held-out collection's human programs flagged as "
+                  "machine)"),
+    ("oracle_macro_f1", "Oracle macro-F1 x 100 (the best threshold read off the held-out rows: a bound, not a result)"),
+)
+
+
+def detector_records(detector: str, folds: dict[str, tuple[pd.DataFrame, pd.DataFrame]], seed: int,
+                     fpr: float = TARGET_FPR) -> dict | None:
+    """{folds: {collection: metrics}, summary} of one detector, from its (predictions, validation
+    scores) per held-out collection; None where it gives no human score."""
+    metrics, draws = {}, {}
+    for i, (collection, (predictions, validation)) in enumerate(folds.items()):
+        column = f"score_{HUMAN}"
+        if column not in predictions or predictions[column].isna().all() or validation.empty:
+            return None
+        scores = machine_score(predictions[column].to_numpy(dtype=float))
+        metrics[collection], draws[collection] = fold_metrics(
+            scores, predictions["gold"].to_numpy(dtype=object) != HUMAN,
+            validation["machine_score"].to_numpy(dtype=float), validation["gold"].to_numpy(dtype=object) != HUMAN,
+            seed + i, fpr)
+    return {"folds": metrics, "summary": summary(metrics, draws)}
+
+
+def _pct(value, digits: int = 1) -> str:
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{100 * value:.{digits}f}"
+
+
+def _with_ci(value, ci) -> str:
+    return _pct(value) if not ci else f"{_pct(value)} [{_pct(ci[0])}, {_pct(ci[1])}]"
+
+
+def collection_heads(records: dict) -> list[str]:
+    """Each held-out collection with its rows (h = human, m = machine); § where a class has < FEW."""
+    first = next(iter(records.values()))["folds"]
+    heads = []
+    for collection, fold in first.items():
+        h, m = fold["rows"]["human"], fold["rows"]["machine"]
+        heads.append(f"{collection} ({h} h / {m} m){' §' if min(h, m) < FEW else ''}")
+    return heads
+
+
+def section_rows(records: dict, titles: dict, metric: str) -> list[list[str]]:
+    rows = []
+    for detector, record in records.items():
+        cells = [_with_ci(f[metric], f.get(f"{metric}_ci")) for f in record["folds"].values()]
+        total = record["summary"][metric]
+        rows.append([titles.get(detector, detector), *cells, _with_ci(total["mean"], total.get("mean_ci")),
+                     _with_ci(total["worst"], total.get("worst_ci"))])
+    return rows
+
+
+def calibrated_rows(records: dict, titles: dict) -> list[list[str]]:
+    rows = []
+    for detector, record in records.items():
+        cells = []
+        for fold in record["folds"].values():
+            c = fold["calibrated"]
+            cells.append(f"n/a ({c['reference_humans']} ref.)" if c["threshold"] is None
+                         else f"{_pct(c['fpr'])} (≤ {_pct(c['fpr_upper'])}) / {_pct(c['tpr'])}")
+        total = record["summary"].get("calibrated")
+        tail = ["", ""] if not total else [f"{_pct(total['fpr_mean'])} / {_pct(total['tpr_mean'])}",
+                                           f"{_pct(total['fpr_worst'])} / {_pct(total['tpr_worst'])}"]
+        rows.append([titles.get(detector, detector), *cells, *tail])
+    return rows
+
+
+def markdown(records: dict, titles: dict, fpr: float = TARGET_FPR, left_out: list | None = None) -> str:
+    why = (f"\nLeft out (no human-class score on every held-out collection): {', '.join(left_out)}.\n"
+           if left_out else "")
+    if not records:
+        return "No detector gives scores on every held-out collection.\n" + why
+    heads = collection_heads(records)
+    out = ["## Leave one collection out", "",
+           "Each collection held out in turn; detectors trained on the others, the validation rows (threshold) "
+           "from the training collections only. § : a class with fewer than "
+           f"{FEW} held-out rows (read its cells with their intervals)." + why, ""]
+    for metric, caption in SECTIONS:
+        head = ["detector", *heads, "mean [CI]", f"{WORST_WORD[metric]} [CI]"]
+        out += [f"### {caption}", "", _md_table(head, section_rows(records, titles, metric)), ""]
+    head = ["detector", *heads, "mean FPR / TPR", "worst FPR / TPR"]
+    out += [f"### Calibrated on a seeded half of the held-out collection's human rows ({fpr:.0%} target): realised "
+            "FPR % on the other half (one-sided 95% upper bound) / TPR % on its machine rows; n/a: too few "
+            f"reference humans for a split-conformal threshold (aicd.scoring.calibration)", "",
+            _md_table(head, calibrated_rows(records, titles)), ""]
+    return "\n".join(out)
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def latex(records: dict, titles: dict) -> str:
+    """AUROC per held-out collection with the mean and the worst (the table's first section)."""
+    if not records:
+        return "% no detector gives scores on every held-out collection\n"
+    heads = [latex_text(h.split(" (")[0]) for h in collection_heads(records)]
+    lines = [r"\begin{table*}[t]", r"\centering", r"\small", r"\begin{tabular}{l" + "c" * (len(heads) + 2) + "}",
+             r"\toprule", " & ".join(["Detector", *heads, "Mean", "Worst"]) + r" \\", r"\midrule"]
+    for row in section_rows(records, titles, "auroc"):
+        lines.append(" & ".join([latex_text(row[0]), *[c.split(" [")[0] for c in row[1:]]]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}",
+              r"\caption{Leave one collection out: AUROC ($\times 100$) on each held-out collection, trained on the "
+              r"others; mean and worst over collections.}", r"\label{tab:loco}", r"\end{table*}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_tables(records: dict, titles: dict, out_stem: str | Path, fpr: float = TARGET_FPR,
+                 left_out: list | None = None) -> None:
+    stem = Path(out_stem)
+    write_text(markdown(records, titles, fpr, left_out), stem.with_suffix(".md"))
+    write_text(latex(records, titles), stem.with_suffix(".tex"))
+    write_json({"target_fpr": fpr, "detectors": records, "left_out": list(left_out or [])}, stem.with_suffix(".json"))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m aicd.report loco", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--layout", required=True, type=json_arg,
+                        help='{"folds": {task: held-out collection}, "order": [collection, ...], '
+                             '"detectors": {name: title}}')
+    parser.add_argument("--predictions", nargs="+", required=True, help="results/predictions/{task}/{detector}.parquet")
+    parser.add_argument("--validation-scores", nargs="+", required=True,
+                        help="results/validation_scores/{task}/{detector}.parquet, in the same order")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out-stem", required=True, help="results/tables/loco (writes .md, .tex and .json)")
+    args = parser.parse_args(argv)
+    folds, titles = args.layout["folds"], args.layout["detectors"]
+    by_detector: dict[str, dict] = {}
+    for pred, val in zip(args.predictions, args.validation_scores):
+        task, detector = Path(pred).parent.name, Path(pred).stem
+        by_detector.setdefault(detector, {})[folds[task]] = (pd.read_parquet(pred), pd.read_parquet(val))
+    order = args.layout.get("order") or list(folds.values())
+    records, left_out = {}, []
+    for detector, got in by_detector.items():
+        record = detector_records(detector, {c: got[c] for c in order if c in got}, args.seed)
+        if record is not None and len(record["folds"]) == len(order):
+            records[detector] = record
+        else:
+            left_out.append(plain_title(titles.get(detector, detector)))
+    write_tables(records, {d: plain_title(t) for d, t in titles.items()}, args.out_stem, left_out=left_out)

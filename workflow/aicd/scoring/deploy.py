@@ -1,0 +1,177 @@
+"""The thresholds `aicd detect` holds each file to, and where they came from.
+
+In order of preference:
+
+1. the user's own human code (`--calibrate-on PATH...`: per-language thresholds set on it now,
+   aicd.scoring.calibration) or a calibration file made that way (`--calibration FILE`);
+2. the workflow's calibration of this model, found beside it: RESULTS/calibration/TASK/DETECTOR.json
+   for the model RESULTS/models/TASK/DETECTOR(.skops) (rule calibrate: the task's human reference
+   code, docs/calibration.md);
+3. the validation split's human rows of the task the model was fitted on
+   (RESULTS/validation_scores/TASK/DETECTOR.parquet, their languages from
+   RESULTS/tasks/TASK/validation.parquet): the validation threshold, the training data's own
+   languages and domains only, so its FPR on other code is not known;
+4. none: the model's own label (`pred`) only.
+
+A calibration belongs to one model (its sha256): one made for another is refused. A language of
+the files to label whose reference is too small for a threshold of its own at the FPR (or absent)
+is refused with how many more reference files it needs, unless the user asks for the pooled
+threshold (`pool_small`), which then marks each such file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .calibration import HELD_OUT, Calibration, fit_size_needed, flag, more_needed
+
+
+@dataclass
+class Source:
+    """Where the thresholds came from: `kind` (own | workflow | validation | none), a sentence for
+    the user, and the calibration (None for none)."""
+    kind: str
+    says: str
+    calibration: Calibration | None = None
+
+
+def run_paths(model_path) -> tuple[Path, str, str] | None:
+    """(results root, task, detector) of a model the workflow wrote (RESULTS/models/TASK/DETECTOR)."""
+    path = Path(model_path)
+    name = path.name[:-len(".skops")] if path.name.endswith(".skops") else path.name
+    if path.parent.parent.name != "models":
+        return None
+    return path.parent.parent.parent, path.parent.name, name
+
+
+def workflow_calibration(model_path, identity: dict) -> Source | None:
+    """The workflow's calibration beside the model, where there is one for this very model."""
+    where = run_paths(model_path)
+    if where is None:
+        return None
+    root, task, detector = where
+    path = root / "calibration" / task / f"{detector}.json"
+    if not path.is_file():
+        return None
+    import json
+
+    data = json.loads(path.read_text())
+    if data.get("available") is False:
+        return Source("none", f"none: the workflow did not calibrate this model ({path}: {data.get('why')})")
+    calibration = Calibration.from_json(data, str(path))
+    if calibration.model.get("sha256") != identity.get("sha256"):
+        return Source("none", f"none: {path} is the calibration of another fit of {detector} (the model was "
+                              "refitted since), so it is not used")
+    ref = calibration.reference
+    return Source("workflow", f"the workflow's calibration of this model ({path}), set on {ref.get('rows')} human "
+                              f"reference programs of task {task} ({_counts(ref.get('by_origin'))})", calibration)
+
+
+def validation_calibration(model_path, identity: dict, fpr: float, seed: int) -> Source | None:
+    """Thresholds set on the validation humans of the model's own task, per language where the
+    task's validation table says which."""
+    from .calibration import FPRS, calibrate
+
+    where = run_paths(model_path)
+    if where is None:
+        return None
+    root, task, detector = where
+    path = root / "validation_scores" / task / f"{detector}.parquet"
+    if not path.is_file():
+        return None
+    scores = pd.read_parquet(path)
+    if "gold" in scores.columns:
+        scores = scores[scores["gold"].astype(str) == "human"]
+    if scores.empty:
+        return None
+    table = root / "tasks" / task / "validation.parquet"
+    languages = dict(zip(*pd.read_parquet(table, columns=["id", "language"]).to_numpy().T)) if table.is_file() else {}
+    langs = scores["id"].map(languages).fillna("(validation)").to_numpy(dtype=object)
+    result = calibrate(scores["machine_score"].to_numpy(dtype=float), langs, None, sorted({fpr, *FPRS}),
+                       HELD_OUT, seed)
+    reference = {"from": f"the validation split's human rows of task {task} ({path})", "rows": int(len(scores))}
+    return Source("validation", f"the validation threshold: {len(scores)} human rows of the validation split of task "
+                                f"{task}, the training data's own languages and domains ({path}); no calibration on "
+                                "other human code, so the FPR on yours is not known (pass --calibrate-on HUMAN_CODE)",
+                  Calibration(identity, reference, result))
+
+
+def default_source(model_path, identity: dict, fpr: float, seed: int) -> Source:
+    """The thresholds a model is held to without --calibrate-on or --calibration."""
+    found = workflow_calibration(model_path, identity)
+    if found is not None and found.kind == "workflow":
+        return found
+    fallback = validation_calibration(model_path, identity, fpr, seed)
+    if fallback is not None:
+        if found is not None:
+            fallback.says += f"; {found.says}"
+        return fallback
+    return found or Source("none", "none (no calibration beside the model, no validation scores): `pred` is the "
+                                   "model's own label, whose false-positive rate on your code is not known; pass "
+                                   "--calibrate-on HUMAN_CODE for thresholds that hold on your code")
+
+
+def _counts(counts: dict | None) -> str:
+    return ", ".join(f"{k} {v}" for k, v in (counts or {}).items())
+
+
+def too_small(calibration: Calibration, languages, fpr: float) -> list[dict]:
+    """The languages to label that have no threshold of their own at this FPR: {language, n,
+    fit_n, need (fitting part), more (reference files to add)}."""
+    key, held_out = f"{fpr:g}", calibration.result["held_out"]
+    need = fit_size_needed(fpr, calibration.result.get("floor", 0))
+    out = []
+    for language in sorted(set(languages)):
+        group = calibration.group(language)
+        if group is not None and group["at"][key]["own"]:
+            continue
+        n = group["n"] if group else 0
+        out.append({"language": language, "n": n, "fit_n": group["fit_n"] if group else 0, "need": need,
+                    "more": more_needed(n, need, held_out)})
+    return out
+
+
+def refusal(small: list[dict], fpr: float, reference_flag: str) -> str:
+    """The message that refuses languages with too few reference files, with what to do."""
+    parts = [f"{s['language']}: {s['n']} reference files ({s['fit_n']} in the fitting part, {s['need']} needed: add "
+             f"{s['more']} more)" if s["n"] else f"{s['language']}: no reference files (add {s['more']})" for s in small]
+    return (f"too few human reference files for a threshold of its own at {fpr:.0%} FPR in "
+            f"{len(small)} language{'s' if len(small) > 1 else ''} to label: {'; '.join(parts)}. Add human files of "
+            f"those languages to {reference_flag}, pass --pool-small to hold them to the threshold of all reference "
+            "files together (marked pooled in the output; its FPR on them is not measured), or raise --fpr")
+
+
+def hold(result: pd.DataFrame, scores: np.ndarray, calibration: Calibration, fpr: float) -> pd.DataFrame:
+    """Each labelled file's threshold, the group it came from, whether that is the pooled one, the
+    group's reference size and held-out FPR bound, and whether the file is flagged."""
+    key = f"{fpr:g}"
+    thresholds, groups, pooled = calibration.thresholds(result["language"].tolist(), fpr)
+    out = result.copy()
+    out["machine_score"] = scores
+    out["threshold"] = thresholds
+    out["threshold_group"] = groups
+    out["pooled"] = pooled
+    sources = [calibration.result["pooled"] if p else calibration.group(g) for g, p in zip(groups, pooled)]
+    out["reference_n"] = [source["n"] for source in sources]
+    out["fpr_bound"] = [source["at"][key]["fpr_upper"] for source in sources]
+    out["flagged"] = flag(scores, thresholds)
+    return out
+
+
+def language_summary(held: pd.DataFrame, calibration: Calibration, fpr: float) -> pd.DataFrame:
+    """Per language labelled: files, flagged, the threshold, own or pooled, its reference size
+    (fitting / held-out part) and the held-out part's realised FPR with its one-sided 95% bound."""
+    key, rows = f"{fpr:g}", []
+    for language, files in held.groupby("language", sort=True):
+        group = calibration.group(language)
+        own = bool(group and group["at"][key]["own"])
+        source = group["at"][key] if own else calibration.result["pooled"]["at"][key]
+        sizes = group if own else calibration.result["pooled"]
+        rows.append({"language": language, "files": len(files), "flagged": int(files["flagged"].sum()),
+                     "threshold": source["threshold"], "from": language if own else "pooled",
+                     "reference": sizes["n"], "fitting": sizes["fit_n"], "held_out": sizes["held_out_n"],
+                     "held_out_fpr": source["realised_fpr"], "fpr_bound": source["fpr_upper"]})
+    return pd.DataFrame(rows)
