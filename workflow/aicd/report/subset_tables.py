@@ -231,7 +231,7 @@ def main(argv=None) -> None:
     loaded = [read_json(p) for p in args.scores]
     tables = Path(args.tables_dir)
     summary = {}
-    for number in (5, 6, 7):
+    for number in published.SUBSET_TABLES:
         spec = args.layout["tables"].get(str(number)) or {}
         task = spec.get("task")
         wanted, ours = set(spec.get("detectors") or []), set(spec.get("ours") or [])

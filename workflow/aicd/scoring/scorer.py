@@ -10,7 +10,7 @@ what `from aicd.scoring import score` gives a user (docs/own_detector.md):
     from aicd.scoring import score
     result = score("results/predictions/binary/svm_tfidf.parquet", "results/tasks/binary/test.parquet",
                    fprs=[0.01, 0.05], validation="results/validation_scores/binary/svm_tfidf.parquet")
-    result["macro_f1"], result["macro_f1_ci"], result["threshold_metrics"]["tpr_at_fpr"]"""
+    result["macro_f1"], result["macro_f1_ci"], result["threshold_metrics"]["deployment_at_fpr"]"""
 
 from __future__ import annotations
 
