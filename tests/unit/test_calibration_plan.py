@@ -50,7 +50,6 @@ def test_a_detector_whose_model_does_not_apply_to_new_code_is_not_calibrated(dem
 @pytest.mark.parametrize("change,says", [
     ({"tasks": ["binry"]}, "calibration.tasks: no task named 'binry'"),
     ({"detectors": ["svm"]}, "calibration.detectors: no detector named 'svm'"),
-    ({"exclude": ["minlm"]}, "calibration.exclude: no detector named 'minlm'"),
     ({"view_fpr": 0.1}, "calibration.view_fpr: 0.1 is not one of calibration.fprs"),
     ({"reference": {"library": "trial"}}, "'trial' is not a source that gathers code"),
     ({"reference": {"sources": ["codeaid"]}}, "'codeaid' is in dataset.sources"),
@@ -62,3 +61,12 @@ def test_a_bad_calibration_section_is_named_before_any_job(repo, change, says):
     with pytest.raises(AicdError, match="invalid configuration") as err:
         validate_config(config)
     assert says in str(err.value)
+
+
+def test_an_exclude_naming_no_configured_detector_excludes_nothing(repo):
+    """A copy of the demo's config with detectors of one's own keeps the demo's exclude: [minilm]."""
+    config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
+    config["detectors"] = {"lr": config["detectors"]["lr_tfidf"]}
+    assert "minilm" in config["calibration"]["exclude"]
+    validate_config(config)
+    assert {d for _, d in plan(config).calibration_pairs()} == {"lr"}

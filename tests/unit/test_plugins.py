@@ -149,7 +149,6 @@ def test_plugins_plan_without_any_edit(repo):
         "mine": {"kind": "python", "title": "Mine", "params": {"object": "my_detector:NearestMeanDetector"}},
         "zero": {"kind": "python", "title": "Zero", "params": {"score_function": "my_detector:comment_density"}},
         "file": {"kind": "predictions", "title": "File", "params": {"file": "x.csv"}}}
-    config["calibration"]["exclude"] = []  # the demo's names a detector this config does not have
     validate_config(config)
     sys.modules.pop("my_detector", None)
     plan = Plan.from_config(config, load_registry(repo / config["registry"]), {})

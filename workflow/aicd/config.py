@@ -243,7 +243,9 @@ def calibration_problems(config: dict) -> list[str]:
     if not spec["enabled"]:
         return []
     problems = []
-    for key, known in (("tasks", config["tasks"]), ("detectors", config["detectors"]), ("exclude", config["detectors"])):
+    # exclude is not checked: it only subtracts, and a config that replaces the detectors (a copy of
+    # the demo's with detectors of one's own) keeps the demo's exclude without naming them
+    for key, known in (("tasks", config["tasks"]), ("detectors", config["detectors"])):
         for name in spec.get(key) if isinstance(spec.get(key), list) else []:
             if name not in known:
                 what = "task" if key == "tasks" else "detector"

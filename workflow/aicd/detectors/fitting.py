@@ -207,8 +207,9 @@ def detector_inputs(detector, spec: dict, tables: dict, features: str | None, fe
         # train in memory (fitting reads it many times); validation only when it is used; the
         # test rows stay on disk and are predicted a block at a time
         needed = ("train", "validation") if wants_validation(detector, spec) else ("train",)
+        X = feature_matrices(features, tables, featurizer, load=needed, code=code)  # says if it is missing
         detector.feature_names = list(store.ids_and_names(features)[1])  # a kind may read columns by name
-        return feature_matrices(features, tables, featurizer, load=needed, code=code)
+        return X
     return {s: np.zeros((len(t), 0), dtype=np.float32) for s, t in tables.items()}
 
 
