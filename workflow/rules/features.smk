@@ -5,13 +5,13 @@ rule features:
     input:
         unpack(feature_inputs),
     output:
-        features=f"{RESULTS}/features/{{task}}/{{featureset}}/features.npz",
-        model=f"{RESULTS}/features/{{task}}/{{featureset}}/featurizer.skops",
-        report=f"{RESULTS}/features/{{task}}/{{featureset}}/report.json",
+        features=OUT.features(),
+        model=OUT.featurizer(),
+        report=OUT.features_report(),
     log:
-        f"{RESULTS}/logs/features/{{task}}/{{featureset}}.log",
+        OUT.log("features", "{task}", "{featureset}"),
     benchmark:
-        f"{RESULTS}/benchmarks/features/{{task}}/{{featureset}}.tsv"
+        OUT.benchmark("features", "{task}", "{featureset}")
     # every detector on the feature set waits for it: start it before the detectors that are ready
     priority: 5
     conda:
@@ -27,7 +27,7 @@ rule features:
         spec=feature_spec,
         args=feature_args,
         seed=SEED,
-        cache=f"{RESULTS}/cache/features",
+        cache=OUT.features_cache(),
     shell:
         "{params.guard}python -m aicd.features --spec {params.spec} {params.args} --seed {params.seed} --threads {threads}"
         " --cache-dir {params.cache}"
