@@ -9,8 +9,16 @@ outer fold, every candidate is measured by leave-one-collection-out over that fo
 collections alone, the best by mean then worst AUROC is picked, and its numbers on the held-out
 collection make the row "fused (selected)". The held-out collection chooses nothing.
 
+The default reference (the table's last section): per fold, the training collections' validation
+humans (scored by the fold's detector) and the gathered library code (`--library`, default
+local_code as config/loco_local.yaml gathers it: nine languages from pinned packages), which no
+collection holds here, set per-language thresholds at 5% (aicd detect's rule); every human row of
+the held-out collection measures them. A library source that is itself a collection's (with
+config/loco_local.yaml) is left out of the reference, said so.
+
   python benchmarks/loco.py [--config config/loco.yaml [config/loco_local.yaml]] [--detectors a,b]
-                            [--select c1,c2,...] [--max-rows 600] [--out loco.md] [--json loco.json]
+                            [--select c1,c2,...] [--max-rows 600] [--library local_code|none]
+                            [--out loco.md] [--json loco.json]
 
 Single-threaded BLAS/OpenMP (set before numpy loads): CPU seconds are per core."""
 
@@ -41,6 +49,7 @@ from aicd.data.scores import stored  # noqa: E402
 from aicd.detectors import build  # noqa: E402
 from aicd.detectors.fitting import predict_in_blocks, validation_scores  # noqa: E402
 from aicd.report.loco import detector_records, markdown  # noqa: E402
+from aicd.scoring.loco import TARGET_FPR  # noqa: E402
 from aicd.splits import loco  # noqa: E402
 
 LM_PARAMS = {"model": "package:smollm2-135m-instruct", "window": 128, "batch_size": 8, "dtype": "auto"}
@@ -126,6 +135,29 @@ def collections_of(config: dict, seed: int, max_rows: int | None) -> dict[str, p
     return out
 
 
+def library_reference(config: dict, name: str, seed: int) -> pd.DataFrame | None:
+    """The gathered library code's human rows (id, code, language, ...), built as the sources stage
+    builds the source; None where `name` is "none" or a collection's source (its files would be
+    training rows, and in its own fold the held-out collection's)."""
+    from aicd.sources.build import build_source
+
+    if name == "none":
+        return None
+    spec = next(iter(config["tasks"].values()))["ood"]
+    if any(name in sources for sources in spec["collections"].values()):
+        print(f"library reference: {name} is a collection's source here: left out of every fold's reference "
+              "(the validation humans alone)", flush=True)
+        return None
+    source = (config.get("sources") or {}).get(name) or merged_config([str(REPO / "config" / "loco_local.yaml")])[
+        "sources"].get(name)
+    if source is None or "gather" not in source:
+        raise SystemExit(f"--library {name}: no gathered source of that name in the config or config/loco_local.yaml")
+    rows = build_source(name, source, seed)[0]
+    rows = rows[rows["label"] == "human"].drop_duplicates("id").sort_values("id").reset_index(drop=True)
+    print(f"library reference {name}: {len(rows)} human rows {rows['language'].value_counts().to_dict()}", flush=True)
+    return rows.assign(target="human")
+
+
 def memoise_views() -> None:
     """Per-text views computed once for every fold and detector (benchmarks/robust_ood.py's)."""
     from robust_ood import memoise_views as memoise
@@ -155,7 +187,7 @@ class Features:
             if hasattr(featurizer, "cache_dir"):
                 featurizer.cache_dir = str(LM_CACHE)
             X["train"].append(featurizer.fit_transform(tables["train"]))
-            for split in ("validation", "test"):
+            for split in [s for s in tables if s != "train"]:  # validation, test, the library reference
                 X[split].append(featurizer.transform(tables[split]))
             names += list(featurizer.feature_names)
         return {s: np.hstack(m).astype(np.float32) for s, m in X.items()}, names
@@ -166,8 +198,9 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def fit_fold(name: str, fold: str, tables: dict, features: Features, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(test predictions: gold, score_human; validation scores: gold, machine_score) of one detector."""
+def fit_fold(name: str, fold: str, tables: dict, features: Features, seed: int) -> tuple[pd.DataFrame, ...]:
+    """(test predictions: gold, score_human; validation scores: gold, machine_score; the library
+    reference's machine scores: id, machine_score, empty without one) of one detector."""
     parts, kind, params = DETECTORS[name]
     detector = build(kind, params, seed=seed, threads=1)
     if parts == "text":
@@ -181,7 +214,13 @@ def fit_fold(name: str, fold: str, tables: dict, features: Features, seed: int) 
     # at the precision a predictions file keeps (the validation scores are read at it too): a
     # threshold set on float32 validation scores is then applied to float32 test scores, as in the workflow
     predictions = pd.DataFrame({"gold": y["test"], "score_human": stored(np.asarray(scores)[:, classes.index("human")])})
-    return predictions, validation_scores(detector, X["validation"], y["validation"], tables["validation"], seed)
+    library = pd.DataFrame({"id": pd.Series(dtype=str), "machine_score": pd.Series(dtype=float)})
+    if "library" in tables:
+        _, lib = predict_in_blocks(detector, X["library"])
+        library = pd.DataFrame({"id": tables["library"]["id"].to_numpy(),
+                                "machine_score": 1.0 - stored(np.asarray(lib)[:, classes.index("human")])})
+    return (predictions, validation_scores(detector, X["validation"], y["validation"], tables["validation"], seed),
+            library)
 
 
 RUNS = REPO / "results" / "cache" / "benchmarks" / "loco_runs"
@@ -198,26 +237,47 @@ def code_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-def run_folds(name: str, collections: dict, folds: list[str], features: Features, seed: int, prefix: str = "") -> dict:
+def run_folds(name: str, collections: dict, folds: list[str], features: Features, seed: int, prefix: str = "",
+              library: pd.DataFrame | None = None, references: dict | None = None) -> dict:
     """{held-out collection: (predictions, validation scores)} over the given folds; each fold's
     fit kept on disk (RUNS), keyed by the detector's entry, the fold's rows, the seed and the
-    code, so a later call with more candidates refits nothing it has."""
+    code, so a later call with more candidates refits nothing it has. With `library`, each
+    fold's default reference goes into `references` (default_reference)."""
     import hashlib
 
     out = {}
     for held in folds:
         tables, _ = loco.leave_one_collection_out(collections, held, seed)
+        if library is not None:
+            tables["library"] = library
         key = hashlib.sha256(json.dumps([DETECTORS[name], prefix + held, seed, CODE,
                                          *[sorted(t["id"]) for t in tables.values()]]).encode()).hexdigest()[:24]
-        paths = [RUNS / f"{key}.{part}.parquet" for part in ("predictions", "validation")]
+        paths = [RUNS / f"{key}.{part}.parquet" for part in ("predictions", "validation", "library")]
         if all(p.is_file() for p in paths):
-            out[held] = tuple(pd.read_parquet(p) for p in paths)
-            continue
-        out[held] = fit_fold(name, prefix + held, tables, features, seed)
-        RUNS.mkdir(parents=True, exist_ok=True)
-        for frame, path in zip(out[held], paths):
-            frame.to_parquet(path)
+            got = tuple(pd.read_parquet(p) for p in paths)
+        else:
+            got = fit_fold(name, prefix + held, tables, features, seed)
+            RUNS.mkdir(parents=True, exist_ok=True)
+            for frame, path in zip(got, paths):
+                frame.to_parquet(path)
+        out[held] = got[:2]
+        if references is not None:
+            references[held] = default_reference(tables, *got)
     return out
+
+
+def default_reference(tables: dict, predictions: pd.DataFrame, validation: pd.DataFrame, library: pd.DataFrame
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(reference machine scores, their languages, the test rows' languages) of one fold: the
+    rows of aicd.splits.loco.default_reference_rows, scored by the fold's detector (the validation
+    humans as its validation scores have them, the library rows as fit_fold scored them)."""
+    rows, _ = loco.default_reference_rows(tables, tables.get("library"))
+    scored = dict(zip(validation["id"], validation["machine_score"]))
+    scored.update(zip(library["id"], library["machine_score"]))
+    scores = rows["id"].map(scored).to_numpy(dtype=float)
+    if np.isnan(scores).any():
+        raise RuntimeError(f"{int(np.isnan(scores).sum())} default-reference rows have no score from the fold's fit")
+    return scores, rows["language"].to_numpy(dtype=object), tables["test"]["language"].astype(str).to_numpy(dtype=object)
 
 
 def inner_auroc(name: str, collections: dict, held: str, features: Features, seed: int) -> dict:
@@ -284,6 +344,8 @@ def main(argv=None):
     ap.add_argument("--rank-average", default="zs_loglik+lr_tfidf",
                     help="reference rows: ranks averaged within each held-out collection, e.g. a+b;c+d")
     ap.add_argument("--max-rows", type=int, help="rows per collection (default: the config's; 0: every row)")
+    ap.add_argument("--library", default="local_code",
+                    help="the gathered library source of the default reference (none: validation humans alone)")
     ap.add_argument("--seed", type=int, help="default: the config's")
     ap.add_argument("--out", help="write the markdown here")
     ap.add_argument("--json", help="write every record here")
@@ -291,15 +353,18 @@ def main(argv=None):
     config = merged_config(args.config)
     seed = config.get("seed", 0) if args.seed is None else args.seed
     collections = collections_of(config, seed, args.max_rows)
+    library = library_reference(config, args.library, seed)
     memoise_views()
-    features, runs, records, cost = Features(seed), {}, {}, {}
+    features, runs, records, cost, references = Features(seed), {}, {}, {}, {}
     names = [d for d in args.detectors.split(",") if d]
     candidates = [d for d in args.select.split(",") if d]
     for name in dict.fromkeys(names + candidates):
         started, cpu = time.perf_counter(), cpu_seconds()
-        runs[name] = run_folds(name, collections, list(collections), features, seed)
+        references[name] = {}
+        runs[name] = run_folds(name, collections, list(collections), features, seed, library=library,
+                               references=references[name])
         cost[name] = {"wall_s": time.perf_counter() - started, "cpu_s": cpu_seconds() - cpu}
-        records[name] = detector_records(name, runs[name], seed)
+        records[name] = detector_records(name, runs[name], seed, references=references[name])
         s = records[name]["summary"]["auroc"]
         print(f"{name:30s} AUROC mean {100 * s['mean']:.1f} worst {100 * s['worst']:.1f}  "
               f"({cost[name]['cpu_s']:.0f} CPU-s)", flush=True)
@@ -311,8 +376,9 @@ def main(argv=None):
     chosen = {}
     if candidates:
         selected, chosen = select(candidates, collections, runs, features, seed)
-        records["fused (selected)"] = detector_records("fused (selected)", selected, seed)
-    text = markdown(records, {})
+        picked = {held: references[c["picked"]][held] for held, c in chosen.items()}
+        records["fused (selected)"] = detector_records("fused (selected)", selected, seed, references=picked)
+    text = markdown(records, {}, TARGET_FPR, reference=reference_words(args.library, library))
     if chosen:
         text += "\n### The fused detector's selection, per fold (inner LOCO over the training collections)\n\n"
         text += "\n".join(f"- {held}: {c['picked']}" for held, c in chosen.items()) + "\n"
@@ -322,6 +388,15 @@ def main(argv=None):
     if args.json:
         Path(args.json).write_text(json.dumps({"records": records, "selection": chosen, "cost": cost,
                                                "config": args.config, "seed": seed}, indent=1, default=float))
+
+
+def reference_words(name: str, library: pd.DataFrame | None) -> str:
+    """What the default reference is, for the table's caption."""
+    if library is None:
+        return "the training collections' validation humans (no library code: --library " + name + ")"
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(library["language"].value_counts().items()))
+    return (f"the training collections' validation humans and the gathered library code ({name}: {len(library)} "
+            f"files of pinned packages, {counts}), thresholds set on a seeded half of it")
 
 
 if __name__ == "__main__":

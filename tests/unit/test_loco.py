@@ -207,14 +207,28 @@ def test_the_table_job_reads_every_fold_in_the_configs_order(tmp_path):
             pd.DataFrame({"id": pred["id"], "gold": gold, "machine_score": score}).to_parquet(vals[-1])
     layout = {"folds": {"loco_a": "alpha", "loco_b": "beta"}, "order": ["beta", "alpha"],
               "detectors": {"good": "Good_{LR}", "labels_only": "Labels"}}
+    # the calibrate job's test view of `good` on loco_b: the default reference's record
+    view = {"task": "loco_b", "detector": "good", "available": True, "fpr": 0.05, "rows": 80,
+            "reference": {"rows": 55, "by_origin": {"validation": 55}},
+            "calibrated": {"tpr": 0.4, "fpr": 0.125, "humans": 40, "positives": 40, "fpr_upper": 0.245,
+                           "without_threshold": 0},
+            "reference_held_out": {"realised_fpr": 0.04}, "pooled_languages": ["Go"]}
+    (tmp_path / "calibration" / "loco_b").mkdir(parents=True)
+    (tmp_path / "calibration" / "loco_b" / "good.test.json").write_text(json.dumps(view))
     table(["--layout", json.dumps(layout), "--predictions", *map(str, preds), "--validation-scores", *map(str, vals),
+           "--calibration-views", str(tmp_path / "calibration" / "loco_b" / "good.test.json"),
            "--out-stem", str(tmp_path / "loco")])
     text = (tmp_path / "loco.md").read_text()
+    default = text[text.index("### Calibrated on the default reference"):]
+    assert "config/loco.yaml names none" in default
+    assert "| Good (LR) | 12.5 (≤ 24.5) / 40.0 ¶ | — | 12.5 / 40.0 | 12.5 / 40.0 |" in default
     assert text.index("beta (40 h / 40 m)") < text.index("alpha (40 h / 40 m)")
     assert "Left out (no human-class score on every held-out collection): Labels." in text and "Good (LR)" in text
     record = json.loads((tmp_path / "loco.json").read_text())
     assert list(record["detectors"]) == ["good"] and record["left_out"] == ["Labels"]
     assert list(record["detectors"]["good"]["folds"]) == ["beta", "alpha"]
+    folds = record["detectors"]["good"]["folds"]
+    assert folds["beta"]["default_reference"]["reference_humans"] == 55 and "default_reference" not in folds["alpha"]
 
 
 def test_the_local_layer_adds_a_fifth_collection_to_every_fold(repo, loco_config):
@@ -240,3 +254,64 @@ def test_the_local_layer_adds_a_fifth_collection_to_every_fold(repo, loco_config
     assert plan.loco_tasks() == list(config["tasks"])
     assert "local_generations" in plan.loco_sources("loco_aoc") and "local_code" in plan.loco_sources("loco_local")
     assert loco_layout(plan)["order"] == ["trial", "codeaid", "course_java", "aoc", "local"]
+
+
+def test_the_default_reference_sets_per_language_thresholds_held_to_every_human_of_the_collection():
+    """Planted: reference humans N(0, 1) in language A, N(1, 1) in B; the collection's humans
+    N(0, 1) in A and B, and in C, which the reference lacks. Each language is held to its own
+    5% threshold: A's humans are flagged at about 5%, B's at about P(Z > 1.645 + 1) = 0.4%, C's
+    at the pooled threshold; shifting the collection's humans by +1 raises A's to
+    P(Z > 0.645) = 26%."""
+    from aicd.scoring.loco import default_reference, fold_metrics, summary
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(5)
+    ref_lang = np.repeat(["A", "B"], 3000)
+    ref = rng.normal(size=6000) + (ref_lang == "B")
+    n = 6000
+    lang = np.repeat(["A", "B", "C"], [3000, 2000, 1000])
+    human = rng.normal(size=n)
+    machine, machine_lang = rng.normal(size=1500) + 2, np.repeat(["A", "B", "C"], 500)
+    s, pos = np.r_[human, machine], np.r_[np.zeros(n, bool), np.ones(1500, bool)]
+    langs = np.r_[lang, machine_lang]
+
+    def fpr_of(language, shift=0.0):
+        here = langs == language
+        return default_reference(s[here] + shift * ~pos[here], pos[here], langs[here], ref, ref_lang)
+
+    a, b, c = fpr_of("A"), fpr_of("B"), fpr_of("C")
+    assert a["fpr"] == pytest.approx(0.05, abs=0.015) and b["fpr"] == pytest.approx(norm.sf(norm.isf(0.05) + 1), abs=0.01)
+    assert a["pooled_languages"] == [] and c["pooled_languages"] == ["C"]
+    assert a["fpr"] - b["fpr"] > 0.03  # a pooled threshold would flag both alike
+    shifted = fpr_of("A", 1.0)
+    assert shifted["fpr"] == pytest.approx(norm.sf(norm.isf(0.05) - 1), abs=0.03)
+    assert shifted["fpr"] <= shifted["fpr_upper"] < shifted["fpr"] + 0.03 and shifted["humans"] == 3000
+    whole = default_reference(s, pos, langs, ref, ref_lang)
+    assert whole["humans"] == n and whole["reference_humans"] == 6000 and whole["reference_fit"] == 3000
+    assert 0 < whole["tpr"] < 1 and whole["without_threshold"] == 0
+    m, draws = fold_metrics(s, pos, s, pos, resamples=20, reference=(ref, ref_lang, langs))
+    assert m["default_reference"]["fpr"] == pytest.approx(whole["fpr"])
+    other, other_draws = fold_metrics(s, pos, s, pos, resamples=20, reference=(ref - 1, ref_lang, langs))
+    total = summary({"x": m, "y": other}, {"x": draws, "y": other_draws})["default_reference"]
+    assert total["collections"] == 2 and total["fpr_worst"] == other["default_reference"]["fpr"] > whole["fpr"]
+    small = default_reference(s, pos, langs, ref[:30], ref_lang[:30])
+    assert small["fpr"] is None and "fewer than the 19" in small["why"]
+
+
+def test_the_default_reference_holds_no_program_of_the_held_out_collection(loco_config, sources):
+    """Every real fold: the reference is the validation humans (of the training collections)
+    and the library rows; a library row that is a held-out or training program is left out,
+    counted."""
+    for held in _spec(loco_config, "trial")["collections"]:
+        tables, _ = loco_tables(_spec(loco_config, held), sources, SEED)
+        test_row, train_row = tables["test"].iloc[[0]], tables["train"].iloc[[0]]
+        library = pd.concat([test_row, train_row, pd.DataFrame(
+            {"id": ["lib-1", "lib-2"], "language": ["Go", "PHP"], "label": ["human", "machine"]})], ignore_index=True)
+        library["label"] = ["human", "human", "human", "machine"]
+        rows, report = loco.default_reference_rows(tables, library)
+        val = tables["validation"]
+        assert report == {"in_test": 1, "in_train": 1}
+        assert not set(rows["id"]) & (set(tables["test"]["id"]) | set(tables["train"]["id"]))
+        assert set(rows.loc[rows["origin"] == "validation", "id"]) == set(val.loc[val["label"] == "human", "id"])
+        assert set(rows.loc[rows["origin"] == "library", "id"]) == {"lib-1"}
+        assert held not in set(val["collection"])

@@ -72,11 +72,15 @@ rule ood_table:
 
 # The leave-one-collection-out protocol (config/loco.yaml): each fold a task whose test split is
 # one held-out collection; the table reads every detector's test predictions and validation
-# scores (the validation threshold, the calibrated half, the oracle, mean and worst).
+# scores (the validation threshold, the calibrated half, the oracle, mean and worst) and the
+# calibrate jobs' test views (thresholds set on the fold's reference table: the default reference).
 rule loco_table:
     input:
         predictions=lambda w: [made(t, d).predictions(t, d) for t, d in loco_pairs()],
         validation=lambda w: [made(t, d).validation_scores(t, d) for t, d in loco_pairs()],
+        views=lambda w: [
+            calibrated(t, d).calibration_view(t, d) for t, d in loco_pairs() if (t, d) in PLAN.calibration_pairs()
+        ],
     output:
         md=OUT.tab("loco", "md"),
         tex=OUT.tab("loco", "tex"),
@@ -93,4 +97,5 @@ rule loco_table:
         seed=SEED,
     shell:
         "python -m aicd.report loco --layout {params.layout} --predictions {input.predictions}"
-        " --validation-scores {input.validation} --seed {params.seed} --out-stem {params.stem} > {log} 2>&1"
+        " --validation-scores {input.validation} --calibration-views {input.views} --seed {params.seed}"
+        " --out-stem {params.stem} > {log} 2>&1"

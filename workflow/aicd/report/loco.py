@@ -1,17 +1,21 @@
 """The leave-one-collection-out table (results/tables/loco.md, .tex, .json): every detector on
 every held-out collection of aicd.splits.loco, read by aicd.scoring.loco (AUROC; macro-F1 and
 human FPR at the validation threshold; the oracle macro-F1; the realised FPR and TPR of a
-threshold calibrated on half of the collection's own human rows), with the mean and the worst
-over collections and their bootstrap intervals.
+threshold calibrated on half of the collection's own human rows; the realised FPR and TPR of
+per-language thresholds set on the default reference, human code of no held-out row), with the
+mean and the worst over collections and their bootstrap intervals.
 
 Input: each detector's test predictions (score_human) and validation scores on each fold, as
 the detect jobs write them (results/predictions/{task}/{detector}.parquet,
-results/validation_scores/{task}/{detector}.parquet); benchmarks/loco.py gives the same
-records from its own fits (`write_tables`)."""
+results/validation_scores/{task}/{detector}.parquet), and, for the default reference, the
+calibrate jobs' test views (results/calibration/{task}/{detector}.test.json: thresholds set on
+the fold's reference table, aicd.splits.reference); benchmarks/loco.py gives the same records
+from its own fits, its reference with the gathered library code (`write_tables`)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import numpy as np
@@ -39,10 +43,14 @@ SECTIONS = (
 
 
 def detector_records(detector: str, folds: dict[str, tuple[pd.DataFrame, pd.DataFrame]], seed: int,
-                     fpr: float = TARGET_FPR) -> dict | None:
+                     fpr: float = TARGET_FPR, references: dict | None = None, views: dict | None = None
+                     ) -> dict | None:
     """{folds: {collection: metrics}, summary} of one detector, from its (predictions, validation
-    scores) per held-out collection; None where it gives no human score."""
+    scores) per held-out collection; None where it gives no human score. The default reference,
+    where given, per collection: `references` (reference human scores, their languages, the
+    test rows' languages: aicd.scoring.loco computes it) or `views` (a calibrate job's test view)."""
     metrics, draws = {}, {}
+    references, views = references or {}, views or {}
     for i, (collection, (predictions, validation)) in enumerate(folds.items()):
         column = f"score_{HUMAN}"
         if column not in predictions or predictions[column].isna().all() or validation.empty:
@@ -51,8 +59,24 @@ def detector_records(detector: str, folds: dict[str, tuple[pd.DataFrame, pd.Data
         metrics[collection], draws[collection] = fold_metrics(
             scores, predictions["gold"].to_numpy(dtype=object) != HUMAN,
             validation["machine_score"].to_numpy(dtype=float), validation["gold"].to_numpy(dtype=object) != HUMAN,
-            seed + i, fpr)
+            seed + i, fpr, reference=references.get(collection))
+        if collection in views:
+            metrics[collection]["default_reference"] = from_view(views[collection])
     return {"folds": metrics, "summary": summary(metrics, draws)}
+
+
+def from_view(view: dict) -> dict:
+    """A calibrate job's test view (aicd.scoring.calibrate_model.test_view) as the default-reference
+    record of aicd.scoring.loco: thresholds set on the fold's reference table, held to every row
+    of the held-out collection."""
+    if not view.get("available"):
+        return {"fpr": None, "threshold": None, "why": view.get("why", "no calibrated view")}
+    point, reference = view["calibrated"], view.get("reference") or {}
+    return {"target_fpr": view["fpr"], "reference_humans": reference.get("rows"),
+            "reference_origins": reference.get("by_origin", {}),
+            "reference_held_out_fpr": view["reference_held_out"].get("realised_fpr"), "humans": point["humans"],
+            "fpr": point["fpr"], "fpr_upper": point["fpr_upper"], "tpr": point["tpr"],
+            "without_threshold": point.get("without_threshold", 0), "pooled_languages": view.get("pooled_languages", [])}
 
 
 def _pct(value, digits: int = 1) -> str:
@@ -83,22 +107,31 @@ def section_rows(records: dict, titles: dict, metric: str) -> list[list[str]]:
     return rows
 
 
-def calibrated_rows(records: dict, titles: dict) -> list[list[str]]:
+def calibrated_rows(records: dict, titles: dict, view: str = "calibrated") -> list[list[str]]:
     rows = []
     for detector, record in records.items():
         cells = []
         for fold in record["folds"].values():
-            c = fold["calibrated"]
-            cells.append(f"n/a ({c['reference_humans']} ref.)" if c["threshold"] is None
-                         else f"{_pct(c['fpr'])} (≤ {_pct(c['fpr_upper'])}) / {_pct(c['tpr'])}")
-        total = record["summary"].get("calibrated")
+            c = fold.get(view)
+            cells.append("—" if c is None else f"n/a ({c.get('reference_humans', 0)} ref.)" if c.get("fpr") is None
+                         else f"{_pct(c['fpr'])} (≤ {_pct(c['fpr_upper'])}) / {_pct(c['tpr'])}"
+                         + (" ¶" if c.get("pooled_languages") else ""))
+        total = record["summary"].get(view)
         tail = ["", ""] if not total else [f"{_pct(total['fpr_mean'])} / {_pct(total['tpr_mean'])}",
                                            f"{_pct(total['fpr_worst'])} / {_pct(total['tpr_worst'])}"]
         rows.append([titles.get(detector, detector), *cells, *tail])
     return rows
 
 
-def markdown(records: dict, titles: dict, fpr: float = TARGET_FPR, left_out: list | None = None) -> str:
+WORKFLOW_REFERENCE = (
+    "the fold's reference table (aicd.splits.reference, as calibration.reference builds it: the training collections' "
+    "validation humans, and the library code only where calibration.reference.library names a gathered source; "
+    "config/loco.yaml names none, because the only gathered library code, config/loco_local.yaml's, is a "
+    "collection itself. benchmarks/loco.py adds the gathered library code)")
+
+
+def markdown(records: dict, titles: dict, fpr: float = TARGET_FPR, left_out: list | None = None,
+             reference: str = WORKFLOW_REFERENCE) -> str:
     why = (f"\nLeft out (no human-class score on every held-out collection): {', '.join(left_out)}.\n"
            if left_out else "")
     if not records:
@@ -116,6 +149,13 @@ def markdown(records: dict, titles: dict, fpr: float = TARGET_FPR, left_out: lis
             "FPR % on the other half (one-sided 95% upper bound) / TPR % on its machine rows; n/a: too few "
             f"reference humans for a split-conformal threshold (aicd.scoring.calibration)", "",
             _md_table(head, calibrated_rows(records, titles)), ""]
+    if any("default_reference" in f for r in records.values() for f in r["folds"].values()):
+        out += [f"### Calibrated on the default reference ({fpr:.0%} target): per-language thresholds (aicd detect's "
+                "rule; ¶: a language of the collection held to the pooled threshold, too few reference programs of "
+                "its own) set on human code the fold's detector did not train on, none of the held-out collection: "
+                f"{reference}; realised FPR % on every human row of the collection (one-sided 95% upper bound) / TPR % "
+                "on its machine rows; —: not measured", "", _md_table(head, calibrated_rows(records, titles,
+                                                                                           "default_reference")), ""]
     return "\n".join(out)
 
 
@@ -140,9 +180,9 @@ def latex(records: dict, titles: dict) -> str:
 
 
 def write_tables(records: dict, titles: dict, out_stem: str | Path, fpr: float = TARGET_FPR,
-                 left_out: list | None = None) -> None:
+                 left_out: list | None = None, reference: str = WORKFLOW_REFERENCE) -> None:
     stem = Path(out_stem)
-    write_text(markdown(records, titles, fpr, left_out), stem.with_suffix(".md"))
+    write_text(markdown(records, titles, fpr, left_out, reference), stem.with_suffix(".md"))
     write_text(latex(records, titles), stem.with_suffix(".tex"))
     write_json({"target_fpr": fpr, "detectors": records, "left_out": list(left_out or [])}, stem.with_suffix(".json"))
 
@@ -156,6 +196,9 @@ def main(argv=None) -> None:
     parser.add_argument("--predictions", nargs="+", required=True, help="results/predictions/{task}/{detector}.parquet")
     parser.add_argument("--validation-scores", nargs="+", required=True,
                         help="results/validation_scores/{task}/{detector}.parquet, in the same order")
+    parser.add_argument("--calibration-views", nargs="*", default=[],
+                        help="results/calibration/{task}/{detector}.test.json of the calibrated pairs (the default "
+                             "reference's view)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out-stem", required=True, help="results/tables/loco (writes .md, .tex and .json)")
     args = parser.parse_args(argv)
@@ -164,10 +207,16 @@ def main(argv=None) -> None:
     for pred, val in zip(args.predictions, args.validation_scores):
         task, detector = Path(pred).parent.name, Path(pred).stem
         by_detector.setdefault(detector, {})[folds[task]] = (pd.read_parquet(pred), pd.read_parquet(val))
+    views: dict[str, dict] = {}
+    for path in args.calibration_views:
+        task, detector = Path(path).parent.name, Path(path).name[: -len(".test.json")]
+        if task in folds:
+            views.setdefault(detector, {})[folds[task]] = json.loads(Path(path).read_text())
     order = args.layout.get("order") or list(folds.values())
     records, left_out = {}, []
     for detector, got in by_detector.items():
-        record = detector_records(detector, {c: got[c] for c in order if c in got}, args.seed)
+        record = detector_records(detector, {c: got[c] for c in order if c in got}, args.seed,
+                                  views=views.get(detector))
         if record is not None and len(record["folds"]) == len(order):
             records[detector] = record
         else:

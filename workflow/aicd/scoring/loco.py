@@ -15,7 +15,14 @@ and of its validation rows (from the *training* collections):
 - `calibrated`: a seeded half of the collection's *human* rows sets a split-conformal threshold
   at the target FPR (aicd.scoring.calibration; no machine row, no label of the other half), and
   the other half gives the realised FPR, with its one-sided 95% Clopper-Pearson bound; the TPR is
-  read on every machine row. None with fewer reference humans than the target allows (19 at 5%).
+  read on every machine row. None with fewer reference humans than the target allows (19 at 5%);
+- `default_reference` (where the caller gives a reference): no row of the collection sets the
+  threshold. Human code the fold's detector did not train on and that is not of the held-out
+  collection (the training collections' validation humans, the gathered library code) sets a
+  threshold per language at the target FPR by `aicd detect`'s rule (aicd.scoring.calibration:
+  split-conformal on the reference's fitting half, a language with too few reference programs
+  held to the pooled threshold), and *every* human row of the collection gives the realised FPR,
+  with its one-sided 95% Clopper-Pearson bound; the TPR on every machine row.
 
 Flag a row as machine when its score is above the threshold, everywhere. The mean and worst
 over collections (worst: the lowest AUROC and macro-F1, the highest FPR) take their intervals
@@ -28,7 +35,16 @@ import numpy as np
 
 from ..common.cuts import best_threshold, macro_f1_of_cells
 from .bootstrap import RESAMPLES, _draw, _interval
-from .calibration import conformal_threshold, min_reference, realised_fpr, split_reference
+from .calibration import (
+    HELD_OUT,
+    Calibration,
+    calibrate,
+    conformal_threshold,
+    min_reference,
+    operating_point,
+    realised_fpr,
+    split_reference,
+)
 from .roc_point import bin_draws
 from .thresholds import _auroc_of_counts, auroc
 
@@ -56,10 +72,35 @@ def calibrated(scores: np.ndarray, positive: np.ndarray, fpr: float, seed: int) 
             "tpr": float((machine > threshold).mean()) if len(machine) else None}
 
 
+def default_reference(test_scores, test_positive, test_languages, reference_scores, reference_languages,
+                      fpr: float = TARGET_FPR, seed: int = 0) -> dict:
+    """Per-language thresholds set on human reference scores (calibrate: aicd detect's rule, the
+    reference's own held-out half measuring them) held to every row of the collection."""
+    ref = np.asarray(reference_scores, dtype=float)
+    if np.isnan(ref).any():
+        raise ValueError("reference scores hold NaN: drop (and count) those rows first")
+    result = calibrate(ref, np.asarray(reference_languages, dtype=object), None, (fpr,), HELD_OUT, seed)
+    at = result["pooled"]["at"][f"{fpr:g}"]
+    if at["threshold"] is None:
+        return {"target_fpr": fpr, "reference_humans": int(len(ref)), "fpr": None, "threshold": None,
+                "why": f"{result['pooled']['fit_n']} reference humans in the fitting half, fewer than the "
+                       f"{min_reference(fpr)} a {fpr:.0%} target needs"}
+    languages = np.asarray(test_languages, dtype=object)
+    thresholds, _, pooled = Calibration({}, {}, result).thresholds(languages, fpr)
+    s, pos = np.asarray(test_scores, dtype=float), np.asarray(test_positive, dtype=bool)
+    point = operating_point(s, ~pos, thresholds, 0, seed)
+    return {"target_fpr": fpr, "reference_humans": int(len(ref)), "reference_fit": result["pooled"]["fit_n"],
+            "reference_held_out_fpr": at["realised_fpr"], "humans": point["humans"], "fpr": point["fpr"],
+            "fpr_upper": point["fpr_upper"], "tpr": point["tpr"], "without_threshold": point["without_threshold"],
+            "pooled_languages": sorted({str(lang) for lang, p in zip(languages, pooled) if p}),
+            "threshold": None if at["threshold"] is None else float(at["threshold"])}
+
+
 def fold_metrics(test_scores, test_positive, val_scores, val_positive, seed: int = 0, fpr: float = TARGET_FPR,
-                 resamples: int = RESAMPLES) -> tuple[dict, dict]:
+                 resamples: int = RESAMPLES, reference: tuple | None = None) -> tuple[dict, dict]:
     """(metrics of one held-out collection, their resamples {auroc, macro_f1, human_fpr}: arrays of
-    `resamples` values, for the intervals over collections)."""
+    `resamples` values, for the intervals over collections). `reference`: (reference human
+    scores, their languages, the test rows' languages) for the default-reference view."""
     s, pos = np.asarray(test_scores, dtype=float), np.asarray(test_positive, dtype=bool)
     vs, vpos = np.asarray(val_scores, dtype=float), np.asarray(val_positive, dtype=bool)
     if np.isnan(s).any() or np.isnan(vs).any():
@@ -82,6 +123,9 @@ def fold_metrics(test_scores, test_positive, val_scores, val_positive, seed: int
         "oracle_macro_f1": best_threshold(s, pos)[1],
         "calibrated": calibrated(s, pos, fpr, seed),
     }
+    if reference is not None:
+        ref_scores, ref_languages, languages = reference
+        metrics["default_reference"] = default_reference(s, pos, languages, ref_scores, ref_languages, fpr, seed)
     return metrics, draws
 
 
@@ -106,11 +150,16 @@ def summary(folds: dict[str, dict], draws: dict[str, dict]) -> dict:
             entry["mean_ci"] = _ci(np.nanmean(stacked, axis=0))
             entry["worst_ci"] = _ci(worst(stacked, axis=0))
         out[name] = entry
-    with_threshold = [f["calibrated"] for f in folds.values() if f["calibrated"]["threshold"] is not None]
-    if with_threshold:
-        fprs = np.array([c["fpr"] for c in with_threshold])
-        tprs = np.array([c["tpr"] for c in with_threshold if c["tpr"] is not None])
-        out["calibrated"] = {"collections": len(with_threshold), "fpr_mean": float(fprs.mean()),
-                             "fpr_worst": float(fprs.max()), "tpr_mean": float(tprs.mean()) if len(tprs) else None,
-                             "tpr_worst": float(tprs.min()) if len(tprs) else None}
+    for view in ("calibrated", "default_reference"):
+        measured = [f[view] for f in folds.values() if (f.get(view) or {}).get("fpr") is not None]
+        if measured:
+            out[view] = _rates_over(measured)
     return out
+
+
+def _rates_over(views: list[dict]) -> dict:
+    """Mean and worst (highest FPR, lowest TPR) over the collections a view measured."""
+    fprs = np.array([c["fpr"] for c in views])
+    tprs = np.array([c["tpr"] for c in views if c["tpr"] is not None])
+    return {"collections": len(views), "fpr_mean": float(fprs.mean()), "fpr_worst": float(fprs.max()),
+            "tpr_mean": float(tprs.mean()) if len(tprs) else None, "tpr_worst": float(tprs.min()) if len(tprs) else None}

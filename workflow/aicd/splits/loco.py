@@ -17,7 +17,13 @@ library code). The rule, for the collection H held out:
   and counted (the same program in two collections would otherwise be trained on and tested).
 
 Each training row keeps its `collection`, so a detector that chooses anything by leaving one
-training collection out (aicd.detectors.fused) can group by it."""
+training collection out (aicd.detectors.fused) can group by it.
+
+A fold's *default reference* (default_reference_rows; aicd.scoring.loco reads it) is human code
+the fold's detector did not train on and that is not of the held-out collection: the
+validation split's human rows (all from the training collections) and, where given, gathered
+library code that no collection holds; a row that is a program of the test or train split is
+left out and counted."""
 
 from __future__ import annotations
 
@@ -98,6 +104,27 @@ def leave_one_collection_out(collections: dict[str, pd.DataFrame], hold_out: str
         log.warning("%d training rows are programs of the held-out collection %s and are left out (%s)",
                     sum(overlap.values()), hold_out, overlap)
     return tables, report
+
+
+def default_reference_rows(tables: dict[str, pd.DataFrame], library: pd.DataFrame | None = None
+                           ) -> tuple[pd.DataFrame, dict]:
+    """(id, language, origin of the fold's default reference: its validation humans, then the
+    library rows; what was left out, counted)."""
+    val = tables["validation"]
+    parts = [val.loc[val["label"] == "human", ["id", "language"]].assign(origin="validation")]
+    if library is not None and len(library):
+        parts.append(library.loc[library["label"] == "human", ["id", "language"]].assign(origin="library"))
+    rows = pd.concat(parts, ignore_index=True)
+    rows["language"] = rows["language"].astype(str)
+    report = {}
+    for split in ("test", "train"):
+        clash = rows["id"].isin(set(tables[split]["id"]))
+        if clash.any():
+            report[f"in_{split}"] = int(clash.sum())
+            rows = rows[~clash]
+    if report:
+        log.warning("default reference: %s rows are programs of the fold's test or train split: left out", report)
+    return rows.drop_duplicates("id").reset_index(drop=True), report
 
 
 def _counts(rows: pd.DataFrame) -> dict:
