@@ -225,3 +225,24 @@ def test_a_feature_set_that_asks_a_gpu_is_a_gpu_job_per_task_that_reads_it(demo,
     assert jobs == [{"rule": "features", "detector": "lm_gpu", "count": 2, "gpu": 1, "mem_mb": 32000,
                      "mem_mb_per_input_mb": 0, "runtime": 480, "threads": 8}]
     assert plan_of(demo, models).gpu_jobs() == []
+
+
+def test_the_plan_reads_the_registries_it_is_given_and_decides_generation_once(demo, models):
+    """The kinds' registries are the plan's own (no global read after from_config): with a feature
+    registry whose tfidf does not back-project, the n-gram analysis has no detector to explain."""
+    import dataclasses
+
+    from aicd.features.registry import FEATURIZERS
+
+    class Flat(FEATURIZERS["tfidf"]):
+        back_projects = False
+
+    binary = next(t for t, task in plan_of(demo, models).tasks.items() if task.kind == "binary")
+    assert plan_of(demo, models).analyses(binary)["coefficients"]  # the demo's SVM on TF-IDF
+    flat = plan_of(demo, models, featurizers={**FEATURIZERS, "tfidf": Flat})
+    assert flat.featurizers["tfidf"] is Flat and flat.analyses(binary)["coefficients"] == []
+    # who writes code is decided once, in a frozen GenerationPlan the plan's properties read
+    plan = plan_of(demo, models, {"generators": ["SmolLM2-135M-Instruct"]})
+    assert plan.generators is plan.gen.models and plan.gen_protocols is plan.gen.protocols
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.gen.models = ()
