@@ -99,7 +99,7 @@ onsuccess:
     # Shortfalls a source reported (a language with fewer rows than asked for, inputs read
     # from this machine rather than pinned) are repeated here, where they are seen.
     _inputs = INPUTS_JSON
-    print(f"Results: {RESULTS}/report.md", file=sys.stderr)
+    print(f"Results: {OUT.report()}", file=sys.stderr)
     if os.path.isfile(_inputs):
         import json as _json
 

@@ -67,7 +67,7 @@ def test_a_sampled_set_scores_its_seeded_sample_and_nothing_else(tiny_lm, tables
 
 def test_the_panel_predicts_its_sample_which_is_scored_as_a_sample(tiny_lm, tables, tmp_path):
     from aicd.detectors.fitting import fit_predict
-    from aicd.scoring.score import score
+    from aicd.scoring.scorer import score
 
     featurizer, _ = stats_set(tiny_lm, tables, tmp_path / "f.npz", {"train": 0, "validation": 20, "test": 24})
     spec = {"kind": "zero_shot_lm", "params": {"criterion": "fast_detectgpt"}}

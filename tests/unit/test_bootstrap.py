@@ -10,7 +10,7 @@ from aicd.common.errors import AicdError
 from aicd.data.schema import ABSTAIN
 from aicd.scoring.bootstrap import interval_and_p, macro_f1_interval, macro_f1_of_counts, paired_test
 from aicd.scoring.metrics import classification_scores
-from aicd.scoring.score import score
+from aicd.scoring.scorer import score
 from sklearn.metrics import f1_score
 
 LABELS = ["human", "machine", "hybrid"]

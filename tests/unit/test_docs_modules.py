@@ -18,7 +18,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PKG = REPO / "workflow" / "aicd"
-GUIDES = ["README.md", "DEVELOPERS.md", "config/README.md", *sorted(str(p.relative_to(REPO))
+GUIDES = ["README.md", "DEVELOPERS.md", "CHANGELOG.md", "config/README.md", *sorted(str(p.relative_to(REPO))
                                                                   for p in (REPO / "docs").glob("*.md"))]
 
 # aicd.x.y (not inside another dotted name or a path), and workflow/aicd/... paths to a module or a folder
@@ -138,3 +138,9 @@ def test_the_checker_finds_a_wrong_name(tmp_path):
     for name in ("reader", "writer", "run", "cache", "__main__"):
         (tmp_path / "pkg" / f"{name}.py").write_text("")
     assert unlisted(tmp_path / "pkg") == ["cache", "run", "writer"]  # the words in prose do not list them
+
+
+def test_benchmarks_md_keeps_to_its_400_lines():
+    """BENCHMARKS.md keeps each area's current figures only (detail goes to benchmarks/notes/)."""
+    lines = (REPO / "BENCHMARKS.md").read_text().count("\n")
+    assert lines <= 400, f"BENCHMARKS.md has {lines} lines: move detail into its area's note"

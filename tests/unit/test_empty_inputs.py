@@ -10,7 +10,7 @@ import pytest
 from aicd.common.errors import AicdError
 from aicd.detectors import build
 from aicd.features.compute import compute
-from aicd.scoring.score import score
+from aicd.scoring.scorer import score
 from aicd.sources.loader import load_table, stream_sample
 from aicd.splits.__main__ import main as splits_main
 from aicd.splits.stratified import assign_splits

@@ -49,8 +49,8 @@ def env_packages(path: Path) -> set[str]:
 def kind_environments() -> set[str]:
     from aicd.detectors import REGISTRY
 
-    return {cls.environment_for({}) for cls in REGISTRY.values()} | {
-        cls.environment_for(p) for cls in REGISTRY.values() for p in getattr(cls, "ENVIRONMENT_PARAMS", [])}
+    return {cls.traits({}).environment for cls in REGISTRY.values()} | {
+        cls.traits(p).environment for cls in REGISTRY.values() for p in getattr(cls, "ENVIRONMENT_PARAMS", [])}
 
 
 def feature_environments() -> set[str]:
@@ -221,10 +221,10 @@ def test_kinds_that_need_torch_declare_neural():
         package = cls.__module__ if path.name == "__init__.py" else cls.__module__.rsplit(".", 1)[0]
         third, _, lazy = imports_in(path, package)
         if third & NEURAL:
-            assert cls.environment_for({}) == "neural", f"kind {kind} imports {sorted(third & NEURAL)} in core"
+            assert cls.traits({}).environment == "neural", f"kind {kind} imports {sorted(third & NEURAL)} in core"
         option_modules = {m for m in lazy if module_file(m) and imports_in(module_file(m), m.rsplit(".", 1)[0])[0] & NEURAL}
-        if option_modules and cls.environment_for({}) != "neural":
-            assert any(cls.environment_for(p) == "neural" for p in getattr(cls, "ENVIRONMENT_PARAMS", [])), \
+        if option_modules and cls.traits({}).environment != "neural":
+            assert any(cls.traits(p).environment == "neural" for p in getattr(cls, "ENVIRONMENT_PARAMS", [])), \
                 f"kind {kind} reaches {sorted(option_modules)} (torch) on an option, but declares no environment for it"
 
 

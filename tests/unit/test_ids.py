@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from aicd.common.errors import AicdError
 from aicd.data.ids import disagreement, match
-from aicd.scoring.score import score
+from aicd.scoring.scorer import score
 
 
 def test_one_sentence_with_counts_and_examples():

@@ -10,7 +10,7 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[2] / "workflow" / "aicd"
 # The ground floor, in order: each may import those before it, never a stage.
-GROUND = ["common", "data", "codetools", "records", "models", "published", "site_profile"]
+GROUND = ["common", "data", "codetools", "records", "models", "published", "site_profile", "outputs"]
 # Above every stage: the `aicd` command, config validation (it checks detector kinds against the
 # registry) and the plan with its record of the machine.
 TOP = {"cli", "detect_cli", "submission_cli", "serve_cli", "config", "plan", "resolve"}
@@ -106,3 +106,57 @@ def test_sources_and_the_llm_transport_do_not_import_normalisation():
     for stage in ("sources", "llm"):
         for path in (PKG / stage).rglob("*.py"):
             assert "normalize" not in imported_parts(path), path
+
+
+def import_time_graph() -> dict[str, set[str]]:
+    """module -> the package modules it imports when it is imported (module-scope imports; a
+    lazy import inside a function runs later and cannot close a circle at import)."""
+    def name(path: Path) -> str:
+        parts = list(path.relative_to(PKG).with_suffix("").parts)
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    paths = {name(p): p for p in modules()}
+    graph = {}
+    for module, path in paths.items():
+        rel = path.relative_to(PKG).with_suffix("").parts
+        deps = set()
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for parts in imported_names(ast.unparse(node), rel):
+                    joined = ".".join(p for p in parts if p != "__init__")
+                    deps.add(joined if joined in paths else ".".join(parts[:-1]))
+        graph[module] = {d for d in deps if d in paths and d != module}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan)."""
+    index, low, stack, found = {}, {}, [], []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while not group or group[-1] != v:
+                group.append(stack.pop())
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circle():
+    graph = import_time_graph()
+    assert graph["plan"] >= {"published", "config"}  # the graph sees imports
+    assert circles(graph) == []
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -40,7 +40,7 @@ def test_the_gpu_layer_serves_the_model_on_a_gpu_and_its_statistics_ask_for_one(
     serve = models[LOCAL]["serve"]
     assert serve["device"].startswith("cuda") and serve["batching"] and models[LOCAL]["concurrency"] >= 128
     plan = Plan.from_config(config, models, {"generators": [LOCAL], "instructor": True, "judges": ["smollm2"]})
-    jobs = plan.gpu_feature_jobs()
+    jobs = [j for j in plan.gpu_jobs() if j["rule"] == "features"]
     assert [(j["detector"], j["gpu"]) for j in jobs] == [("lm_smollm2", 1)]
     assert config["features"]["lm_smollm2"]["params"]["device"] == "cuda"
     # the same model, prompts and decoding as the CPU demo: only where and how fast it is served differ

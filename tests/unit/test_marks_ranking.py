@@ -1,7 +1,7 @@
 """No bold, underline, "best", figure choice or agreeing count rests on a class under the minimum
 of test rows (aicd.report.marks.MIN_CLASS_SUPPORT), a one-class column shows its class's recall,
 and an interval that one row decides is not printed as if it meant something: real score files
-(aicd.scoring.score) of a Task 3 shaped like the full demo's (human and machine 100 rows each,
+(aicd.scoring.scorer) of a Task 3 shaped like the full demo's (human and machine 100 rows each,
 hybrid 3, adversarial 1), rendered by the report's own code."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from aicd.report.reproduction import headline_lines, headlines, mark_cells
 from aicd.report.subset_tables import compute, render
 from aicd.report.table4 import Column, Row, cell_marks
 from aicd.report.table4 import render as render_table4
-from aicd.scoring.score import score
+from aicd.scoring.scorer import score
 
 T3 = ["human", "machine", "hybrid", "adversarial"]
 GOLD = ["human"] * 100 + ["machine"] * 100 + ["hybrid"] * 3 + ["adversarial"]

@@ -90,7 +90,7 @@ def test_paper_rows_in_order_and_not_run():
 
 def test_figures_written(tmp_path):
     from aicd.report.paper_figures import main
-    from aicd.scoring.score import score
+    from aicd.scoring.scorer import score
     rng = np.random.default_rng(0)
     n = 120  # both classes over the minimum of test rows, so a best is chosen
     test = pd.DataFrame({"id": [f"r{i}" for i in range(n)], "code": "x",

@@ -129,7 +129,7 @@ def test_a_perturbed_test_set_keeps_ids_and_reports_its_rewrite():
 
 def test_a_flip_is_counted_over_all_rows_and_over_the_changed_ones():
     import pandas as pd
-    from aicd.scoring.score import flip_rate
+    from aicd.scoring.scorer import flip_rate
 
     flips = flip_rate(pd.DataFrame({"id": ["a", "b", "c"], "pred": ["human", "human", "machine"]}),
                       pd.DataFrame({"id": ["c", "b", "a"], "pred": ["machine", "machine", "human"]}), ["a", "b"])

@@ -104,6 +104,12 @@ def test_a_new_folder_stored_kind_is_planned_from_its_declaration(demo, models, 
         max_threads = 2
         mem_mb = 1234
 
+        def fit(self, X, y, X_val=None, y_val=None):
+            return self
+
+        def predict(self, X):
+            return X
+
     monkeypatch.setitem(REGISTRY, "toy_folder", Toy)
     config = copy.deepcopy(demo)
     config["detectors"] = {"toy": {"kind": "toy_folder", "title": "Toy"}, **config["detectors"]}
@@ -215,7 +221,28 @@ def test_a_feature_set_that_asks_a_gpu_is_a_gpu_job_per_task_that_reads_it(demo,
     config["detectors"]["zs_gpu"] = {"kind": "zero_shot_lm", "title": "LL", "features": "lm_gpu", "tasks": ["binary"],
                                      "params": {"criterion": "loglik"}}
     config["detectors"]["lr_gpu_ast"] = {"kind": "logistic_regression", "title": "LR", "features": "lm_gpu_ast", "tasks": ["family"]}
-    jobs = plan_of(config, models).gpu_feature_jobs()
+    jobs = plan_of(config, models).gpu_jobs()
     assert jobs == [{"rule": "features", "detector": "lm_gpu", "count": 2, "gpu": 1, "mem_mb": 32000,
-                     "runtime": 480, "threads": 8}]
-    assert plan_of(demo, models).gpu_feature_jobs() == []
+                     "mem_mb_per_input_mb": 0, "runtime": 480, "threads": 8}]
+    assert plan_of(demo, models).gpu_jobs() == []
+
+
+def test_the_plan_reads_the_registries_it_is_given_and_decides_generation_once(demo, models):
+    """The kinds' registries are the plan's own (no global read after from_config): with a feature
+    registry whose tfidf does not back-project, the n-gram analysis has no detector to explain."""
+    import dataclasses
+
+    from aicd.features.registry import FEATURIZERS
+
+    class Flat(FEATURIZERS["tfidf"]):
+        back_projects = False
+
+    binary = next(t for t, task in plan_of(demo, models).tasks.items() if task.kind == "binary")
+    assert plan_of(demo, models).analyses(binary)["coefficients"]  # the demo's SVM on TF-IDF
+    flat = plan_of(demo, models, featurizers={**FEATURIZERS, "tfidf": Flat})
+    assert flat.featurizers["tfidf"] is Flat and flat.analyses(binary)["coefficients"] == []
+    # who writes code is decided once, in a frozen GenerationPlan the plan's properties read
+    plan = plan_of(demo, models, {"generators": ["SmolLM2-135M-Instruct"]})
+    assert plan.generators is plan.gen.models and plan.gen_protocols is plan.gen.protocols
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.gen.models = ()

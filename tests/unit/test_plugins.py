@@ -78,8 +78,13 @@ def test_the_plan_reads_zero_shot_and_binarising_from_the_params():
     from aicd.detectors import REGISTRY
 
     cls = REGISTRY["python"]
-    assert cls.is_zero_shot({"score_function": "m:f"}) and cls.binarises({"score_function": "m:f"})
-    assert not cls.is_zero_shot({"object": "m:C"}) and not cls.binarises({"object": "m:C"})
+    function, obj = cls.traits({"score_function": "m:f"}), cls.traits({"object": "m:C"})
+    assert function.zero_shot and function.binarise
+    assert not obj.zero_shot and not obj.binarise
+    # the fitted detector reads the same declaration (label_of binarises for a score function only)
+    detector = cls(score_function="m:f")
+    assert detector.declared == function and list(detector.label_of(["human", "hybrid"])) == ["human", "machine"]
+    assert list(cls(object="m:C").label_of(["human", "hybrid"])) == ["human", "hybrid"]
 
 
 @pytest.mark.parametrize("params, message", [

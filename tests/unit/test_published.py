@@ -81,3 +81,70 @@ def test_rows_match_configured_detectors():
     assert published.column_for_kind(4, "family") == "T2"
     assert published.subset_table_for_kind("fine_grained") == 7
     assert published.points(0.63, 1) == pytest.approx(63.0)
+
+
+# ---------------------------------------------------------------- one home of the paper's facts
+
+KIND_NAMES = {"binary", "family", "fine_grained"}
+
+
+def _docstrings(tree) -> set[int]:
+    import ast
+
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def second_homes(path: Path) -> list[str]:
+    """Where a module (other than aicd.published) spells one of the paper's facts itself: a
+    string naming "Task N" or the judges' prefix, a collection or mapping of the three task
+    kinds, or of the subset tables 5, 6, 7 (docstrings and comments may speak of them)."""
+    import ast
+    import re
+
+    tree, found = ast.parse(path.read_text()), []
+    docs = _docstrings(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs \
+                and re.search(rf"\bTasks? [123]\b|{published.JUDGE_PREFIX}", node.value):
+            found.append(f"{path}:{node.lineno}: {node.value[:60]!r}")
+        elements = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else \
+            node.keys if isinstance(node, ast.Dict) else []
+        values = {e.value for e in elements if isinstance(e, ast.Constant)}
+        if KIND_NAMES <= values or {5, 6, 7} <= values:
+            found.append(f"{path}:{node.lineno}: {type(node).__name__} of {sorted(map(str, values))}")
+    return found
+
+
+def test_the_papers_tasks_and_judge_names_have_one_home(repo):
+    """published.yaml's tasks and judge_prefix, read through aicd.published, are the only home:
+    no module or rule file spells a task's number, the task kinds together, the subset tables or
+    the judges' prefix."""
+    import re
+
+    workflow = repo / "workflow"
+    found = [hit for path in sorted(workflow.rglob("*.py")) if path.name != "published.py"
+             for hit in second_homes(path)]
+    for path in sorted((workflow / "rules").glob("*.smk")) + [repo / "Snakefile"]:
+        code = [(i, line) for i, line in enumerate(path.read_text().splitlines(), 1) if not line.lstrip().startswith("#")]
+        found += [f"{path}:{i}: {line.strip()}" for i, line in code
+                  if re.search(rf"{published.JUDGE_PREFIX}\{{|\bTask [123]\b|\b(binary|fine_grained)\b", line)]
+    assert not found, "a second home of the paper's facts:\n" + "\n".join(found)
+    # and the home itself is complete: three tasks, each with its table, column and subsets
+    assert [t.name for t in published.PAPER_TASKS] == ["Task 1", "Task 2", "Task 3"]
+    assert published.SUBSET_TABLES == (5, 6, 7) and published.TASK_KINDS == tuple(sorted(KIND_NAMES, key=[
+        "binary", "family", "fine_grained"].index))
+    assert published.table(4)["columns"]["T3"] == {"printed": "Task 3", "task_kind": "fine_grained"}
+    assert published.parse_judge_detector(published.judge_detector("gemini", "zs")) == ("gemini", "zs")
+
+
+def test_the_scanner_finds_a_second_home(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text('"""Task 1 in a docstring is fine."""\nKINDS = ("binary", "family", "fine_grained")\n'
+                      'NAME = f"judge_{x}"\nTABLES = {5: 1, 6: 2, 7: 3}\nTITLE = "Task 2"\n')
+    assert sorted(hit.split(": ", 1)[0].rsplit(":", 1)[1] for hit in second_homes(module)) == ["2", "3", "4", "5"]

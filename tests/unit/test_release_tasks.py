@@ -112,7 +112,7 @@ def t1_spec(files):
 
 
 def test_code_and_label_release_gets_identified_languages_subsets_and_breakdowns(tmp_path):
-    from aicd.scoring.score import score
+    from aicd.scoring.scorer import score
 
     files = code_label_files(tmp_path, {s: variants(s) for s in ("train", "validation", "test")})
     tables, report = load_release_task(t1_spec(files), "T1", tmp_path / "langid", threads=1)

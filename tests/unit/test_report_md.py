@@ -1,11 +1,11 @@
-"""aicd.report.report_md.write_report on real score files (aicd.scoring.score): Table 4 in three
+"""aicd.report.report_md.write_report on real score files (aicd.scoring.scorer): Table 4 in three
 formats, the best trained detector's confusion figure per task, and report.md's links."""
 
 import json
 
 import pandas as pd
 from aicd.report.report_md import ReportInputs, ReportPaths, write_report
-from aicd.scoring.score import score
+from aicd.scoring.scorer import score
 
 
 def _scores(tmp_path, task, detector, gold, pred):
@@ -121,3 +121,28 @@ def test_the_threshold_table_beside_table4(tmp_path):
     assert "<table>" in (out / "tables" / "thresholds.html").read_text()
     assert "TPR @ 1\\% FPR" in (out / "tables" / "thresholds.tex").read_text()
     assert "## Threshold metrics" in (out / "report.md").read_text()
+
+
+def test_the_inputs_block_says_which_task_and_kind_versions_made_the_scores(tmp_path):
+    """Each score file carries the versions of the task definition and detector kind that made it
+    (aicd.plan.Plan.versions, passed by the score rule); report.md's inputs block lists them."""
+    from aicd.report.__main__ import main
+
+    gold = ["human", "machine"] * 5
+    files = []
+    for detector, kind, version in (("good", "linear_svm", 2), ("base", "majority", 1)):
+        path = _scores(tmp_path, "T1", detector, gold, gold)
+        made = json.loads(open(path).read())
+        made["versions"] = {"task": {"definition": "binary", "version": 3}, "detector": {"kind": kind, "version": version}}
+        open(path, "w").write(json.dumps(made))
+        files.append(path)
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text(json.dumps({"fingerprint": "fp0123", "code": "abc", "inputs": {}}))
+    layout = {"tasks": [["T1", "Task 1"]], "detectors": [["good", "Good", False], ["base", "Base", True]]}
+    out = tmp_path / "results"
+    main(["report", "--layout", json.dumps(layout), "--scores", *files, "--tables-dir", str(out / "tables"),
+          "--figures-dir", str(out / "figures"), "--report", str(out / "report.md"), "--inputs", str(inputs)])
+    report = (out / "report.md").read_text()
+    assert ("Versions that made the score files (CHANGELOG.md): task definitions `binary` v3; detector kinds "
+            "`linear_svm` v2, `majority` v1.") in report
+    assert report.index("## Inputs") < report.index("Versions that made")

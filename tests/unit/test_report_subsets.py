@@ -2,7 +2,7 @@
 marked, what the release cannot recover named with the reason, provisional label maps."""
 
 from aicd.report.subsets import subset_section
-from aicd.splits.release_language import NOT_RECOVERABLE
+from aicd.splits.release_language import not_recoverable
 
 
 def test_subset_section_marks_one_class_inferred_unrecoverable_and_provisional():
@@ -12,10 +12,10 @@ def test_subset_section_marks_one_class_inferred_unrecoverable_and_provisional()
             "unseen_language_unseen_domain": {"rows": 4, "target": {"human": 4}, "one_class": "human"}}},
         "T1": {"test_subsets": {"seen_language": {"rows": 6, "target": {"human": 3, "machine": 3}, "one_class": None}},
                "subset_notes": {"inferred": {"subset": "from identified languages", "language": "langid"},
-                                "not_recoverable": {"domain": NOT_RECOVERABLE["domain"]}},
+                                "not_recoverable": {"domain": not_recoverable("domain")}},
                "language_identification": {"test": {"rows": 6, "identified": 6, "from_cache": 2, "computed": 4,
                                                     "ms_per_row": 5.1, "low_margin": 0}}},
-        "T3": {"test_subsets": {}, "subset_notes": {"not_recoverable": {"source": NOT_RECOVERABLE["source"]}}},
+        "T3": {"test_subsets": {}, "subset_notes": {"not_recoverable": {"source": not_recoverable("source")}}},
     }
     scores = {"by": {"subset": {"seen_language": {"macro_f1": 0.5, "n": 6}},
                      "language": {"Go": {"macro_f1": 0.25, "n": 2},

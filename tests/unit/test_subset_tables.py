@@ -10,8 +10,8 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from aicd.report.subset_tables import PAPER_TABLES, compute, main, render
-from aicd.scoring.score import score
+from aicd.report.subset_tables import compute, main, paper_table, render
+from aicd.scoring.scorer import score
 
 LABELS = ["human", "machine"]
 
@@ -65,10 +65,10 @@ def test_table5_numbers_recomputed_from_scores(tmp_path, t1_scores):
     tex = (tmp_path / "tables" / "table5.tex").read_text()
     md = (tmp_path / "tables" / "table5.md").read_text()
     # the paper's row order
-    order = [tex.index(title) for _, title in PAPER_TABLES[5]["rows"]]
+    order = [tex.index(title) for _, title in paper_table(5)["rows"]]
     assert order == sorted(order)
     kept = {d: t1_scores[d] for d in trained}  # the dummy baseline is excluded
-    for subset, title in PAPER_TABLES[5]["rows"]:
+    for subset, title in paper_table(5)["rows"]:
         mean, std, one = _expected(kept, subset, LABELS)
         line = next(ln for ln in tex.splitlines() if ln.strip().startswith(title))
         nums = re.findall(r"\d+\.\d+", line)

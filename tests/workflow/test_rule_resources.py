@@ -6,6 +6,7 @@ memory, runtime and GPUs, from the plan. A GPU asked in the config reaches every
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -83,3 +84,59 @@ def test_every_rule_that_runs_a_detector_asks_the_same_resources(planned):
     assert {a[2:] for a in by_detector["robust"]} == {("45", "1")}
     assert {a[3] for a in by_detector[TRAINED_LM]} == {"1"}
     assert {a[3] for a in by_detector["lr_tfidf"]} == {"0"}
+
+
+# The dry run below runs snakemake with one default changed in its one home, aicd.plan.JOB_DEFAULTS
+# (a detector's and a feature set's runtime, a feature set's memory): nothing else is edited.
+WITH_CHANGED_DEFAULTS = """
+import dataclasses, sys
+import aicd.plan
+aicd.plan.JOB_DEFAULTS = dataclasses.replace(aicd.plan.JOB_DEFAULTS, runtime=77, feature_mem_mb=3333)
+from snakemake.cli import main
+sys.argv = ["snakemake", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_job_default_changed_in_its_one_home_reaches_the_rules_and_the_gpu_list(repo, tmp_path, monkeypatch):
+    import dataclasses
+    import shlex
+
+    import aicd.plan
+    from aicd.config import validate_config
+    from aicd.plan import Plan
+
+    override = {"features": {"tfidf": {"resources": {"gpu": 1}}}, "scoring": {"fprs": [0.02, 0.1]}}
+    (tmp_path / "override.yaml").write_text(yaml.safe_dump(override))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONWARNINGS": "ignore"})
+    proc = subprocess.run([sys.executable, "-c", WITH_CHANGED_DEFAULTS, "--snakefile", str(repo / "Snakefile"),
+                           "--directory", str(tmp_path), "--cores", "2", "-n", "-p", "--configfile",
+                           str(repo / "config" / "demo.yaml"), str(tmp_path / "override.yaml")],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    jobs = jobs_of(proc.stdout)
+    features = [j for j in jobs if j["rule"] == "features" and j["wildcards"]["featureset"] == "tfidf"]
+    assert features and {(j["runtime"], j["gpu"]) for j in features} == {("77", "1")}
+    assert {j["runtime"] for j in jobs if j["rule"] == "detect" and j["wildcards"]["detector"] == "lr_tfidf"} == {"77"}
+
+    # the GPU list of the SLURM dry run, from the same plan with the same one change
+    monkeypatch.setattr(aicd.plan, "JOB_DEFAULTS", dataclasses.replace(aicd.plan.JOB_DEFAULTS, runtime=77,
+                                                                       feature_mem_mb=3333))
+    config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
+    config["features"]["tfidf"]["resources"] = {**config["features"]["tfidf"].get("resources", {}), "gpu": 1}
+    config["scoring"] = override["scoring"]
+    validate_config(config)
+    plan = Plan.from_config(config)
+    listed = [j for j in plan.gpu_jobs() if j["rule"] == "features" and j["detector"] == "tfidf"]
+    assert listed == [{"rule": "features", "detector": "tfidf", "count": len(features), "gpu": 1, "mem_mb": 3333,
+                       "mem_mb_per_input_mb": 8, "runtime": 77, "threads": features[0]["threads"]}]
+    assert plan.features["tfidf"].job_mem_mb(100, attempt=2) == (3333 + 8 * 100) * 2  # what the rule asks
+
+    # the score rule passes the configured FPRs and what made the predictions
+    command = next(line for line in proc.stdout.splitlines()
+                   if "python -m aicd.scoring --task binary --detector lr_tfidf " in line)
+    args = shlex.split(command[command.index("python -m aicd.scoring"):].split(" > ")[0])
+    assert args[args.index("--fpr") + 1:args.index("--fpr") + 3] == ["0.02", "0.1"]
+    assert json.loads(args[args.index("--versions") + 1]) == plan.versions("binary", "lr_tfidf") == {
+        "task": {"definition": "binary", "version": 1}, "detector": {"kind": "logistic_regression", "version": 1}}

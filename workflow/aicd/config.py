@@ -15,8 +15,10 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from . import published
 from .common.errors import AicdError
 from .common.registry import did_you_mean
+from .published import JUDGE_PREFIX
 from .records.baserun import COMMAND_LINE_FLAGS  # top-level booleans a user gives as --config KEY=true
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
@@ -47,6 +49,7 @@ def schema(schema_path: str | Path = SCHEMA_PATH) -> dict:
     from .detectors import REGISTRY
     from .features.registry import FEATURIZERS
     from .sandbox.pool import LIMITS
+    from .scoring.thresholds import FPRS
 
     full = yaml.safe_load(Path(schema_path).read_text())
     defs = full["definitions"]
@@ -61,6 +64,9 @@ def schema(schema_path: str | Path = SCHEMA_PATH) -> dict:
         for kind, cls in sorted(FEATURIZERS.items())] + [
         {"if": {"properties": {"kind": {"const": "concat"}}, "required": ["kind"]}, "then": {"required": ["parts"]}}]
     full["properties"]["execution"]["properties"]["limits"] = LIMITS.schema()
+    defs["task"]["properties"]["build"]["properties"]["kind"]["enum"] = list(published.TASK_KINDS)
+    full["properties"]["scoring"]["properties"]["fprs"]["default"] = list(FPRS)
+    full["properties"]["calibration"]["properties"]["fprs"]["default"] = list(FPRS)
     return full
 
 
@@ -79,10 +85,31 @@ def _with_defaults(validator_class):
     return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
 
 
+def register_named_kinds(config: dict) -> None:
+    """Import the outside classes a config names as `kind: package.module:Class` (detectors and
+    feature sets), so that the schema knows their parameters; one line per kind that does not
+    import or is not a kind."""
+    from .detectors import REGISTRY
+    from .features.registry import FEATURIZERS
+
+    problems = []
+    for section, registry in (("detectors", REGISTRY), ("features", FEATURIZERS)):
+        for name, entry in (config.get(section) or {}).items():
+            kind = entry.get("kind") if isinstance(entry, dict) else None
+            if isinstance(kind, str) and ":" in kind:
+                try:
+                    registry[kind]
+                except AicdError as err:
+                    problems.append(f"  config.{section}.{name}.kind: {err}")
+    if problems:
+        raise AicdError("invalid configuration:\n" + "\n".join(problems))
+
+
 def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> None:
     for key in COMMAND_LINE_FLAGS:  # snakemake's --config reads only True/False as booleans
         if str(config.get(key)).lower() in ("true", "false"):
             config[key] = str(config[key]).lower() == "true"
+    register_named_kinds(config)
     full = schema(schema_path)
     validator = jsonschema.Draft202012Validator(full)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
@@ -175,8 +202,8 @@ def check_references(config: dict) -> None:
             if part not in features or features[part]["kind"] == "concat":
                 problems.append(f"features.{name}.parts: '{part}' is not a tfidf or ast feature set")
     for name, det in config["detectors"].items():
-        if name.startswith("judge_"):
-            problems.append(f"detectors.{name}: names starting with 'judge_' are reserved for LLM judges")
+        if name.startswith(JUDGE_PREFIX):
+            problems.append(f"detectors.{name}: names starting with '{JUDGE_PREFIX}' are reserved for LLM judges")
         if det["kind"] not in REGISTRY:
             problems.append(f"detectors.{name}.kind: unknown kind '{det['kind']}'{did_you_mean(det['kind'], REGISTRY)} "
                             f"(registered: {', '.join(sorted(REGISTRY))})")

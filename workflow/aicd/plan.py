@@ -2,14 +2,16 @@
 the model registry and the one recorded resolution of the machine (aicd.resolve). It does no
 I/O, so the same inputs give the same plan on every node, and tests check it directly.
 
-Detector kinds and feature kinds declare what the plan needs (aicd.detectors.base,
-aicd.features.registry): how a fitted model is stored, its threads, environment, GPUs and
-memory, whether it is zero-shot, whether it is scored on binarised labels, what the analyses
-read from it, and files other jobs make for it. workflow/rules/common.smk turns the plan into
-paths; no rule names a kind or a feature set.
+Detector kinds and feature kinds declare what the plan needs (aicd.detectors.base.Traits,
+aicd.features.base): how a fitted model is stored, its threads, environment, GPUs and memory,
+whether it is zero-shot, a dummy baseline or scored on binarised labels, what the analyses read
+from it, and files other jobs make for it. Each decision is made once: a detector's job in a
+DetectorPlan, a feature set's job in a FeaturePlan, who writes code under which protocols in a
+GenerationPlan; the rules (workflow/rules/common.smk) and every list built on the plan (the
+GPU jobs, the notes) read them from there. No rule names a kind or a feature set.
 
 Names: a "pair" is one Table 4 cell (task, detector); "judge detectors" are the LLM judges'
-prediction names, judge_{judge}_{mode}."""
+prediction names (aicd.published.judge_detector)."""
 
 from __future__ import annotations
 
@@ -21,9 +23,46 @@ from .config import stage_on
 from .generate.protocols import NEEDS_INSTRUCTION
 
 SPLITS = ("train", "validation", "test")
-# What a feature set's job asks where its entry's resources do not say (the features rule and
-# the plan's list of GPU jobs read the same values): MB before its inputs' share, minutes.
-FEATURE_JOB = {"mem_mb": 2000, "runtime": 120}
+
+
+@dataclass(frozen=True)
+class JobDefaults:
+    """What a detector's or a feature set's job asks where neither its config entry's `resources:`
+    nor its kind says: the one home of these values (the rules and the GPU-job list read them
+    through DetectorPlan and FeaturePlan)."""
+
+    runtime: int = 120                    # minutes, a detector's jobs and a feature set's
+    feature_mem_mb: int = 2000            # a feature set's job, before its inputs' share
+    feature_mem_mb_per_input_mb: int = 8  # MB more per MB of its input tables (not where its resources state mem_mb)
+
+
+JOB_DEFAULTS = JobDefaults()
+
+
+@dataclass(frozen=True)
+class FeaturePlan:
+    name: str
+    kind: str
+    parts: tuple            # a concat's parts; empty for any other kind
+    spec: dict              # its config entry
+    threads: int
+    environment: str        # "neural" where its kind or a concat part's needs torch
+    gpu: int
+    mem_mb: int             # before its inputs' share
+    mem_mb_per_input_mb: int
+    runtime: int            # minutes
+    back_projects: bool     # its columns map back onto named n-grams (its own kind's)
+    named_columns: bool     # every column a named attribute (its kind's, or a part's)
+    sampled: frozenset      # splits of which it (or a part) scores only a sample (lm_stats rows)
+
+    def job_mem_mb(self, input_mb: float, attempt: int = 1) -> int:
+        """What its job asks: its memory plus its inputs' share, times the attempt."""
+        return int((self.mem_mb + self.mem_mb_per_input_mb * input_mb) * attempt)
+
+    @property
+    def made_of(self) -> tuple:
+        """The feature sets it is made of: a concat's parts, else itself."""
+        return self.parts or (self.name,)
 
 
 @dataclass(frozen=True)
@@ -39,13 +78,14 @@ class DetectorPlan:
     environment: str
     gpu: int
     mem_mb: int
-    runtime: int | None     # minutes, from the config entry's resources
+    runtime: int            # minutes
     zero_shot: bool
     binarise: bool
     explains: str | None
     applies_to_new_code: bool
     prepared: dict          # input name -> path under results/ (another job makes it)
     tasks: tuple            # the tasks it runs on
+    version: int = 1        # its kind's VERSION (written into its score files)
     samples_test: bool = False  # predicts the sample of test rows its feature set scored (lm_stats rows)
     paper: dict = field(default_factory=dict)  # the config's `paper`: row, comparable, note (aicd.published)
 
@@ -61,29 +101,57 @@ class TaskPlan:
     ood: dict | None
     test_sets: dict
 
+    @property
+    def version(self) -> dict:
+        """Which definition cuts the task and its version: the paper's task (aicd.published), else
+        the recipe of its mode (aicd.splits.RECIPE_VERSIONS)."""
+        from .splits import RECIPE_VERSIONS
+
+        if self.kind in published.TASK_KINDS:
+            return {"definition": self.kind, "version": published.paper_task(self.kind).version}
+        return {"definition": self.mode, "version": RECIPE_VERSIONS[self.mode]}
+
+
+@dataclass(frozen=True)
+class GenerationPlan:
+    """Which models write code and under which protocols, decided once (`generation_plan`)."""
+
+    models: tuple           # every model with generate jobs: the pool's, then those only a test set names
+    pool: tuple             # those whose code enters the pool
+    protocols: dict         # protocol -> its spec, sources spelled out (none that needs a missing instructor)
+    instructor: str | None  # the model that writes the instructions, where it has an endpoint
+    planned: bool           # the stage is planned (its report, even where no model has an endpoint)
+    off: tuple              # what is left out for want of an endpoint (the LLM stages' note)
+
+    @property
+    def named(self) -> tuple:
+        """Models generated only for the test sets that name them."""
+        return tuple(m for m in self.models if m not in self.pool)
+
+    @property
+    def instruction_protocols(self) -> dict:
+        return {p: s for p, s in self.protocols.items() if p in NEEDS_INSTRUCTION}
+
 
 @dataclass(frozen=True)
 class Plan:
     tasks: dict
     detectors: dict
-    features: dict
+    features: dict                 # feature set -> FeaturePlan
     pairs: tuple
     sources: tuple                 # every configured source
     dataset_sources: tuple         # sources entering the pool (absent optional ones left out)
-    generators: tuple              # every model with generate jobs
-    pool_generators: tuple         # those whose code enters the pool (not one asked for only as a test set)
-    gen_protocols: dict
-    instruction_protocols: dict
-    instructor: str | None
+    gen: GenerationPlan
     judges: dict
     judge_tasks: tuple
     modes: tuple
     executions: tuple
     dataset: dict | None
     lms: dict                      # detector -> the causal LM it needs trained (aicd.lm settings + task)
-    generation: bool               # the generation stage is planned (its report, if no model has an endpoint)
     notes: tuple                   # one line per stage left out, for the submitting machine to print
     config: dict = field(repr=False, compare=False)
+    kinds: Any = field(default=None, repr=False, compare=False)        # the detector kinds' registry
+    featurizers: Any = field(default=None, repr=False, compare=False)  # the feature kinds' registry
 
     # ---------------------------------------------------------------- construction
 
@@ -92,69 +160,77 @@ class Plan:
                     kinds: dict | None = None, featurizers: dict | None = None) -> Plan:
         """config: validated, defaults filled (aicd.config); models: the generator registry;
         resolved: what aicd.resolve recorded of the machine (only read where the config says
-        `auto` or `optional`); kinds/featurizers: the registries (default: the built-ins)."""
+        `auto` or `optional`); kinds/featurizers: the registries (default: the built-ins and
+        every kind an installed package registers)."""
         if kinds is None:
             from .detectors import REGISTRY as kinds
         if featurizers is None:
             from .features.registry import FEATURIZERS as featurizers
         models, resolved = models or {}, resolved or {}
-        notes: list[str] = []
         tasks = {name: _task(name, spec, config) for name, spec in config["tasks"].items()}
-        features = dict(config.get("features") or {})
-        detectors = {name: _detector(name, spec, kinds[spec["kind"]], tasks,
-                                     feature_environment(features, spec.get("features"), featurizers),
-                                     sampled_splits(features, spec.get("features")))
+        features = {name: feature_plan(name, spec, config.get("features") or {}, featurizers)
+                    for name, spec in (config.get("features") or {}).items()}
+        detectors = {name: _detector(name, spec, kinds[spec["kind"]], tasks, features)
                      for name, spec in config["detectors"].items()}
-        pairs = tuple((t, d) for t in tasks for d, det in detectors.items() if t in det.tasks)
         absent = dict(resolved.get("absent_sources") or {})
         dataset = config.get("dataset")
         dataset_sources = tuple(s for s in (dataset or {}).get("sources", []) if s not in absent)
-        for name, path in sorted(absent.items()):
-            if name in (dataset or {}).get("sources", []):
-                notes.append(f"Optional source {name}: {path} is not there, so it is left out of the dataset; "
-                             f"set sources.{name}.files to its path to include it.")
         built = any(t.mode == "build" for t in tasks.values())
-        needs_generation = built or not any(t.mode == "release" for t in tasks.values())
-        llm_off: list[str] = []
-        generators, instructor_ok = _generators(config, models, resolved, llm_off)
-        generators = list(generators) if needs_generation else []
-        pool_generators = tuple(generators)
-        for model in _test_set_generators(tasks, models, config):  # asked for by name: planned whatever `enabled` says
-            if model not in generators:
-                generators.append(model)
-        named = [m for m in generators if m not in pool_generators]
-        needs_generation = needs_generation or bool(generators)
-        protocols = _protocols(config) if generators else {}
-        if generators and not instructor_ok and any(p in NEEDS_INSTRUCTION for p in protocols):
-            llm_off.append("the instruction-based protocols (the instructor has no endpoint)")
-        protocols = {p: s for p, s in protocols.items() if p not in NEEDS_INSTRUCTION or instructor_ok}
-        judges = _judges(config, models, resolved, llm_off)
-        notes += _llm_notes(llm_off, resolved, models, named, config)
-        notes += _dropped_protocol_notes(tasks, protocols, generators, pool_generators, dataset, built)
+        gen = generation_plan(config, models, resolved, tasks)
+        judges, judges_off = _judges(config, models, resolved)
+        notes = [f"Optional source {name}: {path} is not there, so it is left out of the dataset; "
+                 f"set sources.{name}.files to its path to include it."
+                 for name, path in sorted(absent.items()) if name in (dataset or {}).get("sources", [])]
+        notes += _llm_notes([*gen.off, *judges_off], resolved, models, list(gen.named), config)
+        notes += _dropped_protocol_notes(tasks, gen, dataset, built)
         judging = config.get("judging") or {}
-        judge_tasks = tuple(tasks) if judging.get("tasks", "all") == "all" else tuple(judging["tasks"])
-        modes = tuple(judging.get("modes", ())) if judges else ()
-        executions = _executions(config, generators, resolved, notes)  # a test set's model's code runs too
-        lms = {d.name: d.params["train_lm"] for d in detectors.values()
-               if "lm" in d.prepared and isinstance(d.params.get("train_lm"), dict)}
+        every_task = judging.get("tasks", "all") == "all"
         return cls(
-            tasks=tasks, detectors=detectors, features=features, pairs=pairs,
-            sources=tuple(config.get("sources") or {}), dataset_sources=dataset_sources,
-            generators=tuple(generators) if needs_generation else (), pool_generators=pool_generators,
-            gen_protocols=protocols if needs_generation else {},
-            instruction_protocols={p: s for p, s in protocols.items() if p in NEEDS_INSTRUCTION} if needs_generation
-            else {},
-            instructor=(config.get("generation") or {}).get("instructor") if instructor_ok else None,
-            judges=judges, judge_tasks=judge_tasks if judges else (), modes=modes, executions=tuple(executions),
+            tasks=tasks, detectors=detectors, features=features,
+            pairs=tuple((t, d) for t in tasks for d, det in detectors.items() if t in det.tasks),
+            sources=tuple(config.get("sources") or {}), dataset_sources=dataset_sources, gen=gen,
+            judges=judges, judge_tasks=(tuple(tasks) if every_task else tuple(judging["tasks"])) if judges else (),
+            modes=tuple(judging.get("modes", ())) if judges else (),
+            executions=tuple(_executions(config, list(gen.models), resolved, notes)),  # a test set's model's code runs too
             dataset=dict(dataset, sources=list(dataset_sources)) if dataset and built else None,
-            lms=lms, generation=stage_on(config, "generation") and needs_generation, notes=tuple(notes),
-            config=config)
+            lms={d.name: d.params["train_lm"] for d in detectors.values()
+                 if "lm" in d.prepared and isinstance(d.params.get("train_lm"), dict)},
+            notes=tuple(notes), config=config, kinds=kinds, featurizers=featurizers)
+
+    # ---------------------------------------------------------------- the generation stage's plan
+
+    @property
+    def generators(self) -> tuple:
+        """Every model with generate jobs."""
+        return self.gen.models
+
+    @property
+    def pool_generators(self) -> tuple:
+        """Those whose code enters the pool (not one asked for only as a test set)."""
+        return self.gen.pool
+
+    @property
+    def gen_protocols(self) -> dict:
+        return self.gen.protocols
+
+    @property
+    def instruction_protocols(self) -> dict:
+        return self.gen.instruction_protocols
+
+    @property
+    def instructor(self) -> str | None:
+        return self.gen.instructor
+
+    @property
+    def generation(self) -> bool:
+        """The generation stage is planned (its report, if no model has an endpoint)."""
+        return self.gen.planned
 
     # ---------------------------------------------------------------- queries
 
     @property
     def judge_detectors(self) -> tuple:
-        return tuple(f"judge_{j}_{m}" for j in self.judges for m in self.modes)
+        return tuple(published.judge_detector(j, m) for j in self.judges for m in self.modes)
 
     def stored(self, storage: str) -> list[str]:
         """Detectors whose fitted model is stored this way (file | folder)."""
@@ -180,23 +256,32 @@ class Plan:
     def feature_jobs(self) -> set[tuple[str, str]]:
         """(task, feature set) of every features job the plan makes, concat parts included."""
         return {(t, fs) for t, d in self.pairs if self.detectors[d].features
-                for fs in (self.detectors[d].features, *feature_parts(self.features, self.detectors[d].features))}
+                for fs in {self.detectors[d].features, *self.features[self.detectors[d].features].made_of}}
 
-    def gpu_feature_jobs(self) -> list[dict]:
-        """Feature-set jobs that ask GPUs (`resources: {gpu: N}`, e.g. an lm_stats set on a GPU
-        node): per set, how many tasks compute it and what each job asks (as the features rule
-        asks it, attempt 1)."""
-        jobs, planned = [], self.feature_jobs()
-        for name, spec in self.features.items():
-            asks = spec.get("resources") or {}
-            if int(asks.get("gpu", 0)) <= 0:
+    def gpu_jobs(self) -> list[dict]:
+        """The jobs that ask GPUs, per (rule, detector or feature set): how many there are and
+        what each asks at attempt 1, as its rule asks it (a feature set's job asks `mem_mb` plus
+        `mem_mb_per_input_mb` per MB of its inputs)."""
+        jobs = []
+        for d, det in self.detectors.items():
+            if det.gpu <= 0:
                 continue
-            tasks = {t for t, fs in planned if fs == name}
-            if tasks:
-                jobs.append({"rule": "features", "detector": name, "count": len(tasks), "gpu": int(asks["gpu"]),
-                             "mem_mb": int(asks.get("mem_mb", FEATURE_JOB["mem_mb"])),
-                             "runtime": int(asks.get("runtime", FEATURE_JOB["runtime"])),
-                             "threads": int(asks.get("threads", 1))})
+            asks = {"gpu": det.gpu, "mem_mb": det.mem_mb, "runtime": det.runtime, "threads": det.threads}
+            fits = sum(1 for _, p in self.pairs if p == d)
+            sets = sum(1 for _, _, p in self.test_set_plan() if p == d)
+            calibrated = sum(1 for _, p in self.calibration_pairs() if p == d)  # calibrate applies the model
+            for rule, count in (("detect_folder" if det.storage == "folder" else "detect", fits),
+                                ("predict_test_set", sets), ("calibrate", calibrated),
+                                ("train_causal_lm", int(d in self.lms))):
+                if count:
+                    jobs.append({"rule": rule, "detector": d, "count": count, **asks})
+        planned = self.feature_jobs()
+        for name, fp in self.features.items():
+            count = sum(1 for _, fs in planned if fs == name)
+            if fp.gpu > 0 and count:
+                jobs.append({"rule": "features", "detector": name, "count": count, "gpu": fp.gpu, "mem_mb": fp.mem_mb,
+                             "mem_mb_per_input_mb": fp.mem_mb_per_input_mb, "runtime": fp.runtime,
+                             "threads": fp.threads})
         return jobs
 
     def trained(self, task: str) -> list[str]:
@@ -279,27 +364,32 @@ class Plan:
         """What the paper's analyses read on `task`: the n-gram back-projection of the first
         trained detector that explains by coefficients on a back-projecting feature set, and
         SHAP for each that explains by SHAP on a feature set with named columns."""
-        from .features.registry import FEATURIZERS
-
-        def back_projects(featureset):
-            kind = self.features.get(featureset, {}).get("kind")
-            return kind in FEATURIZERS and FEATURIZERS[kind].back_projects
-
-        def named(featureset):
-            return any(FEATURIZERS[k].named_columns for k in feature_kinds(self.features, featureset) if k in FEATURIZERS)
-
         trained = self.trained(task)
         averaged, _ = self.averaged(task)
+        sets = {d: self.features.get(self.detectors[d].features) for d in trained}
         coefficients = [d for d in trained if self.detectors[d].explains == "coefficients"
-                        and back_projects(self.detectors[d].features)]
-        shap = [d for d in trained if self.detectors[d].explains == "shap" and named(self.detectors[d].features)]
+                        and sets[d] is not None and sets[d].back_projects]
+        shap = [d for d in trained if self.detectors[d].explains == "shap" and sets[d] is not None
+                and sets[d].named_columns]
         return {"coefficients": coefficients[:1], "shap": shap, "trained": averaged}
+
+    def versions(self, task: str, detector: str) -> dict:
+        """What a score file of (task, detector) says made it: the task's definition and the
+        detector kind (or the LLM judge), each with its version."""
+        judge = published.parse_judge_detector(detector) if detector in self.judge_detectors else None
+        if judge is not None:
+            from .judge import VERSION as JUDGE_VERSION
+
+            made = {"kind": "llm_judge", "mode": judge[1], "version": JUDGE_VERSION}
+        else:
+            made = {"kind": self.detectors[detector].kind, "version": self.detectors[detector].version}
+        return {"task": self.tasks[task].version, "detector": made}
 
     def paper_kind_tasks(self) -> list[str]:
         """Tasks of one of the paper's three kinds (a column of its Table 4), each kind's first."""
         seen, out = set(), []
         for t, task in self.tasks.items():
-            if task.kind in ("binary", "family", "fine_grained") and task.kind not in seen:
+            if task.kind in published.TASK_KINDS and task.kind not in seen:
                 seen.add(task.kind)
                 out.append(t)
         return out
@@ -337,51 +427,66 @@ def _task(name: str, spec: dict, config: dict) -> TaskPlan:
                     test_sets=dict(spec.get("test_sets") or {}))
 
 
-def feature_parts(features: dict, featureset: str | None) -> list[str]:
-    """The feature sets a feature set is made of: a concat's parts, else itself (none if unknown)."""
-    spec = features.get(featureset) if featureset else None
-    if not spec:
-        return []
-    return list(spec.get("parts", [])) if spec["kind"] == "concat" else [featureset]
+def feature_plan(name: str, spec: dict, features: dict, featurizers) -> FeaturePlan:
+    """A feature set's job, decided once: its kind's threads (fewer where its resources say so),
+    environment (a concat's: "neural" where a part needs torch), GPUs, memory and runtime (its
+    resources, else JOB_DEFAULTS), and what the analyses read of it."""
+    cls = featurizers[spec["kind"]]
+    parts = tuple(spec.get("parts") or ()) if spec["kind"] == "concat" else ()
+    kinds = [featurizers[features[p]["kind"]] for p in parts if p in features] if parts else [cls]
+    asks, defaults = spec.get("resources") or {}, JOB_DEFAULTS
+    return FeaturePlan(
+        name=name, kind=spec["kind"], parts=parts, spec=dict(spec),
+        threads=min(cls.max_threads, int(asks.get("threads", cls.max_threads))),
+        environment="neural" if any(k.environment == "neural" for k in kinds) else "core",
+        gpu=int(asks.get("gpu", 0)), mem_mb=int(asks.get("mem_mb", defaults.feature_mem_mb)),
+        mem_mb_per_input_mb=0 if "mem_mb" in asks else defaults.feature_mem_mb_per_input_mb,
+        runtime=int(asks.get("runtime", defaults.runtime)), back_projects=bool(cls.back_projects),
+        named_columns=any(k.named_columns for k in kinds),
+        sampled=frozenset(split for p in (parts or (name,)) for split in
+                          (((features.get(p) or {}).get("params") or {}).get("rows") or {})))
 
 
-def feature_kinds(features: dict, featureset: str | None) -> list:
-    """The featurizer kinds a feature set is made of: its own, or a concat's parts'."""
-    return [features.get(p, {}).get("kind") for p in feature_parts(features, featureset)]
+def _detector(name: str, spec: dict, cls, tasks: dict, features: dict) -> DetectorPlan:
+    from .common.errors import AicdError
 
-
-def feature_environment(features: dict, featureset: str | None, featurizers: dict) -> str:
-    """The conda environment a feature set's jobs need, and every job that applies its fitted
-    featurizer to new code: `neural` where its kind (or a concat part's) needs torch."""
-    needs = {featurizers[k].environment for k in feature_kinds(features, featureset) if k in featurizers}
-    return "neural" if "neural" in needs else "core"
-
-
-def sampled_splits(features: dict, featureset: str | None) -> set:
-    """The splits of which a feature set (or a concat part) scores only a sample (lm_stats rows)."""
-    specs = [features.get(p, {}) for p in feature_parts(features, featureset)]
-    return {split for spec in specs for split in ((spec.get("params") or {}).get("rows") or {})}
-
-
-def _detector(name: str, spec: dict, cls, tasks: dict, features_environment: str = "core",
-              sampled: set = frozenset()) -> DetectorPlan:
-    resources = spec.get("resources") or {}
-    only = spec.get("tasks")
-    params = spec.get("params") or {}
-    environment = cls.environment_for(params)
-    if features_environment == "neural" and environment not in ("core", "neural"):
-        from .common.errors import AicdError
-        raise AicdError(f"detector {name}: its kind runs in envs/{environment}.yaml, but its feature set "
+    resources, only, params = spec.get("resources") or {}, spec.get("tasks"), spec.get("params") or {}
+    traits = cls.traits(params)
+    featureset = features.get(spec.get("features")) if spec.get("features") else None
+    neural = featureset is not None and featureset.environment == "neural"
+    if neural and traits.environment not in ("core", "neural"):
+        raise AicdError(f"detector {name}: its kind runs in envs/{traits.environment}.yaml, but its feature set "
                         f"{spec.get('features')} needs torch (envs/neural.yaml); use a kind of the core environment")
     return DetectorPlan(
-        name=name, kind=spec["kind"], title=spec["title"], dummy=bool(spec.get("dummy", False)),
-        features=spec.get("features"), params=params, storage=cls.storage,
-        threads=min(cls.max_threads, int(resources.get("threads", cls.max_threads))),
-        environment="neural" if features_environment == "neural" else environment, gpu=int(resources.get("gpu", cls.gpu)), mem_mb=int(resources.get("mem_mb", cls.mem_mb)),
-        runtime=resources.get("runtime"), zero_shot=cls.is_zero_shot(params), binarise=cls.binarises(params), explains=cls.explains,
-        applies_to_new_code=cls.applies_to_new_code, prepared=cls.prepared_inputs(name, params),
-        tasks=tuple(t for t in tasks if not only or t in only), paper=dict(spec.get("paper") or {}),
-        samples_test=bool(cls.covers_feature_rows) and "test" in sampled)
+        name=name, kind=spec["kind"], title=spec["title"], dummy=bool(spec.get("dummy", traits.dummy)),
+        features=spec.get("features"), params=params, storage=traits.storage,
+        threads=min(traits.max_threads, int(resources.get("threads", traits.max_threads))),
+        environment="neural" if neural else traits.environment, gpu=int(resources.get("gpu", traits.gpu)),
+        mem_mb=int(resources.get("mem_mb", traits.mem_mb)),
+        runtime=int(resources.get("runtime", JOB_DEFAULTS.runtime)), zero_shot=traits.zero_shot,
+        binarise=traits.binarise, explains=traits.explains, applies_to_new_code=traits.applies_to_new_code,
+        prepared=cls.prepared_inputs(name, params), tasks=tuple(t for t in tasks if not only or t in only),
+        version=traits.version, paper=dict(spec.get("paper") or {}),
+        samples_test=traits.covers_feature_rows and featureset is not None and "test" in featureset.sampled)
+
+
+def generation_plan(config: dict, models: dict, resolved: dict, tasks: dict) -> GenerationPlan:
+    """Who writes code: the generators with an endpoint, where a task is built from the pool
+    or no task is read from a release; and, whatever `enabled` says, every model a test set
+    names. The protocols they write under, less those that need an instructor without one."""
+    off: list[str] = []
+    found, instructor_ok = _generators(config, models, resolved, off)
+    wanted = any(t.mode == "build" for t in tasks.values()) or not any(t.mode == "release" for t in tasks.values())
+    pool = tuple(found) if wanted else ()
+    every = pool + tuple(m for m in _test_set_generators(tasks, models, config) if m not in pool)
+    protocols = _protocols(config) if every else {}
+    if every and not instructor_ok and any(p in NEEDS_INSTRUCTION for p in protocols):
+        off.append("the instruction-based protocols (the instructor has no endpoint)")
+    return GenerationPlan(
+        models=every, pool=pool, off=tuple(off),
+        protocols={p: s for p, s in protocols.items() if p not in NEEDS_INSTRUCTION or instructor_ok},
+        instructor=(config.get("generation") or {}).get("instructor") if instructor_ok else None,
+        planned=stage_on(config, "generation") and (wanted or bool(every)))
 
 
 def _test_set_generators(tasks: dict, models: dict, config: dict) -> list[str]:
@@ -428,19 +533,18 @@ def _protocols(config: dict) -> dict:
             for p, spec in gen.get("protocols", {}).items() if int(spec["n"]) > 0}
 
 
-def _dropped_protocol_notes(tasks: dict, protocols: dict, generators: list, pool_generators: tuple,
-                            dataset: dict | None, built: bool) -> list[str]:
+def _dropped_protocol_notes(tasks: dict, gen: GenerationPlan, dataset: dict | None, built: bool) -> list[str]:
     """One line per protocol whose rows are generated and then dropped by every task that
     would score them: a test set of a model's generations whose task has no class for them
     (`outside_labels: drop`), or pool code of a class no built task has. Turning the protocol
     off in the layer (`n: 0`) saves its requests."""
     from .generate.protocols import PROTOCOL_LABELS
 
-    notes = []
+    protocols, notes = gen.protocols, []
     for t, task in tasks.items():
         for name, spec in task.test_sets.items():
             model = spec.get("generation")
-            if model not in generators or not task.labels:
+            if model not in gen.models or not task.labels:
                 continue
             lost = {p: PROTOCOL_LABELS[p] for p in protocols if PROTOCOL_LABELS[p] not in task.labels}
             if lost:
@@ -449,7 +553,7 @@ def _dropped_protocol_notes(tasks: dict, protocols: dict, generators: list, pool
                              f"rows of {model}'s {', '.join(sorted(lost))} prompts (up to {rows} rows: not among the "
                              f"task's labels {list(task.labels)}, outside_labels: drop); set their n: 0 in your layer "
                              "to skip those requests.")
-    if built and pool_generators and dataset and dataset.get("generations"):
+    if built and gen.pool and dataset and dataset.get("generations"):
         labels = {label for task in tasks.values() if task.mode == "build" for label in task.labels}
         lost = sorted(p for p in protocols if labels and PROTOCOL_LABELS[p] not in labels)
         if lost:
@@ -459,16 +563,17 @@ def _dropped_protocol_notes(tasks: dict, protocols: dict, generators: list, pool
     return notes
 
 
-def _judges(config: dict, models: dict, resolved: dict, off: list) -> dict:
+def _judges(config: dict, models: dict, resolved: dict) -> tuple[dict, list[str]]:
+    """The judges planned, and what is left out for want of an endpoint."""
     if not stage_on(config, "judging"):
-        return {}
+        return {}, []
     judging = config["judging"]
     judges = dict(judging.get("judges") or {})
     if judging["enabled"] == "auto":
         judges = {j: s for j, s in judges.items() if j in (resolved.get("judges") or [])}
         if judging.get("judges") and not judges:
-            off.append("judging (Table 8 will say 'not run')")
-    return judges
+            return judges, ["judging (Table 8 will say 'not run')"]
+    return judges, []
 
 
 def _record(config: dict) -> str:

@@ -1,5 +1,8 @@
-"""The paper's published numbers (Tables 4-8), read from published.yaml beside this module, and
-which detector of a configuration each of the paper's rows is.
+"""The paper's facts, read from published.yaml beside this module: its three tasks (PAPER_TASKS:
+task kind <-> "Task N" <-> Table 4/8 column <-> subset table <-> figures <-> the version of our
+definition), the naming of the LLM judges' predictions (judge_detector), its published numbers
+(Tables 4-8) and which detector of a configuration each of the paper's rows is. Every other
+module asks here (tests/unit/test_published.py greps for a second home).
 
 A value here is as the paper prints it (`scale` 100 for Tables 4 and 8, 1 for Tables 5-7);
 `points(value, scale)` puts any of them on the macro-F1 x 100 scale the comparison uses."""
@@ -13,7 +16,24 @@ from pathlib import Path
 import yaml
 
 PUBLISHED = Path(__file__).resolve().parent / "published.yaml"
-SUBSET_TABLES = (5, 6, 7)
+
+
+@dataclass(frozen=True)
+class PaperTask:
+    kind: str                 # what a config's build.kind names: binary | family | fine_grained
+    number: int               # the paper's "Task N"
+    column: str               # its column in Tables 4 and 8 (T1, T2, T3)
+    title: str                # the paper's name for it
+    subset_table: int         # its table of test subsets (5, 6 or 7)
+    subsets: tuple            # what those subsets are cut by (language, domain, generator, source)
+    figures: dict             # our figure (confusion_best, confusion_all, language, subsets) -> the paper's number
+    fractions: dict           # split fractions of its in-distribution rows
+    version: int              # the version of our definition of it (published.yaml)
+
+    @property
+    def name(self) -> str:
+        """How the paper names it: "Task 1"."""
+        return f"Task {self.number}"
 
 
 @dataclass(frozen=True)
@@ -30,9 +50,74 @@ def _data() -> dict:
     return yaml.safe_load(PUBLISHED.read_text())
 
 
+def _tasks() -> tuple[PaperTask, ...]:
+    return tuple(PaperTask(kind=kind, number=int(t["number"]), column=t["column"], title=t["title"],
+                           subset_table=int(t["subset_table"]), subsets=tuple(t["subsets"]), figures=dict(t["figures"]),
+                           fractions=dict(t["fractions"]), version=int(t["version"]))
+                 for kind, t in _data()["tasks"].items())
+
+
+PAPER_TASKS = _tasks()
+TASK_KINDS = tuple(t.kind for t in PAPER_TASKS)
+SUBSET_TABLES = tuple(t.subset_table for t in PAPER_TASKS)
+JUDGE_PREFIX = _data()["judge_prefix"]
+
+
+def paper_task(kind: str) -> PaperTask:
+    """The paper's task of a kind (a KeyError names an unknown one)."""
+    for task in PAPER_TASKS:
+        if task.kind == kind:
+            return task
+    raise KeyError(f"{kind!r} is not one of the paper's task kinds ({', '.join(TASK_KINDS)})")
+
+
+def task_names(kinds) -> str:
+    """How the paper names several of its tasks: "Tasks 1 and 3" (one: "Task 2")."""
+    numbers = [str(t.number) for t in PAPER_TASKS if t.kind in set(kinds)]
+    if len(numbers) == 1:
+        return f"Task {numbers[0]}"
+    return f"Tasks {', '.join(numbers[:-1])} and {numbers[-1]}"
+
+
+def family_tasks() -> tuple[str, str]:
+    """(the task whose classes are the model families, the tasks a model's code enters whatever
+    its family), as the paper names them: ("Task 2", "Tasks 1 and 3")."""
+    return task_names(["family"]), task_names([t.kind for t in PAPER_TASKS if t.kind != "family"])
+
+
+def judge_detector(judge: str, mode: str) -> str:
+    """The detector name of a judge's predictions in one prompting mode: judge_{judge}_{mode}."""
+    return f"{JUDGE_PREFIX}{judge}_{mode}"
+
+
+def parse_judge_detector(name: str) -> tuple[str, str] | None:
+    """(judge, mode) of a judge detector's name, or None for any other name."""
+    if not str(name).startswith(JUDGE_PREFIX) or "_" not in name[len(JUDGE_PREFIX):]:
+        return None
+    judge, mode = name[len(JUDGE_PREFIX):].rsplit("_", 1)
+    return judge, mode
+
+
+def judge_row(name: str) -> str:
+    """A judge detector's name without the prefix (judge_mode: a Table 8 row's key)."""
+    return str(name).removeprefix(JUDGE_PREFIX)
+
+
+def _columns(spec: dict) -> dict:
+    """A table's columns, one per paper task where it says `tasks`."""
+    if spec.get("columns") != "tasks":
+        return spec["columns"]
+    return {t.column: {"printed": t.name, "task_kind": t.kind} for t in PAPER_TASKS}
+
+
 def load() -> dict:
-    """published.yaml's tables, keyed by number."""
-    return {int(k): v for k, v in _data()["tables"].items()}
+    """published.yaml's tables, keyed by number, with their columns spelled out (a subset
+    table's `task_kind` from the task it stands for)."""
+    out = {}
+    for number, spec in _data()["tables"].items():
+        kind = next((t.kind for t in PAPER_TASKS if t.subset_table == int(number)), None)
+        out[int(number)] = {**spec, "columns": _columns(spec), **({"task_kind": kind} if kind else {})}
+    return out
 
 
 def release() -> dict:
@@ -64,7 +149,7 @@ def column_for_kind(number: int, task_kind: str) -> str | None:
 
 def subset_table_for_kind(task_kind: str) -> int | None:
     """The subset table (5, 6 or 7) that stands for a task kind."""
-    return next((n for n in SUBSET_TABLES if table(n).get("task_kind") == task_kind), None)
+    return next((t.subset_table for t in PAPER_TASKS if t.kind == task_kind), None)
 
 
 def is_match(entry: dict, match: dict) -> bool:

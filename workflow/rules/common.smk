@@ -7,9 +7,11 @@
 from snakemake.utils import min_version
 
 from aicd.common.errors import AicdError
-from aicd.config import explain_error, stage_on, validate_config
+from aicd.config import apply_defaults, explain_error, stage_on, validate_config
 from aicd.generate.registry import check_config_models, endpoint_hint, job_entry, load_registry, with_max_tokens
-from aicd.plan import FEATURE_JOB, SPLITS, Plan
+from aicd.outputs import Outputs
+from aicd.plan import SPLITS, Plan
+from aicd.published import SUBSET_TABLES, judge_detector
 from aicd.records import baserun, runs
 from aicd.records.fingerprint import code_version
 from aicd.report import layouts
@@ -24,6 +26,8 @@ try:
     # a run built on another (`base:`): the base's recorded config under this one (aicd.records.baserun)
     BASE = baserun.load(config["base"]) if config.get("base") else None
     if BASE:
+        # a default added since the base ran is the base's too (it ran with that value)
+        apply_defaults(BASE.config)
         config.update(baserun.merged(BASE.config, config))
     validate_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
     RESULTS = config["results"].rstrip("/")  # this run's results root (aicd.records.runs: one run per root)
@@ -64,25 +68,40 @@ if not workflow.remote_exec and not BASE:
     NOTES += endpoint_notes(config, MODELS, PLAN)
 
 
+# Every file a rule reads or writes is named by aicd.outputs.Outputs under one root (no rule
+# spells a path): OUT, this run's; DATA_OUT, the data it reads (a run on a base: the base's);
+# made(), features_made(), analysed() and calibrated(), where a run on a base reuses what the
+# base made.
+OUT = Outputs(RESULTS)
+DATA_OUT = Outputs(DATA)
+
+
 def made_by(task, detector):
     """The root holding a (task, detector)'s fit, predictions and scores: the base's where it made them."""
     return REUSE.of_pair(task, detector, RESULTS) if REUSE else RESULTS
 
 
-def features_dir(task, featureset):
-    return f"{REUSE.of_features(task, featureset, RESULTS) if REUSE else RESULTS}/features/{task}/{featureset}"
+def made(task, detector):
+    """The files of a (task, detector)'s fit, predictions and scores (made_by's root)."""
+    return Outputs(made_by(task, detector))
 
 
-def analyses_root(task):
-    return REUSE.of_analyses(task, RESULTS) if REUSE else RESULTS
+def features_made(task, featureset):
+    """The files of a feature set on a task: the base's where it made them."""
+    return Outputs(REUSE.of_features(task, featureset, RESULTS) if REUSE else RESULTS)
+
+
+def analysed(task):
+    """The files of a task's analyses: the base's where it made them."""
+    return Outputs(REUSE.of_analyses(task, RESULTS) if REUSE else RESULTS)
 
 
 # Files that aggregate rules read, named here rather than through rules.X.output: an input
 # given as a rule reference makes snakemake hash every list-valued input of that rule once per
 # file in it (quadratic in the number of scores; BENCHMARKS.md, planning).
-INPUTS_JSON = f"{DATA}/inputs.json"  # a run on a base: the base's (its rows come from those inputs)
-SUBSET_TABLE_FILES = [f"{RESULTS}/tables/table{n}.{ext}" for n in (5, 6, 7) for ext in ("tex", "md")]
-PAPER_FIGURES_INDEX = f"{RESULTS}/figures/paper_figures.json"
+INPUTS_JSON = DATA_OUT.inputs()  # a run on a base: the base's (its rows come from those inputs)
+SUBSET_TABLE_FILES = [OUT.tab(f"table{n}", ext) for n in SUBSET_TABLES for ext in ("tex", "md")]
+PAPER_FIGURES_INDEX = OUT.figure("paper_figures", "json")
 CODE_VERSION = code_version(workflow.basedir)  # a new commit rewrites inputs.json and what names it
 
 
@@ -137,70 +156,32 @@ def detector_mem_mb():
     return lambda w, attempt: int(detector(w).mem_mb * attempt)
 
 
-DETECTOR_RUNTIME = 120  # minutes, where the config entry gives none
-
-
 def detector_runtime():
-    """The config entry's runtime (minutes), else DETECTOR_RUNTIME, times the attempt: the same
-    for every job that runs the detector (fit, extra test sets, its causal LM)."""
-    return lambda w, attempt: (detector(w).runtime or DETECTOR_RUNTIME) * attempt
+    """The plan's runtime (minutes: the config entry's, else aicd.plan.JOB_DEFAULTS), times the
+    attempt: the same for every job that runs the detector (fit, extra test sets, its causal LM)."""
+    return lambda w, attempt: detector(w).runtime * attempt
 
 
 def detector_gpu(w):
     return detector(w).gpu
 
 
-def gpu_jobs():
-    """The jobs that ask GPUs, per (rule, detector or feature set), with the resources their rules
-    ask (attempt 1)."""
-    from types import SimpleNamespace
-
-    jobs = []
-    for d, det in PLAN.detectors.items():
-        if det.gpu <= 0:
-            continue
-        w = SimpleNamespace(detector=d)
-        asks = dict(gpu=det.gpu, mem_mb=detector_mem_mb()(w, 1), runtime=detector_runtime()(w, 1), threads=det.threads)
-        fits = sum(1 for _, p in PLAN.pairs if p == d)
-        sets = sum(1 for _, _, p in PLAN.test_set_plan() if p == d)
-        for rule, count in (
-            ("detect_folder" if det.storage == "folder" else "detect", fits),
-            ("predict_test_set", sets),
-        ):
-            if count:
-                jobs.append(dict(rule=rule, detector=d, count=count, **asks))
-        if d in PLAN.lms:
-            jobs.append(dict(rule="train_causal_lm", detector=d, count=1, **asks))
-    return jobs + PLAN.gpu_feature_jobs()
-
-
 def detector_env(w):
     return env(detector(w).environment)
 
 
-def feature_threads(w):
-    """The kind's max_threads, or fewer where the feature set's resources say so (as for detectors)."""
-    from aicd.features.registry import FEATURIZERS
-
-    spec = config["features"][w.featureset]
-    ceiling = FEATURIZERS[spec["kind"]].max_threads
-    return min(ceiling, int((spec.get("resources") or {}).get("threads", ceiling)))
-
-
-def feature_resource(w, name, default):
-    """A feature set's own resources (an lm_stats set's GPU and memory), else `default`."""
-    return int((config["features"][w.featureset].get("resources") or {}).get(name, default))
+def feature(w):
+    """The feature set's job as the plan has it (aicd.plan.FeaturePlan: threads, environment,
+    GPUs, memory, runtime, parts)."""
+    return PLAN.features[w.featureset]
 
 
 def feature_spec(w):
-    return as_arg(config_slice(config["features"][w.featureset], baserun.FEATURE_JOB_KEYS))
+    return as_arg(config_slice(feature(w).spec, baserun.FEATURE_JOB_KEYS))
 
 
 def feature_env(w):
-    from aicd.features.registry import FEATURIZERS
-    from aicd.plan import feature_environment
-
-    return env(feature_environment(PLAN.features, w.featureset, FEATURIZERS))
+    return env(feature(w).environment)
 
 
 # ---------------------------------------------------------------- sources and tasks
@@ -218,8 +199,8 @@ def task(w):
 
 def task_source(w):
     if task(w).mode == "build":
-        return {"source": f"{RESULTS}/dataset/pool.parquet"}
-    return {"source": f"{RESULTS}/sources/{task(w).source}.parquet"} if task(w).mode == "derive" else {}
+        return {"source": OUT.pool()}
+    return {"source": OUT.source(task(w).source)} if task(w).mode == "derive" else {}
 
 
 def task_spec(w):
@@ -234,7 +215,7 @@ def task_source_arg(w, input):
 
 def split_tables(w):
     """The task's split tables by split name (train, validation, test), in one folder."""
-    return {split: f"{DATA}/tasks/{w.task}/{split}.parquet" for split in SPLITS}
+    return {split: DATA_OUT.split(w.task, split) for split in SPLITS}
 
 
 # ---------------------------------------------------------------- features and detectors
@@ -243,11 +224,11 @@ def split_tables(w):
 def feature_inputs(w):
     """A concat set reads its parts' matrices and fitted featurizers (each list in the order of
     its `parts`); any other set reads the task's split tables."""
-    spec = config["features"][w.featureset]
-    if spec["kind"] == "concat":
+    parts = feature(w).parts
+    if parts:
         return {
-            "parts": [f"{features_dir(w.task, p)}/features.npz" for p in spec["parts"]],
-            "part_models": [f"{features_dir(w.task, p)}/featurizer.skops" for p in spec["parts"]],
+            "parts": [features_made(w.task, p).features(w.task, p) for p in parts],
+            "part_models": [features_made(w.task, p).featurizer(w.task, p) for p in parts],
         }
     return split_tables(w)
 
@@ -262,20 +243,18 @@ def detect_inputs(w):
     inputs = split_tables(w)
     featureset = detector(w).features
     if featureset:
-        inputs["features"] = f"{features_dir(w.task, featureset)}/features.npz"
+        inputs["features"] = features_made(w.task, featureset).features(w.task, featureset)
         # stored in the fitted model, so it applies to raw code (aicd detect, extra test sets)
-        inputs["featurizer"] = f"{features_dir(w.task, featureset)}/featurizer.skops"
+        inputs["featurizer"] = features_made(w.task, featureset).featurizer(w.task, featureset)
     for name, path in detector(w).prepared.items():
-        inputs[f"prepared_{name}"] = f"{RESULTS}/{path}"
+        inputs[f"prepared_{name}"] = OUT.under(path)
     return inputs
 
 
 def detect_args(w, input):
     args = [f"--features {input.features} --featurizer {input.featurizer}"] if "features" in input.keys() else []
     if detector(w).storage == "folder":  # checkpoints kept across a killed job; tokenised splits shared
-        args.append(
-            f"--work-dir {RESULTS}/checkpoints/{w.task}/{w.detector} --cache-dir {RESULTS}/cache/tokens/{w.task}"
-        )
+        args.append(f"--work-dir {OUT.checkpoints(w.task, w.detector)} --cache-dir {OUT.token_cache(w.task)}")
     prepared = [f"{k[len('prepared_'):]}={v}" for k, v in input.items() if k.startswith("prepared_")]
     if prepared:
         args.append("--prepared " + " ".join(prepared))
@@ -284,8 +263,10 @@ def detect_args(w, input):
 
 def fitted_model(w):
     """A (task, detector)'s fitted model: a skops file or a folder, as its kind stores it."""
-    path = f"{made_by(w.task, w.detector)}/models/{w.task}/{w.detector}"
-    return path if detector(w).storage == "folder" else f"{path}.skops"
+    files = made(w.task, w.detector)
+    return (
+        files.model_folder(w.task, w.detector) if detector(w).storage == "folder" else files.model(w.task, w.detector)
+    )
 
 
 def detector_spec(w):
@@ -349,38 +330,38 @@ def generator_card_scored(model):
             if PLAN.tasks[t].mode == "build":
                 where = f"{PLAN.tasks[t].title}: its rows of the test split"
                 out.setdefault(where, {})[d] = {
-                    "predictions": f"{RESULTS}/predictions/{t}/{d}.parquet",
-                    "test": f"{RESULTS}/tasks/{t}/test.parquet",
+                    "predictions": OUT.predictions(t, d),
+                    "test": OUT.split(t, "test"),
                 }
     for t, s, d in PLAN.test_set_plan():
         if PLAN.tasks[t].test_sets[s].get("generation") == model:
             out.setdefault(f"{PLAN.tasks[t].title}: test set {s}", {})[d] = {
-                "predictions": f"{RESULTS}/predictions/{t}/test_sets/{s}/{d}.parquet",
-                "test": f"{RESULTS}/tasks/{t}/test_sets/{s}.parquet",
-                "human_predictions": f"{made_by(t, d)}/predictions/{t}/{d}.parquet",
-                "human_test": f"{DATA}/tasks/{t}/test.parquet",
+                "predictions": OUT.test_set_predictions(t, s, d),
+                "test": OUT.test_set(t, s),
+                "human_predictions": made(t, d).predictions(t, d),
+                "human_test": DATA_OUT.split(t, "test"),
             }
     return out
 
 
 def generator_card_inputs(w):
     inputs = {
-        "generations": f"{RESULTS}/generations/{w.model}.parquet",
-        "report": f"{RESULTS}/generations/{w.model}.report.json",
+        "generations": OUT.generations(w.model),
+        "report": OUT.generations_report(w.model),
         "scored": sorted(
             {p for per in generator_card_scored(w.model).values() for c in per.values() for p in c.values()}
         ),
     }
     if w.model in PLAN.executions:
-        inputs["execution"] = f"{RESULTS}/execution/{w.model}.report.json"
+        inputs["execution"] = OUT.execution_report(w.model)
     in_pool = w.model in PLAN.pool_generators and PLAN.dataset and PLAN.dataset.get("generations")
     as_test_set = any(PLAN.tasks[t].test_sets[s].get("generation") == w.model for t, s, _ in PLAN.test_set_plan())
     if in_pool or as_test_set:
-        inputs["normalized"] = f"{RESULTS}/dataset/normalized/generations/{w.model}.report.json"
+        inputs["normalized"] = OUT.normalized_report("generations", w.model)
     if as_test_set:  # what each test set of its generations removed (e.g. classes outside the task's labels)
         inputs["test_sets"] = sorted(
             {
-                f"{RESULTS}/tasks/{t}/test_sets/{s}.report.json"
+                OUT.test_set_report(t, s)
                 for t, s, _ in PLAN.test_set_plan()
                 if PLAN.tasks[t].test_sets[s].get("generation") == w.model
             }
@@ -404,10 +385,7 @@ def judge_sample_args():
 
 def generation_sources(protocols):
     """The source tables the protocols prompt from, by name."""
-    return {
-        name: f"{RESULTS}/sources/{name}.parquet"
-        for name in sorted({s for p in protocols.values() for s in p["sources"]})
-    }
+    return {name: OUT.source(name) for name in sorted({s for p in protocols.values() for s in p["sources"]})}
 
 
 def source_args(paths):
@@ -416,7 +394,7 @@ def source_args(paths):
 
 def execution_input(w):
     kind = "generations" if w.name in PLAN.generators else "sources"
-    return f"{RESULTS}/{kind}/{w.name}.parquet"
+    return OUT.table(kind, w.name)
 
 
 def sandbox_base():
@@ -427,7 +405,12 @@ def sandbox_base():
 
 
 def all_scores():
-    return [f"{made_by(t, d)}/scores/{t}/{d}.json" for t, d in PLAN.pairs]
+    return [made(t, d).scores(t, d) for t, d in PLAN.pairs]
+
+
+def judge_scores():
+    """Every judge's score file on every task it judges, in each mode (Table 8)."""
+    return [DATA_OUT.scores(t, d) for t in PLAN.judge_tasks for d in PLAN.judge_detectors]
 
 
 def score_sample_flag(w):
@@ -440,16 +423,16 @@ def score_sample_flag(w):
 def reference_predictions(w):
     # a perturbed test set is scored against the unperturbed predictions too: the labels that flip
     perturbed = "perturbation" in task(w).test_sets[w.test_set]
-    return [f"{RESULTS}/predictions/{w.task}/{w.detector}.parquet"] if perturbed else []
+    return [OUT.predictions(w.task, w.detector)] if perturbed else []
 
 
 def validation_scores(w):
     # what thresholds at a fixed FPR are set on; LLM judges give labels only
-    return [] if w.detector in PLAN.judge_detectors else [f"{RESULTS}/validation_scores/{w.task}/{w.detector}.parquet"]
+    return [] if w.detector in PLAN.judge_detectors else [OUT.validation_scores(w.task, w.detector)]
 
 
 def zero_shot_reports():
-    return [f"{made_by(t, d)}/models/{t}/{d}.json" for t, d in PLAN.pairs if PLAN.detectors[d].zero_shot]
+    return [made(t, d).model_report(t, d) for t, d in PLAN.pairs if PLAN.detectors[d].zero_shot]
 
 
 def analyses_inputs(w):
@@ -457,16 +440,18 @@ def analyses_inputs(w):
     analyses explain: svm_model and svm_featurizer (the n-gram back-projection), and for each
     SHAP detector D shap_model_D and shap_features_D."""
     chosen = PLAN.analyses(w.task)
-    feats = lambda d: features_dir(w.task, PLAN.detectors[d].features)  # noqa: E731
-    model = lambda d: f"{made_by(w.task, d)}/models/{w.task}/{d}.skops"  # noqa: E731
+    feats = lambda d: features_made(w.task, PLAN.detectors[d].features)  # noqa: E731
+    model = lambda d: made(w.task, d).model(w.task, d)  # noqa: E731
     inputs = {
-        "test": f"{DATA}/tasks/{w.task}/test.parquet",
-        "predictions": [f"{made_by(w.task, d)}/predictions/{w.task}/{d}.parquet" for d in chosen["trained"]],
+        "test": DATA_OUT.split(w.task, "test"),
+        "predictions": [made(w.task, d).predictions(w.task, d) for d in chosen["trained"]],
     }
     for d in chosen["coefficients"]:  # one at most
-        inputs.update(svm_model=model(d), svm_featurizer=f"{feats(d)}/featurizer.skops")
+        inputs.update(svm_model=model(d), svm_featurizer=feats(d).featurizer(w.task, PLAN.detectors[d].features))
     for d in chosen["shap"]:
-        inputs.update({f"shap_model_{d}": model(d), f"shap_features_{d}": f"{feats(d)}/features.npz"})
+        inputs.update(
+            {f"shap_model_{d}": model(d), f"shap_features_{d}": feats(d).features(w.task, PLAN.detectors[d].features)}
+        )
     return inputs
 
 
@@ -490,8 +475,8 @@ def test_set_source(w):
     dataset stage's code checks and Table 3 filters (rows they reject are left out, counted)."""
     spec = task(w).test_sets[w.test_set]
     if "generation" in spec:
-        return f"{RESULTS}/dataset/normalized/generations/{spec['generation']}.parquet"
-    return f"{RESULTS}/sources/{spec['source']}.parquet"
+        return OUT.normalized("generations", spec["generation"])
+    return OUT.source(spec["source"])
 
 
 def dataset_spec():
@@ -503,7 +488,7 @@ def dataset_spec():
 def generation_tables(w):
     """Generator tables the pool reads: inputs of the build, fingerprinted like the sources."""
     if PLAN.dataset and PLAN.dataset.get("generations"):
-        return [f"{RESULTS}/generations/{m}.parquet" for m in PLAN.pool_generators]
+        return [OUT.generations(m) for m in PLAN.pool_generators]
     return []
 
 
@@ -513,7 +498,7 @@ def dataset_inputs():
         return []
     names = [("sources", s) for s in PLAN.dataset_sources]
     names += [("generations", m) for m in (PLAN.pool_generators if PLAN.dataset.get("generations") else [])]
-    return [f"{DATA}/dataset/normalized/{kind}/{name}.parquet" for kind, name in names]
+    return [DATA_OUT.normalized(kind, name) for kind, name in names]
 
 
 # ---------------------------------------------------------------- calibration on human reference code
@@ -536,18 +521,23 @@ def calibrated_by(task, detector=None):
     return made_by(task, detector) if (task, detector) in BASE_CALIBRATED else RESULTS
 
 
+def calibrated(task, detector=None):
+    """The files of calibrated_by's root."""
+    return Outputs(calibrated_by(task, detector))
+
+
 def calibration_reference_inputs(w):
     """The task's splits, the pool (a built task: signatures and rows in no split), the library
     source's table (its files the source read are passed over) and other reference sources'
     normalized tables."""
     ref = calibration_spec()["reference"]
-    out = {s: f"{DATA}/tasks/{w.task}/{s}.parquet" for s in ("train", "validation", "test")}
+    out = {s: DATA_OUT.split(w.task, s) for s in ("train", "validation", "test")}
     if task(w).mode == "build":
-        out["pool"] = f"{DATA}/dataset/pool.parquet"
+        out["pool"] = DATA_OUT.pool()
     if ref["library"]:
-        out["library"] = f"{DATA}/sources/{ref['library']}.parquet"
+        out["library"] = DATA_OUT.source(ref["library"])
     for name in ref["sources"]:
-        out[f"source_{name}"] = f"{RESULTS}/dataset/normalized/sources/{name}.parquet"
+        out[f"source_{name}"] = OUT.normalized("sources", name)
     return out
 
 
@@ -580,26 +570,26 @@ def calibration_settings(w):
 
 def calibration_views():
     """Each calibrated (task, detector)'s view on its test split, which the report shows."""
-    return [f"{calibrated_by(t, d)}/calibration/{t}/{d}.test.json" for t, d in PLAN.calibration_pairs()]
+    return [calibrated(t, d).calibration_view(t, d) for t, d in PLAN.calibration_pairs()]
 
 
 def calibration_reports():
-    return [f"{calibrated_by(t)}/calibration/{t}/reference.report.json" for t in PLAN.calibrated_tasks()]
+    return [calibrated(t).reference_report(t) for t in PLAN.calibrated_tasks()]
 
 
 def targets():
     """Everything `snakemake` with no target makes, as the plan has it."""
-    out = [f"{RESULTS}/tables/table4.tex", f"{RESULTS}/report.md", f"{RESULTS}/paper_results.md"]
+    out = [OUT.tab("table4", "tex"), OUT.report(), OUT.paper_results()]
     if config.get("judging", {}).get("judges"):
-        out.append(f"{RESULTS}/tables/table8.tex")
+        out.append(OUT.tab("table8", "tex"))
     if not BASE:  # a run on a base reads these stages' outputs from the base
-        out += [f"{RESULTS}/generations/report.json"] if PLAN.generation else []
-        out += [f"{RESULTS}/generators/{m}.md" for m in PLAN.generators]
-        out += [f"{RESULTS}/execution/report.md"] if PLAN.executions else []
-        out += [f"{RESULTS}/dataset/README.md"] if PLAN.dataset else []
+        out += [OUT.generation_summary("json")] if PLAN.generation else []
+        out += [OUT.generator_card("md", m) for m in PLAN.generators]
+        out += [OUT.execution_summary()] if PLAN.executions else []
+        out += [OUT.dataset_card()] if PLAN.dataset else []
     if set(PLAN.ood_tasks()) - set(PLAN.loco_tasks()):
-        out += [f"{RESULTS}/tables/ood.md", f"{RESULTS}/tables/ood.tex"]
-    out += [f"{RESULTS}/tables/loco.{x}" for x in ("md", "tex", "json")] if PLAN.loco_tasks() else []
+        out += [OUT.tab("ood", "md"), OUT.tab("ood", "tex")]
+    out += [OUT.tab("loco", x) for x in ("md", "tex", "json")] if PLAN.loco_tasks() else []
     return out
 
 
@@ -615,7 +605,7 @@ if DRY_RUN and not workflow.remote_exec:
     from aicd.sources.loader import source_parts
 
     _on_slurm, _partitions = slurm_partitions(sys.argv, os.environ)
-    if _on_slurm and gpu_jobs():
-        NOTES.append(gpu_partition_note(gpu_jobs(), _partitions))
+    if _on_slurm and PLAN.gpu_jobs():
+        NOTES.append(gpu_partition_note(PLAN.gpu_jobs(), _partitions))
     if _on_slurm and not BASE:
         NOTES.extend(input_access_note(input_locations(config, PLAN, source_parts), os.environ))

@@ -10,19 +10,19 @@ localrules:
 
 rule normalize:
     input:
-        table=f"{RESULTS}/{{kind}}/{{name}}.parquet",
+        table=OUT.table(),
         execution=lambda w: (
-            f"{RESULTS}/execution/{w.name}.parquet"
+            OUT.execution(w.name)
             if dataset_spec().get("execution_filter", "none") != "none" and w.name in PLAN.executions
             else []
         ),
     output:
-        table=f"{RESULTS}/dataset/normalized/{{kind}}/{{name}}.parquet",
-        report=f"{RESULTS}/dataset/normalized/{{kind}}/{{name}}.report.json",
+        table=OUT.normalized(),
+        report=OUT.normalized_report(),
     log:
-        f"{RESULTS}/logs/normalize/{{kind}}/{{name}}.log",
+        OUT.log("normalize", "{kind}", "{name}"),
     benchmark:
-        f"{RESULTS}/benchmarks/normalize/{{kind}}/{{name}}.tsv"
+        OUT.benchmark("normalize", "{kind}", "{name}")
     # the chain every later job waits for (normalize, pool, splits) goes first (BENCHMARKS.md)
     priority: 20
     conda:
@@ -49,15 +49,15 @@ rule dataset_pool:
     input:
         tables=dataset_inputs(),
     output:
-        pool=f"{RESULTS}/dataset/pool.parquet",
-        filter_json=f"{RESULTS}/dataset/filter_report.json",
-        filter_md=f"{RESULTS}/dataset/filter_report.md",
-        dedup_json=f"{RESULTS}/dataset/dedup_report.json",
-        dedup_md=f"{RESULTS}/dataset/dedup_report.md",
+        pool=OUT.pool(),
+        filter_json=OUT.dataset_report("filter_report", "json"),
+        filter_md=OUT.dataset_report("filter_report", "md"),
+        dedup_json=OUT.dataset_report("dedup_report", "json"),
+        dedup_md=OUT.dataset_report("dedup_report", "md"),
     log:
-        f"{RESULTS}/logs/dataset_pool/pool.log",
+        OUT.log("dataset_pool", "pool"),
     benchmark:
-        f"{RESULTS}/benchmarks/dataset_pool/pool.tsv"
+        OUT.benchmark("dataset_pool", "pool")
     priority: 20  # as normalize
     conda:
         env("core")
@@ -78,21 +78,21 @@ rule dataset_pool:
 
 rule dataset_card:
     input:
-        pool=f"{RESULTS}/dataset/pool.parquet",
-        filter_json=f"{RESULTS}/dataset/filter_report.json",
-        dedup_json=f"{RESULTS}/dataset/dedup_report.json",
-        tables=[f"{RESULTS}/tasks/{t}/{s}.parquet" for t in PLAN.built_tasks() for s in SPLITS],
-        reports=[f"{RESULTS}/tasks/{t}/report.json" for t in PLAN.built_tasks()],
-        sources=expand(f"{RESULTS}/sources/{{source}}.report.json", source=PLAN.dataset_sources),
-        execution=expand(f"{RESULTS}/execution/{{name}}.report.json", name=PLAN.executions),
+        pool=OUT.pool(),
+        filter_json=OUT.dataset_report("filter_report", "json"),
+        dedup_json=OUT.dataset_report("dedup_report", "json"),
+        tables=[OUT.split(t, s) for t in PLAN.built_tasks() for s in SPLITS],
+        reports=[OUT.task_report(t) for t in PLAN.built_tasks()],
+        sources=expand(OUT.source_report(), source=PLAN.dataset_sources),
+        execution=expand(OUT.execution_report(), name=PLAN.executions),
         inputs=INPUTS_JSON,
     output:
-        card=f"{RESULTS}/dataset/README.md",
-        counts=f"{RESULTS}/dataset/counts.csv",
+        card=OUT.dataset_card(),
+        counts=OUT.dataset_counts(),
     log:
-        f"{RESULTS}/logs/dataset_card/card.log",
+        OUT.log("dataset_card", "card"),
     benchmark:
-        f"{RESULTS}/benchmarks/dataset_card/card.tsv"
+        OUT.benchmark("dataset_card", "card")
     conda:
         env("core")
     params:

@@ -16,14 +16,14 @@ rule detect:
     input:
         unpack(detect_inputs),
     output:
-        predictions=f"{RESULTS}/predictions/{{task}}/{{detector}}.parquet",
-        model=f"{RESULTS}/models/{{task}}/{{detector}}.skops",
-        report=f"{RESULTS}/models/{{task}}/{{detector}}.json",
-        validation_scores=f"{RESULTS}/validation_scores/{{task}}/{{detector}}.parquet",
+        predictions=OUT.predictions(),
+        model=OUT.model(),
+        report=OUT.model_report(),
+        validation_scores=OUT.validation_scores(),
     log:
-        f"{RESULTS}/logs/detect/{{task}}/{{detector}}.log",
+        OUT.log("detect", "{task}", "{detector}"),
     benchmark:
-        f"{RESULTS}/benchmarks/detect/{{task}}/{{detector}}.tsv"
+        OUT.benchmark("detect", "{task}", "{detector}")
     wildcard_constraints:
         detector=none_of(PLAN.stored("folder") + list(PLAN.judge_detectors)),
     conda:
@@ -48,10 +48,10 @@ rule detect:
 
 use rule detect as detect_folder with:
     output:
-        predictions=f"{RESULTS}/predictions/{{task}}/{{detector}}.parquet",
-        model=directory(f"{RESULTS}/models/{{task}}/{{detector}}"),
-        report=f"{RESULTS}/models/{{task}}/{{detector}}.json",
-        validation_scores=f"{RESULTS}/validation_scores/{{task}}/{{detector}}.parquet",
+        predictions=OUT.predictions(),
+        model=directory(OUT.model_folder()),
+        report=OUT.model_report(),
+        validation_scores=OUT.validation_scores(),
     wildcard_constraints:
         detector=one_of(PLAN.stored("folder")),
     # the longest jobs of a run (fine-tuned encoders) start first among the ready ones, so that the

@@ -10,11 +10,11 @@ localrules:
 
 rule sandbox_image:
     output:
-        image=f"{RESULTS}/sandbox/image.txt",
+        image=OUT.sandbox_image(),
     log:
-        f"{RESULTS}/logs/sandbox_image/image.log",
+        OUT.log("sandbox_image", "image"),
     benchmark:
-        f"{RESULTS}/benchmarks/sandbox_image/image.tsv"
+        OUT.benchmark("sandbox_image", "image")
     conda:
         env("sandbox")
     threads: 1
@@ -38,12 +38,12 @@ rule execute:
         table=execution_input,
         image=rules.sandbox_image.output.image,
     output:
-        table=f"{RESULTS}/execution/{{name}}.parquet",
-        report=f"{RESULTS}/execution/{{name}}.report.json",
+        table=OUT.execution(),
+        report=OUT.execution_report(),
     log:
-        f"{RESULTS}/logs/execute/{{name}}.log",
+        OUT.log("execute", "{name}"),
     benchmark:
-        f"{RESULTS}/benchmarks/execute/{{name}}.tsv"
+        OUT.benchmark("execute", "{name}")
     wildcard_constraints:
         name=one_of(PLAN.executions),
     priority: 10  # a long job beside the rest, not the last one (as detect_folder)
@@ -66,13 +66,13 @@ rule execute:
 
 rule execution_report:
     input:
-        expand(f"{RESULTS}/execution/{{name}}.report.json", name=PLAN.executions),
+        expand(OUT.execution_report(), name=PLAN.executions),
     output:
-        f"{RESULTS}/execution/report.md",
+        OUT.execution_summary(),
     log:
-        f"{RESULTS}/logs/execution_report/report.log",
+        OUT.log("execution_report", "report"),
     benchmark:
-        f"{RESULTS}/benchmarks/execution_report/report.tsv"
+        OUT.benchmark("execution_report", "report")
     conda:
         env("core")
     shell:

@@ -5,29 +5,29 @@ rule features:
     input:
         unpack(feature_inputs),
     output:
-        features=f"{RESULTS}/features/{{task}}/{{featureset}}/features.npz",
-        model=f"{RESULTS}/features/{{task}}/{{featureset}}/featurizer.skops",
-        report=f"{RESULTS}/features/{{task}}/{{featureset}}/report.json",
+        features=OUT.features(),
+        model=OUT.featurizer(),
+        report=OUT.features_report(),
     log:
-        f"{RESULTS}/logs/features/{{task}}/{{featureset}}.log",
+        OUT.log("features", "{task}", "{featureset}"),
     benchmark:
-        f"{RESULTS}/benchmarks/features/{{task}}/{{featureset}}.tsv"
+        OUT.benchmark("features", "{task}", "{featureset}")
     # every detector on the feature set waits for it: start it before the detectors that are ready
     priority: 5
     conda:
         feature_env
-    threads: feature_threads
+    # all from the plan (aicd.plan.FeaturePlan), as the list of GPU jobs has them
+    threads: lambda w: feature(w).threads
     resources:
-        mem_mb=lambda w, input, attempt: feature_resource(w, "mem_mb", FEATURE_JOB["mem_mb"] + 8 * input.size_mb)
-        * attempt,
-        runtime=lambda w, attempt: feature_resource(w, "runtime", FEATURE_JOB["runtime"]) * attempt,
-        gpu=lambda w: feature_resource(w, "gpu", 0),
+        mem_mb=lambda w, input, attempt: feature(w).job_mem_mb(input.size_mb, attempt),
+        runtime=lambda w, attempt: feature(w).runtime * attempt,
+        gpu=lambda w: feature(w).gpu,
     params:
         guard=guard("features"),
         spec=feature_spec,
         args=feature_args,
         seed=SEED,
-        cache=f"{RESULTS}/cache/features",
+        cache=OUT.features_cache(),
     shell:
         "{params.guard}python -m aicd.features --spec {params.spec} {params.args} --seed {params.seed} --threads {threads}"
         " --cache-dir {params.cache}"

@@ -9,14 +9,14 @@ localrules:
 
 rule input_fingerprint:
     input:
-        sources=expand(f"{RESULTS}/sources/{{source}}.report.json", source=PLAN.report_sources()),
+        sources=expand(OUT.source_report(), source=PLAN.report_sources()),
         generations=generation_tables,
     output:
-        f"{RESULTS}/inputs.json",  # a run on a base makes none: INPUTS_JSON is the base's
+        OUT.inputs(),  # a run on a base makes none: INPUTS_JSON is the base's
     log:
-        f"{RESULTS}/logs/input_fingerprint/inputs.log",
+        OUT.log("input_fingerprint", "inputs"),
     benchmark:
-        f"{RESULTS}/benchmarks/input_fingerprint/inputs.tsv"
+        OUT.benchmark("input_fingerprint", "inputs")
     conda:
         env("core")
     params:

@@ -12,12 +12,12 @@ rule instructions:
     input:
         sources=lambda w: list(generation_sources(PLAN.instruction_protocols).values()),
     output:
-        f"{RESULTS}/instructions/instructions.parquet",
+        OUT.instructions(),
     log:
-        job=f"{RESULTS}/logs/instructions/instructions.log",
-        server=f"{RESULTS}/logs/instructions/instructions.server.log",
+        job=OUT.log("instructions", "instructions"),
+        server=OUT.log("instructions", "instructions", suffix=".server.log"),
     benchmark:
-        f"{RESULTS}/benchmarks/instructions/instructions.tsv"
+        OUT.benchmark("instructions", "instructions")
     conda:
         env("llm")
     threads: lambda w: llm_threads(PLAN.instructor)
@@ -45,15 +45,15 @@ rule instructions:
 rule generate:
     input:
         sources=lambda w: list(generation_sources(PLAN.gen_protocols).values()),
-        instructions=lambda w: f"{RESULTS}/instructions/instructions.parquet" if PLAN.instruction_protocols else [],
+        instructions=lambda w: OUT.instructions() if PLAN.instruction_protocols else [],
     output:
-        table=f"{RESULTS}/generations/{{model}}.parquet",
-        report=f"{RESULTS}/generations/{{model}}.report.json",
+        table=OUT.generations(),
+        report=OUT.generations_report(),
     log:
-        job=f"{RESULTS}/logs/generate/{{model}}.log",
-        server=f"{RESULTS}/logs/generate/{{model}}.server.log",
+        job=OUT.log("generate", "{model}"),
+        server=OUT.log("generate", "{model}", suffix=".server.log"),
     benchmark:
-        f"{RESULTS}/benchmarks/generate/{{model}}.tsv"
+        OUT.benchmark("generate", "{model}")
     wildcard_constraints:
         model=one_of(PLAN.generators),
     conda:
@@ -81,14 +81,14 @@ rule generate:
 
 rule generation_report:
     input:
-        expand(f"{RESULTS}/generations/{{model}}.report.json", model=PLAN.generators),
+        expand(OUT.generations_report(), model=PLAN.generators),
     output:
-        json=f"{RESULTS}/generations/report.json",
-        md=f"{RESULTS}/generations/report.md",
+        json=OUT.generation_summary("json"),
+        md=OUT.generation_summary("md"),
     log:
-        f"{RESULTS}/logs/generation_report/report.log",
+        OUT.log("generation_report", "report"),
     benchmark:
-        f"{RESULTS}/benchmarks/generation_report/report.tsv"
+        OUT.benchmark("generation_report", "report")
     conda:
         env("core")
     params:

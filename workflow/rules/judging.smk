@@ -10,15 +10,15 @@ localrules:
 
 rule judge:
     input:
-        test=f"{RESULTS}/tasks/{{task}}/test.parquet",
+        test=OUT.split(split="test"),
     output:
-        predictions=f"{RESULTS}/predictions/{{task}}/judge_{{judge}}_{{mode}}.parquet",
-        report=f"{RESULTS}/judges/{{task}}/{{judge}}_{{mode}}.report.json",
+        predictions=OUT.predictions(detector=judge_detector("{judge}", "{mode}")),
+        report=OUT.judge_report(),
     log:
-        job=f"{RESULTS}/logs/judge/{{task}}/{{judge}}_{{mode}}.log",
-        server=f"{RESULTS}/logs/judge/{{task}}/{{judge}}_{{mode}}.server.log",
+        job=OUT.log("judge", "{task}", "{judge}_{mode}"),
+        server=OUT.log("judge", "{task}", "{judge}_{mode}", suffix=".server.log"),
     benchmark:
-        f"{RESULTS}/benchmarks/judge/{{task}}/{{judge}}_{{mode}}.tsv"
+        OUT.benchmark("judge", "{task}", "{judge}_{mode}")
     wildcard_constraints:
         judge=one_of(PLAN.judges),
     conda:
@@ -52,20 +52,16 @@ rule judge:
 
 rule table8:
     input:
-        scores=[
-            f"{DATA}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
-        ],
-        reports=[
-            f"{DATA}/judges/{t}/{j}_{m}.report.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
-        ],
+        scores=judge_scores(),
+        reports=[DATA_OUT.judge_report(t, j, m) for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes],
         inputs=INPUTS_JSON,
     output:
-        tex=f"{RESULTS}/tables/table8.tex",
-        md=f"{RESULTS}/tables/table8.md",
+        tex=OUT.tab("table8", "tex"),
+        md=OUT.tab("table8", "md"),
     log:
-        f"{RESULTS}/logs/table8/table8.log",
+        OUT.log("table8", "table8"),
     benchmark:
-        f"{RESULTS}/benchmarks/table8/table8.tsv"
+        OUT.benchmark("table8", "table8")
     conda:
         env("core")
     params:

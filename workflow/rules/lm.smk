@@ -4,14 +4,14 @@
 
 rule train_causal_lm:
     input:
-        train=lambda w: f"{DATA}/tasks/{PLAN.lms[w.detector]['task']}/train.parquet",
-        validation=lambda w: f"{DATA}/tasks/{PLAN.lms[w.detector]['task']}/validation.parquet",
+        train=lambda w: DATA_OUT.split(PLAN.lms[w.detector]["task"], "train"),
+        validation=lambda w: DATA_OUT.split(PLAN.lms[w.detector]["task"], "validation"),
     output:
-        directory(f"{RESULTS}/lm/{{detector}}"),
+        directory(OUT.lm()),
     log:
-        f"{RESULTS}/logs/train_causal_lm/{{detector}}.log",
+        OUT.log("train_causal_lm", "{detector}"),
     benchmark:
-        f"{RESULTS}/benchmarks/train_causal_lm/{{detector}}.tsv"
+        OUT.benchmark("train_causal_lm", "{detector}")
     wildcard_constraints:
         detector=one_of(PLAN.lms),
     priority: 10  # its detector's fit waits for it: start it first (as detect_folder)

@@ -10,18 +10,18 @@ localrules:
 
 rule ood_split:
     input:
-        train=lambda w: f"{RESULTS}/sources/{task(w).ood['train']}.parquet" if task(w).ood.get("train") else [],
-        test=lambda w: f"{RESULTS}/sources/{task(w).ood['test']}.parquet" if task(w).ood.get("test") else [],
-        collections=lambda w: [f"{RESULTS}/sources/{s}.parquet" for s in PLAN.loco_sources(w.task)],
+        train=lambda w: OUT.source(task(w).ood["train"]) if task(w).ood.get("train") else [],
+        test=lambda w: OUT.source(task(w).ood["test"]) if task(w).ood.get("test") else [],
+        collections=lambda w: [OUT.source(s) for s in PLAN.loco_sources(w.task)],
     output:
-        train=f"{RESULTS}/tasks/{{task}}/train.parquet",
-        validation=f"{RESULTS}/tasks/{{task}}/validation.parquet",
-        test=f"{RESULTS}/tasks/{{task}}/test.parquet",
-        report=f"{RESULTS}/tasks/{{task}}/report.json",
+        train=OUT.split(split="train"),
+        validation=OUT.split(split="validation"),
+        test=OUT.split(split="test"),
+        report=OUT.task_report(),
     log:
-        f"{RESULTS}/logs/ood_split/{{task}}.log",
+        OUT.log("ood_split", "{task}"),
     benchmark:
-        f"{RESULTS}/benchmarks/ood_split/{{task}}.tsv"
+        OUT.benchmark("ood_split", "{task}")
     wildcard_constraints:
         task=one_of(PLAN.ood_tasks()),
     conda:
@@ -50,18 +50,16 @@ rule ood_split:
 rule ood_table:
     input:
         scores=lambda w: [
-            f"{made_by(t, d)}/scores/{t}/{d}.json"
-            for t, d in PLAN.pairs
-            if t in PLAN.ood_tasks() and t not in PLAN.loco_tasks()
+            made(t, d).scores(t, d) for t, d in PLAN.pairs if t in PLAN.ood_tasks() and t not in PLAN.loco_tasks()
         ],
-        perturbed=[f"{made_by(t, d)}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in PLAN.ood_perturbed_scores()],
+        perturbed=[made(t, d).test_set_scores(t, s, d) for t, s, d in PLAN.ood_perturbed_scores()],
     output:
-        md=f"{RESULTS}/tables/ood.md",
-        tex=f"{RESULTS}/tables/ood.tex",
+        md=OUT.tab("ood", "md"),
+        tex=OUT.tab("ood", "tex"),
     log:
-        f"{RESULTS}/logs/ood_table/ood_table.log",
+        OUT.log("ood_table", "ood_table"),
     benchmark:
-        f"{RESULTS}/benchmarks/ood_table/ood_table.tsv"
+        OUT.benchmark("ood_table", "ood_table")
     conda:
         env("core")
     params:
@@ -78,21 +76,19 @@ rule ood_table:
 # calibrate jobs' test views (thresholds set on the fold's reference table: the default reference).
 rule loco_table:
     input:
-        predictions=lambda w: [f"{made_by(t, d)}/predictions/{t}/{d}.parquet" for t, d in loco_pairs()],
-        validation=lambda w: [f"{made_by(t, d)}/validation_scores/{t}/{d}.parquet" for t, d in loco_pairs()],
+        predictions=lambda w: [made(t, d).predictions(t, d) for t, d in loco_pairs()],
+        validation=lambda w: [made(t, d).validation_scores(t, d) for t, d in loco_pairs()],
         views=lambda w: [
-            f"{calibrated_by(t, d)}/calibration/{t}/{d}.test.json"
-            for t, d in loco_pairs()
-            if (t, d) in PLAN.calibration_pairs()
+            calibrated(t, d).calibration_view(t, d) for t, d in loco_pairs() if (t, d) in PLAN.calibration_pairs()
         ],
     output:
-        md=f"{RESULTS}/tables/loco.md",
-        tex=f"{RESULTS}/tables/loco.tex",
-        json=f"{RESULTS}/tables/loco.json",
+        md=OUT.tab("loco", "md"),
+        tex=OUT.tab("loco", "tex"),
+        json=OUT.tab("loco", "json"),
     log:
-        f"{RESULTS}/logs/loco_table/loco_table.log",
+        OUT.log("loco_table", "loco_table"),
     benchmark:
-        f"{RESULTS}/benchmarks/loco_table/loco_table.tsv"
+        OUT.benchmark("loco_table", "loco_table")
     conda:
         env("core")
     params:

@@ -14,11 +14,11 @@ rule subset_tables:
         inputs=INPUTS_JSON,
     output:
         tables=SUBSET_TABLE_FILES,
-        summary=f"{RESULTS}/tables/subset_tables.json",
+        summary=OUT.tab("subset_tables", "json"),
     log:
-        f"{RESULTS}/logs/subset_tables/subset_tables.log",
+        OUT.log("subset_tables", "subset_tables"),
     benchmark:
-        f"{RESULTS}/benchmarks/subset_tables/subset_tables.tsv"
+        OUT.benchmark("subset_tables", "subset_tables")
     conda:
         env("core")
     params:
@@ -36,9 +36,9 @@ rule paper_figures:
     output:
         index=PAPER_FIGURES_INDEX,
     log:
-        f"{RESULTS}/logs/paper_figures/paper_figures.log",
+        OUT.log("paper_figures", "paper_figures"),
     benchmark:
-        f"{RESULTS}/benchmarks/paper_figures/paper_figures.tsv"
+        OUT.benchmark("paper_figures", "paper_figures")
     conda:
         env("core")
     params:
@@ -54,11 +54,11 @@ rule analyses:
     input:
         unpack(analyses_inputs),
     output:
-        summary=f"{RESULTS}/analyses/{{task}}/summary.json",
+        summary=OUT.analyses(),
     log:
-        f"{RESULTS}/logs/analyses/{{task}}.log",
+        OUT.log("analyses", "{task}"),
     benchmark:
-        f"{RESULTS}/benchmarks/analyses/{{task}}.tsv"
+        OUT.benchmark("analyses", "{task}")
     conda:
         env("core")
     threads: 1
@@ -71,7 +71,7 @@ rule analyses:
         title=lambda w: shlex.quote(task(w).title),
         titles=lambda w: as_arg(analyses_titles(w)),
         out_dir=lambda w, output: parent(output.summary),
-        figures_dir=f"{RESULTS}/figures",
+        figures_dir=OUT.figures_dir(),
         seed=SEED,
     shell:
         "{params.guard}python -m aicd.report analyses --task {wildcards.task} --title {params.title} {params.args}"
@@ -84,14 +84,14 @@ rule paper_section:
         scores=all_scores(),
         tables=SUBSET_TABLE_FILES,
         figures=PAPER_FIGURES_INDEX,
-        analyses=[f"{analyses_root(t)}/analyses/{t}/summary.json" for t in PLAN.tasks],
+        analyses=[analysed(t).analyses(t) for t in PLAN.tasks],
         zero_shot=zero_shot_reports(),
     output:
-        f"{RESULTS}/paper_results.md",
+        OUT.paper_results(),
     log:
-        f"{RESULTS}/logs/paper_section/paper_section.log",
+        OUT.log("paper_section", "paper_section"),
     benchmark:
-        f"{RESULTS}/benchmarks/paper_section/paper_section.tsv"
+        OUT.benchmark("paper_section", "paper_section")
     conda:
         env("core")
     params:

@@ -12,33 +12,31 @@ localrules:
 rule reproduction:
     input:
         scores=all_scores(),
-        judge_scores=[
-            f"{DATA}/scores/{t}/judge_{j}_{m}.json" for t in PLAN.judge_tasks for j in PLAN.judges for m in PLAN.modes
-        ],
-        subset_tables=f"{RESULTS}/tables/subset_tables.json",
-        tasks=expand(f"{DATA}/tasks/{{task}}/report.json", task=PLAN.tasks),
+        judge_scores=judge_scores(),
+        subset_tables=OUT.tab("subset_tables", "json"),
+        tasks=expand(DATA_OUT.task_report(), task=PLAN.tasks),
         inputs=INPUTS_JSON,
     output:
-        md=f"{RESULTS}/tables/reproduction.md",
-        tex=f"{RESULTS}/tables/reproduction.tex",
-        html=report(f"{RESULTS}/tables/reproduction.html", caption="../report/reproduction.rst", category="Tables"),
-        json=f"{RESULTS}/tables/reproduction.json",
-        figures=expand(f"{RESULTS}/figures/reproduction_{{task}}.pdf", task=PLAN.paper_kind_tasks()),
+        md=OUT.tab("reproduction", "md"),
+        tex=OUT.tab("reproduction", "tex"),
+        html=report(OUT.tab("reproduction", "html"), caption="../report/reproduction.rst", category="Tables"),
+        json=OUT.tab("reproduction", "json"),
+        figures=expand(OUT.figure("reproduction_{task}", "pdf"), task=PLAN.paper_kind_tasks()),
         figures_png=report(
-            expand(f"{RESULTS}/figures/reproduction_{{task}}.png", task=PLAN.paper_kind_tasks()),
+            expand(OUT.figure("reproduction_{task}", "png"), task=PLAN.paper_kind_tasks()),
             caption="../report/reproduction_figure.rst",
             category="Figures",
         ),
     log:
-        f"{RESULTS}/logs/reproduction/reproduction.log",
+        OUT.log("reproduction", "reproduction"),
     benchmark:
-        f"{RESULTS}/benchmarks/reproduction/reproduction.tsv"
+        OUT.benchmark("reproduction", "reproduction")
     conda:
         env("core")
     params:
         layout=lambda w: as_arg(layouts.reproduction_layout(PLAN)),
         tables_dir=lambda w, output: parent(output.md),
-        figures_dir=lambda w, output: os.path.join(os.path.dirname(parent(output.md)), "figures"),
+        figures_dir=lambda w, output: OUT.figures_dir(),
     shell:
         "python -m aicd.report reproduction --layout {params.layout} --scores {input.scores}"
         " --judge-scores {input.judge_scores} --subset-tables {input.subset_tables} --task-reports {input.tasks}"
@@ -47,46 +45,44 @@ rule reproduction:
 
 rule report:
     input:
-        reproduction=f"{RESULTS}/tables/reproduction.md",
+        reproduction=OUT.tab("reproduction", "md"),
         inputs=INPUTS_JSON,
         scores=all_scores(),
-        sources=expand(f"{DATA}/sources/{{source}}.report.json", source=PLAN.report_sources()),
+        sources=expand(DATA_OUT.source_report(), source=PLAN.report_sources()),
         dataset=lambda w: (
-            [f"{DATA}/dataset/filter_report.json", f"{DATA}/dataset/dedup_report.json"] if PLAN.dataset else []
+            [DATA_OUT.dataset_report("filter_report", "json"), DATA_OUT.dataset_report("dedup_report", "json")]
+            if PLAN.dataset
+            else []
         ),
-        tasks=expand(f"{DATA}/tasks/{{task}}/report.json", task=PLAN.tasks),
-        paper=f"{RESULTS}/paper_results.md",
-        test_set_scores=[f"{made_by(t, d)}/scores/{t}/test_sets/{s}/{d}.json" for t, s, d in PLAN.test_set_plan()],
-        test_set_reports=sorted({f"{DATA}/tasks/{t}/test_sets/{s}.report.json" for t, s, _ in PLAN.test_set_plan()}),
+        tasks=expand(DATA_OUT.task_report(), task=PLAN.tasks),
+        paper=OUT.paper_results(),
+        test_set_scores=[made(t, d).test_set_scores(t, s, d) for t, s, d in PLAN.test_set_plan()],
+        test_set_reports=sorted({DATA_OUT.test_set_report(t, s) for t, s, _ in PLAN.test_set_plan()}),
         # each generator's skipped prompts and dropped rows (a run on a base has them in the base's report)
-        generator_cards=[] if BASE else expand(f"{RESULTS}/generators/{{model}}.json", model=PLAN.generators),
+        generator_cards=[] if BASE else expand(OUT.generator_card("json"), model=PLAN.generators),
         calibrated=calibration_views(),
         calibration_reports=calibration_reports(),
     output:
-        tex=f"{RESULTS}/tables/table4.tex",
-        md=f"{RESULTS}/tables/table4.md",
-        html=report(f"{RESULTS}/tables/table4.html", caption="../report/table4.rst", category="Tables"),
-        thresholds_md=f"{RESULTS}/tables/thresholds.md",
-        thresholds_tex=f"{RESULTS}/tables/thresholds.tex",
-        thresholds_html=report(
-            f"{RESULTS}/tables/thresholds.html", caption="../report/thresholds.rst", category="Tables"
-        ),
-        calibrated_md=f"{RESULTS}/tables/calibrated.md",
-        calibrated_tex=f"{RESULTS}/tables/calibrated.tex",
-        calibrated_html=report(
-            f"{RESULTS}/tables/calibrated.html", caption="../report/calibrated.rst", category="Tables"
-        ),
-        figures=expand(f"{RESULTS}/figures/confusion_{{task}}.pdf", task=PLAN.tasks),
+        tex=OUT.tab("table4", "tex"),
+        md=OUT.tab("table4", "md"),
+        html=report(OUT.tab("table4", "html"), caption="../report/table4.rst", category="Tables"),
+        thresholds_md=OUT.tab("thresholds", "md"),
+        thresholds_tex=OUT.tab("thresholds", "tex"),
+        thresholds_html=report(OUT.tab("thresholds", "html"), caption="../report/thresholds.rst", category="Tables"),
+        calibrated_md=OUT.tab("calibrated", "md"),
+        calibrated_tex=OUT.tab("calibrated", "tex"),
+        calibrated_html=report(OUT.tab("calibrated", "html"), caption="../report/calibrated.rst", category="Tables"),
+        figures=expand(OUT.figure("confusion_{task}", "pdf"), task=PLAN.tasks),
         figures_png=report(
-            expand(f"{RESULTS}/figures/confusion_{{task}}.png", task=PLAN.tasks),
+            expand(OUT.figure("confusion_{task}", "png"), task=PLAN.tasks),
             caption="../report/confusion.rst",
             category="Figures",
         ),
-        report=f"{RESULTS}/report.md",
+        report=OUT.report(),
     log:
-        f"{RESULTS}/logs/report/report.log",
+        OUT.log("report", "report"),
     benchmark:
-        f"{RESULTS}/benchmarks/report/report.tsv"
+        OUT.benchmark("report", "report")
     conda:
         env("core")
     params:
@@ -109,12 +105,12 @@ rule generator_card:
     input:
         unpack(generator_card_inputs),
     output:
-        md=f"{RESULTS}/generators/{{model}}.md",
-        json=f"{RESULTS}/generators/{{model}}.json",
+        md=OUT.generator_card("md"),
+        json=OUT.generator_card("json"),
     log:
-        f"{RESULTS}/logs/generator_card/{{model}}.log",
+        OUT.log("generator_card", "{model}"),
     benchmark:
-        f"{RESULTS}/benchmarks/generator_card/{{model}}.tsv"
+        OUT.benchmark("generator_card", "{model}")
     wildcard_constraints:
         model=one_of(PLAN.generators),
     conda:

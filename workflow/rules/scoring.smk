@@ -3,15 +3,15 @@
 
 rule score:
     input:
-        predictions=f"{RESULTS}/predictions/{{task}}/{{detector}}.parquet",
-        test=f"{DATA}/tasks/{{task}}/test.parquet",
+        predictions=OUT.predictions(),
+        test=DATA_OUT.split(split="test"),
         validation_scores=validation_scores,
     output:
-        f"{RESULTS}/scores/{{task}}/{{detector}}.json",
+        OUT.scores(),
     log:
-        f"{RESULTS}/logs/score/{{task}}/{{detector}}.log",
+        OUT.log("score", "{task}", "{detector}"),
     benchmark:
-        f"{RESULTS}/benchmarks/score/{{task}}/{{detector}}.tsv"
+        OUT.benchmark("score", "{task}", "{detector}")
     conda:
         env("core")
     threads: 1
@@ -22,10 +22,12 @@ rule score:
         guard=guard("score"),
         labels=lambda w: labels_arg(PLAN.score_labels(w.task, w.detector)),
         sample=score_sample_flag,
+        fprs=lambda w: " ".join(map(str, config["scoring"]["fprs"])),
+        versions=lambda w: as_arg(PLAN.versions(w.task, w.detector)),
     shell:
         "{params.guard}python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
         " --predictions {input.predictions} --test {input.test} --labels {params.labels} {params.sample}"
-        " --validation-scores {input.validation_scores}"
+        " --validation-scores {input.validation_scores} --fpr {params.fprs} --versions {params.versions}"
         " --out {output} > {log} 2>&1"
 
 
@@ -36,17 +38,17 @@ rule score:
 rule calibrate:
     input:
         model=fitted_model,
-        reference=lambda w: f"{calibrated_by(w.task)}/calibration/{w.task}/reference.parquet",
-        predictions=lambda w: f"{made_by(w.task, w.detector)}/predictions/{w.task}/{w.detector}.parquet",
-        test=f"{DATA}/tasks/{{task}}/test.parquet",
-        validation_scores=lambda w: f"{made_by(w.task, w.detector)}/validation_scores/{w.task}/{w.detector}.parquet",
+        reference=lambda w: calibrated(w.task).reference(w.task),
+        predictions=lambda w: made(w.task, w.detector).predictions(w.task, w.detector),
+        test=DATA_OUT.split(split="test"),
+        validation_scores=lambda w: made(w.task, w.detector).validation_scores(w.task, w.detector),
     output:
-        calibration=f"{RESULTS}/calibration/{{task}}/{{detector}}.json",
-        view=f"{RESULTS}/calibration/{{task}}/{{detector}}.test.json",
+        calibration=OUT.calibration(),
+        view=OUT.calibration_view(),
     log:
-        f"{RESULTS}/logs/calibrate/{{task}}/{{detector}}.log",
+        OUT.log("calibrate", "{task}", "{detector}"),
     benchmark:
-        f"{RESULTS}/benchmarks/calibrate/{{task}}/{{detector}}.tsv"
+        OUT.benchmark("calibrate", "{task}", "{detector}")
     conda:
         detector_env
     threads: detector_threads

@@ -4,12 +4,12 @@
 
 rule source:
     output:
-        table=f"{RESULTS}/sources/{{source}}.parquet",
-        report=f"{RESULTS}/sources/{{source}}.report.json",
+        table=OUT.source(),
+        report=OUT.source_report(),
     log:
-        f"{RESULTS}/logs/source/{{source}}.log",
+        OUT.log("source", "{source}"),
     benchmark:
-        f"{RESULTS}/benchmarks/source/{{source}}.tsv"
+        OUT.benchmark("source", "{source}")
     conda:
         env("core")
     threads: 1

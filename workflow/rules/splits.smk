@@ -6,14 +6,14 @@ rule task_split:
     input:
         unpack(task_source),
     output:
-        train=f"{RESULTS}/tasks/{{task}}/train.parquet",
-        validation=f"{RESULTS}/tasks/{{task}}/validation.parquet",
-        test=f"{RESULTS}/tasks/{{task}}/test.parquet",
-        report=f"{RESULTS}/tasks/{{task}}/report.json",
+        train=OUT.split(split="train"),
+        validation=OUT.split(split="validation"),
+        test=OUT.split(split="test"),
+        report=OUT.task_report(),
     log:
-        f"{RESULTS}/logs/task_split/{{task}}.log",
+        OUT.log("task_split", "{task}"),
     benchmark:
-        f"{RESULTS}/benchmarks/task_split/{{task}}.tsv"
+        OUT.benchmark("task_split", "{task}")
     wildcard_constraints:
         task=none_of(PLAN.ood_tasks()),  # those are cut by rule ood_split
     priority: 20  # every detector and feature set of the task waits for it (as normalize)
@@ -32,7 +32,7 @@ rule task_split:
         spec=task_spec,
         seed=lambda w: 0 if task(w).mode == "release" else SEED,
         # id -> language per split, kept outside the outputs so a rerun reuses it
-        langid=lambda w: (f"--langid-cache {RESULTS}/cache/langid/{w.task}" if task(w).mode == "release" else ""),
+        langid=lambda w: (f"--langid-cache {OUT.langid_cache(w.task)}" if task(w).mode == "release" else ""),
         source=task_source_arg,
     shell:
         "{params.guard}python -m aicd.splits {params.mode} --task {wildcards.task} --spec {params.spec}"
@@ -48,12 +48,12 @@ rule calibration_reference:
     input:
         unpack(calibration_reference_inputs),
     output:
-        table=f"{RESULTS}/calibration/{{task}}/reference.parquet",
-        report=f"{RESULTS}/calibration/{{task}}/reference.report.json",
+        table=OUT.reference(),
+        report=OUT.reference_report(),
     log:
-        f"{RESULTS}/logs/calibration_reference/{{task}}.log",
+        OUT.log("calibration_reference", "{task}"),
     benchmark:
-        f"{RESULTS}/benchmarks/calibration_reference/{{task}}.tsv"
+        OUT.benchmark("calibration_reference", "{task}")
     conda:
         env("core")
     threads: 1

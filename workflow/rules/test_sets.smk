@@ -8,14 +8,14 @@
 rule test_set:
     input:
         source=test_set_source,
-        train=f"{RESULTS}/tasks/{{task}}/train.parquet",
+        train=OUT.split(split="train"),
     output:
-        table=f"{RESULTS}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
-        report=f"{RESULTS}/tasks/{{task}}/test_sets/{{test_set}}.report.json",
+        table=OUT.test_set(),
+        report=OUT.test_set_report(),
     log:
-        f"{RESULTS}/logs/test_set/{{task}}/{{test_set}}.log",
+        OUT.log("test_set", "{task}", "{test_set}"),
     benchmark:
-        f"{RESULTS}/benchmarks/test_set/{{task}}/{{test_set}}.tsv"
+        OUT.benchmark("test_set", "{task}", "{test_set}")
     wildcard_constraints:
         test_set=none_of(PLAN.perturbed_sets()),
     conda:
@@ -41,14 +41,14 @@ rule test_set:
 
 rule perturbed_test_set:
     input:
-        test=f"{RESULTS}/tasks/{{task}}/test.parquet",
+        test=OUT.split(split="test"),
     output:
-        table=f"{RESULTS}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
-        report=f"{RESULTS}/tasks/{{task}}/test_sets/{{test_set}}.report.json",
+        table=OUT.test_set(),
+        report=OUT.test_set_report(),
     log:
-        f"{RESULTS}/logs/perturbed_test_set/{{task}}/{{test_set}}.log",
+        OUT.log("perturbed_test_set", "{task}", "{test_set}"),
     benchmark:
-        f"{RESULTS}/benchmarks/perturbed_test_set/{{task}}/{{test_set}}.tsv"
+        OUT.benchmark("perturbed_test_set", "{task}", "{test_set}")
     wildcard_constraints:
         test_set=one_of(PLAN.perturbed_sets()),
     conda:
@@ -72,13 +72,13 @@ rule perturbed_test_set:
 rule predict_test_set:
     input:
         model=fitted_model,
-        test=f"{DATA}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
+        test=DATA_OUT.test_set(),
     output:
-        f"{RESULTS}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
+        OUT.test_set_predictions(),
     log:
-        f"{RESULTS}/logs/predict_test_set/{{task}}/{{test_set}}/{{detector}}.log",
+        OUT.log("predict_test_set", "{task}", "{test_set}", "{detector}"),
     benchmark:
-        f"{RESULTS}/benchmarks/predict_test_set/{{task}}/{{test_set}}/{{detector}}.tsv"
+        OUT.benchmark("predict_test_set", "{task}", "{test_set}", "{detector}")
     conda:
         detector_env
     threads: detector_threads
@@ -98,16 +98,16 @@ rule predict_test_set:
 
 rule score_test_set:
     input:
-        predictions=f"{RESULTS}/predictions/{{task}}/test_sets/{{test_set}}/{{detector}}.parquet",
-        test=f"{DATA}/tasks/{{task}}/test_sets/{{test_set}}.parquet",
+        predictions=OUT.test_set_predictions(),
+        test=DATA_OUT.test_set(),
         validation_scores=validation_scores,
         reference=reference_predictions,
     output:
-        f"{RESULTS}/scores/{{task}}/test_sets/{{test_set}}/{{detector}}.json",
+        OUT.test_set_scores(),
     log:
-        f"{RESULTS}/logs/score_test_set/{{task}}/{{test_set}}/{{detector}}.log",
+        OUT.log("score_test_set", "{task}", "{test_set}", "{detector}"),
     benchmark:
-        f"{RESULTS}/benchmarks/score_test_set/{{task}}/{{test_set}}/{{detector}}.tsv"
+        OUT.benchmark("score_test_set", "{task}", "{test_set}", "{detector}")
     conda:
         env("core")
     threads: 1
@@ -117,7 +117,10 @@ rule score_test_set:
     params:
         guard=guard("score_test_set"),
         labels=lambda w: labels_arg(PLAN.score_labels(w.task, w.detector)),
+        fprs=lambda w: " ".join(map(str, config["scoring"]["fprs"])),
+        versions=lambda w: as_arg(PLAN.versions(w.task, w.detector)),
     shell:
         "{params.guard}python -m aicd.scoring --task {wildcards.task} --detector {wildcards.detector}"
         " --predictions {input.predictions} --test {input.test} --labels {params.labels}"
-        " --validation-scores {input.validation_scores} --reference {input.reference} --out {output} > {log} 2>&1"
+        " --validation-scores {input.validation_scores} --reference {input.reference} --fpr {params.fprs}"
+        " --versions {params.versions} --out {output} > {log} 2>&1"

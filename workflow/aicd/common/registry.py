@@ -12,11 +12,21 @@ feature sets: aicd.features.base).
 A class learns its name as `kind`. `admit(name, cls)`, given by the registry's owner, checks what
 the class declares before it is registered (raising AicdError refuses it) and tells the rest of
 the package what it needs to know (the types its fitted files hold: aicd.models.fitted_files). A name
-registered twice is refused. On the ground floor: every stage may import it."""
+registered twice is refused.
+
+Kinds from outside the package, without editing it:
+- an installed package's entry points in the registry's group (`aicd.detectors`, `aicd.features`),
+  e.g. in its pyproject.toml `[project.entry-points."aicd.detectors"] my_kind = "my_pkg.kinds:MyDetector"`:
+  loaded the first time the registry is listed or asked for a name it lacks, each admitted as if
+  registered here (one that does not load is an error naming its package);
+- a name written `package.module:Class` (a config's `kind:`): imported when first asked for and
+  registered under that name.
+On the ground floor: every stage may import it."""
 
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Callable, Iterator, MutableMapping
 
 from .errors import AicdError
@@ -26,6 +36,24 @@ def did_you_mean(name, options) -> str:
     """ " (did you mean 'x'?)" for the closest of `options`, or ""."""
     close = difflib.get_close_matches(str(name), [str(o) for o in options], n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def import_object(reference: str, what: str):
+    """`package.module:Name` -> the object, with an error that says what to fix."""
+    module_name, sep, attribute = str(reference).partition(":")
+    if not sep or not module_name or not attribute:
+        raise AicdError(f"{what} {reference!r}: write it as package.module:Name")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise AicdError(f"{what} {reference!r}: module {module_name!r} does not import ({err}); install it in the "
+                        "environment the detector's jobs run in, or put its folder on PYTHONPATH") from None
+    obj = module
+    for part in attribute.split("."):
+        if not hasattr(obj, part):
+            raise AicdError(f"{what} {reference!r}: module {module_name!r} has no {attribute!r}")
+        obj = getattr(obj, part)
+    return obj
 
 
 class UnknownName(AicdError, KeyError):
@@ -38,10 +66,30 @@ class UnknownName(AicdError, KeyError):
 class Registry(MutableMapping):
     """name -> class, filled by the `register(name)` decorator (module docstring)."""
 
-    def __init__(self, what: str, admit: Callable[[str, type], None] | None = None) -> None:
+    def __init__(self, what: str, admit: Callable[[str, type], None] | None = None,
+                 entry_points: str | None = None) -> None:
         self.what = what              # how messages name an entry: "detector kind", "feature kind"
         self.admit = admit
+        self.group = entry_points     # the entry point group of outside packages' kinds
         self._classes: dict[str, type] = {}
+        self._outside_loaded = entry_points is None
+
+    def load_entry_points(self) -> None:
+        """Register every installed package's kind in the entry point group (once)."""
+        if self._outside_loaded:
+            return
+        self._outside_loaded = True
+        from importlib.metadata import entry_points
+
+        for point in sorted(entry_points(group=self.group), key=lambda p: p.name):
+            package = f"{point.dist.name} {point.dist.version}" if point.dist else "an installed package"
+            try:
+                cls = point.load()
+            except Exception as err:  # whatever the package's import raises: one line naming it
+                raise AicdError(f"{self.what} {point.name!r} ({point.value}, entry point group {self.group} of "
+                                f"{package}) does not load: {type(err).__name__}: {err}; fix or uninstall that "
+                                "package") from None
+            self[point.name] = cls
 
     def register(self, name: str) -> Callable[[type], type]:
         def wrap(cls: type) -> type:
@@ -51,13 +99,24 @@ class Registry(MutableMapping):
 
     def unknown(self, name) -> UnknownName:
         registered = ", ".join(sorted(self._classes)) or "none"
-        return UnknownName(f"unknown {self.what} {name!r}{did_you_mean(name, self._classes)}; registered: {registered}")
+        outside = f"; a class of your own: package.module:Class, or an entry point in group {self.group}" \
+            if self.group else ""
+        return UnknownName(f"unknown {self.what} {name!r}{did_you_mean(name, self._classes)}; registered: "
+                           f"{registered}{outside}")
 
     def __getitem__(self, name: str) -> type:
         try:
             return self._classes[name]
         except (KeyError, TypeError):  # TypeError: an unhashable name from a config (a list, a dict)
+            pass
+        if not isinstance(name, str):
             raise self.unknown(name) from None
+        self.load_entry_points()
+        if name not in self._classes and ":" in name and self.group:  # package.module:Class
+            self[name] = import_object(name, self.what)
+        if name not in self._classes:
+            raise self.unknown(name)
+        return self._classes[name]
 
     def __setitem__(self, name: str, cls: type) -> None:
         """Register `cls` as `name` (what the decorator does), after its owner's checks."""
@@ -75,9 +134,11 @@ class Registry(MutableMapping):
         del self._classes[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._classes)
+        self.load_entry_points()
+        return iter(list(self._classes))
 
     def __len__(self) -> int:
+        self.load_entry_points()
         return len(self._classes)
 
     def __repr__(self) -> str:

@@ -114,7 +114,7 @@ def save_bundle(bundle: FittedModel, path: str | Path) -> None:
     # the job's scratch and cache folders (results/checkpoints/..., results/cache/...) are not
     # part of the model: a bundle holds no path into results/
     detector.work_dir = detector.cache_dir = None
-    if detector.storage == "folder":
+    if detector.declared.storage == "folder":
         detector.save(path)
         save_fitted(replace(bundle, detector=None), Path(path) / BUNDLE_FILE)
     else:
@@ -122,10 +122,13 @@ def save_bundle(bundle: FittedModel, path: str | Path) -> None:
 
 
 def configured_code(spec: dict | None) -> list[str]:
-    """The user's own code that a detector's config entry names: its `package.module:Name`
+    """The user's own code that a detector's config entry names: its kind where written `package.module:Class`, its `package.module:Name`
     params (a `kind: python` detector's object or score_function), as type names. Its model
     file may hold objects of these types, trusted because the config naming them is the user's."""
     names = []
+    kind = (spec or {}).get("kind")
+    if isinstance(kind, str) and ":" in kind:  # a kind the config names as package.module:Class
+        names.append(kind.replace(":", "."))
     params = (spec or {}).get("params") or {}
     for value in params.values():
         if isinstance(value, str) and re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*", value):
@@ -136,9 +139,13 @@ def configured_code(spec: dict | None) -> list[str]:
 
 
 def _read(path: Path, trust_pickle: bool, trust_types):
-    # every registered kind is trusted, the package's and those of the user's own code already
-    # running here (aicd.models.fitted_files); the feature kinds too, as a model holds its featurizer
-    from ..features import registry  # noqa: F401  (registers them)
+    # every registered kind is trusted, the package's, those installed packages register (entry
+    # points) and those of the user's own code already running here (aicd.models.fitted_files); the
+    # feature kinds too, as a model holds its featurizer
+    from ..features import registry
+
+    REGISTRY.load_entry_points()
+    registry.FEATURIZERS.load_entry_points()
 
     return load_fitted(path, "a fitted model", REFIT, trust_pickle=trust_pickle, trust_types=trust_types)
 
@@ -176,7 +183,7 @@ def load_bundle(path: str | Path, device: str = "auto", threads: int = 1, trust_
         if obj.format > FORMAT:
             raise AicdError(f"{path} was written by a newer version (format {obj.format}); update aicd")
         cls = REGISTRY.get(obj.detector_kind)
-        if cls is not None and not cls.applies_to_new_code:
+        if cls is not None and not cls.traits(obj.spec.get("params")).applies_to_new_code:
             raise AicdError(f"{path}: a {obj.detector_kind} model scores only its task's own splits (it needs files "
                             "other jobs made under results/), so it does not apply to new code")
         return obj

@@ -9,12 +9,13 @@ from ..common.params import ParamSpec
 from .base import Detector, register
 
 
-class _NoParams(Detector):
+class _Baseline(Detector):
     inputs = "nothing"
+    dummy = True
 
 
 @register("random")
-class RandomDetector(_NoParams):
+class RandomDetector(_Baseline):
     """Uniform over the classes seen in training, from a generator seeded by config."""
 
     PARAMS = ParamSpec("the random baseline")
@@ -31,7 +32,7 @@ class RandomDetector(_NoParams):
 
 
 @register("majority")
-class MajorityDetector(_NoParams):
+class MajorityDetector(_Baseline):
     """The most frequent training class (ties: the first in sorted order)."""
 
     PARAMS = ParamSpec("the majority baseline")

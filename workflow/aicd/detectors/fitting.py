@@ -151,7 +151,7 @@ def fit_predict(spec: dict, tables: dict[str, pd.DataFrame], features: str | Non
     detector = new_detector(spec, seed, threads, work_dir, cache_dir, prepared)
     X = detector_inputs(detector, spec, tables, features, featurizer, code)
     validation = {}
-    if detector.covers_feature_rows and detector.inputs == "features":
+    if detector.declared.covers_feature_rows and detector.inputs == "features":
         validation["covered_rows"] = keep_covered_rows(X, tables)
     y = {s: detector.label_of(targets(tables[s], s)) for s in tables}  # human vs the rest where it binarises
     if len(np.unique(y["train"])) < 2 and detector.inputs == "features":
@@ -239,7 +239,7 @@ def novelty_reference(detector, X_train, seed: int):
     (aicd.detectors.novelty), for a detector on a feature set with columns; None otherwise, and
     for a zero-shot detector over a sampled feature set (its train rows may be unscored)."""
     if detector.inputs != "features" or len(X_train) <= 1 or np.asarray(X_train[:1]).shape[1] == 0 \
-            or detector.covers_feature_rows:
+            or detector.declared.covers_feature_rows:
         return None
     from .novelty import Novelty
 

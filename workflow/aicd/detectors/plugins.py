@@ -20,7 +20,6 @@ The python kind imports from the user's environment (the module must be importab
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections import Counter
 
@@ -29,29 +28,12 @@ import pandas as pd
 
 from ..common.errors import AicdError
 from ..common.params import Param, ParamSpec
+from ..common.registry import import_object
 from ..data.families import HUMAN
 from ..data.ids import disagreement, match
 from .base import Detector, register
 
 MACHINE = "machine"
-
-
-def import_object(reference: str, what: str):
-    """`package.module:Name` -> the object, with an error that says what to fix."""
-    module_name, sep, attribute = str(reference).partition(":")
-    if not sep or not module_name or not attribute:
-        raise AicdError(f"{what} {reference!r}: write it as package.module:Name")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        raise AicdError(f"{what} {reference!r}: module {module_name!r} does not import ({err}); install it in the "
-                        "environment the detector's jobs run in, or put its folder on PYTHONPATH") from None
-    obj = module
-    for part in attribute.split("."):
-        if not hasattr(obj, part):
-            raise AicdError(f"{what} {reference!r}: module {module_name!r} has no {attribute!r}")
-        obj = getattr(obj, part)
-    return obj
 
 
 def best_threshold(scores: np.ndarray, human: np.ndarray) -> float:
@@ -92,17 +74,13 @@ class PythonDetector(Detector):
     ))
 
     @classmethod
-    def is_zero_shot(cls, params: dict) -> bool:
-        return bool(params.get("score_function"))
-
-    @classmethod
-    def binarises(cls, params: dict) -> bool:
-        return bool(params.get("score_function"))
+    def declare(cls, params: dict) -> dict:
+        """A score function is zero-shot and scored on human vs the rest; a class is neither."""
+        function = bool(params.get("score_function"))
+        return {"zero_shot": function, "binarise": function}
 
     def __init__(self, seed: int = 0, threads: int = 1, **params):
         super().__init__(seed=seed, threads=threads, **params)
-        self.binarise = self.binarises(params)  # label_of: human vs the rest for a score function
-        self.zero_shot = self.is_zero_shot(params)
         if params.get("object"):  # rows are carved from train for validation only if fit takes them
             try:
                 fit = getattr(import_object(params["object"], "object"), "fit", None)

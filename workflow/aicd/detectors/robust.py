@@ -81,8 +81,8 @@ class RobustDetector(Detector):
     ENVIRONMENT_PARAMS = [{"lm": {}}]  # params that change the environment (for the static env check)
 
     @classmethod
-    def environment_for(cls, params: dict) -> str:
-        return "neural" if (params or {}).get("lm") is not None else "core"  # the lm option trains a torch LM
+    def declare(cls, params: dict) -> dict:
+        return {"environment": "neural" if params.get("lm") is not None else "core"}  # lm trains a torch LM
 
     @property
     def uses_validation(self) -> bool:

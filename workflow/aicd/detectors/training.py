@@ -82,7 +82,7 @@ def check_calibratable(detector) -> None:
     """training.calibrate needs a kind stored as one file that gives scores."""
     from .base import Detector
 
-    if detector.storage != "file":
+    if detector.declared.storage != "file":
         raise AicdError(f"training.calibrate: detector kind {detector.kind} is stored as a folder; calibration "
                         "applies to kinds stored as one file")
     if type(detector).predict_scores is Detector.predict_scores and \

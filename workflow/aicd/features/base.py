@@ -6,7 +6,9 @@ report_fields(matrices) -> extra fields for the features report. A fitted featur
 the features stage (featurizer.skops, aicd.models.fitted_files) is all a fitted detector needs to apply
 itself to new code (no paths into results/). Adding a kind: a subclass of Featurizer decorated
 with @register("kind") (FEATURIZERS, an aicd.common.registry.Registry) in a module that
-aicd.features.registry imports.
+aicd.features.registry imports; a kind from an outside package registers through the entry point
+group `aicd.features` or is named in a config as `kind: package.module:Class`. `Featurizer` is an
+abstract base class: a kind without fit_transform or transform is refused when it registers.
 
 What the workflow needs to know about a kind is declared on its class, with the defaults below:
 - `max_threads`: threads its jobs can use; `environment`: "core", or "neural" where it needs
@@ -21,6 +23,9 @@ What the workflow needs to know about a kind is declared on its class, with the 
 
 from __future__ import annotations
 
+import inspect
+from abc import ABC, abstractmethod
+
 import numpy as np
 
 from ..common.errors import AicdError
@@ -29,7 +34,7 @@ from ..common.registry import Registry
 from ..models.fitted_files import trust_kind_types, type_name
 
 
-class Featurizer:
+class Featurizer(ABC):
     kind: str = ""                      # its registered name (set by register)
     max_threads: int = 1
     environment: str = "core"
@@ -40,11 +45,13 @@ class Featurizer:
     PARAMS = ParamSpec("a feature set")
     feature_names: list[str]            # a column's name per column, once fitted
 
+    @abstractmethod
     def fit_transform(self, rows) -> np.ndarray:
-        raise NotImplementedError
+        """Fit on the train split's rows; their matrix."""
 
+    @abstractmethod
     def transform(self, rows) -> np.ndarray:
-        raise NotImplementedError
+        """New rows' matrix, as wide as the fitted one."""
 
     def report_fields(self, matrices: dict) -> dict:
         """Extra fields for the features report (e.g. how many rows a sampled set scored)."""
@@ -61,8 +68,12 @@ def _admit(kind: str, cls: type) -> None:
     if not (isinstance(cls, type) and issubclass(cls, Featurizer)):
         raise AicdError(f"feature kind {kind!r} ({type_name(cls)}): a feature kind is a subclass of "
                         "aicd.features.base.Featurizer")
+    if inspect.isabstract(cls):
+        raise AicdError(f"feature kind {kind!r} ({type_name(cls)}) does not define "
+                        f"{', '.join(sorted(cls.__abstractmethods__))}: a feature kind implements fit_transform(rows) "
+                        "and transform(rows)")
     trust_kind_types(type_name(cls), *cls.stored_types)
 
 
-FEATURIZERS = Registry("feature kind", admit=_admit)
+FEATURIZERS = Registry("feature kind", admit=_admit, entry_points="aicd.features")
 register = FEATURIZERS.register

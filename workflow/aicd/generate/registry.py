@@ -9,6 +9,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from .. import published
 from ..common.errors import AicdError
 from ..data.families import FAMILIES, OTHER, family_of
 
@@ -36,10 +37,11 @@ def load_registry(path: str | Path | list, schema_path: str | Path = SCHEMA) -> 
                if isinstance(e, dict) and "family" in e and e["family"] not in (*FAMILIES, OTHER)}
     if outside:
         name, family = next(iter(outside.items()))
+        by_family, others = published.family_tasks()
         raise AicdError(f"model registry {path}: {name} has family {family!r}, not one of the paper's 11 "
-                        f"({', '.join(FAMILIES)}). Task 2's classes are these 11 and human, so a model of another "
+                        f"({', '.join(FAMILIES)}). {by_family}'s classes are these 11 and human, so a model of another "
                         "family would have no class there: list it under the family it belongs to, or as family "
-                        f"{OTHER!r} (its code then enters Tasks 1 and 3, never Task 2); a new family "
+                        f"{OTHER!r} (its code then enters {others}, never {by_family}); a new family "
                         "means a new class: add it to FAMILIES in workflow/aicd/data/families.py, to the models schema "
                         "and to your T2 task's labels")
     schema = yaml.safe_load(Path(schema_path).read_text())

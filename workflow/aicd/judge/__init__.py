@@ -4,3 +4,7 @@
 - sample: the stratified sample of a task's test split a judge sees;
 - run: one judge on one task in one mode, answers parsed into predictions;
 - parse: a judge's answer into a class name."""
+
+# The version of the judging method (prompts' use, sampling, answer parsing), written into every
+# judge's score file: raise it when a change makes a judge label the same rows differently.
+VERSION = 1

@@ -28,6 +28,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .. import published
 from ..common.io import read_json, write_json, write_text
 from ..common.stagecli import json_arg
 from ..data.scores import machine_score
@@ -192,7 +193,8 @@ def header(model: dict) -> list[str]:
     other = ""
     if family == "other":
         made = f"made by {model['maker']}; " if model.get("maker") else ""
-        other = f" ({made}not one of the paper's 11 families: its code is in Tasks 1 and 3, never Task 2)"
+        by_family, others = published.family_tasks()
+        other = f" ({made}not one of the paper's 11 families: its code is in {others}, never {by_family})"
     litellm = f"; litellm model `{model['litellm_model']}`" if model.get("litellm_model") else ""
     return [f"# {model['name']}", "", f"Family {family}{other}{litellm}.", ""]
 

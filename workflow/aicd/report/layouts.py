@@ -26,8 +26,9 @@ def report_layout(plan) -> dict:
 def subset_tables_layout(plan) -> dict:
     """rule subset_tables: Tables 5-7, each on the first task of its kind."""
     tables = {}
-    for number, kind in ((5, "binary"), (6, "family"), (7, "fine_grained")):
-        task = next((t for t, spec in plan.tasks.items() if spec.kind == kind), None)
+    for paper_task in published.PAPER_TASKS:
+        number = paper_task.subset_table
+        task = next((t for t, spec in plan.tasks.items() if spec.kind == paper_task.kind), None)
         detectors, over, ours = [], "paper", []
         if task:
             detectors, over = plan.averaged(task)
@@ -43,7 +44,7 @@ def reproduction_layout(plan) -> dict:
     rows = plan.paper_rows()
     judging = plan.config.get("judging") or {}
     specs = judging.get("judges") or {}
-    judges = [[f"judge_{j}_{m}", published.match_judge(str((specs.get(j) or {}).get("model", "")), m),
+    judges = [[published.judge_detector(j, m), published.match_judge(str((specs.get(j) or {}).get("model", "")), m),
                f"{(specs.get(j) or {}).get('title', j)} ({m})"] for j in plan.judges for m in plan.modes]
     return {"tasks": [[t, task.title, task.kind] for t, task in plan.tasks.items()],
             "task_modes": [[t, task.title, task.kind, task.mode] for t, task in plan.tasks.items()],

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .. import published
 from ..common.io import read_json, write_json, write_text
 from ..common.stagecli import json_arg
 from .marks import Marks
@@ -32,7 +33,7 @@ def table8(layout: dict, score_files: list[str], tables_dir: str, inputs: dict |
     for path in score_files:
         s = read_json(path)
         if s.get("macro_f1") is not None:
-            files[(s["detector"].removeprefix("judge_"), s["task"])] = s
+            files[(published.judge_row(s["detector"]), s["task"])] = s
     scores = {k: s["macro_f1"] for k, s in files.items()}
     intervals = {k: tuple(s["macro_f1_ci"]) for k, s in files.items() if s.get("macro_f1_ci")}
     ran = {j for j in ours for m in layout["modes"] for (row, _) in scores if row == f"{j}_{m}"}

@@ -49,19 +49,14 @@ def _num(value) -> str:
     return "–" if value is None else f"{value:.4f}"
 
 
-# The paper's figure of each kind of ours, per task kind (its Figures 1-9; Figure 3 is the data's).
-PAPER_FIGURES = {"confusion_best": {"family": 1, "fine_grained": 2}, "confusion_all": {"family": 7, "fine_grained": 9},
-                 "language": {"binary": 4}, "subsets": {"binary": 5, "family": 6, "fine_grained": 8}}
-PAPER_TASKS = {"binary": "Task 1", "family": "Task 2", "fine_grained": "Task 3"}
-
-
 def paper_figure(key: str, kind: str | None) -> str:
-    """Which of the paper's figures this one stands beside, or that the paper has none for it."""
-    number = PAPER_FIGURES[key].get(kind)
-    if number is not None:
-        return f"the paper's Figure {number}"
-    return f"the paper has no such figure for {PAPER_TASKS[kind]}" if kind in PAPER_TASKS else \
-        "not one of the paper's task kinds"
+    """Which of the paper's figures this one stands beside (its Figures 1-9 per task kind,
+    aicd.published; Figure 3 is the data's), or that the paper has none for it."""
+    if kind not in published.TASK_KINDS:
+        return "not one of the paper's task kinds"
+    task = published.paper_task(kind)
+    number = task.figures.get(key)
+    return f"the paper's Figure {number}" if number is not None else f"the paper has no such figure for {task.name}"
 
 
 def fast_detectgpt_validation(rec: dict, score: dict | None) -> str:
@@ -224,15 +219,12 @@ def _panel_heading(task_title: str, features: dict) -> list[str]:
             "|---|---|---:|---:|---:|---:|"]
 
 
-SUBSET_TABLES = ((5, "Task 1 macro-F1 per language × domain setting, averaged over the paper's trained rows ± std"),
-                 (6, "Task 2 macro-F1 on seen vs unseen generators, averaged over the paper's trained rows ± std"),
-                 (7, "Task 3 macro-F1 in vs out of domain, averaged over the paper's trained rows ± std"))
-
-
 def _subset_tables(tables: Path, rel) -> list[str]:
     """Tables 5-7 embedded, each linked to its LaTeX."""
     lines = []
-    for n, what in SUBSET_TABLES:
+    for task in published.PAPER_TASKS:
+        n = task.subset_table
+        what = f"{task.name} macro-F1 {published.table(n)['measures']}, averaged over the paper's trained rows ± std"
         md = tables / f"table{n}.md"
         if md.is_file():
             lines += [f"### Table {n}", "", f"{what} ([LaTeX]({rel(tables / f'table{n}.tex')})).", "",

@@ -207,9 +207,27 @@ def report_markdown(src: ReportInputs, table: Table4, paths: ReportPaths) -> str
         lines += ["## Inputs", "", f"Fingerprint `{table.inputs['fingerprint']}` over {len(table.inputs['inputs'])} "
                   "inputs (`aicd verify RESULTS_A RESULTS_B` compares two runs):", ""]
         lines += [f"- {_input_line(k, v)}" for k, v in table.inputs["inputs"].items()] + [""]
+        lines += versions_lines(table.scores.values())
     if src.paper_section:
         lines += ["", Path(src.paper_section).read_text()]
     return "\n".join(lines)
+
+
+def versions_lines(scores) -> list[str]:
+    """What made the score files, as they say it: each task definition and detector kind (or LLM
+    judge) with its version (aicd.plan.Plan.versions; CHANGELOG.md says what each version changed)."""
+    tasks, kinds = {}, {}
+    for s in scores:
+        made = s.get("versions") or {}
+        if made.get("task"):
+            tasks[str(made["task"]["definition"])] = made["task"]["version"]
+        if made.get("detector"):
+            kinds[str(made["detector"]["kind"])] = made["detector"]["version"]
+    if not tasks and not kinds:
+        return []
+    listed = lambda found: ", ".join(f"`{k}` v{v}" for k, v in sorted(found.items()))  # noqa: E731
+    return [f"Versions that made the score files (CHANGELOG.md): task definitions {listed(tasks)}; detector kinds "
+            f"{listed(kinds)}.", ""]
 
 
 def _reproduction_lines(reproduction: str, table: Table4, paths: ReportPaths, rel: Callable) -> list[str]:

@@ -469,7 +469,7 @@ def main(argv=None) -> None:
                         help='JSON {"tasks": [[name, title, kind]], "task_modes": [[name, title, kind, mode]], '
                              '"detectors": [[name, title, paper row or null]], "judges": [[score name, paper row, title]]}')
     parser.add_argument("--scores", nargs="*", default=[], help="results/scores/{task}/{detector}.json")
-    parser.add_argument("--judge-scores", nargs="*", default=[], help="results/scores/{task}/judge_*.json")
+    parser.add_argument("--judge-scores", nargs="*", default=[], help=f"results/scores/{{task}}/{published.JUDGE_PREFIX}*.json")
     parser.add_argument("--subset-tables", required=True, help="results/tables/subset_tables.json")
     parser.add_argument("--task-reports", nargs="*", default=[], help="results/tasks/{task}/report.json")
     parser.add_argument("--inputs", default=None, help="results/inputs.json (the input fingerprint)")

@@ -37,17 +37,16 @@ from ..common.stagecli import json_arg
 from .latex import latex_text
 from .marks import MIN_CLASS_SUPPORT, ONE_ROW, SMALL_CLASS, one_row_decides, one_row_legend, small_classes
 
-PAPER_TABLES = {
-    5: {"kind": "binary", "header": "Setting", "decimals": 2, "label": "tab:task1_subsets",
-        "caption": "Task 1 (Robust Binary Classification): experiments across different domain/language settings, "
-                   "averaged over detectors."},
-    6: {"kind": "family", "header": "Category", "decimals": 3, "label": "tab:task2_subsets",
-        "caption": "Task 2 (Model Family Attribution): averaged over detectors by generator type."},
-    7: {"kind": "fine_grained", "header": "Category", "decimals": 3, "label": "tab:task3_subsets",
-        "caption": "Task 3 (Fine-Grained Human-Machine Classification): averaged over classifiers by generator type."},
-}
-for _n, _spec in PAPER_TABLES.items():  # the paper's rows and their printed names: aicd/published.yaml
-    _spec["rows"] = [(r.row, r.printed) for r in published.rows(_n)]
+
+def paper_table(number: int) -> dict:
+    """How the paper prints subset table `number` (aicd/published.yaml): its task kind, first
+    column's header, decimals, LaTeX label and caption ("Task N (title): ..."), and its rows."""
+    table = published.table(number)
+    task = published.paper_task(table["task_kind"])
+    printed = table["printed_as"]
+    return {"kind": task.kind, "header": printed["header"], "decimals": int(printed["decimals"]),
+            "label": printed["label"], "caption": f"{task.name} ({task.title}): {printed['caption']}",
+            "rows": [(r.row, r.printed) for r in published.rows(number)]}
 
 
 def subset_value(entry: dict, task_labels: list[str]) -> tuple[float | None, str | None]:
@@ -85,7 +84,7 @@ def compute(number: int, task: str | None, task_labels: list[str], scores: dict[
             ours: dict[str, dict] | None = None, averaged_over: str = "paper") -> dict:
     """One table's numbers. scores: detector -> its scores JSON for `task` (the detectors
     averaged); ours: the trained detectors kept out of the average, shown beside it."""
-    spec = PAPER_TABLES[number]
+    spec = paper_table(number)
     out = {"table": number, "task": task, "kind": spec["kind"], "detectors": sorted(scores), "classes": len(task_labels),
            "averaged_over": averaged_over, "ours": sorted(ours or {}), "rows": []}
     if task is None:
@@ -180,7 +179,7 @@ def caption_of(result: dict, titles: dict[str, str] | None = None) -> str:
 def render(result: dict, titles: dict[str, str] | None = None) -> tuple[str, str]:
     """(latex, markdown) in the paper's layout (setting, value, STD (±)), with the metric's true
     name and the interval beside it."""
-    spec = PAPER_TABLES[result["table"]]
+    spec = paper_table(result["table"])
     d = spec["decimals"]
     caption = spec["caption"]
     if "note" in result:
@@ -232,7 +231,7 @@ def main(argv=None) -> None:
     loaded = [read_json(p) for p in args.scores]
     tables = Path(args.tables_dir)
     summary = {}
-    for number in (5, 6, 7):
+    for number in published.SUBSET_TABLES:
         spec = args.layout["tables"].get(str(number)) or {}
         task = spec.get("task")
         wanted, ours = set(spec.get("detectors") or []), set(spec.get("ours") or [])

@@ -1,8 +1,10 @@
 """Scoring stage: macro-F1 (primary), accuracy, per-class metrics, confusion matrices,
 and the same broken down by every subset column of the test split (`python -m aicd.scoring`).
 
+    from aicd.scoring import score   # predictions + gold (+ labels, fprs, validation, ...) -> the score dict
+
+- scorer: one detector's predictions scored on a task's test split (`score`, exported here);
 - metrics: metrics on label names;
-- score: one detector's predictions scored on a task's test split;
 - bootstrap: bootstrap intervals for macro-F1 and the paired test of two detectors;
 - thresholds: AUROC and the TPR at a fixed FPR on human code, for detectors that give scores;
 - roc_point: the ROC operating point as the field defines it;
@@ -17,3 +19,7 @@ and the same broken down by every subset column of the test split (`python -m ai
 - loco: what leave one collection out reads of a detector on each held-out collection;
 - external: any predictions file scored against any gold file (`aicd score`, `aicd compare`);
 - submission: hidden-label submissions checked and scored."""
+
+from .scorer import score  # the package's one export
+
+__all__ = ["score"]

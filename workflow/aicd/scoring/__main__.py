@@ -18,9 +18,9 @@ import pandas as pd
 
 from ..common.errors import AicdError
 from ..common.io import write_json
-from ..common.stagecli import run
+from ..common.stagecli import json_arg, run
 from .bootstrap import RESAMPLES
-from .score import flip_rate, read_test, score
+from .scorer import flip_rate, read_test, score
 from .thresholds import FPRS
 
 
@@ -43,6 +43,9 @@ def main(argv=None) -> None:
                         help="parquet of the validation split's human rows: id, domain, machine_score")
     parser.add_argument("--fpr", type=float, nargs="+", default=list(FPRS),
                         help="false-positive rates on human code to report the TPR at (default: 0.01 0.05)")
+    parser.add_argument("--versions", type=json_arg, default=None,
+                        help="JSON: the task definition's and the detector kind's versions that made these predictions "
+                             "(aicd.plan.Plan.versions), written into the score file")
     parser.add_argument("--reference", nargs="?", default=None,
                         help="predictions of the same rows unperturbed: the share of labels that flip (flip_rate)")
     parser.add_argument("--out", required=True)
@@ -64,7 +67,8 @@ def main(argv=None) -> None:
             changed = test.loc[test["perturbed"].astype(bool), "id"]
         result["flip_rate"] = flip_rate(pd.read_parquet(args.predictions, columns=["id", "pred"]),
                                         pd.read_parquet(args.reference, columns=["id", "pred"]), changed)
-    write_json({"task": args.task, "detector": args.detector, **result}, args.out)
+    versions = {"versions": args.versions} if args.versions is not None else {}
+    write_json({"task": args.task, "detector": args.detector, **versions, **result}, args.out)
 
 
 if __name__ == "__main__":

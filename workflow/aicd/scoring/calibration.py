@@ -18,6 +18,8 @@ import math
 
 import numpy as np
 
+from .thresholds import FPRS as THRESHOLD_FPRS
+
 CONFIDENCE = 0.95
 
 
@@ -79,7 +81,7 @@ def split_reference(n: int, held_out: float, seed: int) -> tuple[np.ndarray, np.
 # a smaller group is held to the pooled threshold (every fitting part together) and marked so,
 # with how many more reference programs it would need for its own.
 
-FPRS = (0.01, 0.05)
+FPRS = THRESHOLD_FPRS  # the one home of the default FPRs: aicd.scoring.thresholds
 HELD_OUT = 0.5
 POOLED = "pooled"
 

@@ -34,11 +34,10 @@ from ..data.scores import declared_in_file, machine_score
 from ..sources.ingest import label_key
 from .bootstrap import RESAMPLES, describe, paired_test
 from .metrics import breakdown, class_order, classification_scores
-from .score import BREAKDOWN_COLUMNS, check_label_set
+from .scorer import BREAKDOWN_COLUMNS, GOLD_COLUMNS, check_label_set
 from .thresholds import FPRS, HUMAN, threshold_metrics
 
 PRED_COLUMNS = ("pred", "label", "prediction")
-GOLD_COLUMNS = ("target", "label", "gold")   # a task table's class is `target` (T2: the family)
 
 
 def parse_label_map(text: str | None) -> dict[str, str]:

@@ -14,3 +14,8 @@ release (the AICD Bench task splits on the Hub, or local copies of them).
 - test_sets: an extra test set of a task from any labelled source;
 - perturbed_sets: a test set of the task's own test rows, rewritten (aicd.codetools.perturb);
 - reference: human reference code for calibration, in no train or test split of the task."""
+
+# The version of each recipe that cuts a task not of the paper's kinds (those carry their own in
+# aicd/published.yaml), by the task's mode: written into every score file of such a task. Raise
+# one when a change to its recipe changes the rows of the same inputs and settings.
+RECIPE_VERSIONS = {"build": 1, "derive": 1, "release": 1, "ood": 1}

@@ -22,6 +22,7 @@ import logging
 import numpy as np
 import pandas as pd
 
+from .. import published
 from ..common.errors import AicdError
 from ..data.families import FAMILIES, HUMAN
 from ..data.schema import DOMAINS, LABELS, LANGUAGES, SPLITS
@@ -29,14 +30,9 @@ from .stratified import assign_splits, stratified_sample
 
 log = logging.getLogger(__name__)
 
-KINDS = ("binary", "family", "fine_grained")
-# In-distribution split fractions proportional to Table 1 when the shifted test subsets take
-# the rest of the test set (T1: 500K/100K/~250K seen; T2: 500K/100K/250K; T3: 900K/200K/500K).
-DEFAULT_FRACTIONS = {
-    "binary": {"train": 0.59, "validation": 0.12, "test": 0.29},
-    "family": {"train": 0.59, "validation": 0.12, "test": 0.29},
-    "fine_grained": {"train": 0.56, "validation": 0.13, "test": 0.31},
-}
+KINDS = published.TASK_KINDS
+# In-distribution split fractions proportional to Table 1 (aicd/published.yaml, per task)
+DEFAULT_FRACTIONS = {t.kind: t.fractions for t in published.PAPER_TASKS}
 DEFAULT_OOD_SOURCES = ["the_heap", "swallowcode"]
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import published
 from ..common.errors import AicdError
 from ..common.io import write_parquet
 from ..common.parallel import map_chunks
@@ -36,17 +37,24 @@ CHECKPOINT_ROWS = 50_000    # rows identified between cache writes
 # exactly below its DECISIVE (and gives a lower bound above), so the count of close calls is exact.
 LOW_MARGIN = langid.DECISIVE
 
-# Why a subset of the paper cannot be rebuilt from a table of code and label.
+# Why a subset of the paper cannot be rebuilt from a table of code and label ({task}: the paper's
+# task whose test subsets are cut by that column, aicd.published).
 NOT_RECOVERABLE = {
     "domain": ("the release has no domain or source column, and whether a row is algorithmic, research or "
                "general-purpose code is not something its text tells reliably (no validated classifier), so "
-               "T1's seen/unseen-domain half is not reported: seen_language and unseen_language each mix domains"),
+               "{task}'s seen/unseen-domain half is not reported: seen_language and unseen_language each mix domains"),
     "generator": ("the release has no generator column (the label names the family only) and the paper does not "
-                  "list which generators were held out, so T2's seen/unseen-generator subsets cannot be rebuilt"),
-    "source": ("T3's in/out-of-domain split is by source (The Heap and SwallowCode only in test); the release has "
+                  "list which generators were held out, so {task}'s seen/unseen-generator subsets cannot be rebuilt"),
+    "source": ("{task}'s in/out-of-domain split is by source (The Heap and SwallowCode only in test); the release has "
                "no source column, so the out-of-domain rows cannot be told apart"),
 }
-PAPER_SUBSETS = {"binary": ["language", "domain"], "family": ["generator"], "fine_grained": ["source"]}
+PAPER_SUBSETS = {t.kind: list(t.subsets) for t in published.PAPER_TASKS}
+
+
+def not_recoverable(column: str) -> str:
+    """Why the paper's subsets by `column` cannot be rebuilt from a release table."""
+    task = next(t for t in published.PAPER_TASKS if column in t.subsets)
+    return NOT_RECOVERABLE[column].format(task=task.column)
 
 
 def langid_version() -> str:
@@ -174,7 +182,7 @@ def release_subsets(test: pd.DataFrame, paper: dict | None, task: str) -> tuple[
                                "unseen_language_seen_domain"], "unseen_language_unseen_domain")
         else:
             names = np.where(lang_seen, "seen_language", "unseen_language")
-            notes["not_recoverable"]["domain"] = NOT_RECOVERABLE["domain"]
+            notes["not_recoverable"]["domain"] = not_recoverable("domain")
         test["subset"] = np.where(known_lang, names, None)
         identified = test.get("language_origin", pd.Series("given", index=test.index)).eq("identified")
         if identified.any():
@@ -183,9 +191,9 @@ def release_subsets(test: pd.DataFrame, paper: dict | None, task: str) -> tuple[
                 f"test rows (aicd.normalize.langid); seen languages: {', '.join(seen)}")
             notes["inferred"]["language"] = "aicd.normalize.langid (tree-sitter parse quality + lexical cues)"
     elif kind == "family":
-        notes["not_recoverable"]["generator"] = NOT_RECOVERABLE["generator"]
+        notes["not_recoverable"]["generator"] = not_recoverable("generator")
     else:
-        notes["not_recoverable"]["source"] = NOT_RECOVERABLE["source"]
+        notes["not_recoverable"]["source"] = not_recoverable("source")
     return test, notes
 
 

@@ -1,12 +1,21 @@
-"""Scoring one detector's predictions against a task's test split: macro-F1 with a bootstrap
-interval, per-class scores, and the same per subset, language, domain and generator; for a
-detector that gives scores, AUROC and the TPR at fixed FPRs on human code (thresholds set on
-the validation split's human rows: aicd.scoring.thresholds), and what its scores are
-(`score_kind`, as its predictions file declares it: aicd.data.scores)."""
+"""The scorer: one detector's predictions against a task's test split (its gold labels): macro-F1
+with a bootstrap interval, per-class scores, and the same per subset, language, domain and
+generator; for a detector that gives scores, AUROC and the TPR at fixed FPRs on human code
+(thresholds set on the validation split's human rows: aicd.scoring.thresholds), and what its
+scores are (`score_kind`, as its predictions file declares it: aicd.data.scores).
+
+`score` is what every score file of the workflow holds (`python -m aicd.scoring` writes it), and
+what `from aicd.scoring import score` gives a user (docs/own_detector.md):
+
+    from aicd.scoring import score
+    result = score("results/predictions/binary/svm_tfidf.parquet", "results/tasks/binary/test.parquet",
+                   fprs=[0.01, 0.05], validation="results/validation_scores/binary/svm_tfidf.parquet")
+    result["macro_f1"], result["macro_f1_ci"], result["threshold_metrics"]["deployment_at_fpr"]"""
 
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pandas as pd
 
@@ -21,16 +30,43 @@ from .thresholds import FPRS, threshold_metrics
 
 BREAKDOWN_COLUMNS = ("subset", "language", "domain", "generator")
 TEST_COLUMNS = ("id", *BREAKDOWN_COLUMNS, "language_origin")  # what scoring reads of a test split
+GOLD_COLUMNS = ("target", "label", "gold")   # a gold label, the first present (a task table's class is `target`)
 
 
-def read_test(path) -> pd.DataFrame:
-    """The columns of a test split that scoring uses (never its code: a million rows of it)."""
+def read_test(path, gold: bool = False) -> pd.DataFrame:
+    """The columns of a test split that scoring uses (never its code: a million rows of it);
+    with gold, its gold label column too."""
     import pyarrow.parquet as pq
 
     present = set(pq.read_schema(path).names)
     if "id" not in present:
         raise AicdError(f"{path}: the test split has no 'id' column (columns: {', '.join(sorted(present))})")
-    return pd.read_parquet(path, columns=[c for c in TEST_COLUMNS if c in present])
+    wanted = [*TEST_COLUMNS, *(GOLD_COLUMNS if gold else ())]
+    return pd.read_parquet(path, columns=[c for c in wanted if c in present])
+
+
+def _table(value, what: str, gold: bool = False) -> pd.DataFrame:
+    """A table given as a DataFrame or a file (parquet; a test split's scoring columns only)."""
+    if isinstance(value, pd.DataFrame):
+        return value
+    if str(value).endswith(".parquet") and what == "gold":
+        return read_test(value, gold=gold)
+    from ..common.io import read_any
+
+    return read_any(value)
+
+
+def with_gold(predictions: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
+    """Predictions with their `gold` column: their own (the workflow's predictions carry it), else
+    the gold table's label (target, label or gold, the first present), matched by id."""
+    if "gold" in predictions.columns:
+        return predictions
+    column = next((c for c in GOLD_COLUMNS if c in test.columns), None)
+    if column is None:
+        raise AicdError(f"no gold labels: the predictions have no 'gold' column and the gold table none of "
+                        f"{list(GOLD_COLUMNS)} (its columns: {', '.join(map(str, test.columns))})")
+    labels = test[["id", column]].rename(columns={column: "gold"})
+    return predictions.merge(labels, on="id", how="left")
 
 
 TASK_ADVICE = "map or drop them when building the task (label_map), or list them in the task's labels"
@@ -47,19 +83,29 @@ def check_label_set(values, labels: list, what: str, allow_abstain: bool = False
         raise AicdError(f"{what} labels outside {label_set} {list(labels)}: {named}; {advice}")
 
 
-def score(predictions: pd.DataFrame, test: pd.DataFrame, labels: list | None = None, sample: bool = False,
-          resamples: int = RESAMPLES, seed: int = 0, validation: pd.DataFrame | None = None,
-          fprs=FPRS) -> dict:
-    """sample=True: predictions cover a sample of the test split (LLM judges). labels: the
-    task's label set (checked when given). validation: machine-scores of the validation
-    split's human rows (the detect job's validation_scores), for the TPR at each FPR."""
+def score(predictions, test, labels: list | None = None, sample: bool = False, resamples: int = RESAMPLES,
+          seed: int = 0, validation=None, fprs=FPRS) -> dict:
+    """The score dict of a detector's predictions. predictions: a table or a file (id, pred,
+    optional gold and score_<class> columns); test: the gold table or file (the task's test split:
+    id, the breakdown columns, and the gold label where the predictions carry none). sample=True:
+    predictions cover a sample of the test split (LLM judges). labels: the task's label set
+    (checked when given). validation: a table or file of machine-scores of the validation split's
+    human rows (the detect job's validation_scores), for the TPR at each of `fprs`."""
+    predictions = _table(predictions, "predictions")
+    test = _table(test, "gold", gold="gold" not in predictions.columns)
+    if isinstance(validation, (str, Path)):
+        validation = _table(validation, "validation")
     if predictions.empty or test.empty:
         raise AicdError(f"nothing to score: {len(predictions)} predictions for {len(test)} test rows; "
                         "rebuild the task with rows in test, then rerun the detector")
     ids = match(predictions["id"], test["id"])
     if ids.extra or ids.repeated or (ids.missing and not sample):
         raise AicdError(f"{disagreement(ids, ignore_missing=sample)}: rerun the detector")
-    merged = test.drop(columns=["target"], errors="ignore").merge(predictions, on="id", validate="one_to_one")
+    given = "gold" in predictions.columns
+    predictions = with_gold(predictions, test)
+    # the gold label is the predictions' (taken from the gold table above where they had none)
+    merged = test.drop(columns=["target"] if given else ["target", "gold"], errors="ignore").merge(
+        predictions, on="id", validate="one_to_one")
     if labels:
         check_label_set(merged["gold"], labels, "gold")
         check_label_set(merged["pred"], labels, "predicted", allow_abstain=True)

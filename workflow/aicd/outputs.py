@@ -1,0 +1,227 @@
+"""Every file the workflow writes, named once: the layout of a run's results folder.
+
+`Outputs(root)` is that layout under one root: the run's own results folder (`RESULTS` in the
+rule files), or the root a run on a base reads a file from (`DATA`, `made_by(task, detector)`:
+aicd.records.baserun). Each kind of output is one method; its arguments are the output's
+wildcards and default to Snakemake's `{name}`, so the same method gives a rule its output
+pattern and an input function its concrete file:
+
+    Outputs("results").predictions()              # results/predictions/{task}/{detector}.parquet
+    Outputs("results").predictions("binary", "lr_tfidf")
+
+The rule files and their input functions (workflow/rules/*.smk) ask here and spell no path of
+their own (tests/unit/test_outputs.py). docs/results.md says what each file holds. A job's log
+and benchmark follow one scheme: `log(rule, *names)`, `benchmark(rule, *names)`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def wildcard(name: str) -> str:
+    """Snakemake's wildcard `{name}`."""
+    return "{" + name + "}"
+
+
+TASK, DETECTOR, FEATURESET, TEST_SET = (wildcard(n) for n in ("task", "detector", "featureset", "test_set"))
+
+
+@dataclass(frozen=True)
+class Outputs:
+    root: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", str(self.root).rstrip("/"))
+
+    def under(self, relative: str) -> str:
+        """A file a kind names relative to the results folder (a detector's prepared inputs)."""
+        return f"{self.root}/{relative}"
+
+    # ------------------------------------------------------------ jobs' logs and benchmarks
+
+    def log(self, rule: str, *names: str, suffix: str = ".log") -> str:
+        """results/logs/{rule}/{names...}{suffix}; a second log of a job (its server's) by suffix."""
+        return f"{self.root}/logs/{'/'.join((rule, *names))}{suffix}"
+
+    def benchmark(self, rule: str, *names: str) -> str:
+        return f"{self.root}/benchmarks/{'/'.join((rule, *names))}.tsv"
+
+    # ------------------------------------------------------------ the run's records
+
+    def inputs(self) -> str:
+        """The input fingerprint (aicd.records.fingerprint)."""
+        return f"{self.root}/inputs.json"
+
+    # ------------------------------------------------------------ sources, generation, execution
+
+    def table(self, kind: str = "{kind}", name: str = "{name}") -> str:
+        """A table the dataset stage normalizes: sources/, generations/ or execution/{name}.parquet."""
+        return f"{self.root}/{kind}/{name}.parquet"
+
+    def source(self, source: str = "{source}") -> str:
+        return self.table("sources", source)
+
+    def source_report(self, source: str = "{source}") -> str:
+        return f"{self.root}/sources/{source}.report.json"
+
+    def instructions(self) -> str:
+        return f"{self.root}/instructions/instructions.parquet"
+
+    def generations(self, model: str = "{model}") -> str:
+        return self.table("generations", model)
+
+    def generations_report(self, model: str = "{model}") -> str:
+        return f"{self.root}/generations/{model}.report.json"
+
+    def generation_summary(self, ext: str) -> str:
+        """The generation stage's report (json, md)."""
+        return f"{self.root}/generations/report.{ext}"
+
+    def generator_card(self, ext: str, model: str = "{model}") -> str:
+        return f"{self.root}/generators/{model}.{ext}"
+
+    def sandbox_image(self) -> str:
+        return f"{self.root}/sandbox/image.txt"
+
+    def execution(self, name: str = "{name}") -> str:
+        return self.table("execution", name)
+
+    def execution_report(self, name: str = "{name}") -> str:
+        return f"{self.root}/execution/{name}.report.json"
+
+    def execution_summary(self) -> str:
+        return f"{self.root}/execution/report.md"
+
+    # ------------------------------------------------------------ the dataset
+
+    def normalized(self, kind: str = "{kind}", name: str = "{name}") -> str:
+        return f"{self.root}/dataset/normalized/{kind}/{name}.parquet"
+
+    def normalized_report(self, kind: str = "{kind}", name: str = "{name}") -> str:
+        return f"{self.root}/dataset/normalized/{kind}/{name}.report.json"
+
+    def pool(self) -> str:
+        return f"{self.root}/dataset/pool.parquet"
+
+    def dataset_report(self, name: str, ext: str) -> str:
+        """The pool's filter_report or dedup_report (json, md)."""
+        return f"{self.root}/dataset/{name}.{ext}"
+
+    def dataset_card(self) -> str:
+        return f"{self.root}/dataset/README.md"
+
+    def dataset_counts(self) -> str:
+        return f"{self.root}/dataset/counts.csv"
+
+    # ------------------------------------------------------------ tasks
+
+    def split(self, task: str = TASK, split: str = "{split}") -> str:
+        return f"{self.root}/tasks/{task}/{split}.parquet"
+
+    def task_report(self, task: str = TASK) -> str:
+        return f"{self.root}/tasks/{task}/report.json"
+
+    def test_set(self, task: str = TASK, test_set: str = TEST_SET) -> str:
+        return f"{self.root}/tasks/{task}/test_sets/{test_set}.parquet"
+
+    def test_set_report(self, task: str = TASK, test_set: str = TEST_SET) -> str:
+        return f"{self.root}/tasks/{task}/test_sets/{test_set}.report.json"
+
+    def langid_cache(self, task: str = TASK) -> str:
+        return f"{self.root}/cache/langid/{task}"
+
+    # ------------------------------------------------------------ features, models, predictions
+
+    def features_dir(self, task: str = TASK, featureset: str = FEATURESET) -> str:
+        return f"{self.root}/features/{task}/{featureset}"
+
+    def features(self, task: str = TASK, featureset: str = FEATURESET) -> str:
+        return f"{self.features_dir(task, featureset)}/features.npz"
+
+    def featurizer(self, task: str = TASK, featureset: str = FEATURESET) -> str:
+        return f"{self.features_dir(task, featureset)}/featurizer.skops"
+
+    def features_report(self, task: str = TASK, featureset: str = FEATURESET) -> str:
+        return f"{self.features_dir(task, featureset)}/report.json"
+
+    def features_cache(self) -> str:
+        return f"{self.root}/cache/features"
+
+    def lm(self, detector: str = DETECTOR) -> str:
+        """The causal LM trained for a detector (a folder)."""
+        return f"{self.root}/lm/{detector}"
+
+    def model(self, task: str = TASK, detector: str = DETECTOR) -> str:
+        """A fitted detector stored as a file (its kind's storage)."""
+        return f"{self.model_folder(task, detector)}.skops"
+
+    def model_folder(self, task: str = TASK, detector: str = DETECTOR) -> str:
+        """A fitted detector stored as a folder (its kind's storage)."""
+        return f"{self.root}/models/{task}/{detector}"
+
+    def model_report(self, task: str = TASK, detector: str = DETECTOR) -> str:
+        return f"{self.root}/models/{task}/{detector}.json"
+
+    def checkpoints(self, task: str = TASK, detector: str = DETECTOR) -> str:
+        return f"{self.root}/checkpoints/{task}/{detector}"
+
+    def token_cache(self, task: str = TASK) -> str:
+        return f"{self.root}/cache/tokens/{task}"
+
+    def predictions(self, task: str = TASK, detector: str = DETECTOR) -> str:
+        return f"{self.root}/predictions/{task}/{detector}.parquet"
+
+    def validation_scores(self, task: str = TASK, detector: str = DETECTOR) -> str:
+        return f"{self.root}/validation_scores/{task}/{detector}.parquet"
+
+    def test_set_predictions(self, task: str = TASK, test_set: str = TEST_SET, detector: str = DETECTOR) -> str:
+        return f"{self.root}/predictions/{task}/test_sets/{test_set}/{detector}.parquet"
+
+    def judge_report(self, task: str = TASK, judge: str = "{judge}", mode: str = "{mode}") -> str:
+        return f"{self.root}/judges/{task}/{judge}_{mode}.report.json"
+
+    # ------------------------------------------------------------ scores and calibration
+
+    def scores(self, task: str = TASK, detector: str = DETECTOR) -> str:
+        return f"{self.root}/scores/{task}/{detector}.json"
+
+    def test_set_scores(self, task: str = TASK, test_set: str = TEST_SET, detector: str = DETECTOR) -> str:
+        return f"{self.root}/scores/{task}/test_sets/{test_set}/{detector}.json"
+
+    def reference(self, task: str = TASK) -> str:
+        """A task's human reference code for calibration."""
+        return f"{self.root}/calibration/{task}/reference.parquet"
+
+    def reference_report(self, task: str = TASK) -> str:
+        return f"{self.root}/calibration/{task}/reference.report.json"
+
+    def calibration(self, task: str = TASK, detector: str = DETECTOR) -> str:
+        return f"{self.root}/calibration/{task}/{detector}.json"
+
+    def calibration_view(self, task: str = TASK, detector: str = DETECTOR) -> str:
+        return f"{self.root}/calibration/{task}/{detector}.test.json"
+
+    # ------------------------------------------------------------ tables, figures, reports
+
+    def tables_dir(self) -> str:
+        return f"{self.root}/tables"
+
+    def tab(self, name: str, ext: str) -> str:
+        """A table: results/tables/{name}.{ext} (table4.md, reproduction.json, ...)."""
+        return f"{self.tables_dir()}/{name}.{ext}"
+
+    def figures_dir(self) -> str:
+        return f"{self.root}/figures"
+
+    def figure(self, name: str, ext: str) -> str:
+        return f"{self.figures_dir()}/{name}.{ext}"
+
+    def analyses(self, task: str = TASK) -> str:
+        """The paper's analyses of a task (their summary; figures beside it)."""
+        return f"{self.root}/analyses/{task}/summary.json"
+
+    def report(self) -> str:
+        return f"{self.root}/report.md"
+
+    def paper_results(self) -> str:
+        return f"{self.root}/paper_results.md"
