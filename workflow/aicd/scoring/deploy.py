@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..outputs import Outputs
 from .calibration import HELD_OUT, Calibration, fit_size_needed, flag, more_needed
 
 
@@ -38,24 +39,32 @@ class Source:
     calibration: Calibration | None = None
 
 
-def run_paths(model_path) -> tuple[Path, str, str] | None:
-    """(results root, task, detector) of a model the workflow wrote (RESULTS/models/TASK/DETECTOR)."""
+def run_paths(model_path) -> tuple[Outputs, str, str] | None:
+    """(the run's layout, task, detector) of a model the workflow wrote (RESULTS/models/TASK/DETECTOR)."""
     path = Path(model_path)
     name = path.name[:-len(".skops")] if path.name.endswith(".skops") else path.name
     if path.parent.parent.name != "models":
         return None
-    return path.parent.parent.parent, path.parent.name, name
+    return Outputs(str(path.parent.parent.parent)), path.parent.name, name
+
+
+def run_file(model_path, kind: str) -> tuple[Path, Outputs, str, str] | None:
+    """The file of this kind (an aicd.outputs method taking task and detector) that the model's
+    run wrote beside it, with the run's layout, task and detector; None where there is none."""
+    where = run_paths(model_path)
+    if where is None:
+        return None
+    out, task, detector = where
+    path = Path(getattr(out, kind)(task, detector))
+    return (path, out, task, detector) if path.is_file() else None
 
 
 def workflow_calibration(model_path, identity: dict) -> Source | None:
     """The workflow's calibration beside the model, where there is one for this very model."""
-    where = run_paths(model_path)
-    if where is None:
+    found = run_file(model_path, "calibration")
+    if found is None:
         return None
-    root, task, detector = where
-    path = root / "calibration" / task / f"{detector}.json"
-    if not path.is_file():
-        return None
+    path, _, task, detector = found
     import json
 
     data = json.loads(path.read_text())
@@ -75,19 +84,16 @@ def validation_calibration(model_path, identity: dict, fpr: float, seed: int) ->
     task's validation table says which."""
     from .calibration import FPRS, calibrate
 
-    where = run_paths(model_path)
-    if where is None:
+    found = run_file(model_path, "validation_scores")
+    if found is None:
         return None
-    root, task, detector = where
-    path = root / "validation_scores" / task / f"{detector}.parquet"
-    if not path.is_file():
-        return None
+    path, out, task, _ = found
     scores = pd.read_parquet(path)
     if "gold" in scores.columns:
         scores = scores[scores["gold"].astype(str) == "human"]
     if scores.empty:
         return None
-    table = root / "tasks" / task / "validation.parquet"
+    table = Path(out.split(task, "validation"))
     languages = dict(zip(*pd.read_parquet(table, columns=["id", "language"]).to_numpy().T)) if table.is_file() else {}
     langs = scores["id"].map(languages).fillna("(validation)").to_numpy(dtype=object)
     result = calibrate(scores["machine_score"].to_numpy(dtype=float), langs, None, sorted({fpr, *FPRS}),
