@@ -10,7 +10,7 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[2] / "workflow" / "aicd"
 # The ground floor, in order: each may import those before it, never a stage.
-GROUND = ["common", "data", "codetools", "records", "models", "published", "site_profile", "outputs"]
+GROUND = ["common", "outputs", "data", "codetools", "records", "models", "published", "site_profile"]
 # Above every stage: the `aicd` command, config validation (it checks detector kinds against the
 # registry) and the plan with its record of the machine.
 TOP = {"cli", "detect_cli", "submission_cli", "serve_cli", "config", "plan", "resolve"}

@@ -235,9 +235,11 @@ def note(plan, reuse_: Reuse, base: Base, results: str) -> str:
 
 def check_finished(plan, reuse_: Reuse) -> None:
     """Refuse before any job when the base lacks files this run reads (its run stopped part way)."""
-    root = Path(reuse_.root)
-    wanted = [root / "tasks" / t / "report.json" for t in plan.tasks]
-    wanted += [root / "scores" / t / f"{d}.json" for t, d in sorted(reuse_.pairs)]
+    from ..outputs import Outputs
+
+    root, out = Path(reuse_.root), Outputs(reuse_.root)
+    wanted = [Path(out.task_report(t)) for t in plan.tasks]
+    wanted += [Path(out.scores(t, d)) for t, d in sorted(reuse_.pairs)]
     missing = [str(p.relative_to(root)) for p in wanted if not p.is_file()]
     if missing:
         raise AicdError(f"base {reuse_.root}: {len(missing)} of the files this run reads are missing "

@@ -136,7 +136,9 @@ def workflow_validation_scores(pred_path) -> Path | None:
     """results/validation_scores/{task}/{detector}.parquet beside the workflow's predictions file."""
     path = Path(pred_path).resolve()
     if len(path.parts) >= 3 and path.parent.parent.name == "predictions":
-        candidate = path.parent.parent.parent / "validation_scores" / path.parent.name / path.name
+        from ..outputs import Outputs
+
+        candidate = Path(Outputs(str(path.parent.parent.parent)).validation_scores(path.parent.name, path.stem))
         return candidate if candidate.is_file() else None
     return None
 
