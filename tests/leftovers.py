@@ -36,9 +36,10 @@ SUITE_MARK = "AICD_TEST_SUITE"
 # Names the project's code and the tests give what they put in the temporary folder: the
 # sandbox's scratch folders (aicd-engine-*, sandbox-*), the local LLM server's model link
 # (aicd-serve-*), the browser's profile (aicd-browser-*), the image build's root (aicd-rootfs-*),
-# the system-call probe (aicd-probe-*), snakemake's own temporary folder (snakemake*), and
-# Chromium's profiles and singleton sockets.
-SUITE_NAMES = ("aicd-*", "sandbox-*", "snakemake*", ".org.chromium.*", "chromium*")
+# the system-call probe (aicd-probe-*), snakemake's own temporary folder (snakemake*), Python's
+# multiprocessing folder (pymp-*: a forkserver's or a server's socket, removed as its process
+# exits unless a signal kills it first), and Chromium's profiles and singleton sockets.
+SUITE_NAMES = ("aicd-*", "sandbox-*", "snakemake*", "pymp-*", ".org.chromium.*", "chromium*")
 # The programs that make such names: a process runs one when its executable, or the module it
 # runs (python -m), is named so (not merely when a path among its arguments mentions one).
 OTHERS = ("snakemake", "aicd", "pytest")
@@ -154,8 +155,10 @@ class Snapshot:
         """The suite's entries of the temporary folder that were not there at the start: those no
         live process outside the suite could have made (OTHERS)."""
         table = processes() if table is None else table
+        # this process is the suite's own (its mark is in its children's environment, not in
+        # the one it started with): never another run
         others = [proc for proc in table.values()
-                  if proc.state != "Z" and proc.runs(self.others) and not self.ours(proc, table)]
+                  if proc.pid != self.me and proc.state != "Z" and proc.runs(self.others) and not self.ours(proc, table)]
         found = []
         for name in sorted(suite_entries(self.folder) - self.entries):
             try:

@@ -235,24 +235,41 @@ def test_programs_start_with_default_signals_and_only_their_three_descriptors(re
     assert missing["status"] == "runtime_error" and "not-built" in missing["tests"][0]["stderr"]
 
 
-def test_the_runners_process_limit_is_per_container_where_each_has_its_own_user_namespace():
+@pytest.fixture
+def engine_facts():
+    """Engines of given facts, no engine behind them; each closed after the test (building a
+    container's config stages its /etc files and seccomp profile in a folder of the engine's)."""
+    from aicd.sandbox.engine import Engine
+
+    made = []
+
+    def engine(name, version, rootless, cgroup, enforced):
+        made.append(Engine(name, None, version, rootless, cgroup, frozenset(enforced)))
+        return made[-1]
+
+    yield engine
+    for each in made:
+        each.close()
+        assert each.stage is None or not each.stage.exists()
+
+
+def test_the_runners_process_limit_is_per_container_where_each_has_its_own_user_namespace(engine_facts):
     """RLIMIT_NPROC counts the processes of one uid in one user namespace. Rootless Podman gives
     each container its own (--userns=auto), so the limit is `pids` whatever the pool's size; in
     a namespace that the pool's containers share (rootless Docker) it grows with the pool, so one
     program's fork loop cannot starve the programs beside it."""
-    from aicd.sandbox.engine import Engine
     from aicd.sandbox.isolation import USERNS_PROGRAM_UID, container_config, limits_line, program_uid, runner_limits
     from aicd.sandbox.limits import Limits
 
-    podman = Engine("podman", None, "4.3.1", True, "1", frozenset())  # cgroup v1: no limit enforced
+    podman = engine_facts("podman", "4.3.1", True, "1", ())  # cgroup v1: no limit enforced
     lim = Limits()
     assert runner_limits(podman, lim)["nproc"] == runner_limits(podman, lim, containers=4)["nproc"] == lim.pids
     assert f"RLIMIT_NPROC {lim.pids} in each container's own user namespace" in limits_line(podman, lim, 4)
     assert program_uid(podman) == USERNS_PROGRAM_UID
-    rootless_docker = Engine("docker", None, "20.10", True, "1", frozenset())
+    rootless_docker = engine_facts("docker", "20.10", True, "1", ())
     assert runner_limits(rootless_docker, lim, containers=4)["nproc"] == 4 * lim.pids
     assert f"RLIMIT_NPROC {4 * lim.pids}, {lim.pids} per container" in limits_line(rootless_docker, lim, 4)
-    rootful = Engine("docker", None, "20.10", False, "1", frozenset({"memory", "pids", "cpu"}))
+    rootful = engine_facts("docker", "20.10", False, "1", ("memory", "pids", "cpu"))
     assert "nproc" not in runner_limits(rootful, lim, containers=4)  # the cgroup's pids limit holds per container
     config = container_config(rootful, "image", lim, {})["HostConfig"]
     assert "UsernsMode" not in config and "SYS_PTRACE" not in config["CapAdd"]
@@ -279,21 +296,35 @@ def test_signals_the_runner_was_handed_ignored_are_default_in_the_program(repo, 
     assert result["status"] == "ok" and result["tests"][0]["stdout"].split() == ["SigIgn:", "0" * 16], result
 
 
-def test_the_runner_is_given_the_oom_guard_only_where_a_cgroup_caps_memory_and_the_host_grants_it():
+def test_the_runner_is_given_the_oom_guard_only_where_a_cgroup_caps_memory_and_the_host_grants_it(engine_facts):
     """CAP_SYS_RESOURCE (the runner out of the OOM killer's reach, each program pinned at 1000)
     where a cgroup caps memory on a rootful engine and this machine's bounding set has it; never
     where the runner counts memory itself or the engine is rootless; and no more once an engine
     refused it."""
-    from aicd.sandbox.engine import Engine
     from aicd.sandbox.isolation import CAP_SYS_RESOURCE, OOM_GUARD_CAP, bounding_has, container_config
     from aicd.sandbox.limits import Limits
 
     def caps(engine):
         return container_config(engine, "image", Limits(), {})["HostConfig"]["CapAdd"]
 
-    rootful = Engine("docker", None, "20.10", False, "1", frozenset({"memory", "pids", "cpu"}))
+    rootful = engine_facts("docker", "20.10", False, "1", ("memory", "pids", "cpu"))
     assert (OOM_GUARD_CAP in caps(rootful)) == bounding_has(CAP_SYS_RESOURCE)
     rootful.oom_guard = False  # refused once
     assert OOM_GUARD_CAP not in caps(rootful)
-    assert OOM_GUARD_CAP not in caps(Engine("podman", None, "4.3.1", True, "1", frozenset()))
-    assert OOM_GUARD_CAP not in caps(Engine("podman", None, "4.3.1", True, "2", frozenset({"memory", "pids", "cpu"})))
+    assert OOM_GUARD_CAP not in caps(engine_facts("podman", "4.3.1", True, "1", ()))
+    assert OOM_GUARD_CAP not in caps(engine_facts("podman", "4.3.1", True, "2", ("memory", "pids", "cpu")))
+
+
+def test_an_engine_nobody_closed_takes_its_staged_files_along():
+    """The folder of an engine's staged files goes with the engine even where no one closes it
+    (collected, or at the process's exit): nothing of it is left in the temporary folder."""
+    import gc
+
+    from aicd.sandbox.engine import Engine
+
+    engine = Engine("docker", None, "20.10", False, "1", frozenset())
+    folder = engine.staged("hosts", "127.0.0.1 localhost\n").parent
+    assert folder.is_dir() and folder.name.startswith("sandbox-")
+    del engine
+    gc.collect()
+    assert not folder.exists()

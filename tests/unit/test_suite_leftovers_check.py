@@ -55,9 +55,11 @@ def test_the_temporary_folder_is_read_by_name():
 
     folder = tempfile.mkdtemp(prefix="aicd-test-names-")
     try:
-        for name in ("aicd-serve-1-x", "sandbox-abc", "snakemake1234", ".org.chromium.Chromium.x", "tmpabc", "keep"):
+        for name in ("aicd-serve-1-x", "sandbox-abc", "snakemake1234", "pymp-x1", ".org.chromium.Chromium.x", "tmpabc",
+                     "keep"):
             os.mkdir(os.path.join(folder, name))
-        assert suite_entries(folder) == {"aicd-serve-1-x", "sandbox-abc", "snakemake1234", ".org.chromium.Chromium.x"}
+        assert suite_entries(folder) == {"aicd-serve-1-x", "sandbox-abc", "snakemake1234", "pymp-x1",
+                                         ".org.chromium.Chromium.x"}
     finally:
         for name in os.listdir(folder):
             os.rmdir(os.path.join(folder, name))
@@ -85,3 +87,22 @@ def test_an_entry_another_run_could_have_made_is_theirs(tmp_path):
             if pid:
                 os.kill(pid, 9)
     assert snapshot.leftovers(settle_s=2)[1] == ["snakemake-after", "snakemake-before"]
+
+
+# The session's own process runs pytest: what it makes itself is the suite's, though pytest is
+# among the programs whose runs the check gives the benefit of the doubt (OTHERS).
+SELF_CHECK = """import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from leftovers import Snapshot
+snapshot = Snapshot(folder=sys.argv[2], others=("self-check-runner",))
+time.sleep(1.1)  # made after this process started, to the second
+os.mkdir(os.path.join(sys.argv[2], "sandbox-made-by-the-session"))
+print(snapshot.leftovers(settle_s=0)[1])
+"""
+
+
+def test_what_the_sessions_own_process_makes_is_reported(tmp_path):
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run(["self-check-runner", "-c", SELF_CHECK, tests, str(tmp_path)], executable=sys.executable,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "['sandbox-made-by-the-session']", proc.stdout + proc.stderr

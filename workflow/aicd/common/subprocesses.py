@@ -27,11 +27,12 @@ def start(command: list[str], log_path, env: dict | None = None, cwd=None) -> su
                                 env=env, cwd=cwd, start_new_session=True, preexec_fn=die_with_parent)
 
 
-def stop(proc: subprocess.Popen, grace_s: float = 10.0) -> int | None:
-    """SIGTERM to the process group, SIGKILL after `grace_s`; the exit status."""
+def stop(proc: subprocess.Popen, grace_s: float = 10.0, first: int = signal.SIGTERM) -> int | None:
+    """`first` (SIGTERM unless the helper cleans up only on another) to the process group,
+    SIGKILL after `grace_s`; the exit status."""
     if proc.poll() is not None:
         return proc.returncode
-    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 30.0)):
+    for sig, wait in ((first, grace_s), (signal.SIGKILL, 30.0)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:

@@ -4,7 +4,7 @@ A registry entry with `serve:` and no `api_base` names a model this machine can 
 (config/models_local.yaml: the pinned SmolLM2-135M-Instruct). The job that needs it starts
 `transformers serve` (the `transformers` CLI's server; chosen over llama.cpp's by measurement,
 BENCHMARKS.md "Local LLM server") on 127.0.0.1 at a free port, waits for its health check,
-sends its requests through litellm like to any vLLM or Ollama endpoint, and stops it (SIGTERM,
+sends its requests through litellm like to any vLLM or Ollama endpoint, and stops it (SIGINT,
 then SIGKILL). The server dies with the job if the job is killed (aicd.common.subprocesses), and is not
 started at all when every request is already in the request cache.
 
@@ -36,6 +36,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -183,7 +184,11 @@ class LocalServer:
 
     def __exit__(self, *exc) -> None:
         if self.proc is not None:
-            status = stop(self.proc)
+            # SIGINT, not SIGTERM: uvicorn ends on either, then raises the signal again with its
+            # previous handler; SIGTERM's default then kills the process before Python's exit
+            # handlers run, and the server's multiprocessing folder (pymp-*) stays in /tmp.
+            # SIGINT's is a KeyboardInterrupt, which exits through them (status 1, "Aborted!").
+            status = stop(self.proc, first=signal.SIGINT)
             log.info("local server for %s stopped (status %s)", self.name, status)
             self.proc = None
         self._drop_scratch(keep_log=False)

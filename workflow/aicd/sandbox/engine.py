@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -128,6 +129,10 @@ class Engine:
     def _stage(self) -> Path:
         if self.stage is None:
             self.stage = scratch_folder(STAGE_PREFIX)
+            # an engine nobody closed (a caller's own script, a test that only builds a
+            # container's config) still takes its folder along when it is collected or the
+            # process exits; close() removes it sooner
+            weakref.finalize(self, shutil.rmtree, self.stage, True)
         return self.stage
 
     def cli(self) -> str:
