@@ -103,6 +103,11 @@ def test_generation_through_the_real_server_then_cached_without_one(local_model,
                      str(tmp_path / "g2.json"), server_log=str(log))
     assert again["raw"].tolist() == table["raw"].tolist()
     assert not log.exists(), "every request was cached, yet a server was started"
+    # the table is the same bytes from the cache: what the run measured is in its report
+    assert (tmp_path / "g2.parquet").read_bytes() == (tmp_path / "g.parquet").read_bytes()
+    report2 = json.loads((tmp_path / "g2.json").read_text())
+    assert report2["answered_from_cache"] == 4 and report["answered_from_cache"] == 0
+    assert report["request_seconds"] > 0 and report2["request_seconds"] == 0
 
 
 def test_judging_through_the_real_server_counts_unparseable_answers(local_model, tmp_path, trial_raw):

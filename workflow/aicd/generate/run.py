@@ -129,6 +129,7 @@ def generate(model: dict, sources: list[str], prompts_file: str, protocols: dict
         "prompt_tokens": int(table["prompt_tokens"].sum()) if len(table) else 0,
         "completion_tokens": int(table["completion_tokens"].sum()) if len(table) else 0,
         "cost": float(table["cost"].sum()) if len(table) else 0.0,
+        **request_totals(results),
         "model_card": model_card(model),
     }
     write_json(report, report_path)
@@ -164,7 +165,11 @@ def plan_requests(model: dict, tables: dict, prompts: PromptSet, protocols: dict
 
 
 def _record(model: dict, protocol: str, row, prompt_id: str, res: dict, params: dict, head: str | None) -> dict:
-    """One generated row: its code (a continuation after the human beginning it continues) and provenance."""
+    """One generated row: its code (a continuation after the human beginning it continues) and
+    provenance. What varies between two runs of the same requests (how long an answer took, how
+    many tries, whether the cache gave it) is the run's, not the row's: it goes to the report
+    (request_totals), so that the table, an input that results/inputs.json fingerprints, is the
+    same bytes on two fresh runs and on a rerun from the request cache."""
     code = completed(head, res["code"]) if head is not None and res["status"] in ("ok", "truncated") else res["code"]
     return {
         "id": hashlib.sha256(f"{model['name']}\0{prompt_id}\0{row.id}".encode()).hexdigest()[:16],
@@ -174,13 +179,20 @@ def _record(model: dict, protocol: str, row, prompt_id: str, res: dict, params: 
         "prompt_id": prompt_id, "source_sample_id": row.id, "litellm_model": model["litellm_model"],
         "params": json.dumps(params, sort_keys=True), "status": res["status"], "error": res["error"],
         "finish_reason": res["finish_reason"], "prompt_tokens": res["prompt_tokens"],
-        "completion_tokens": res["completion_tokens"], "cost": res["cost"], "latency_s": res["latency_s"],
-        "attempts": res["attempts"], "cached": res["cached"], "raw": res.get("raw", res["text"]),
+        "completion_tokens": res["completion_tokens"], "cost": res["cost"], "raw": res.get("raw", res["text"]),
         "cut_at_repeat": bool(res.get("cut_at_repeat")),
         # the problem's test cases (CodeNet), for the sandbox's `passes` level: a rewrite,
         # completion or solution of the same problem is judged by the same tests
         "tests": _tests_of(row),
     }
+
+
+def request_totals(results: list[dict]) -> dict:
+    """The run's measurements of its requests (kept out of the rows: _record)."""
+    live = [r for r in results if not r.get("cached")]
+    return {"answered_from_cache": len(results) - len(live),
+            "request_seconds": round(sum(float(r.get("latency_s") or 0) for r in live), 3),
+            "retried_requests": sum(int(r.get("attempts") or 1) > 1 for r in results)}
 
 
 def _fit(spec: dict, protocol: str) -> str:
