@@ -88,3 +88,18 @@ def test_comment_text_is_read_from_every_grammar():
         text = filters.natural_text(parse(code, language), code.encode(), language)
         assert "first note" in text and "second note" in text, language
         assert "//" not in text and "/*" not in text, language
+
+
+def test_the_english_confidence_is_the_same_in_every_process():
+    """lingua's confidence varies in its last bits from one process to the next: stored rounded,
+    the normalized table is the same bytes on two runs."""
+    import subprocess
+    import sys
+
+    script = ("from aicd.normalize.filters import english_confidence\n"
+              "print([english_confidence(t) for t in ('This function computes the sum of two numbers and returns it',"
+              " 'Returns the list sorted in place, or None when empty', 'TODO fix this later maybe',"
+              " 'read input parse integers output answer')])\n")
+    runs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                           check=True).stdout for _ in range(4)}
+    assert len(runs) == 1, runs
