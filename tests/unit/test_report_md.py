@@ -93,6 +93,17 @@ def test_the_command_line_passes_inputs_data_reports_and_test_sets(tmp_path):
     assert "**codeaid**: 10 of 12 rows kept (removed: unknown_language 2)" in report
     assert "`trial.parquet`: 12 bytes, sha256 `abababababababab`" in report
     assert "Task 1 · CodeAid" in (out / "tables" / "table4.md").read_text()
+    assert "Code written in this run" not in report  # no generated input: nothing can vary between machines
+
+    # a generator's table among the inputs: the report says what can vary between machines
+    listed = json.loads(inputs.read_text())
+    listed["inputs"]["generation:SmolLM2-135M-Instruct"] = {"kind": "file", "bytes": 9, "sha256": "cd" * 32}
+    inputs.write_text(json.dumps(listed))
+    main(["report", "--layout", json.dumps(layout), "--scores", *files, "--tables-dir", str(out / "tables"),
+          "--figures-dir", str(out / "figures"), "--report", str(out / "report.md"), "--inputs", str(inputs)])
+    report = (out / "report.md").read_text()
+    assert "Code written in this run (`SmolLM2-135M-Instruct`)" in report
+    assert "another kind of machine may get other answers" in report and "`aicd verify` names it" in report
 
 
 def test_the_threshold_table_beside_table4(tmp_path):

@@ -207,10 +207,23 @@ def report_markdown(src: ReportInputs, table: Table4, paths: ReportPaths) -> str
         lines += ["## Inputs", "", f"Fingerprint `{table.inputs['fingerprint']}` over {len(table.inputs['inputs'])} "
                   "inputs (`aicd verify RESULTS_A RESULTS_B` compares two runs):", ""]
         lines += [f"- {_input_line(k, v)}" for k, v in table.inputs["inputs"].items()] + [""]
+        lines += _generated_inputs_note(table.inputs["inputs"])
         lines += versions_lines(table.scores.values())
     if src.paper_section:
         lines += ["", Path(src.paper_section).read_text()]
     return "\n".join(lines)
+
+
+def _generated_inputs_note(inputs: dict) -> list[str]:
+    """Which outputs can vary between machines: those downstream of code a model wrote in this run."""
+    generated = [key.split(":", 1)[1] for key in inputs if key.startswith("generation:")]
+    if not generated:
+        return []
+    return [f"Code written in this run ({', '.join(f'`{g}`' for g in generated)}) is an input like a source's files. "
+            "A model served here in float32 and greedily (docs/llm.md) writes the same bytes on two fresh runs of "
+            "one machine, and a rerun takes its answers from the request cache; float32 kernels differ between CPU "
+            "families, so another kind of machine may get other answers. Then that table's fingerprint differs, "
+            "`aicd verify` names it, and every table, score and figure built on the data can differ with it.", ""]
 
 
 def versions_lines(scores) -> list[str]:
