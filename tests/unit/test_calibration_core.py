@@ -69,3 +69,27 @@ def test_the_reference_split_is_seeded_and_a_partition():
     again = split_reference(101, 0.5, seed=7)
     assert (again[0] == fit).all() and (again[1] == held).all()
     assert not (split_reference(101, 0.5, seed=8)[1] == held).all()
+
+
+@pytest.mark.parametrize("fpr,least", [(0.05, 59), (0.01, 299), (0.1, 29)])
+def test_a_threshold_held_with_a_confidence_needs_more_reference(fpr, least):
+    # (1 - fpr)^n <= 1 - 0.95: only then can even the largest score be trusted with 95%
+    assert min_reference(fpr, 0.95) == least
+    assert conformal_rank(least, fpr, 0.95) == least and conformal_rank(least - 1, fpr, 0.95) is None
+    assert conformal_threshold(np.arange(least - 1.0), fpr, 0.95) is None
+
+
+@pytest.mark.parametrize("n", [59, 100, 151, 400])
+def test_with_a_confidence_the_fpr_holds_on_that_share_of_references_where_on_average_it_does_not(n):
+    # Uniform human scores: a threshold t lets 1 - t of all humans through (its true FPR). Over
+    # seeded references, the share whose threshold lets more than 5% through is at most 5% with
+    # --fpr-confidence 0.95; the split-conformal threshold, held on average, misses on far more.
+    rng = np.random.default_rng(n)
+    confident, average = [], []
+    for _ in range(4000):
+        reference = rng.uniform(size=n)
+        confident.append(1 - conformal_threshold(reference, 0.05, 0.95) > 0.05)
+        average.append(1 - conformal_threshold(reference, 0.05) > 0.05)
+    assert np.mean(confident) <= 0.05 + 0.01
+    assert np.mean(average) > 0.2
+    assert conformal_rank(n, 0.05, 0.95) >= conformal_rank(n, 0.05)

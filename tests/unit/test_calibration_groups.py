@@ -132,3 +132,16 @@ def test_the_adapted_threshold_splits_a_two_class_collection_and_says_what_it_is
     assert adapt(scores, groups, seed=0) == fitted                      # seeded
     assert not adapt(scores[:10], seed=0)["available"]                  # too few rows to fit a mixture
     assert "fewer than the 20" in adapt(scores[:10], seed=0)["why"]
+
+
+def test_held_with_a_confidence_a_language_needs_more_programs_and_the_file_says_so():
+    scores, languages, domains = reference()
+    average = calibrate(scores, languages, domains, fprs=(0.05,), held_out=0.5, seed=3)
+    confident = calibrate(scores, languages, domains, fprs=(0.05,), held_out=0.5, seed=3, confidence=0.95)
+    assert average["fpr_confidence"] is None and confident["fpr_confidence"] == 0.95
+    go = confident["groups"]["Go"]["at"]["0.05"]  # 30 in its fitting part: enough on average, not with 95%
+    assert average["groups"]["Go"]["at"]["0.05"]["own"] and not go["own"]
+    assert "30 reference programs in its fitting part, fewer than the 59" in go["why_pooled"]
+    assert confident["pooled"]["at"]["0.05"]["threshold"] >= average["pooled"]["at"]["0.05"]["threshold"]
+    again = Calibration.from_json(Calibration({"sha256": "x"}, {}, confident).to_json())
+    assert again.result["fpr_confidence"] == 0.95

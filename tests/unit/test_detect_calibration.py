@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from aicd.cli import main as aicd
-from aicd.scoring.calibration import Calibration, min_reference
+from aicd.scoring.calibration import Calibration, min_reference, more_needed
 from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
 
 EXT = {"Python": ".py", "C++": ".cpp", "Java": ".java"}
@@ -153,7 +153,9 @@ def test_calibration_refusals_need_no_model(tmp_path, capsys):
     f.write_text("print(1)\n")
     for args, says in ((["--calibrate-on", str(tmp_path), "--calibration", "x.json"], "not both"),
                        (["--save-calibration", "x.json"], "give --calibrate-on HUMAN_CODE too"),
-                       (["--fpr", "5"], "between 0 and 1")):
+                       (["--fpr", "5"], "between 0 and 1"),
+                       (["--fpr-confidence", "0.95"], "give --calibrate-on HUMAN_CODE too"),
+                       (["--calibrate-on", str(tmp_path), "--fpr-confidence", "2"], "a probability between 0 and 1")):
         assert detect(f, "--model", tmp_path / "missing.skops", *args) == 2
         assert says in capsys.readouterr().err
 
@@ -180,3 +182,32 @@ def test_a_file_to_label_is_never_part_of_its_own_reference(setting, tmp_path, c
     err = capsys.readouterr().err
     assert "66 files are also among the files to label: left out of the reference" in err
     assert "no human code file to calibrate on" in err
+
+
+def test_a_threshold_held_with_a_confidence_needs_more_reference_files_and_flags_no_more(setting, trial_raw, tmp_path,
+                                                                                         capsys):
+    """--fpr-confidence 0.95: 59 fitting files a language instead of 19; the same files then meet a
+    threshold at least as high as the one held on average, and the output says which rule it is."""
+    refused = detect(setting["labelled"], "--model", setting["lr"], "--calibrate-on", setting["reference"],
+                     "--fpr-confidence", "0.95")
+    err = capsys.readouterr().err
+    assert refused == 2 and min_reference(0.05, 0.95) == 59
+    assert f"Python: 60 reference files (30 in the fitting part, 59 needed: add {more_needed(60, 59, 0.5)} more)" in err
+    rest = trial_raw.sort_values("row_id").iloc[N_TASK:]
+    python = rest[(rest["generator"] == "Human") & (rest["language"] == "Python")]
+    big, labelled = tmp_path / "reference", tmp_path / "labelled"
+    big.mkdir()
+    labelled.mkdir()
+    for row in python.head(130).itertuples():
+        (big / f"h{row.row_id}.py").write_text(row.code)
+    for path in setting["labelled"].glob("*.py"):
+        shutil.copy(path, labelled / path.name)
+    thresholds = {}
+    for extra in ((), ("--fpr-confidence", "0.95")):
+        out = tmp_path / f"labels{len(extra)}.csv"
+        assert detect(labelled, "--model", setting["lr"], "--calibrate-on", big, "--out", out, *extra) == 0
+        thresholds[bool(extra)] = pd.read_csv(out)["threshold"].iloc[0]
+        err = capsys.readouterr().err
+        assert ("held with probability 0.95 over draws of the reference" in err) == bool(extra)
+        assert ("held on average over draws of the reference" in err) != bool(extra)
+    assert thresholds[True] >= thresholds[False]

@@ -167,6 +167,9 @@ def test_fold_metrics_read_as_their_names_say():
     cal = m["calibrated"]
     assert cal["reference_humans"] + cal["measuring_humans"] == (~pos).sum()
     assert 0 <= cal["fpr"] <= cal["fpr_upper"] and cal["tpr"] == pytest.approx((s[pos] > cal["threshold"]).mean())
+    sure = m["calibrated_confident"]  # the same half, the target held with 95% (a higher order statistic)
+    assert sure["fpr_confidence"] == 0.95 and sure["reference_humans"] == cal["reference_humans"]
+    assert sure["threshold"] >= cal["threshold"] and sure["fpr"] <= cal["fpr"] and sure["tpr"] <= cal["tpr"]
     lo, hi = m["auroc_ci"]
     assert lo < m["auroc"] < hi and len(draws["auroc"]) == 200
     worse, _ = fold_metrics(-s, pos, vs, vpos, seed=2, resamples=200)
@@ -182,6 +185,7 @@ def test_too_few_reference_humans_give_no_calibrated_threshold():
     s = np.linspace(0, 1, 108)
     m, _ = fold_metrics(s, pos, s, pos, resamples=10)
     assert m["calibrated"]["threshold"] is None and "fewer than the 19" in m["calibrated"]["why"]
+    assert "fewer than the 59" in m["calibrated_confident"]["why"]
 
 
 def test_the_table_job_reads_every_fold_in_the_configs_order(tmp_path):

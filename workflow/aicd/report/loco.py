@@ -25,6 +25,7 @@ from ..common.io import write_json, write_text
 from ..common.stagecli import json_arg
 from ..data.families import HUMAN
 from ..data.scores import machine_score
+from ..scoring.calibration import CONFIDENCE, min_reference
 from ..scoring.loco import TARGET_FPR, fold_metrics, summary
 from .latex import latex_text
 from .table4 import plain_title
@@ -149,6 +150,11 @@ def markdown(records: dict, titles: dict, fpr: float = TARGET_FPR, left_out: lis
             "FPR % on the other half (one-sided 95% upper bound) / TPR % on its machine rows; n/a: too few "
             f"reference humans for a split-conformal threshold (aicd.scoring.calibration)", "",
             _md_table(head, calibrated_rows(records, titles)), ""]
+    if any("calibrated_confident" in f for r in records.values() for f in r["folds"].values()):
+        out += [f"### The same, the {fpr:.0%} target held with probability {CONFIDENCE:g} over the half drawn "
+                "(a higher order statistic: aicd detect --fpr-confidence; n/a: fewer reference humans than "
+                f"the {min_reference(fpr, CONFIDENCE)} it needs)", "",
+                _md_table(head, calibrated_rows(records, titles, "calibrated_confident")), ""]
     if any("default_reference" in f for r in records.values() for f in r["folds"].values()):
         out += [f"### Calibrated on the default reference ({fpr:.0%} target): per-language thresholds (aicd detect's "
                 "rule; ¶: a language of the collection held to the pooled threshold, too few reference programs of "

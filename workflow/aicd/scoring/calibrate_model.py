@@ -72,8 +72,10 @@ def reference_scores(model, reference: pd.DataFrame, known: dict | None = None) 
 
 
 def calibrate_on(model, model_path, reference: pd.DataFrame, where: str, fprs=FPRS, held_out: float = HELD_OUT,
-                 seed: int = 0, floor: int = 0, known: dict | None = None) -> tuple[Calibration | None, str]:
-    """(the model's calibration on these reference rows, "") or (None, why there is none)."""
+                 seed: int = 0, floor: int = 0, known: dict | None = None,
+                 confidence: float | None = None) -> tuple[Calibration | None, str]:
+    """(the model's calibration on these reference rows, "") or (None, why there is none).
+    confidence: each FPR held with it over the reference drawn, not on average (calibrate)."""
     if reference.empty:
         return None, "the reference holds no rows"
     scores = reference_scores(model, reference, known)
@@ -84,7 +86,8 @@ def calibrate_on(model, model_path, reference: pd.DataFrame, where: str, fprs=FP
         log.warning("%d reference rows have no score (NaN): left out", int((~finite).sum()))
     rows = reference[finite]
     domains = rows["domain"].to_numpy(dtype=object) if "domain" in rows.columns else None
-    result = calibrate(scores[finite], rows["language"].to_numpy(dtype=object), domains, fprs, held_out, seed, floor)
+    result = calibrate(scores[finite], rows["language"].to_numpy(dtype=object), domains, fprs, held_out, seed, floor,
+                       confidence)
     return Calibration(model_identity(model_path), reference_description(rows, where), result), ""
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from ..common.cuts import best_threshold, macro_f1_of_cells
 from .bootstrap import RESAMPLES, _draw, _interval
 from .calibration import (
+    CONFIDENCE,
     HELD_OUT,
     Calibration,
     calibrate,
@@ -58,15 +59,17 @@ def cells(scores: np.ndarray, positive: np.ndarray, threshold: float) -> np.ndar
                      (~flagged & ~positive).sum()])
 
 
-def calibrated(scores: np.ndarray, positive: np.ndarray, fpr: float, seed: int) -> dict:
-    """A seeded half of the human rows sets the split-conformal threshold; the other half measures it."""
+def calibrated(scores: np.ndarray, positive: np.ndarray, fpr: float, seed: int, confidence: float | None = None) -> dict:
+    """A seeded half of the human rows sets the split-conformal threshold (held on average, or
+    with `confidence` over the half drawn); the other half measures it."""
     human, machine = scores[~positive], scores[positive]
     fit, held = split_reference(len(human), 0.5, seed)
-    threshold = conformal_threshold(human[fit], fpr)
-    out = {"target_fpr": fpr, "reference_humans": int(len(fit)), "measuring_humans": int(len(held))}
+    threshold = conformal_threshold(human[fit], fpr, confidence)
+    out = {"target_fpr": fpr, "fpr_confidence": confidence, "reference_humans": int(len(fit)),
+           "measuring_humans": int(len(held))}
     if threshold is None:
         return {**out, "threshold": None, "why": f"{len(fit)} reference humans, fewer than the "
-                                                 f"{min_reference(fpr)} a {fpr:.0%} target needs"}
+                                                 f"{min_reference(fpr, confidence)} a {fpr:.0%} target needs"}
     realised = realised_fpr(human[held], threshold)
     return {**out, "threshold": threshold, "fpr": realised["fpr"], "fpr_upper": realised["fpr_upper"],
             "tpr": float((machine > threshold).mean()) if len(machine) else None}
@@ -122,6 +125,7 @@ def fold_metrics(test_scores, test_positive, val_scores, val_positive, seed: int
         "tpr": float(tp / (tp + fn)) if tp + fn else None,
         "oracle_macro_f1": best_threshold(s, pos)[1],
         "calibrated": calibrated(s, pos, fpr, seed),
+        "calibrated_confident": calibrated(s, pos, fpr, seed, CONFIDENCE),
     }
     if reference is not None:
         ref_scores, ref_languages, languages = reference
@@ -150,7 +154,7 @@ def summary(folds: dict[str, dict], draws: dict[str, dict]) -> dict:
             entry["mean_ci"] = _ci(np.nanmean(stacked, axis=0))
             entry["worst_ci"] = _ci(worst(stacked, axis=0))
         out[name] = entry
-    for view in ("calibrated", "default_reference"):
+    for view in ("calibrated", "calibrated_confident", "default_reference"):
         measured = [f[view] for f in folds.values() if (f.get(view) or {}).get("fpr") is not None]
         if measured:
             out[view] = _rates_over(measured)
