@@ -293,6 +293,21 @@ def test_t1_detectors_are_calibrated_on_reference_code_in_no_split(demo, repo):
     view = (results / "tables" / "calibrated.md").read_text()
     assert "adapted to the unlabelled test set: TPR" in view and "ref. thresholds for 5%: TPR" in view
     assert "## Calibrated on human reference code" in (results / "report.md").read_text()
+    assert cal["fpr_confidence"] is None and "held on average over the reference drawn" in view + \
+        (results / "report.md").read_text()
+    # the same job held with 95% (calibration.fpr_confidence): a threshold at least as high, recorded in the file
+    from aicd.scoring.calibrate_model import main as calibrate_job
+
+    sure = demo / "sure"
+    calibrate_job(["--task", "binary", "--detector", "lr_tfidf", "--model", str(model),
+                   "--reference", str(results / "calibration" / "binary" / "reference.parquet"),
+                   "--predictions", str(results / "predictions" / "binary" / "lr_tfidf.parquet"),
+                   "--test", str(results / "tasks" / "binary" / "test.parquet"),
+                   "--settings", json.dumps({"fpr_confidence": 0.95}), "--out", str(sure / "c.json"),
+                   "--view", str(sure / "v.json")])
+    held = json.loads((sure / "c.json").read_text())
+    assert held["fpr_confidence"] == 0.95 and json.loads((sure / "v.json").read_text())["fpr_confidence"] == 0.95
+    assert held["pooled"]["at"]["0.05"]["threshold"] >= cal["pooled"]["at"]["0.05"]["threshold"]
     assert "ref. thresholds for 5%: FPR on test" in (results / "tables" / "thresholds.md").read_text()
     files = reference.loc[reference["origin"] == "library:local_code"].head(3)
     folder = demo / "detect_in"

@@ -565,7 +565,10 @@ def calibration_reference_args(w, input):
 
 def calibration_settings(w):
     spec = calibration_spec()
-    return as_arg({**config_slice(spec, ["fprs", "held_out", "floor", "view_fpr", "adapted"]), "seed": SEED})
+    settings = {**config_slice(spec, ["fprs", "held_out", "floor", "view_fpr", "adapted"]), "seed": SEED}
+    if spec.get("fpr_confidence") is not None:  # only where set: a run calibrated on average reruns nothing
+        settings["fpr_confidence"] = spec["fpr_confidence"]
+    return as_arg(settings)
 
 
 def calibration_views():

@@ -44,9 +44,16 @@ def read_views(paths) -> dict:
     return views
 
 
-def caption(fpr: float) -> str:
+def view_confidence(views) -> float | None:
+    """The confidence the views' thresholds hold their FPR with (None: on average; aicd.scoring.calibration)."""
+    return next((v["fpr_confidence"] for v in views if v.get("available") and v.get("fpr_confidence")), None)
+
+
+def caption(fpr: float, confidence: float | None = None) -> str:
     pct = f"{fpr * 100:g}%"
-    return (f"Calibrated on human reference code: each test row is held to its language's threshold for {pct} FPR, "
+    held = (f", held with probability {confidence:g} over the reference drawn (calibration.fpr_confidence)"
+            if confidence else ", held on average over the reference drawn (split-conformal)")
+    return (f"Calibrated on human reference code: each test row is held to its language's threshold for {pct} FPR{held}, "
             "set on human programs that no detector of the task trained on (the task's validation humans, and "
             "library files that the dataset did not read; the reference's rows per origin and language are below). "
             f"TPR: machine rows flagged; FPR on test humans: human rows flagged ({NOT_HELD}: over twice {pct}). "
@@ -152,6 +159,7 @@ def render(rows: list[Row], columns: list[Column], views: dict, references: dict
     marks = marks or Marks()
     md, tex, page = [], [], []
     fpr = next((v["fpr"] for v in views.values() if v.get("available")), 0.05)
+    confidence = view_confidence(views.values())
     adapted = any("adapted" in v for v in views.values())
     for col in columns:
         for style, out, fmt in (("markdown", md, "github"), ("latex", tex, "latex_raw"), ("html", page, "unsafehtml")):
@@ -169,12 +177,12 @@ def render(rows: list[Row], columns: list[Column], views: dict, references: dict
                             "the pooled threshold):", "", languages, ""]
             elif style == "latex":
                 out += [f"% {col.name}", "\\begin{table}[t]\n\\centering", table,
-                        f"\\caption{{{latex_title(col.title)}: {latex_text(caption(fpr))} {ref}}}",
+                        f"\\caption{{{latex_title(col.title)}: {latex_text(caption(fpr, confidence))} {ref}}}",
                         f"\\label{{tab:calibrated-{col.name}}}\n\\end{{table}}", ""]
             else:
                 out += [f"<h2>{html.escape(col.title)}</h2>", table, f"<p>{ref}</p>", languages]
     document = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Calibrated view</title>"
                 "<style>body{font-family:sans-serif} table{border-collapse:collapse} td,th{padding:2px 10px;"
                 "border-bottom:1px solid #ccc}</style></head><body>\n" + "\n".join(page)
-                + f"\n<p>{html.escape(caption(fpr))}</p>\n</body></html>\n")
+                + f"\n<p>{html.escape(caption(fpr, confidence))}</p>\n</body></html>\n")
     return "\n".join(md), "\n".join(tex), document

@@ -272,7 +272,8 @@ def _calibrated_lines(table: Table4, tables: Path, rel: Callable) -> list[str]:
                 "Not run: calibration is off in this config (calibration.enabled), or no task has a human class.", ""]
     fpr = next((v["fpr"] for v in table.calibrated.values() if v.get("available")), 0.05)
     return [f"## Calibrated on human reference code: TPR at {fpr * 100:g}% FPR with per-language thresholds (× 100)",
-            "", calibrated_view.caption(fpr), "", table.files["calibrated.md"],
+            "", calibrated_view.caption(fpr, calibrated_view.view_confidence(table.calibrated.values())), "",
+            table.files["calibrated.md"],
             f"Also as [HTML]({rel(tables / 'calibrated.html')}) and [LaTeX]({rel(tables / 'calibrated.tex')}); "
             "each model's calibration file: `results/calibration/{task}/{detector}.json` (`aicd detect` reads it "
             "beside the model; docs/calibration.md explains it).", ""]

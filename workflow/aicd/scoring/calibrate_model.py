@@ -111,7 +111,7 @@ def test_view(calibration: Calibration, predictions: pd.DataFrame, test: pd.Data
     is_human = rows["gold"].astype(str).to_numpy() == HUMAN
     languages = rows["language"].astype(str).to_numpy(dtype=object)
     thresholds, _, pooled = calibration.thresholds(languages, fpr)
-    out = {"available": True, "fpr": fpr, "rows": int(len(rows)),
+    out = {"available": True, "fpr": fpr, "fpr_confidence": calibration.result.get("fpr_confidence"), "rows": int(len(rows)),
            "calibrated": operating_point(scores, is_human, thresholds, resamples, seed),
            "reference_held_out": calibration.result["pooled"]["at"][f"{fpr:g}"], "by_language": {}}
     for language in sorted(set(languages.tolist())):
@@ -153,7 +153,7 @@ def main(argv=None) -> None:
     parser.add_argument("--validation-scores", help="the fit job's validation_scores: the validation humans' "
                         "scores, not predicted again")
     parser.add_argument("--settings", type=json_arg, default={}, help="calibration settings: fprs, held_out, "
-                        "floor, view_fpr, seed")
+                        "floor, view_fpr, seed, fpr_confidence")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", required=True, help="the calibration file (JSON)")
     parser.add_argument("--view", required=True, help="the calibrated view on the test split (JSON)")
@@ -165,7 +165,7 @@ def main(argv=None) -> None:
     where = f"the human reference code of task {args.task} ({Path(args.reference).name}: its report says which)"
     calibration, why = calibrate_on(model, args.model, reference, where, tuple(s.get("fprs", FPRS)),
                                     float(s.get("held_out", HELD_OUT)), int(s.get("seed", 0)), int(s.get("floor", 0)),
-                                    validation_known(args.validation_scores))
+                                    validation_known(args.validation_scores), s.get("fpr_confidence"))
     head = {"task": args.task, "detector": args.detector}
     if calibration is None:
         log.warning("%s on %s: not calibrated: %s", args.detector, args.task, why)
