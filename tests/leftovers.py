@@ -127,6 +127,15 @@ def suite_entries(folder: str) -> set[str]:
     return {name for name in names if any(fnmatch.fnmatchcase(name, pattern) for pattern in SUITE_NAMES)}
 
 
+def own_multiprocessing_folder(folder: str) -> set[str]:
+    """The name of this process's multiprocessing folder (pymp-*) where it is in `folder`: removed
+    as this process exits, after the check."""
+    from multiprocessing import process
+
+    mine = process.current_process()._config.get("tempdir")
+    return {os.path.basename(mine)} if mine and os.path.dirname(mine) == folder.rstrip("/") else set()
+
+
 class Snapshot:
     """The processes and the suite's entries of the temporary folder at the session's start,
     and the mark the suite's processes carry from then on (set in `environ`, os.environ by
@@ -144,12 +153,18 @@ class Snapshot:
     def ours(self, proc: Proc, table: dict[int, Proc]) -> bool:
         return descends(proc, self.me, table) or marked(proc.pid, self.mark)
 
+    def goes_with_me(self, proc: Proc) -> bool:
+        """This process's own multiprocessing helpers (its forkserver, its resource tracker): they
+        stop when it exits, after the check (a session without workers runs tests in it)."""
+        return proc.ppid == self.me and any(f"from multiprocessing.{helper} import main" in proc.command
+                                            for helper in ("forkserver", "resource_tracker"))
+
     def new_processes(self, table: dict[int, Proc] | None = None) -> list[Proc]:
         """The suite's live processes that were not there at the start (this one and KEPT aside)."""
         table = processes() if table is None else table
         return [proc for proc in table.values()
                 if proc.pid != self.me and proc.state != "Z" and (proc.pid, proc.start) not in self.before
-                and proc.command not in KEPT and self.ours(proc, table)]
+                and proc.command not in KEPT and not self.goes_with_me(proc) and self.ours(proc, table)]
 
     def new_entries(self, table: dict[int, Proc] | None = None) -> list[str]:
         """The suite's entries of the temporary folder that were not there at the start: those no
@@ -160,7 +175,7 @@ class Snapshot:
         others = [proc for proc in table.values()
                   if proc.pid != self.me and proc.state != "Z" and proc.runs(self.others) and not self.ours(proc, table)]
         found = []
-        for name in sorted(suite_entries(self.folder) - self.entries):
+        for name in sorted(suite_entries(self.folder) - self.entries - own_multiprocessing_folder(self.folder)):
             try:
                 made = os.lstat(os.path.join(self.folder, name)).st_ctime
             except OSError:

@@ -93,3 +93,10 @@ def test_with_a_confidence_the_fpr_holds_on_that_share_of_references_where_on_av
     assert np.mean(confident) <= 0.05 + 0.01
     assert np.mean(average) > 0.2
     assert conformal_rank(n, 0.05, 0.95) >= conformal_rank(n, 0.05)
+
+
+@pytest.mark.parametrize("confidence", [0, 0.3, 1.0, 1.5])
+def test_a_confidence_outside_half_to_one_is_refused(confidence):
+    # 1.0 has no threshold at all; below 0.5 the threshold would hold less often than the average rule
+    with pytest.raises(ValueError, match="a probability in"):
+        conformal_rank(100, 0.05, confidence)

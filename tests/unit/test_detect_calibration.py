@@ -155,7 +155,7 @@ def test_calibration_refusals_need_no_model(tmp_path, capsys):
                        (["--save-calibration", "x.json"], "give --calibrate-on HUMAN_CODE too"),
                        (["--fpr", "5"], "between 0 and 1"),
                        (["--fpr-confidence", "0.95"], "give --calibrate-on HUMAN_CODE too"),
-                       (["--calibrate-on", str(tmp_path), "--fpr-confidence", "2"], "a probability between 0 and 1")):
+                       (["--calibrate-on", str(tmp_path), "--fpr-confidence", "0.3"], "a probability in [0.5, 1)")):
         assert detect(f, "--model", tmp_path / "missing.skops", *args) == 2
         assert says in capsys.readouterr().err
 

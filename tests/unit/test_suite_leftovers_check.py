@@ -106,3 +106,28 @@ def test_what_the_sessions_own_process_makes_is_reported(tmp_path):
     proc = subprocess.run(["self-check-runner", "-c", SELF_CHECK, tests, str(tmp_path)], executable=sys.executable,
                           capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "['sandbox-made-by-the-session']", proc.stdout + proc.stderr
+
+
+# A session without workers runs its tests in its own process: a forkserver pool started there
+# leaves the forkserver, the resource tracker and their pymp-* folder until that process exits,
+# after the check. They are not leftovers; a pymp-* folder of a child that was killed is.
+OWN_POOL = """import os, sys, multiprocessing, subprocess, time
+from concurrent.futures import ProcessPoolExecutor
+sys.path.insert(0, sys.argv[1])
+from leftovers import Snapshot
+snapshot = Snapshot(folder=sys.argv[2], others=())
+with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
+    assert pool.submit(abs, -1).result() == 1
+child = ("import multiprocessing.util, os, signal; multiprocessing.util.get_temp_dir(); "
+         "os.kill(os.getpid(), signal.SIGKILL)")
+subprocess.run([sys.executable, "-c", child], env={**os.environ, "TMPDIR": sys.argv[2]})
+procs, entries = snapshot.leftovers(settle_s=0)
+print([p.command[:60] for p in procs], len(entries), [e[:5] for e in entries])
+"""
+
+
+def test_the_sessions_own_pool_helpers_go_with_it_and_a_killed_childs_folder_does_not(tmp_path):
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-c", OWN_POOL, tests, str(tmp_path)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert proc.stdout.strip() == "[] 1 ['pymp-']", proc.stdout + proc.stderr

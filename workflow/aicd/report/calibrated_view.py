@@ -46,13 +46,14 @@ def read_views(paths) -> dict:
 
 def view_confidence(views) -> float | None:
     """The confidence the views' thresholds hold their FPR with (None: on average; aicd.scoring.calibration)."""
-    return next((v["fpr_confidence"] for v in views if v.get("available") and v.get("fpr_confidence")), None)
+    return next((v["fpr_confidence"] for v in views if v.get("available") and v.get("fpr_confidence") is not None),
+                None)
 
 
 def caption(fpr: float, confidence: float | None = None) -> str:
     pct = f"{fpr * 100:g}%"
     held = (f", held with probability {confidence:g} over the reference drawn (calibration.fpr_confidence)"
-            if confidence else ", held on average over the reference drawn (split-conformal)")
+            if confidence is not None else ", held on average over the reference drawn (split-conformal)")
     return (f"Calibrated on human reference code: each test row is held to its language's threshold for {pct} FPR{held}, "
             "set on human programs that no detector of the task trained on (the task's validation humans, and "
             "library files that the dataset did not read; the reference's rows per origin and language are below). "

@@ -25,8 +25,8 @@ from ..common.io import write_json, write_text
 from ..common.stagecli import json_arg
 from ..data.families import HUMAN
 from ..data.scores import machine_score
-from ..scoring.calibration import CONFIDENCE, min_reference
-from ..scoring.loco import TARGET_FPR, fold_metrics, summary
+from ..scoring.calibration import min_reference
+from ..scoring.loco import LOCO_FPR_CONFIDENCE, TARGET_FPR, fold_metrics, summary
 from .latex import latex_text
 from .table4 import plain_title
 
@@ -73,7 +73,7 @@ def from_view(view: dict) -> dict:
     if not view.get("available"):
         return {"fpr": None, "threshold": None, "why": view.get("why", "no calibrated view")}
     point, reference = view["calibrated"], view.get("reference") or {}
-    return {"target_fpr": view["fpr"], "reference_humans": reference.get("rows"),
+    return {"target_fpr": view["fpr"], "fpr_confidence": view.get("fpr_confidence"), "reference_humans": reference.get("rows"),
             "reference_origins": reference.get("by_origin", {}),
             "reference_held_out_fpr": view["reference_held_out"].get("realised_fpr"), "humans": point["humans"],
             "fpr": point["fpr"], "fpr_upper": point["fpr_upper"], "tpr": point["tpr"],
@@ -151,9 +151,9 @@ def markdown(records: dict, titles: dict, fpr: float = TARGET_FPR, left_out: lis
             f"reference humans for a split-conformal threshold (aicd.scoring.calibration)", "",
             _md_table(head, calibrated_rows(records, titles)), ""]
     if any("calibrated_confident" in f for r in records.values() for f in r["folds"].values()):
-        out += [f"### The same, the {fpr:.0%} target held with probability {CONFIDENCE:g} over the half drawn "
-                "(a higher order statistic: aicd detect --fpr-confidence; n/a: fewer reference humans than "
-                f"the {min_reference(fpr, CONFIDENCE)} it needs)", "",
+        out += [f"### The same, the {fpr:.0%} target held with probability {LOCO_FPR_CONFIDENCE:g} over the half "
+                "drawn (a higher order statistic: aicd detect --fpr-confidence; n/a: fewer reference humans than "
+                f"the {min_reference(fpr, LOCO_FPR_CONFIDENCE)} it needs)", "",
                 _md_table(head, calibrated_rows(records, titles, "calibrated_confident")), ""]
     if any("default_reference" in f for r in records.values() for f in r["folds"].values()):
         out += [f"### Calibrated on the default reference ({fpr:.0%} target): per-language thresholds (aicd detect's "

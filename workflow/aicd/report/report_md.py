@@ -222,7 +222,8 @@ def _generated_inputs_note(inputs: dict) -> list[str]:
     return [f"Code written in this run ({', '.join(f'`{g}`' for g in generated)}) is an input like a source's files. "
             "A model served here in float32 and greedily (docs/llm.md) writes the same bytes on two fresh runs of "
             "one machine, and a rerun takes its answers from the request cache; float32 kernels differ between CPU "
-            "families, so another kind of machine may get other answers. Then that table's fingerprint differs, "
+            "families, so another kind of machine may get other answers, and a model behind an API may answer "
+            "otherwise on any fresh run. Then that table's fingerprint differs, "
             "`aicd verify` names it, and every table, score and figure built on the data can differ with it.", ""]
 
 

@@ -32,9 +32,17 @@ from .thresholds import FPRS as THRESHOLD_FPRS
 CONFIDENCE = 0.95
 
 
+def check_confidence(confidence: float | None) -> None:
+    """None (on average) or a probability in [0.5, 1): below 0.5 the threshold would hold its FPR
+    less often than the average rule does."""
+    if confidence is not None and not 0.5 <= confidence < 1:
+        raise ValueError(f"confidence {confidence}: None (held on average) or a probability in [0.5, 1)")
+
+
 def min_reference(fpr: float, confidence: float | None = None) -> int:
     """The fewest reference programs with a conformal threshold at this target FPR (held on
     average, or with `confidence` over the reference drawn)."""
+    check_confidence(confidence)
     if confidence is None:
         return max(1, math.ceil(1 / fpr - 1 - 1e-9))
     return max(1, math.ceil(math.log(1 - confidence) / math.log(1 - fpr) - 1e-9))
@@ -171,6 +179,7 @@ def calibrate(scores, languages, domains=None, fprs=FPRS, held_out: float = HELD
         raise ValueError("reference scores hold NaN: drop (and count) those rows first")
     if not 0 <= held_out < 1:
         raise ValueError(f"held_out {held_out}: a share in [0, 1)")
+    check_confidence(confidence)
     domains = None if domains is None else np.asarray(domains, dtype=object)
     held = held_out_mask(languages, domains, held_out, seed)
     keys = [f"{f:g}" for f in fprs]
