@@ -156,7 +156,10 @@ def markdown(records: dict, titles: dict, fpr: float = TARGET_FPR, left_out: lis
                 f"the {min_reference(fpr, LOCO_FPR_CONFIDENCE)} it needs)", "",
                 _md_table(head, calibrated_rows(records, titles, "calibrated_confident")), ""]
     if any("default_reference" in f for r in records.values() for f in r["folds"].values()):
-        out += [f"### Calibrated on the default reference ({fpr:.0%} target): per-language thresholds (aicd detect's "
+        held = next((f["default_reference"]["fpr_confidence"] for r in records.values() for f in r["folds"].values()
+                     if (f.get("default_reference") or {}).get("fpr_confidence") is not None), None)
+        target = f"{fpr:.0%} target" + (f", held with probability {held:g}" if held is not None else "")
+        out += [f"### Calibrated on the default reference ({target}): per-language thresholds (aicd detect's "
                 "rule; ¶: a language of the collection held to the pooled threshold, too few reference programs of "
                 "its own) set on human code the fold's detector did not train on, none of the held-out collection: "
                 f"{reference}; realised FPR % on every human row of the collection (one-sided 95% upper bound) / TPR % "
