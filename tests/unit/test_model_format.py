@@ -321,3 +321,29 @@ def test_predict_job_reads_the_workflows_model_and_refuses_a_pickle(rows, featur
     detectors_main(["predict", "--model", str(tmp_path / "old.pkl"), "--test", str(tmp_path / "extra.parquet"),
                     "--trust-pickle", "--out", str(tmp_path / "q.parquet")])
     assert pd.read_parquet(tmp_path / "q.parquet").equals(pd.read_parquet(tmp_path / "p.parquet"))
+
+
+# The same fit in two processes: skops names each object by its id() there, and a zip member by
+# the time it was written; the file is renumbered and dated so that it is the same bytes (and
+# sha256, which a calibration file records) on every run.
+SAME_FIT = """
+import sys
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from aicd.models.fitted_files import save_fitted
+texts = ["alpha beta gamma", "beta gamma delta", "gamma delta eps", "alpha alpha beta"] * 5
+save_fitted(make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(texts, [0, 1, 0, 1] * 5), sys.argv[1])
+"""
+
+
+def test_the_same_fit_in_two_processes_is_the_same_file(tmp_path):
+    import time
+
+    for name in ("a", "b"):
+        subprocess.run([sys.executable, "-c", SAME_FIT, str(tmp_path / name)], check=True, timeout=120)
+        time.sleep(1.1)  # a zip member's date has a 2-second grain: the second file is written later
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
+    model = load_fitted(tmp_path / "a", "a model", "refit", trust_types=["sklearn.pipeline.Pipeline",
+                                                                        "sklearn.feature_extraction.text.TfidfVectorizer"])
+    assert list(model.predict(["alpha beta gamma", "gamma delta eps"])) == [1, 0]

@@ -29,6 +29,7 @@ from .library_formats import STAND_INS, portable, restored
 log = logging.getLogger("aicd")
 
 SUFFIX = ".skops"
+FIXED_ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest date a zip member can carry
 ZIP_MAGIC = b"PK\x03\x04"
 
 # The package's own types a fitted file may hold: each registered kind (a detector stored in a
@@ -193,10 +194,33 @@ def _deflate_schema(data: bytes) -> bytes:
     files")."""
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w") as target:
+        schema, names = _canonical_ids(source.read("schema.json").decode("utf-8"))
         for info in source.infolist():
             method = zipfile.ZIP_STORED if info.filename.endswith(".npy") else zipfile.ZIP_DEFLATED
-            target.writestr(info.filename, source.read(info), compress_type=method)
+            # a fixed date and names: the same model is the same bytes (and sha256) on every run
+            member = zipfile.ZipInfo(names.get(info.filename, info.filename), date_time=FIXED_ZIP_DATE)
+            member.external_attr = 0o644 << 16
+            body = schema.encode("utf-8") if info.filename == "schema.json" else source.read(info)
+            target.writestr(member, body, compress_type=method)
     return out.getvalue()
+
+
+def _canonical_ids(schema: str) -> tuple[str, dict[str, str]]:
+    """skops names each object by its id() in the writing process (`"__id__": N`, its array file
+    `N.npy`): a memory address, other on every run. Renumbered in order of first appearance, the
+    schema and the member names are the same for the same model; the mapping is one to one, so
+    shared objects stay shared. Returns (schema, {old member name: new})."""
+    import re
+
+    order: dict[str, str] = {}
+    for match in re.finditer(r'"__id__": (\d+)|"file": "(\d+)\.npy"', schema):
+        order.setdefault(match.group(1) or match.group(2), str(len(order) + 1))
+    renamed = re.sub(r'("__id__": )(\d+)', lambda m: m.group(1) + order[m.group(2)], schema)
+    renamed = re.sub(r'("file": ")(\d+)(\.npy")', lambda m: m.group(1) + order[m.group(2)] + m.group(3), renamed)
+    # scikit-learn's text vectorizers keep id(stop_words) to skip re-checking them; an id means
+    # nothing in the process that reads the file (it checks them again either way)
+    renamed = re.sub(r'("_stop_words_id": \{[^{}]*?"content": ")(\d+)(")', r"\g<1>0\g<3>", renamed)
+    return renamed, {f"{old}.npy": f"{new}.npy" for old, new in order.items()}
 
 
 def load_fitted(path, what: str, remedy: str, trust_pickle: bool = False, trust_types=()):
