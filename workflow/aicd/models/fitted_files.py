@@ -207,20 +207,23 @@ def _deflate_schema(data: bytes) -> bytes:
 
 def _canonical_ids(schema: str) -> tuple[str, dict[str, str]]:
     """skops names each object by its id() in the writing process (`"__id__": N`, its array file
-    `N.npy`): a memory address, other on every run. Renumbered in order of first appearance, the
+    `N.npy`; a bytes object's file by a random uuid): other on every run. Renumbered in order of first appearance, the
     schema and the member names are the same for the same model; the mapping is one to one, so
     shared objects stay shared. Returns (schema, {old member name: new})."""
     import re
 
     order: dict[str, str] = {}
-    for match in re.finditer(r'"__id__": (\d+)|"file": "(\d+)\.npy"', schema):
+    uuid = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # a bytes member's name (uuid4)
+    for match in re.finditer(rf'"__id__": (\d+)|"file": "(\d+|{uuid})\.(?:npy|bin)"', schema):
         order.setdefault(match.group(1) or match.group(2), str(len(order) + 1))
     renamed = re.sub(r'("__id__": )(\d+)', lambda m: m.group(1) + order[m.group(2)], schema)
-    renamed = re.sub(r'("file": ")(\d+)(\.npy")', lambda m: m.group(1) + order[m.group(2)] + m.group(3), renamed)
+    renamed = re.sub(rf'("file": ")(\d+|{uuid})(\.(?:npy|bin)")', lambda m: m.group(1) + order[m.group(2)] + m.group(3),
+                     renamed)
     # scikit-learn's text vectorizers keep id(stop_words) to skip re-checking them; an id means
     # nothing in the process that reads the file (it checks them again either way)
     renamed = re.sub(r'("_stop_words_id": \{[^{}]*?"content": ")(\d+)(")', r"\g<1>0\g<3>", renamed)
-    return renamed, {f"{old}.npy": f"{new}.npy" for old, new in order.items()}
+    names = {f"{old}.{ext}": f"{new}.{ext}" for old, new in order.items() for ext in ("npy", "bin")}
+    return renamed, names
 
 
 def load_fitted(path, what: str, remedy: str, trust_pickle: bool = False, trust_types=()):

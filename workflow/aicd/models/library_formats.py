@@ -21,16 +21,35 @@ from ..common.errors import AicdError
 CATBOOST_CLASSES = ("CatBoostClassifier", "CatBoostRegressor", "CatBoost")
 
 
+def _cbm(model) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "model.cbm"
+        model.save_model(str(path), format="cbm")
+        return path.read_bytes()
+
+
+def same_bytes_cbm(model) -> bytes:
+    """The model's .cbm bytes, the same for the same fit on every run: CatBoost stamps each fit
+    with a random model_guid and its finish time. A copy gets a fixed time and, as its guid, a
+    digest of the model saved with a blank one (still one guid per distinct model)."""
+    import hashlib
+
+    copy = model.copy()
+    metadata = copy.get_metadata()
+    metadata["train_finish_time"] = "1970-01-01T00:00:00Z"
+    metadata["model_guid"] = "00000000-00000000-00000000-00000000"
+    digest = hashlib.sha256(_cbm(copy)).hexdigest()
+    metadata["model_guid"] = "-".join(digest[i:i + 8] for i in range(0, 32, 8))
+    return _cbm(copy)
+
+
 class CatBoostFile:
     """A fitted CatBoost model as its .cbm bytes and its constructor parameters."""
 
     def __init__(self, model) -> None:
         self.cls = type(model).__name__
         self.params = model.get_params()  # thread_count and the other settings predict keeps
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "model.cbm"
-            model.save_model(str(path), format="cbm")
-            self.cbm = path.read_bytes()
+        self.cbm = same_bytes_cbm(model)
 
     def restore(self):
         import catboost
