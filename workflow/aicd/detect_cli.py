@@ -329,7 +329,7 @@ def print_summary(summary: pd.DataFrame | None, fpr: float, file=None, confidenc
 
 
 def fpr_confidence(source) -> float | None:
-    return None if source.calibration is None else source.calibration.result.get("fpr_confidence")
+    return None if source.calibration is None else source.calibration.fpr_confidence
 
 
 def _pct(value) -> str:

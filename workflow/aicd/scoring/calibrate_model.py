@@ -111,7 +111,7 @@ def test_view(calibration: Calibration, predictions: pd.DataFrame, test: pd.Data
     is_human = rows["gold"].astype(str).to_numpy() == HUMAN
     languages = rows["language"].astype(str).to_numpy(dtype=object)
     thresholds, _, pooled = calibration.thresholds(languages, fpr)
-    out = {"available": True, "fpr": fpr, "fpr_confidence": calibration.result.get("fpr_confidence"), "rows": int(len(rows)),
+    out = {"available": True, "fpr": fpr, "fpr_confidence": calibration.fpr_confidence, "rows": int(len(rows)),
            "calibrated": operating_point(scores, is_human, thresholds, resamples, seed),
            "reference_held_out": calibration.result["pooled"]["at"][f"{fpr:g}"], "by_language": {}}
     for language in sorted(set(languages.tolist())):

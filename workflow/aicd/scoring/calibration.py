@@ -306,6 +306,11 @@ class Calibration:
                             "this model (aicd detect --calibrate-on HUMAN_CODE --save-calibration FILE)")
 
     @property
+    def fpr_confidence(self) -> float | None:
+        """The confidence its thresholds hold their FPR with; None: on average (calibrate)."""
+        return self.result.get("fpr_confidence")
+
+    @property
     def fprs(self) -> list[float]:
         return list(self.result["fprs"])
 

@@ -128,7 +128,7 @@ def too_small(calibration: Calibration, languages, fpr: float) -> list[dict]:
     """The languages to label that have no threshold of their own at this FPR: {language, n,
     fit_n, need (fitting part), more (reference files to add)}."""
     key, held_out = f"{fpr:g}", calibration.result["held_out"]
-    need = fit_size_needed(fpr, calibration.result.get("floor", 0), calibration.result.get("fpr_confidence"))
+    need = fit_size_needed(fpr, calibration.result.get("floor", 0), calibration.fpr_confidence)
     out = []
     for language in sorted(set(languages)):
         group = calibration.group(language)
