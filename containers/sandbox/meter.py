@@ -198,11 +198,40 @@ def _twice(counting: bool, shared: bool, pss: int, anon: int) -> int:
     return pss if shared else max(0, pss - anon)
 
 
+def without_memory(pids) -> set:
+    """The processes that hold no address space now: reaped, a zombie, or past the point of their
+    exit that releases it (/proc/PID/statm reads zeros from then on)."""
+    gone = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/statm") as fh:
+                sizes = fh.read().split()
+        except OSError:
+            sizes = []
+        if not any(int(size) for size in sizes):
+            gone.add(pid)
+    return gone
+
+
 def charged_mb(processes: dict, mounts, limit_mb: float, shared: dict | None = None) -> float:
     """The program's memory in MB, as exact as deciding `> limit_mb` needs: processes is
     {pid: status fields (parse_status)}; mounts the tmpfs mounts whose files are the program's;
     shared, where the program has made shared mappings, the step's shared_anon_ends record.
-    Each step is taken only when the one before cannot decide."""
+
+    A count over the limit is taken again without the processes that have released their memory
+    since their status was read. A process exiting during the count keeps its counters as read
+    before (its mapped files among them), while its files are read after, unmapped: counted
+    twice, a program that stayed within its limit was stopped after printing its output."""
+    while True:
+        counted = _charged_mb(processes, mounts, limit_mb, shared)
+        gone = without_memory(processes) if counted > limit_mb else set()
+        if not gone:
+            return counted
+        processes = {pid: mem for pid, mem in processes.items() if pid not in gone}
+
+
+def _charged_mb(processes: dict, mounts, limit_mb: float, shared: dict | None) -> float:
+    """One count of charged_mb's, each step taken only when the one before cannot decide."""
     limit = limit_mb * (1 << 20)
     held = held_memfds(processes)
     objects = shared_anon_ends(processes, shared) if shared is not None else 0

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import time
 
 import pytest
 from aicd.sandbox.isolation import CONTEXT
@@ -234,6 +235,36 @@ def test_the_memory_count_takes_each_page_once(what):
             os.kill(pid, 9)
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.parametrize("ending", ["reaped", "zombie"])
+def test_a_process_that_exits_during_the_count_is_not_counted_from_its_old_counters(ending):
+    """Its status read while it held 64 MB, the process then exits before the rest of the count
+    (reaped, or a zombie its parent has not waited for): it holds nothing, and the count must not
+    stop the program for the memory it read before (it did, under load, after the program's
+    output)."""
+    proc, pids = hold("shared")
+    try:
+        processes = processes_of(pids)
+        assert meter.charged_mb(processes, [], limit_mb=100_000) >= 64
+        os.kill(pids[1], 9)  # the forked child: its parent (the holder) does not wait for it
+        if ending == "reaped":
+            proc.kill()
+            proc.wait()
+        deadline = time.monotonic() + 10
+        while meter.without_memory(pids[1:]) != {pids[1]} and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert meter.without_memory(pids) == ({pids[0], pids[1]} if ending == "reaped" else {pids[1]})
+        counted = meter.charged_mb(processes, [], limit_mb=32)
+        if ending == "reaped":  # nothing is left
+            assert counted <= 32, counted
+        else:  # the holder alone: its 64 MB (the child's share of them its own now) and its interpreter
+            alone = 64 + private_mb(pids[:1])
+            assert alone - 2 <= counted <= alone + 2, (counted, alone)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_a_shared_anonymous_mapping_counts_at_its_size_when_its_pages_are_dropped():
