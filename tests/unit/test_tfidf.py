@@ -1,6 +1,7 @@
 from collections import Counter
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from aicd.features import tfidf
 from aicd.features.tfidf import TfidfSvdFeaturizer, _bucket_of, top_ngrams, whitespace_tokens
@@ -125,6 +126,24 @@ def test_svd_components_are_the_exact_right_singular_vectors():
     assert np.allclose(np.abs(Z), np.abs(exact.transform(X)), atol=1e-3)
     # sign convention: each component's largest entry is positive
     assert (f.components_[np.arange(30), np.abs(f.components_).argmax(axis=1)] > 0).all()
+
+
+@pytest.mark.parametrize("rank", [60, 10])
+def test_fewer_rows_than_features_give_the_same_singular_vectors(rank):
+    """60 rows of 200 features: the row-side path (X X^T) gives numpy's exact right singular
+    vectors; with rank 10 below the 20 asked, the vectors past the rank are X^T X's, as before."""
+    from aicd.features.tfidf import right_singular_vectors
+
+    rng = np.random.default_rng(4)
+    base = sp.random(rank, 200, density=0.2, random_state=5, format="csr")
+    X = sp.csr_matrix(base[rng.integers(0, rank, 60)] if rank < 60 else base)
+    got = right_singular_vectors(X, 20)
+    _, values, vt = np.linalg.svd(X.toarray())
+    shown = min(20, int((values > 1e-8).sum()))
+    cosines = np.abs(np.sum(got[:shown] * vt[:shown], axis=1))
+    assert cosines.min() > 1 - 1e-9, cosines
+    assert np.allclose(got @ got.T, np.eye(20), atol=1e-8)  # orthonormal, the null-space ones too
+    assert (got[np.arange(20), np.abs(got).argmax(axis=1)] > 0).all()
 
 
 def test_threads_change_nothing(monkeypatch):
