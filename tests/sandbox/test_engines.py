@@ -3,6 +3,7 @@ daemon answers and Podman otherwise; a Podman service the sandbox starts goes wi
 that started it; limits an engine cannot set (rootless Podman on cgroup v1: no memory, pids or
 CPU limit, no tmpfs inode caps) are held by the runner, and the run says so in one line."""
 
+import os
 import re
 import shutil
 import signal
@@ -14,7 +15,7 @@ import time
 import pytest
 from aicd.common.errors import AicdError
 from aicd.sandbox.engine import NO_DOCKER, available, connect
-from aicd.sandbox.isolation import limits_line
+from aicd.sandbox.isolation import limits_line, ulimits
 from components import require
 from sandbox_support import HELLO, RUN, stdout
 
@@ -64,6 +65,35 @@ SERVICE_OWNER = textwrap.dedent("""
     print(proc.pid, scratch, flush=True)
     time.sleep(600)
 """)
+
+
+def test_rootful_podman_starts_a_container_with_the_sandboxs_rlimits(tmp_path):
+    """Rootful Podman lowers its own process limit to the kernel's pid_max; a container asking
+    more (this process's hard limit, where root lacks CAP_SYS_RESOURCE) did not start: "error
+    setting rlimit type 6". A one-shell image made here, started with the sandbox's rlimits."""
+    require(os.geteuid() == 0 and shutil.which("podman") is not None, "rootful Podman (root, podman)",
+            "apt-get install podman and run as root (.ci/run does)")
+    root = tmp_path / "root"
+    shell = os.path.realpath("/bin/sh")
+    libraries = re.findall(r"(/\S+)", subprocess.run(["ldd", shell], capture_output=True, text=True).stdout)
+    for path in [shell, *libraries]:
+        target = root / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+    (root / "bin").mkdir(exist_ok=True)
+    if not (root / "bin" / "sh").exists():
+        os.symlink(shell, root / "bin" / "sh")
+    tag = f"localhost/aicd-test-rlimits:{os.getpid()}"
+    tarball = subprocess.run(["tar", "-C", str(root), "-c", "."], capture_output=True, check=True).stdout
+    subprocess.run(["podman", "import", "-", tag], input=tarball, capture_output=True, check=True)
+    try:
+        limits = [arg for u in ulimits() for arg in ("--ulimit", f"{u['Name']}={u['Soft']}:{u['Hard']}")]
+        run = subprocess.run(["podman", "run", "--rm", "--network", "none", *limits, tag, "/bin/sh", "-c", "ulimit -p"],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert int(run.stdout.strip()) == min(u["Hard"] for u in ulimits() if u["Name"] == "nproc")
+    finally:
+        subprocess.run(["podman", "rmi", "-f", tag], capture_output=True)
 
 
 def test_a_podman_service_started_here_goes_when_its_owner_is_killed(repo):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..common.errors import AicdError
 from .engine import Engine
-from .isolation import CONTEXT, ETC_FILES
+from .isolation import CONTEXT, ETC_FILES, ulimits
 
 log = logging.getLogger(__name__)
 LOCAL_BASE = "aicd-base:bookworm"
@@ -113,14 +113,23 @@ def build_debootstrap_base(engine: Engine, mirror: str = "http://deb.debian.org/
     return LOCAL_BASE
 
 
+def smoke_run_args() -> dict:
+    """The smoke test's container settings: no network, and the sandbox's own rlimits (rootful
+    Podman's default open-file limit can pass the host's hard limit, and the container then
+    cannot start: "error setting rlimit type 7")."""
+    import docker.types
+
+    return {"network_mode": "none", "remove": True, "stdout": True, "stderr": True,
+            "ulimits": [docker.types.Ulimit(name=u["Name"], soft=u["Soft"], hard=u["Hard"]) for u in ulimits()]}
+
+
 def smoke_test(tag: str, engine: Engine) -> str | None:
     """None when the image runs a program as its default (unprivileged) user, else why not: a
     broken image (e.g. an untraversable "/") is caught at build time."""
     import docker.errors
 
     try:
-        out = engine.client.containers.run(tag, ["python3", "-c", "print('sandbox ok')"], network_mode="none",
-                                           remove=True, stdout=True, stderr=True)
+        out = engine.client.containers.run(tag, ["python3", "-c", "print('sandbox ok')"], **smoke_run_args())
     except docker.errors.DockerException as err:
         return str(err)[:300]
     return None if b"sandbox ok" in out else out.decode("utf-8", "replace")[:300]

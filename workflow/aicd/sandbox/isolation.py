@@ -152,12 +152,24 @@ def _hard(kind: int) -> int:
     return 1 << 20 if hard == resource.RLIM_INFINITY else hard
 
 
+def pid_max() -> int:
+    try:
+        with open("/proc/sys/kernel/pid_max") as fh:
+            return int(fh.read())
+    except (OSError, ValueError):
+        return 1 << 22  # the kernel's ceiling for pid_max
+
+
 def ulimits() -> list[dict]:
     """No core files; explicit open-file and process limits (rootful Podman's defaults exceed
-    what a host may allow: "error setting rlimit type 7"), at this process's own hard limits."""
+    what a host may allow: "error setting rlimit type 7"), at this process's own hard limits, and
+    processes at most the kernel's pid_max: rootful Podman lowers its own process limit to
+    pid_max, and a container that asks more fails to start ("error setting rlimit type 6", seen
+    where root lacks CAP_SYS_RESOURCE)."""
+    nproc = min(_hard(resource.RLIMIT_NPROC), pid_max())
     return [{"Name": "core", "Soft": 0, "Hard": 0},
             {"Name": "nofile", "Soft": _hard(resource.RLIMIT_NOFILE), "Hard": _hard(resource.RLIMIT_NOFILE)},
-            {"Name": "nproc", "Soft": _hard(resource.RLIMIT_NPROC), "Hard": _hard(resource.RLIMIT_NPROC)}]
+            {"Name": "nproc", "Soft": nproc, "Hard": nproc}]
 
 
 def container_config(engine: Engine, image: str, lim: Limits, labels: dict[str, str], command: list[str] | None = None,
