@@ -178,6 +178,30 @@ def test_fold_metrics_read_as_their_names_say():
     assert total["auroc"]["worst_ci"][1] < total["auroc"]["mean_ci"][0]
 
 
+def test_the_own_half_rules_are_read_again_over_seeded_halvings():
+    """Each halving sets the rule's threshold on its own half and is measured on the other; the
+    average rule keeps the target on average, the confident one misses 7% less often."""
+    from aicd.scoring.calibration import conformal_threshold, split_reference
+    from aicd.scoring.loco import HALVINGS, calibrated
+
+    rng = np.random.default_rng(5)
+    pos = np.array([False] * 200 + [True] * 100)
+    s = rng.normal(size=300) + pos
+    human, machine = s[~pos], s[pos]
+    average, sure = calibrated(s, pos, 0.05, seed=3)["halvings"], calibrated(s, pos, 0.05, 3, 0.95)["halvings"]
+    fprs = []
+    for j in range(HALVINGS):  # the record, computed here by hand
+        fit, held = split_reference(200, 0.5, [3, j])
+        fprs.append((human[held] > conformal_threshold(human[fit], 0.05)).mean())
+    assert average["halvings"] == HALVINGS and average["fpr_mean"] == pytest.approx(np.mean(fprs))
+    assert average["fpr_max"] == pytest.approx(max(fprs)) and average["missed"] == sum(f > 0.07 + 1e-12 for f in fprs)
+    assert average["fpr_mean"] <= 0.065 and sure["fpr_mean"] < average["fpr_mean"]
+    assert sure["missed"] <= average["missed"] and sure["tpr_mean"] <= average["tpr_mean"]
+    assert calibrated(s, pos, 0.05, seed=3) == calibrated(s, pos, 0.05, seed=3)  # seeded: the same record
+    assert 0 < average["tpr_mean"] == pytest.approx(np.mean([(machine > conformal_threshold(
+        human[split_reference(200, 0.5, [3, j])[0]], 0.05)).mean() for j in range(HALVINGS)]))
+
+
 def test_too_few_reference_humans_give_no_calibrated_threshold():
     from aicd.scoring.loco import fold_metrics
 
@@ -225,6 +249,10 @@ def test_the_table_job_reads_every_fold_in_the_configs_order(tmp_path):
     text = (tmp_path / "loco.md").read_text()
     default = text[text.index("### Calibrated on the default reference"):]
     assert "config/loco.yaml names none" in default
+    halvings = text[text.index("### The same two rules over 50 seeded halvings"):text.index("### Calibrated on the default")]
+    beta = json.loads((tmp_path / "loco.json").read_text())["detectors"]["good"]["folds"]["beta"]
+    h = beta["calibrated"]["halvings"]
+    assert f"| Good (LR) | {100 * h['fpr_mean']:.1f} ({h['missed']}) / {100 * h['tpr_mean']:.1f} → n/a |" in halvings
     assert "| Good (LR) | 12.5 (≤ 24.5) / 40.0 ¶ | — | 12.5 / 40.0 | 12.5 / 40.0 |" in default
     assert text.index("beta (40 h / 40 m)") < text.index("alpha (40 h / 40 m)")
     assert "Left out (no human-class score on every held-out collection): Labels." in text and "Good (LR)" in text

@@ -92,8 +92,9 @@ def realised_fpr(human_scores, threshold: float, confidence: float = CONFIDENCE)
             "fpr_upper": clopper_pearson_upper(flagged, n, confidence), "confidence": confidence}
 
 
-def split_reference(n: int, held_out: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded (fit, held-out) index arrays of n reference rows; held_out in [0, 1)."""
+def split_reference(n: int, held_out: float, seed) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded (fit, held-out) index arrays of n reference rows; held_out in [0, 1); seed: an int
+    or a sequence of ints (numpy's seed sequence)."""
     order = np.random.default_rng(seed).permutation(n)
     cut = int(round(n * held_out))
     return np.sort(order[cut:]), np.sort(order[:cut])

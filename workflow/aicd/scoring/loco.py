@@ -18,6 +18,10 @@ and of its validation rows (from the *training* collections):
   read on every machine row. None with fewer reference humans than the target allows (19 at 5%);
 - `calibrated_confident`: the same half, the threshold held with probability LOCO_FPR_CONFIDENCE
   over the half drawn (a higher order statistic; None below 59 humans at 5% and 0.95);
+- in both, `halvings`: the same rule over HALVINGS seeded halvings of the same humans, since one
+  half is one draw of the reference a user might hold (with 100 measuring humans one program is a
+  point): the mean and the highest realised FPR, how many halvings passed the target by more than
+  MISS_MARGIN, and the mean TPR;
 - `default_reference` (where the caller gives a reference): no row of the collection sets the
   threshold. Human code the fold's detector did not train on and that is not of the held-out
   collection (the training collections' validation humans, the gathered library code) sets a
@@ -54,6 +58,10 @@ TARGET_FPR = 0.05
 # The own-half view held with a confidence (aicd detect --fpr-confidence): a setting of the protocol,
 # not the level of the Clopper-Pearson bounds, though both are 0.95.
 LOCO_FPR_CONFIDENCE = 0.95
+# The own-half views read again over this many seeded halvings, and a halving counted as a miss
+# where its realised FPR passes the target by more than the margin (7% for a 5% target).
+HALVINGS = 50
+MISS_MARGIN = 0.02
 
 
 def cells(scores: np.ndarray, positive: np.ndarray, threshold: float) -> np.ndarray:
@@ -76,7 +84,22 @@ def calibrated(scores: np.ndarray, positive: np.ndarray, fpr: float, seed: int, 
                                                  f"{min_reference(fpr, confidence)} a {fpr:.0%} target needs"}
     realised = realised_fpr(human[held], threshold)
     return {**out, "threshold": threshold, "fpr": realised["fpr"], "fpr_upper": realised["fpr_upper"],
-            "tpr": float((machine > threshold).mean()) if len(machine) else None}
+            "tpr": float((machine > threshold).mean()) if len(machine) else None,
+            "halvings": over_halvings(human, machine, fpr, seed, confidence)}
+
+
+def over_halvings(human: np.ndarray, machine: np.ndarray, fpr: float, seed: int, confidence: float | None) -> dict:
+    """The own-half rule over HALVINGS seeded halvings of the same human rows (seeds (seed, j),
+    none of them the single view's): what the rule keeps over the references a user might hold."""
+    fprs, tprs = np.empty(HALVINGS), np.empty(HALVINGS)
+    for j in range(HALVINGS):
+        fit, held = split_reference(len(human), 0.5, [seed, j])
+        threshold = conformal_threshold(human[fit], fpr, confidence)  # not None: every halving has the same sizes
+        fprs[j] = (human[held] > threshold).mean()
+        tprs[j] = (machine > threshold).mean() if len(machine) else np.nan
+    return {"halvings": HALVINGS, "fpr_mean": float(fprs.mean()), "fpr_max": float(fprs.max()),
+            "missed": int((fprs > fpr + MISS_MARGIN + 1e-12).sum()), "miss_margin": MISS_MARGIN,
+            "tpr_mean": None if np.isnan(tprs).all() else float(np.nanmean(tprs))}
 
 
 def default_reference(test_scores, test_positive, test_languages, reference_scores, reference_languages,
