@@ -45,7 +45,8 @@ SUITE_NAMES = ("aicd-*", "sandbox-*", "snakemake*", "pymp-*", ".org.chromium.*",
 OTHERS = ("snakemake", "aicd", "pytest")
 SETTLE_S = 10.0
 # Podman's rootless pause process: started by the user's first rootless Podman command to hold its
-# namespaces, and kept on purpose (until the user's last session ends).
+# namespaces, and kept on purpose (until the user's last session ends); its argv[0] is the name
+# or the path the first command was started by.
 KEPT = {"podman", "catatonit -P"}
 
 
@@ -66,6 +67,10 @@ class Proc:
             if token == "-m" and i + 1 < len(self.argv) and self.argv[i + 1].split(".")[0] in programs:
                 return True
         return False
+
+    def kept(self) -> bool:
+        """Whether this is Podman's pause process (KEPT), its program named or given by path."""
+        return bool(self.argv) and " ".join([os.path.basename(self.argv[0]), *self.argv[1:]]) in KEPT
 
     def started(self) -> float:
         """When the process started, in seconds since the epoch."""
@@ -164,7 +169,7 @@ class Snapshot:
         table = processes() if table is None else table
         return [proc for proc in table.values()
                 if proc.pid != self.me and proc.state != "Z" and (proc.pid, proc.start) not in self.before
-                and proc.command not in KEPT and not self.goes_with_me(proc) and self.ours(proc, table)]
+                and not proc.kept() and not self.goes_with_me(proc) and self.ours(proc, table)]
 
     def new_entries(self, table: dict[int, Proc] | None = None) -> list[str]:
         """The suite's entries of the temporary folder that were not there at the start: those no

@@ -9,7 +9,7 @@ import sys
 import tempfile
 import time
 
-from leftovers import SUITE_MARK, Snapshot
+from leftovers import SUITE_MARK, Proc, Snapshot
 
 # A daemon as the suite's code might leave one: its own session, its parent gone (an orphan), and
 # the environment it was started with.
@@ -131,3 +131,15 @@ def test_the_sessions_own_pool_helpers_go_with_it_and_a_killed_childs_folder_doe
     proc = subprocess.run([sys.executable, "-c", OWN_POOL, tests, str(tmp_path)], capture_output=True, text=True,
                           timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert proc.stdout.strip() == "[] 1 ['pymp-']", proc.stdout + proc.stderr
+
+
+def test_podmans_pause_process_is_kept_however_its_program_was_named():
+    """A user's first rootless Podman command leaves its pause process on purpose; started by a
+    path (/usr/bin/podman, as the sandbox's engine runs it) it was reported as the suite's leftover."""
+    def proc(*argv):
+        return Proc(1, "0", "S", 1, " ".join(argv), argv)
+
+    for argv in [("podman",), ("/usr/bin/podman",), ("catatonit", "-P"), ("/usr/libexec/podman/catatonit", "-P")]:
+        assert proc(*argv).kept(), argv
+    for argv in [("/usr/bin/podman", "run", "x"), ("/usr/bin/podman", "system", "service"), ("catatonit",), ()]:
+        assert not proc(*argv).kept(), argv
