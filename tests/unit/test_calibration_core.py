@@ -100,3 +100,17 @@ def test_a_confidence_outside_half_to_one_is_refused(confidence):
     # 1.0 has no threshold at all; below 0.5 the threshold would hold less often than the average rule
     with pytest.raises(ValueError, match="a probability in"):
         conformal_rank(100, 0.05, confidence)
+
+
+def test_the_bounds_are_scipy_stats_to_the_bit():
+    """Clopper-Pearson and the confident rank from scipy.special (a tenth of scipy.stats' import):
+    beta.ppf's and binom.sf's values exactly."""
+    from scipy.stats import beta, binom
+
+    for n in (1, 7, 59, 100, 151, 400):
+        for flagged in range(0, n, max(1, n // 9)):
+            assert clopper_pearson_upper(flagged, n) == float(beta.ppf(0.95, flagged + 1, n - flagged))
+        for fpr, confidence in ((0.05, 0.95), (0.01, 0.9), (0.1, 0.99)):
+            ranks = np.arange(1, n + 1)
+            holds = binom.sf(ranks - 1, n, 1 - fpr) <= 1 - confidence + 1e-12
+            assert conformal_rank(n, fpr, confidence) == (int(ranks[holds][0]) if n >= min_reference(fpr, confidence) else None)

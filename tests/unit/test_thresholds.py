@@ -176,3 +176,17 @@ def test_validation_rows_without_a_score_are_counted_and_left_out():
     assert np.isfinite(m["deployment_at_fpr"]["0.05"]["threshold"])
     none = threshold_metrics(test, val.assign(machine_score=np.nan), (0.05,), resamples=50)
     assert none["deployment_at_fpr"] is None
+
+
+def test_average_ranks_are_scipys_rankdata_to_the_bit():
+    """The scoring jobs rank without importing scipy.stats: the same floats, ties sharing their
+    mean rank, NaN propagated."""
+    from aicd.scoring.thresholds import average_ranks
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        values = np.round(rng.normal(size=int(rng.integers(0, 80))), int(rng.integers(0, 3)))
+        for x in (values, values.astype(int)):
+            assert np.array_equal(average_ranks(x), rankdata(x)), x
+    assert np.isnan(average_ranks(np.array([1.0, np.nan, 2.0]))).all()

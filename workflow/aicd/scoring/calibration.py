@@ -55,11 +55,12 @@ def conformal_rank(n: int, fpr: float, confidence: float | None = None) -> int |
         return k if 1 <= k <= n else None
     if n < min_reference(fpr, confidence):
         return None
-    from scipy.stats import binom
+    from scipy.special import betainc  # scipy.special, not scipy.stats: a tenth of the import
 
     ranks = np.arange(1, n + 1)
     # P(the k-th smallest of n humans' scores lets more than fpr of humans through) = P(Bin(n, 1 - fpr) >= k)
-    holds = binom.sf(ranks - 1, n, 1 - fpr) <= 1 - confidence + 1e-12
+    # = I_{1-fpr}(k, n - k + 1), the regularized incomplete beta (binom.sf(k - 1, ...) to the bit)
+    holds = betainc(ranks, n - ranks + 1, 1 - fpr) <= 1 - confidence + 1e-12
     return int(ranks[holds][0])
 
 
@@ -75,13 +76,13 @@ def conformal_threshold(human_scores, fpr: float, confidence: float | None = Non
 
 def clopper_pearson_upper(flagged: int, n: int, confidence: float = CONFIDENCE) -> float | None:
     """One-sided upper confidence bound of a rate seen as `flagged` of `n` (None for n = 0)."""
-    from scipy.stats import beta
+    from scipy.special import betaincinv  # beta.ppf to the bit, without importing scipy.stats
 
     if n <= 0:
         return None
     if flagged >= n:
         return 1.0
-    return float(beta.ppf(confidence, flagged + 1, n - flagged))
+    return float(betaincinv(flagged + 1, n - flagged, confidence))
 
 
 def realised_fpr(human_scores, threshold: float, confidence: float = CONFIDENCE) -> dict:
