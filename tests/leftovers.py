@@ -70,7 +70,8 @@ class Proc:
 
     def kept(self) -> bool:
         """Whether this is Podman's pause process (KEPT), its program named or given by path."""
-        return bool(self.argv) and " ".join([os.path.basename(self.argv[0]), *self.argv[1:]]) in KEPT
+        named = [os.path.basename(self.argv[0]), *self.argv[1:]] if self.argv else [self.command]
+        return " ".join(named) in KEPT
 
     def started(self) -> float:
         """When the process started, in seconds since the epoch."""

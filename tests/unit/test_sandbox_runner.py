@@ -176,6 +176,22 @@ def test_every_writable_tmpfs_has_a_size_and_an_inode_cap():
     assert not any("seccomp" in f for f in isolation_flags(Limits(), seccomp=False))
 
 
+def test_every_container_asks_at_most_pid_max_processes_and_the_smoke_test_asks_the_same():
+    """Rootful Podman lowers its own process limit to the kernel's pid_max: a container asking more
+    does not start. The image's smoke test and every sandbox container ask the same rlimits."""
+    import resource
+
+    from aicd.sandbox.images import smoke_run_args
+    from aicd.sandbox.isolation import pid_max, ulimits
+
+    limits = {u["Name"]: u for u in ulimits()}
+    hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    assert limits["nproc"]["Hard"] == limits["nproc"]["Soft"] == min(pid_max(), 1 << 20 if hard < 0 else hard)
+    assert limits["nproc"]["Hard"] <= pid_max() and limits["core"]["Hard"] == 0
+    asked = {u["Name"]: (u["Soft"], u["Hard"]) for u in smoke_run_args()["ulimits"]}
+    assert asked == {name: (u["Soft"], u["Hard"]) for name, u in limits.items()}
+
+
 def test_the_seccomp_profile_is_in_the_image_context_and_refuses_io_uring():
     from aicd.sandbox.images import context_tag
     from aicd.sandbox.pool import CONTEXT, SECCOMP_PROFILE

@@ -143,3 +143,4 @@ def test_podmans_pause_process_is_kept_however_its_program_was_named():
         assert proc(*argv).kept(), argv
     for argv in [("/usr/bin/podman", "run", "x"), ("/usr/bin/podman", "system", "service"), ("catatonit",), ()]:
         assert not proc(*argv).kept(), argv
+    assert Proc(1, "0", "S", 1, "podman", ()).kept()  # no argv to read (cmdline gone): its name

@@ -132,12 +132,13 @@ def test_svd_components_are_the_exact_right_singular_vectors():
 def test_fewer_rows_than_features_give_the_same_singular_vectors(rank):
     """60 rows of 200 features: the row-side path (X X^T) gives numpy's exact right singular
     vectors; with rank 10 below the 20 asked, the vectors past the rank are X^T X's, as before."""
-    from aicd.features.tfidf import right_singular_vectors
+    from aicd.features.tfidf import _from_row_gram, right_singular_vectors
 
     rng = np.random.default_rng(4)
     base = sp.random(rank, 200, density=0.2, random_state=5, format="csr")
     X = sp.csr_matrix(base[rng.integers(0, rank, 60)] if rank < 60 else base)
     got = right_singular_vectors(X, 20)
+    assert (_from_row_gram(X, 20) is None) == (rank < 20)  # the row-side path taken where it defines them all
     _, values, vt = np.linalg.svd(X.toarray())
     shown = min(20, int((values > 1e-8).sum()))
     cosines = np.abs(np.sum(got[:shown] * vt[:shown], axis=1))

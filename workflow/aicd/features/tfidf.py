@@ -190,8 +190,8 @@ class TfidfSvdFeaturizer(Featurizer):
 def right_singular_vectors(X: sp.csr_matrix, k: int, block: int = 65_536) -> np.ndarray:
     """The k right singular vectors of X with the largest singular values, as rows (k x
     features), from the eigenvectors of X^T X summed over blocks of rows, or, with fewer rows
-    than features, of the smaller X X^T (the same vectors, to rounding: 3.3 CPU-s against 11.6
-    for the demo's 3,236 rows of 5,000 features)."""
+    than features, of the smaller X X^T (the same vectors, to rounding, for a fraction of the
+    cost: benchmarks/notes/demo.md)."""
     d = X.shape[1]
     if d == 0 or k <= 0:
         return np.zeros((0, d), dtype=np.float64)

@@ -132,7 +132,8 @@ def _halving_cell(view: dict | None) -> str:
 
 
 def _halving_tail(folds: list[dict], view: str) -> tuple[str, str]:
-    """Mean and worst over the collections a view measured: its halvings' mean FPR and TPR."""
+    """Mean and worst over `folds`: the view's halvings' mean FPR and TPR (the worst FPR and the
+    worst TPR each over the collections, as in the table's other calibrated sections)."""
     measured = [f[view]["halvings"] for f in folds if (f.get(view) or {}).get("halvings")]
     if not measured:
         return "n/a", "n/a"
@@ -143,13 +144,17 @@ def _halving_tail(folds: list[dict], view: str) -> tuple[str, str]:
 
 def halving_rows(records: dict, titles: dict) -> list[list[str]]:
     """Per detector and collection: the own-half rule held on average → held with a confidence,
-    each over its seeded halvings (aicd.scoring.loco.over_halvings)."""
+    each over its seeded halvings (aicd.scoring.loco.over_halvings). The mean and worst of both
+    rules are over the collections where the confident rule has a threshold too, so that the two
+    sides of the arrow read the same collections (its cells still show the average rule alone
+    where the confident one has none)."""
     rows = []
     for detector, record in records.items():
         folds = list(record["folds"].values())
         cells = [f"{_halving_cell(f.get('calibrated'))} → {_halving_cell(f.get('calibrated_confident'))}"
                  for f in folds]
-        tails = [_halving_tail(folds, view) for view in ("calibrated", "calibrated_confident")]
+        both = [f for f in folds if (f.get("calibrated_confident") or {}).get("halvings")]
+        tails = [_halving_tail(both, view) for view in ("calibrated", "calibrated_confident")]
         rows.append([titles.get(detector, detector), *cells, f"{tails[0][0]} → {tails[1][0]}",
                      f"{tails[0][1]} → {tails[1][1]}"])
     return rows
@@ -190,7 +195,8 @@ def markdown(records: dict, titles: dict, fpr: float = TARGET_FPR, left_out: lis
         out += [f"### The same two rules over {HALVINGS} seeded halvings of the collection's human rows (one half is "
                 "one draw of the reference a user might hold): mean realised FPR % (in brackets: the halvings whose "
                 f"FPR passed {fpr + MISS_MARGIN:.0%}, of {HALVINGS}) / mean TPR %, held on average → held with "
-                f"probability {LOCO_FPR_CONFIDENCE:g}; mean and worst over the collections measured", "",
+                f"probability {LOCO_FPR_CONFIDENCE:g}; mean and worst over the collections where both rules have a "
+                "threshold", "",
                 _md_table(head, halving_rows(records, titles)), ""]
     if any("default_reference" in f for r in records.values() for f in r["folds"].values()):
         held = next((f["default_reference"]["fpr_confidence"] for r in records.values() for f in r["folds"].values()

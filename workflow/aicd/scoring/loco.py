@@ -89,15 +89,16 @@ def calibrated(scores: np.ndarray, positive: np.ndarray, fpr: float, seed: int, 
 
 
 def over_halvings(human: np.ndarray, machine: np.ndarray, fpr: float, seed: int, confidence: float | None) -> dict:
-    """The own-half rule over HALVINGS seeded halvings of the same human rows (seeds (seed, j),
-    none of them the single view's): what the rule keeps over the references a user might hold."""
+    """The own-half rule over HALVINGS seeded halvings of the same human rows: what the rule keeps
+    over the references a user might hold. Seeds (seed, j + 1): numpy pads a seed with zeros, so
+    (seed, 0) would be the single view's own half."""
     fprs, tprs = np.empty(HALVINGS), np.empty(HALVINGS)
     for j in range(HALVINGS):
-        fit, held = split_reference(len(human), 0.5, [seed, j])
+        fit, held = split_reference(len(human), 0.5, [seed, j + 1])
         threshold = conformal_threshold(human[fit], fpr, confidence)  # not None: every halving has the same sizes
         fprs[j] = (human[held] > threshold).mean()
         tprs[j] = (machine > threshold).mean() if len(machine) else np.nan
-    return {"halvings": HALVINGS, "fpr_mean": float(fprs.mean()), "fpr_max": float(fprs.max()),
+    return {"count": HALVINGS, "fpr_mean": float(fprs.mean()), "fpr_max": float(fprs.max()),
             "missed": int((fprs > fpr + MISS_MARGIN + 1e-12).sum()), "miss_margin": MISS_MARGIN,
             "tpr_mean": None if np.isnan(tprs).all() else float(np.nanmean(tprs))}
 
