@@ -74,6 +74,55 @@ def parse_status(text: str) -> tuple:
     return uid, mem
 
 
+def _has_address_space(folder: str) -> bool:
+    try:
+        with open(f"{folder}/statm") as fh:
+            return any(int(size) for size in fh.read().split())
+    except (OSError, ValueError):
+        return False
+
+
+def memory_view(pid) -> str | None:
+    """The /proc folder that shows a process's memory, mappings and descriptors: its own, or,
+    where its first thread has exited while others live (a zombie leader: /proc/PID then reads
+    no memory, no mapping, no descriptor, though its threads hold them all), a live thread's;
+    None where no thread has an address space (the process is gone)."""
+    if _has_address_space(f"/proc/{pid}"):
+        return f"/proc/{pid}"
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in threads:
+        if tid != str(pid) and _has_address_space(f"/proc/{pid}/task/{tid}"):
+            return f"/proc/{pid}/task/{tid}"
+    return None
+
+
+def view_file(pid, name: str) -> str:
+    """The path of a /proc file of the process where memory_view shows it (OSError: gone)."""
+    view = memory_view(pid)
+    if view is None:
+        raise FileNotFoundError(f"/proc/{pid}: no thread with an address space")
+    return f"{view}/{name}"
+
+
+def status_of(pid) -> tuple | None:
+    """(real uid, memory fields) of a process (parse_status), its memory read where memory_view
+    shows it; None where the process is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            uid, mem = parse_status(fh.read())
+        if not mem:  # no address space at /proc/PID: gone, or a zombie leader whose threads live on
+            view = memory_view(pid)
+            if view is not None:
+                with open(f"{view}/status") as fh:
+                    mem = parse_status(fh.read())[1]
+    except (OSError, ValueError, IndexError):
+        return None
+    return uid, mem
+
+
 def held_memfds(pids) -> dict:
     """{(device, inode): bytes} of the regular files on the shmem mount (memfds) that the
     processes hold open, each counted once however many hold it."""
@@ -82,12 +131,13 @@ def held_memfds(pids) -> dict:
         return held
     for pid in pids:
         try:
-            fds = os.listdir(f"/proc/{pid}/fd")
+            folder = view_file(pid, "fd")
+            fds = os.listdir(folder)
         except OSError:
             continue
         for fd in fds:
             try:
-                st = os.stat(f"/proc/{pid}/fd/{fd}")
+                st = os.stat(f"{folder}/{fd}")
             except OSError:
                 continue
             if st.st_dev == SHMEM_DEV and stat.S_ISREG(st.st_mode):
@@ -125,7 +175,7 @@ def shared_anon_ends(pids, reached: dict) -> int:
     live = set()
     for pid in pids:
         try:
-            fh = open(f"/proc/{pid}/maps")
+            fh = open(view_file(pid, "maps"))
         except OSError:
             continue
         with fh:
@@ -145,7 +195,7 @@ def shared_anon_ends(pids, reached: dict) -> int:
 def rollup_kb(pid) -> int | None:
     """Proportional anonymous and shared memory, swap and huge pages of one process (None: gone)."""
     try:
-        found = _fields(f"/proc/{pid}/smaps_rollup", ROLLUP_KEYS)
+        found = _fields(view_file(pid, "smaps_rollup"), ROLLUP_KEYS)
     except OSError:
         return None
     if "Pss_Anon:" not in found:  # kernels before 5.9 split no Pss: the status counters stand
@@ -171,7 +221,7 @@ def mapped_twice_kb(pids, mounts, held, objects=()) -> int:
     total = 0
     for pid in pids:
         try:
-            fh = open(f"/proc/{pid}/smaps")
+            fh = open(view_file(pid, "smaps"))
         except OSError:
             continue
         with fh:
@@ -199,18 +249,9 @@ def _twice(counting: bool, shared: bool, pss: int, anon: int) -> int:
 
 
 def without_memory(pids) -> set:
-    """The processes that hold no address space now: reaped, a zombie, or past the point of their
-    exit that releases it (/proc/PID/statm reads zeros from then on)."""
-    gone = set()
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/statm") as fh:
-                sizes = fh.read().split()
-        except OSError:
-            sizes = []
-        if not any(int(size) for size in sizes):
-            gone.add(pid)
-    return gone
+    """The processes that hold no address space now: reaped, a zombie whose threads are gone too,
+    or past the point of their exit that releases it (/proc/PID/statm reads zeros from then on)."""
+    return {pid for pid in pids if memory_view(pid) is None}
 
 
 def charged_mb(processes: dict, mounts, limit_mb: float, shared: dict | None = None) -> float:

@@ -324,13 +324,9 @@ def program_status() -> dict:
     meter = _module("meter")
     processes = {}
     for pid in sorted(int(name) for name in os.listdir("/proc") if name.isdigit()):
-        try:
-            with open(f"/proc/{pid}/status") as fh:
-                uid, mem = meter.parse_status(fh.read())
-        except (OSError, ValueError, IndexError):
-            continue
-        if uid == PROGRAM_UID:
-            processes[pid] = mem
+        found = meter.status_of(pid)  # a zombie leader's memory read from a thread that lives on
+        if found is not None and found[0] == PROGRAM_UID:
+            processes[pid] = found[1]
     return processes
 
 

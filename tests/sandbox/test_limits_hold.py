@@ -114,6 +114,32 @@ MEMFDS_UNSEEN_3GB = textwrap.dedent("""
 """)
 
 
+# The first thread exits (a zombie leader: /proc/PID reads no memory) while another allocates 640 MB.
+LEADER_GONE_THREAD_HOGS = textwrap.dedent("""
+    #define _GNU_SOURCE
+    #include <pthread.h>
+    #include <stdio.h>
+    #include <stdlib.h>
+    #include <string.h>
+    #include <unistd.h>
+    static void *hog(void *unused) {
+        for (int i = 0; i < 40; i++) {
+            char *p = malloc(16 << 20);
+            if (!p) { puts("refused"); fflush(stdout); _exit(3); }
+            memset(p, 1, 16 << 20);
+            usleep(20000);
+        }
+        puts("held 640 MB");
+        fflush(stdout);
+        _exit(0);
+    }
+    int main(void) {
+        pthread_t t;
+        pthread_create(&t, 0, hog, 0);
+        pthread_exit(0);
+    }
+""")
+
 CHILD_OOM_PARENT_FINE = textwrap.dedent("""
     import os, sys
     child = os.fork()
@@ -408,6 +434,17 @@ def test_a_child_killed_for_memory_is_the_programs_memory_limit(pair):
     program went past its memory, whatever its exit code says."""
     result = run(pair[1], "Python", CHILD_OOM_PARENT_FINE)
     assert result["status"] == "memory_limit", result
+    still_fine(pair[1])
+
+
+def test_a_thread_that_outlives_its_first_thread_is_held_to_the_cap(pair):
+    """The first thread exits and another allocates 640 MB against a cap of 320: /proc/PID of a
+    zombie leader reads no memory, so the runner's count saw none (`ok`, holding 640 MB, up to
+    RLIMIT_DATA in each of 128 processes); it now reads a live thread's."""
+    assert pair[1].limits.memory_mb == 320
+    result = run(pair[1], "C", LEADER_GONE_THREAD_HOGS)
+    assert "held 640 MB" not in stdout(result), result
+    assert_stopped_near_the_cap(pair[1], result)
     still_fine(pair[1])
 
 

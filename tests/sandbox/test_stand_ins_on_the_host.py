@@ -267,6 +267,56 @@ def test_a_process_that_exits_during_the_count_is_not_counted_from_its_old_count
             proc.wait()
 
 
+LEADER_GONE = textwrap.dedent("""
+    #include <pthread.h>
+    #include <stdio.h>
+    #include <stdlib.h>
+    #include <string.h>
+    #include <unistd.h>
+    static void *hold(void *unused) {
+        char *p = malloc(64 << 20);
+        memset(p, 1, 64 << 20);
+        puts("holding");
+        fflush(stdout);
+        sleep(60);
+        return p;
+    }
+    int main(void) {
+        pthread_t t;
+        pthread_create(&t, 0, hold, 0);
+        pthread_exit(0);
+    }
+""")
+
+
+def test_a_zombie_leaders_memory_is_read_from_a_thread_that_lives_on(tmp_path):
+    """The first thread exits while another holds 64 MB: /proc/PID reads no memory (nor
+    mappings, nor descriptors), and the count saw none; it reads them from a live thread."""
+    (tmp_path / "leader.c").write_text(LEADER_GONE)
+    subprocess.run(["cc", "-pthread", "-o", str(tmp_path / "leader"), str(tmp_path / "leader.c")], check=True,
+                   capture_output=True)
+    proc = subprocess.Popen([str(tmp_path / "leader")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "holding"
+        deadline = time.monotonic() + 10
+        while meter.memory_view(proc.pid) == f"/proc/{proc.pid}" and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the first thread has exited
+        with open(f"/proc/{proc.pid}/status") as fh:
+            assert "RssAnon" not in fh.read()  # what the count read before
+        assert meter.memory_view(proc.pid).startswith(f"/proc/{proc.pid}/task/")
+        _, mem = meter.status_of(proc.pid)
+        assert mem["anon"] >= 64 << 10, mem
+        assert meter.without_memory([proc.pid]) == set()
+        assert meter.charged_mb({proc.pid: mem}, [], limit_mb=32) >= 64
+        proc.kill()
+        proc.wait()
+        assert meter.memory_view(proc.pid) is None and meter.status_of(proc.pid) is None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_a_shared_anonymous_mapping_counts_at_its_size_when_its_pages_are_dropped():
     """64 MB shared anonymous memory touched, then dropped from the mapping (MADV_DONTNEED): the
     object keeps its pages, the processes' counters show none, and the count takes the object at
