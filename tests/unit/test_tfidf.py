@@ -1,8 +1,8 @@
 from collections import Counter
 
 import numpy as np
-import scipy.sparse as sp
 import pytest
+import scipy.sparse as sp
 from aicd.features import tfidf
 from aicd.features.tfidf import TfidfSvdFeaturizer, _bucket_of, top_ngrams, whitespace_tokens
 from sklearn.decomposition import TruncatedSVD
