@@ -99,9 +99,10 @@ def memory_view(pid) -> str | None:
     return None
 
 
-def view_file(pid, name: str) -> str:
-    """The path of a /proc file of the process where memory_view shows it (OSError: gone)."""
-    view = memory_view(pid)
+def view_file(pid, name: str, views: dict | None = None) -> str:
+    """The path of a /proc file of the process where memory_view shows it (OSError: gone);
+    views: {pid: memory_view(pid)} read once for a whole count, where the caller has it."""
+    view = views[pid] if views is not None and pid in views else memory_view(pid)
     if view is None:
         raise FileNotFoundError(f"/proc/{pid}: no thread with an address space")
     return f"{view}/{name}"
@@ -123,7 +124,7 @@ def status_of(pid) -> tuple | None:
     return uid, mem
 
 
-def held_memfds(pids) -> dict:
+def held_memfds(pids, views: dict | None = None) -> dict:
     """{(device, inode): bytes} of the regular files on the shmem mount (memfds) that the
     processes hold open, each counted once however many hold it."""
     held = {}
@@ -131,7 +132,7 @@ def held_memfds(pids) -> dict:
         return held
     for pid in pids:
         try:
-            folder = view_file(pid, "fd")
+            folder = view_file(pid, "fd", views)
             fds = os.listdir(folder)
         except OSError:
             continue
@@ -168,14 +169,14 @@ def tmpfs_bytes(mounts) -> int:
     return total
 
 
-def shared_anon_ends(pids, reached: dict) -> int:
+def shared_anon_ends(pids, reached: dict, views: dict | None = None) -> int:
     """Bytes: the shared anonymous objects the processes map now, each at the furthest end of it
     that a mapping has reached while it lived (`reached`, {(device, inode): bytes}, kept from count
     to count for the step: an object a process has shrunk by unmapping still holds what it held)."""
     live = set()
     for pid in pids:
         try:
-            fh = open(view_file(pid, "maps"))
+            fh = open(view_file(pid, "maps", views))
         except OSError:
             continue
         with fh:
@@ -192,10 +193,10 @@ def shared_anon_ends(pids, reached: dict) -> int:
     return sum(reached.values())
 
 
-def rollup_kb(pid) -> int | None:
+def rollup_kb(pid, views: dict | None = None) -> int | None:
     """Proportional anonymous and shared memory, swap and huge pages of one process (None: gone)."""
     try:
-        found = _fields(view_file(pid, "smaps_rollup"), ROLLUP_KEYS)
+        found = _fields(view_file(pid, "smaps_rollup", views), ROLLUP_KEYS)
     except OSError:
         return None
     if "Pss_Anon:" not in found:  # kernels before 5.9 split no Pss: the status counters stand
@@ -207,7 +208,7 @@ def _device_key(st_dev: int) -> str:
     return f"{os.major(st_dev):02x}:{os.minor(st_dev):02x}"
 
 
-def mapped_twice_kb(pids, mounts, held, objects=()) -> int:
+def mapped_twice_kb(pids, mounts, held, objects=(), views: dict | None = None) -> int:
     """The proportional pages of the mappings of counted tmpfs files, of held memfds and of the
     shared anonymous `objects` ({(device, inode)}): counted once by the mount's used blocks, the
     memfd's size or the object's end, once more as shared memory."""
@@ -221,7 +222,7 @@ def mapped_twice_kb(pids, mounts, held, objects=()) -> int:
     total = 0
     for pid in pids:
         try:
-            fh = open(view_file(pid, "smaps"))
+            fh = open(view_file(pid, "smaps", views))
         except OSError:
             continue
         with fh:
@@ -274,8 +275,9 @@ def charged_mb(processes: dict, mounts, limit_mb: float, shared: dict | None = N
 def _charged_mb(processes: dict, mounts, limit_mb: float, shared: dict | None) -> float:
     """One count of charged_mb's, each step taken only when the one before cannot decide."""
     limit = limit_mb * (1 << 20)
-    held = held_memfds(processes)
-    objects = shared_anon_ends(processes, shared) if shared is not None else 0
+    views = {pid: memory_view(pid) for pid in processes}  # each process's /proc folder, once a count
+    held = held_memfds(processes, views)
+    objects = shared_anon_ends(processes, shared, views) if shared is not None else 0
     files = tmpfs_bytes(mounts) + sum(held.values()) + objects  # what a mapping of these would count twice
     extra = files + unattached_sysv_bytes()
     estimate = sum(status_upper_kb(mem) for mem in processes.values()) * KB + extra
@@ -284,11 +286,11 @@ def _charged_mb(processes: dict, mounts, limit_mb: float, shared: dict | None) -
     if len(processes) > 1:  # pages shared between processes: proportional sizes (one process: the same)
         proportional = 0
         for pid, mem in processes.items():
-            kb = rollup_kb(pid)
+            kb = rollup_kb(pid, views)
             proportional += status_upper_kb(mem) if kb is None else kb
         estimate = proportional * KB + extra
         if estimate <= limit:
             return estimate / (1 << 20)
     if estimate - files > limit:  # over, whatever is counted twice (nothing, without files or memfds)
         return (estimate - files) / (1 << 20)
-    return (estimate - mapped_twice_kb(processes, mounts, held, shared or ()) * KB) / (1 << 20)
+    return (estimate - mapped_twice_kb(processes, mounts, held, shared or (), views) * KB) / (1 << 20)

@@ -131,30 +131,25 @@ def _halving_cell(view: dict | None) -> str:
     return f"{_pct(h['fpr_mean'])} ({h['missed']}) / {_pct(h['tpr_mean'])}"
 
 
-def _halving_tail(folds: list[dict], view: str) -> tuple[str, str]:
-    """Mean and worst over `folds`: the view's halvings' mean FPR and TPR (the worst FPR and the
-    worst TPR each over the collections, as in the table's other calibrated sections)."""
-    measured = [f[view]["halvings"] for f in folds if (f.get(view) or {}).get("halvings")]
-    if not measured:
+def _halving_tail(total: dict | None) -> tuple[str, str]:
+    """Mean and worst of one rule's halving means (aicd.scoring.loco.summary's `halvings`)."""
+    if not total:
         return "n/a", "n/a"
-    fprs, tprs = [h["fpr_mean"] for h in measured], [h["tpr_mean"] for h in measured if h["tpr_mean"] is not None]
-    return (f"{_pct(float(np.mean(fprs)))} / {_pct(float(np.mean(tprs)) if tprs else None)}",
-            f"{_pct(max(fprs))} / {_pct(min(tprs) if tprs else None)}")
+    return (f"{_pct(total['fpr_mean'])} / {_pct(total['tpr_mean'])}",
+            f"{_pct(total['fpr_worst'])} / {_pct(total['tpr_worst'])}")
 
 
 def halving_rows(records: dict, titles: dict) -> list[list[str]]:
     """Per detector and collection: the own-half rule held on average → held with a confidence,
-    each over its seeded halvings (aicd.scoring.loco.over_halvings). The mean and worst of both
-    rules are over the collections where the confident rule has a threshold too, so that the two
-    sides of the arrow read the same collections (its cells still show the average rule alone
-    where the confident one has none)."""
+    each over its seeded halvings (aicd.scoring.loco.over_halvings); the mean and worst over the
+    collections where the confident rule has a threshold too (its cells still show the average
+    rule alone where the confident one has none)."""
     rows = []
     for detector, record in records.items():
-        folds = list(record["folds"].values())
         cells = [f"{_halving_cell(f.get('calibrated'))} → {_halving_cell(f.get('calibrated_confident'))}"
-                 for f in folds]
-        both = [f for f in folds if (f.get("calibrated_confident") or {}).get("halvings")]
-        tails = [_halving_tail(both, view) for view in ("calibrated", "calibrated_confident")]
+                 for f in record["folds"].values()]
+        totals = record["summary"].get("halvings") or {}
+        tails = [_halving_tail(totals.get(view)) for view in ("calibrated", "calibrated_confident")]
         rows.append([titles.get(detector, detector), *cells, f"{tails[0][0]} → {tails[1][0]}",
                      f"{tails[0][1]} → {tails[1][1]}"])
     return rows

@@ -75,8 +75,7 @@ def calibrated(scores: np.ndarray, positive: np.ndarray, fpr: float, seed: int, 
     """A seeded half of the human rows sets the split-conformal threshold (held on average, or
     with `confidence` over the half drawn); the other half measures it."""
     human, machine = scores[~positive], scores[positive]
-    fit, held = split_reference(len(human), 0.5, seed)
-    threshold = conformal_threshold(human[fit], fpr, confidence)
+    fit, held, threshold = _half_sets(human, fpr, seed, confidence)
     out = {"target_fpr": fpr, "fpr_confidence": confidence, "reference_humans": int(len(fit)),
            "measuring_humans": int(len(held))}
     if threshold is None:
@@ -88,14 +87,20 @@ def calibrated(scores: np.ndarray, positive: np.ndarray, fpr: float, seed: int, 
             "halvings": over_halvings(human, machine, fpr, seed, confidence)}
 
 
+def _half_sets(human: np.ndarray, fpr: float, seed, confidence: float | None) -> tuple:
+    """(fitting half, measuring half, the threshold the fitting half sets or None) of a seeded
+    halving of the human scores."""
+    fit, held = split_reference(len(human), 0.5, seed)
+    return fit, held, conformal_threshold(human[fit], fpr, confidence)
+
+
 def over_halvings(human: np.ndarray, machine: np.ndarray, fpr: float, seed: int, confidence: float | None) -> dict:
     """The own-half rule over HALVINGS seeded halvings of the same human rows: what the rule keeps
     over the references a user might hold. Seeds (seed, j + 1): numpy pads a seed with zeros, so
     (seed, 0) would be the single view's own half."""
     fprs, tprs = np.empty(HALVINGS), np.empty(HALVINGS)
     for j in range(HALVINGS):
-        fit, held = split_reference(len(human), 0.5, [seed, j + 1])
-        threshold = conformal_threshold(human[fit], fpr, confidence)  # not None: every halving has the same sizes
+        _, held, threshold = _half_sets(human, fpr, [seed, j + 1], confidence)  # not None: the same sizes as the single half
         fprs[j] = (human[held] > threshold).mean()
         tprs[j] = (machine > threshold).mean() if len(machine) else np.nan
     return {"count": HALVINGS, "fpr_mean": float(fprs.mean()), "fpr_max": float(fprs.max()),
@@ -172,7 +177,7 @@ WORST = {"auroc": np.min, "macro_f1": np.min, "human_fpr": np.max, "oracle_macro
 def summary(folds: dict[str, dict], draws: dict[str, dict]) -> dict:
     """Mean and worst over the held-out collections of each metric, with intervals where the
     metric has resamples; the calibrated view's mean and worst over the collections that have a
-    threshold (how many: `collections`)."""
+    threshold (how many: `collections`); `halvings`: both own-half rules' halving means, the same way."""
     out = {}
     for name, worst in WORST.items():
         values = np.array([f[name] for f in folds.values()], dtype=float)
@@ -186,6 +191,13 @@ def summary(folds: dict[str, dict], draws: dict[str, dict]) -> dict:
         measured = [f[view] for f in folds.values() if (f.get(view) or {}).get("fpr") is not None]
         if measured:
             out[view] = _rates_over(measured)
+    # both own-half rules over their halvings, on the collections where the confident one has a
+    # threshold too, so that the two read the same collections
+    both = [f for f in folds.values() if ((f.get("calibrated_confident") or {}).get("halvings"))]
+    if both:
+        out["halvings"] = {view: _rates_over([{"fpr": f[view]["halvings"]["fpr_mean"],
+                                                "tpr": f[view]["halvings"]["tpr_mean"]} for f in both])
+                           for view in ("calibrated", "calibrated_confident")}
     return out
 
 
