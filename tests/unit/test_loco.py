@@ -255,7 +255,8 @@ def test_the_table_job_reads_every_fold_in_the_configs_order(tmp_path):
     halvings = text[text.index("### The same two rules over 50 seeded halvings"):text.index("### Calibrated on the default")]
     beta = json.loads((tmp_path / "loco.json").read_text())["detectors"]["good"]["folds"]["beta"]
     h = beta["calibrated"]["halvings"]
-    assert f"| Good (LR) | {100 * h['fpr_mean']:.1f} ({h['missed']}) / {100 * h['tpr_mean']:.1f} → n/a |" in halvings
+    # 20 humans measure each half: marked
+    assert f"| Good (LR) | {100 * h['fpr_mean']:.1f} ({h['missed']}) § / {100 * h['tpr_mean']:.1f} → n/a |" in halvings
     assert "| Good (LR) | 12.5 (≤ 24.5) / 40.0 ¶ | — | 12.5 / 40.0 | 12.5 / 40.0 |" in default
     assert text.index("beta (40 h / 40 m)") < text.index("alpha (40 h / 40 m)")
     assert "Left out (no human-class score on every held-out collection): Labels." in text and "Good (LR)" in text

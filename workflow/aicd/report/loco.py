@@ -128,7 +128,8 @@ def _halving_cell(view: dict | None) -> str:
     h = (view or {}).get("halvings")
     if not h:
         return "n/a"
-    return f"{_pct(h['fpr_mean'])} ({h['missed']}) / {_pct(h['tpr_mean'])}"
+    few = " §" if view.get("measuring_humans", FEW) < FEW else ""
+    return f"{_pct(h['fpr_mean'])} ({h['missed']}){few} / {_pct(h['tpr_mean'])}"
 
 
 def _halving_tail(total: dict | None) -> tuple[str, str]:
@@ -190,7 +191,8 @@ def markdown(records: dict, titles: dict, fpr: float = TARGET_FPR, left_out: lis
         out += [f"### The same two rules over {HALVINGS} seeded halvings of the collection's human rows (one half is "
                 "one draw of the reference a user might hold): mean realised FPR % (in brackets: the halvings whose "
                 f"FPR passed {fpr + MISS_MARGIN:.0%}, of {HALVINGS}) / mean TPR %, held on average → held with "
-                f"probability {LOCO_FPR_CONFIDENCE:g}; mean and worst over the collections where both rules have a "
+                f"probability {LOCO_FPR_CONFIDENCE:g}; § : each half measured on fewer than {FEW} humans (one program "
+                "moves its FPR by more than 3 points); mean and worst over the collections where both rules have a "
                 "threshold", "",
                 _md_table(head, halving_rows(records, titles)), ""]
     if any("default_reference" in f for r in records.values() for f in r["folds"].values()):
