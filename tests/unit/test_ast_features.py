@@ -68,3 +68,36 @@ def test_dimensionality_is_fixed_by_the_training_rows():
     assert test.shape == (2, len(names))  # Java-only node types are dropped
     assert test[1, names.index("ast:has_error")] == 1.0
     assert np.isfinite(test).all()
+
+
+def test_the_run_cache_gives_the_computed_features(tmp_path, monkeypatch):
+    import aicd.features.ast_features as ast_features
+
+    codes = [code for code, _ in PROGRAMS.values()] + ["garbage (((", "x = 1\n"]
+    languages = list(PROGRAMS) + ["Python", "Kotlin"]
+    plain = AstFeaturizer()
+    expected = plain.fit_transform(codes, languages)
+    expected_new = plain.transform(codes[:3], languages[:3])
+    cached = AstFeaturizer()
+    cached.cache_dir = str(tmp_path)
+    assert np.array_equal(cached.fit_transform(codes, languages), expected)
+    assert cached.__getstate__()["cache_dir"] is None  # the saved featurizer names no run's folder
+    # every text now comes from the cache: computing one again would fail
+    monkeypatch.setattr(ast_features, "extract", lambda *_: pytest.fail("a cached text was parsed again"))
+    again = AstFeaturizer()
+    again.cache_dir = str(tmp_path)
+    assert np.array_equal(again.fit_transform(codes, languages), expected)
+    assert again.feature_names == plain.feature_names
+    assert np.array_equal(again.transform(codes[:3], languages[:3]), expected_new)
+
+
+def test_the_language_is_part_of_the_cache_key(tmp_path):
+    code = "class A { public: int x; };\n"  # C++; read as C, a tree with errors
+    plain = AstFeaturizer()
+    plain.fit_transform([code, code], ["C", "C++"])
+    as_c, as_cpp = plain.transform([code], ["C"]), plain.transform([code], ["C++"])
+    assert not np.array_equal(as_c, as_cpp)
+    cached = AstFeaturizer()
+    cached.vectorizer, cached.cache_dir = plain.vectorizer, str(tmp_path)
+    assert np.array_equal(cached.transform([code], ["C"]), as_c)
+    assert np.array_equal(cached.transform([code], ["C++"]), as_cpp)  # not the C tree's values, read back

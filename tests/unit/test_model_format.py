@@ -368,3 +368,31 @@ def test_the_same_catboost_fit_in_two_processes_is_the_same_file(tmp_path):
     model = load_fitted(tmp_path / "a", "a model", "refit")
     assert model.get_metadata()["train_finish_time"] == "1970-01-01T00:00:00Z"
     assert model.predict(np.array([[2.0, 0, 0], [-2.0, 0, 0]])).tolist() == [True, False]
+
+
+def test_a_model_of_many_arrays_is_written_as_skops_alone_writes_it(tmp_path):
+    # While it writes, skops asks whether each array's member exists; the answers come from
+    # zipfile's index (constant time) instead of a list built anew per array. The file is the
+    # same bytes, and skops' own ZipFile is back in place afterwards.
+    import skops.io._persist as persist
+    from aicd.models import fitted_files
+
+    arrays = {f"a{i}": np.full(3, i, dtype=np.float32) for i in range(300)}
+    save_fitted(arrays, tmp_path / "indexed.skops")
+    assert persist.ZipFile is zipfile.ZipFile
+    plain = fitted_files._deflate_schema(skops_io().dumps(arrays, compression=zipfile.ZIP_STORED))
+    assert (tmp_path / "indexed.skops").read_bytes() == plain
+    loaded = load_fitted(tmp_path / "indexed.skops", "arrays", "rewrite them")
+    assert all(np.array_equal(loaded[k], v) for k, v in arrays.items())
+
+
+def test_a_model_reads_new_rows_through_the_run_cache(tmp_path):
+    ast, tfidf = build_featurizer("ast", {}), build_featurizer("tfidf", SMALL_TFIDF)
+    detector = build("robust", {"max_iter": 5}, seed=0)
+    model = FittedModel(detector=detector, featurizer=ConcatFeaturizer([ast, tfidf]), labels=[], spec={"kind": "robust"})
+    model.use_feature_cache(str(tmp_path))
+    assert detector.cache_dir == str(tmp_path) and ast.cache_dir == str(tmp_path)
+    assert not hasattr(tfidf, "cache_dir")  # a kind that keeps nothing per text is left alone
+    encoder_like = FittedModel(detector=None, featurizer=ast, labels=[], spec={})
+    encoder_like.use_feature_cache(None)  # no folder: nothing changes
+    assert ast.cache_dir == str(tmp_path)

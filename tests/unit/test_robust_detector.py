@@ -101,6 +101,30 @@ def test_stylometry_measures_what_it_names():
     assert g["trailing_space_ratio"] > 0 and math.isnan(g["comment_capital_ratio"])
 
 
+def test_identifiers_are_read_word_by_word():
+    # Identifiers come from the code with comments and strings blanked; the space between two
+    # words stays, so `int count` is a keyword and one identifier, not the identifier `intcount`.
+    f = dict(zip(FEATURE_NAMES, stylometry('int count = 0; // a note\nreturn count + "label";\n')))
+    assert f["ident_len_mean"] == 5.0 and f["ident_unique_ratio"] == 0.5 and f["ident_per_line"] == 1.0
+
+
+def test_character_classes_count_every_character():
+    f = dict(zip(FEATURE_NAMES, stylometry("aB1 é!\t")))  # 7 characters: a digit, an upper, a non-ASCII, a "!", a " "
+    assert f["digit_ratio"] == 1 / 7 and f["upper_ratio"] == 1 / 7 and f["non_ascii_ratio"] == 1 / 7
+    assert f["punct_ratio"] == 1 / 7 and f["space_ratio"] == 1 / 7
+
+
+def test_stylometry_matrix_reads_the_run_cache(tmp_path, monkeypatch):
+    import aicd.features.stylometry as style
+
+    codes = [c for c, _ in zip(*toy_corpus(20))] + ODD + [None]
+    computed = stylometry_matrix(codes)
+    assert np.array_equal(stylometry_matrix(codes, cache_dir=str(tmp_path)), computed, equal_nan=True)
+    assert (tmp_path / "stats.sqlite").is_file()
+    monkeypatch.setattr(style, "_rows", lambda _codes: pytest.fail("a cached text was computed again"))
+    assert np.array_equal(stylometry_matrix(codes, cache_dir=str(tmp_path)), computed, equal_nan=True)
+
+
 def test_normalised_tokens_hide_names_and_literals():
     toks = normalised_tokens('for (int i = 0; i < n; i++) { total += "x"; } // note')
     assert "ID1" in toks and "NUM" in toks and "STR" in toks and "COM" in toks and "for" in toks

@@ -162,6 +162,12 @@ def detector_runtime():
     return lambda w, attempt: detector(w).runtime * attempt
 
 
+def multiclass_first(w):
+    """A job's priority: 1 on a task of more than two classes, whose fits and figures take
+    several times a two-class task's, so that they start before the short jobs, not after."""
+    return 1 if len(PLAN.tasks[w.task].labels) > 2 else 0
+
+
 def detector_gpu(w):
     return detector(w).gpu
 
@@ -255,6 +261,8 @@ def detect_args(w, input):
     args = [f"--features {input.features} --featurizer {input.featurizer}"] if "features" in input.keys() else []
     if detector(w).storage == "folder":  # checkpoints kept across a killed job; tokenised splits shared
         args.append(f"--work-dir {OUT.checkpoints(w.task, w.detector)} --cache-dir {OUT.token_cache(w.task)}")
+    else:  # per-text feature values the run's jobs share (robust's stylometry; aicd.common.text_cache)
+        args.append(f"--cache-dir {OUT.features_cache()}")
     prepared = [f"{k[len('prepared_'):]}={v}" for k, v in input.items() if k.startswith("prepared_")]
     if prepared:
         args.append("--prepared " + " ".join(prepared))

@@ -59,6 +59,7 @@ rule analyses:
         OUT.log("analyses", "{task}"),
     benchmark:
         OUT.benchmark("analyses", "{task}")
+    priority: multiclass_first  # as the task's fits: a many-class task's figures are the long ones
     conda:
         env("core")
     threads: 1

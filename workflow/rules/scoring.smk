@@ -60,9 +60,10 @@ rule calibrate:
         guard=guard("calibrate"),
         spec=detector_spec,
         settings=calibration_settings,
+        feature_cache=OUT.features_cache(),
     shell:
         "{params.guard}python -m aicd.scoring calibrate --task {wildcards.task} --detector {wildcards.detector}"
         " --model {input.model} --spec {params.spec} --reference {input.reference} --predictions {input.predictions}"
         " --test {input.test} --validation-scores {input.validation_scores} --settings {params.settings}"
-        " --threads {threads}"
+        " --threads {threads} --feature-cache {params.feature_cache}"
         " --out {output.calibration} --view {output.view} > {log} 2>&1"

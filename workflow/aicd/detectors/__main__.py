@@ -132,7 +132,8 @@ def main(argv=None) -> None:
                    "split's human rows (what the scoring stage sets thresholds at a fixed FPR on) and of a "
                    "sample of its other rows (the validation AUROC)")
     f.add_argument("--work-dir", help="scratch folder kept across a killed job (encoder checkpoints)")
-    f.add_argument("--cache-dir", help="shared cache folder (tokenised splits)")
+    f.add_argument("--cache-dir", help="shared cache folder: an encoder's tokenised splits; for other kinds, the "
+                   "run's per-text feature values (results/cache/features: robust's stylometry)")
     p = sub.add_parser("predict", help="apply a fitted model to new rows")
     p.add_argument("--model", required=True, help="a fitted model (a .skops file or a folder)")
     p.add_argument("--test", required=True, help="the rows to predict (parquet: id, code, language, target)")

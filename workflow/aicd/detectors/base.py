@@ -102,7 +102,7 @@ class Detector(ABC):
     covers_feature_rows: bool = False  # predicts only the validation/test rows its feature set scored (a sample)
     wants_group_validation: bool = False  # what it tunes on validation must come from held-out groups
     work_dir: str | None = None     # scratch folder that outlives a killed job (checkpoints); set by the job
-    cache_dir: str | None = None    # shared cache folder (e.g. tokenised splits); set by the job
+    cache_dir: str | None = None    # shared cache folder (tokenised splits; per-text features); set by the job
     feature_names: list | None = None  # the feature set's column names ("features" kinds), set by the job
 
     def __init__(self, seed: int = 0, threads: int = 1, **params):

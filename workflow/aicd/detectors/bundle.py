@@ -67,6 +67,20 @@ class FittedModel:
             raise AttributeError(name)
         return getattr(detector, name)
 
+    def use_feature_cache(self, folder: str | None) -> None:
+        """Read and keep per-text feature values in the run's cache (aicd.common.text_cache) while
+        this model reads new rows: its featurizer's parts that keep any, and the detector where
+        it computes its own (robust's stylometry; an encoder's cache folder is its token cache)."""
+        if not folder:
+            return
+        featurizer = self.featurizer
+        parts = [] if featurizer is None else list(getattr(featurizer, "parts", None) or [featurizer])
+        for part in parts:
+            if hasattr(part, "cache_dir"):
+                part.cache_dir = folder
+        if self.detector is not None and self.detector.declared.storage != "folder":
+            self.detector.cache_dir = folder
+
     def inputs_for(self, rows: pd.DataFrame):
         """What the detector reads for these rows: code text, a feature matrix, or nothing."""
         det = self.detector

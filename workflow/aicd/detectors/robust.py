@@ -96,7 +96,9 @@ class RobustDetector(Detector):
         return self.setting(name)
 
     def _features(self, X) -> np.ndarray:
-        F = stylometry_matrix(list(X), self.threads)
+        # cache_dir: the run's per-text feature cache where the job names one (a task's rows are
+        # the other tasks' rows too: each text's stylometry is computed once per run)
+        F = stylometry_matrix(list(X), self.threads, self.cache_dir)
         if getattr(self, "lm_", None) is not None:
             from .robust_lm import lm_features
 

@@ -7,6 +7,7 @@ fixes the dimensionality (the number of attributes seen in training, as the pape
 
 from __future__ import annotations
 
+import functools
 import logging
 import statistics
 from typing import TYPE_CHECKING, NamedTuple
@@ -40,6 +41,24 @@ def _is_branch(kind: str) -> bool:
     # Whole words of the type name: "if_statement" branches, "identifier" does not.
     words = kind.split("_")
     return words[-1] not in ("keyword", "clause_list") and not _BRANCH_WORDS.isdisjoint(words)
+
+
+class _Kind(NamedTuple):
+    """What the walk needs to know of a node type; worked out once per type name (a grammar has a
+    few hundred), not once per node (a program has thousands)."""
+    key: str  # "node:<type>"
+    branch: bool
+    function: bool
+    comment: bool
+    identifier: bool  # an identifier type: a leaf of it counts as one identifier
+    block: bool
+
+
+@functools.cache
+def _kind(kind: str) -> _Kind:
+    return _Kind("node:" + kind, _is_branch(kind), kind in _FUNCTION_MARKERS or kind.endswith("function_definition"),
+                 "comment" in kind, "comment" not in kind and kind.endswith("identifier"),
+                 any(m in kind for m in _BLOCK_MARKERS))
 
 
 def layout_features(code: str) -> dict[str, float]:
@@ -112,25 +131,22 @@ def _walk(tree) -> _TreeStats:
     cursor = tree.walk()
     while True:
         node = cursor.node
-        kind = node.type
+        kind = _kind(node.type)
         n_nodes += 1
         if node.is_named:
             n_named += 1
-            key = "node:" + kind
-            counts[key] = counts.get(key, 0.0) + 1.0
-            if _is_branch(kind):
-                branches += 1
-            if kind in _FUNCTION_MARKERS or kind.endswith("function_definition"):
-                functions += 1
-            if "comment" in kind:
+            counts[kind.key] = counts.get(kind.key, 0.0) + 1.0
+            branches += kind.branch
+            functions += kind.function
+            if kind.comment:
                 comment_rows.update(range(node.start_point[0], node.end_point[0] + 1))
-            elif kind.endswith("identifier") and node.child_count == 0:
+            elif kind.identifier and node.child_count == 0:
                 text = node.text or b""
                 ident_lengths.append(len(text))
                 identifiers.add(text)
         if node.is_error or node.is_missing:
             n_errors += 1
-        is_block = any(m in kind for m in _BLOCK_MARKERS)
+        is_block = kind.block
         if cursor.goto_first_child():
             depth += 1
             max_depth = max(max_depth, depth)
@@ -174,15 +190,41 @@ def _tree_features(stats: _TreeStats, n_lines: float, has_error: bool) -> dict[s
     }
 
 
-def _sparse_rows(pairs: list) -> tuple[list[str], sp.csr_matrix]:
+def _extracted(pairs: list, cache_dir: str | None) -> list[dict[str, float]]:
+    """extract() of each (code, language) pair; with `cache_dir`, read from the run's per-text
+    cache where a job computed it before (aicd.common.text_cache), the others computed and kept."""
+    if not cache_dir:
+        return [extract(code, language) for code, language in pairs]
+    import json
+
+    from ..common.text_cache import TextCache, source_identity
+
+    cache = TextCache(cache_dir, {"kind": "ast", "source": source_identity(
+        __name__, "aicd.codetools.treesitter", packages=("tree-sitter", *_GRAMMAR_PACKAGES))})
+    keys = [f"{language}\0{code}" for code, language in pairs]  # the language picks the grammar
+    try:
+        values = [None if blob is None else json.loads(blob) for blob in cache.get_blobs(keys)]
+        todo = [i for i, v in enumerate(values) if v is None]
+        for i in todo:
+            values[i] = extract(*pairs[i])
+        cache.put_blobs([keys[i] for i in todo], [json.dumps(values[i]).encode() for i in todo])
+    finally:
+        cache.close()
+    return values
+
+
+_GRAMMAR_PACKAGES = tuple(module.replace("_", "-") for module, _ in GRAMMARS.values())
+
+
+def _sparse_rows(pairs: list, cache_dir: str | None = None) -> tuple[list[str], sp.csr_matrix]:
     """(names, CSR float32 over those names) of one chunk of (code, language) pairs: what a
     worker sends back while the training split's attribute set is not known yet."""
     import scipy.sparse as sp
 
     names: dict[str, int] = {}
     indptr, indices, data = [0], [], []
-    for code, language in pairs:
-        for name, value in extract(code, language).items():
+    for values in _extracted(pairs, cache_dir):
+        for name, value in values.items():
             indices.append(names.setdefault(name, len(names)))
             data.append(value)
         indptr.append(len(indices))
@@ -191,8 +233,8 @@ def _sparse_rows(pairs: list) -> tuple[list[str], sp.csr_matrix]:
     return list(names), matrix
 
 
-def _dense_rows(pairs: list, vectorizer: DictVectorizer) -> np.ndarray:
-    return vectorizer.transform([extract(code, language) for code, language in pairs])
+def _dense_rows(pairs: list, vectorizer: DictVectorizer, cache_dir: str | None = None) -> np.ndarray:
+    return vectorizer.transform(_extracted(pairs, cache_dir))
 
 
 @register("ast")
@@ -211,13 +253,20 @@ class AstFeaturizer(JobThreads, Featurizer):
     def __init__(self) -> None:
         self.vectorizer = DictVectorizer(sparse=False, dtype=np.float32, sort=True)
         self.threads = 1
+        self.cache_dir = None  # the run's per-text cache, set by the job (aicd.features.compute)
+
+    def __getstate__(self):  # a fitted featurizer holds no path into one run's results
+        return {**self.__dict__, "cache_dir": None}
+
+    def _cache(self) -> str | None:
+        return getattr(self, "cache_dir", None)  # a featurizer saved before the cache has none
 
     def _pairs(self, rows, languages=None) -> list:
         return list(zip(codes_of(rows), languages_of(rows, languages)))
 
     def fit_transform(self, rows, languages=None, progress=None) -> np.ndarray:
         pairs = self._pairs(rows, languages)
-        parts = list(map_chunks(_sparse_rows, chunked(pairs, self.CHUNK), self.threads))
+        parts = list(map_chunks(_sparse_rows, chunked(pairs, self.CHUNK), self.threads, self._cache()))
         names = sorted({name for chunk_names, _ in parts for name in chunk_names})
         self.vectorizer.feature_names_ = names
         self.vectorizer.vocabulary_ = {name: i for i, name in enumerate(names)}
@@ -234,7 +283,8 @@ class AstFeaturizer(JobThreads, Featurizer):
         pairs = self._pairs(rows, languages)
         if not pairs:  # an empty split: zero rows of the fitted width
             return np.zeros((0, len(self.vectorizer.feature_names_)), dtype=np.float32)
-        return np.vstack(list(map_chunks(_dense_rows, chunked(pairs, self.CHUNK), self.threads, self.vectorizer)))
+        return np.vstack(list(map_chunks(_dense_rows, chunked(pairs, self.CHUNK), self.threads, self.vectorizer,
+                                         self._cache())))
 
     @property
     def feature_names(self) -> list[str]:

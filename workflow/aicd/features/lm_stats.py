@@ -117,11 +117,12 @@ class LMStatsFeaturizer(Featurizer):
         if not getattr(self, "cache_dir", None):
             return None
         if getattr(self, "_cache", None) is None:
-            from ..lm.stats_cache import StatsCache, model_identity
+            from ..common.text_cache import TextCache
+            from ..lm.stats_cache import model_identity
             from ..models.pretrained import resolve_model
 
             p = self.params
-            self._cache = StatsCache(self.cache_dir, {
+            self._cache = TextCache(self.cache_dir, {
                 "model": model_identity(resolve_model(p["model"])), "window": p["window"], "dtype": p["dtype"],
                 "reference": model_identity(resolve_model(p["reference_model"])) if p["reference_model"] else None})
         return self._cache

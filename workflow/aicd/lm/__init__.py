@@ -5,4 +5,5 @@ slice); the demos score with the pinned SmolLM2 and a full run with a Hub id (`p
 
 - train: the tokenizer and the model trained on human code;
 - stats: per-text token statistics of a causal LM, shared by every zero-shot criterion;
-- stats_cache: those statistics kept once computed, per model, window and precision."""
+- stats_cache: what names a model's weights in the key of those statistics, kept once computed
+  per text (aicd.common.text_cache)."""

@@ -15,6 +15,7 @@ flags)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import logging
@@ -174,13 +175,37 @@ def add_trust_arguments(parser) -> None:
                              "need --trust-type")
 
 
+class _IndexedZipFile(zipfile.ZipFile):
+    """skops asks `name in zip_file.namelist()` before it writes each array, and zipfile builds
+    that list anew for every question: quadratic in the arrays, 14,467 of them in a gradient-boosted
+    model of 12 classes (4 s of its 4.4 s save). While writing, the names come from zipfile's own
+    index instead (a view: the same answers, each in constant time)."""
+
+    def namelist(self):
+        return self.NameToInfo.keys() if self.mode == "w" else super().namelist()
+
+
+@contextlib.contextmanager
+def _indexed_skops_zip(sio):
+    persist = getattr(sio, "_persist", None)
+    if getattr(persist, "ZipFile", None) is not zipfile.ZipFile:  # another skops layout: left as it is
+        yield
+        return
+    persist.ZipFile = _IndexedZipFile
+    try:
+        yield
+    finally:
+        persist.ZipFile = zipfile.ZipFile
+
+
 def save_fitted(obj, target) -> None:
     """Write obj to target as a skops file, atomically."""
     from ..common.io import atomic_path
 
     sio = skops_io()
     try:
-        data = _deflate_schema(sio.dumps(portable(obj), compression=zipfile.ZIP_STORED))
+        with _indexed_skops_zip(sio):
+            data = _deflate_schema(sio.dumps(portable(obj), compression=zipfile.ZIP_STORED))
     except (TypeError, ValueError, AttributeError) as err:
         raise AicdError(f"cannot store {type(obj).__name__} at {target} without pickle ({_why(err)})") from None
     with atomic_path(target) as tmp:

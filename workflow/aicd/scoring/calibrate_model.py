@@ -155,12 +155,15 @@ def main(argv=None) -> None:
     parser.add_argument("--settings", type=json_arg, default={}, help="calibration settings: fprs, held_out, "
                         "floor, view_fpr, seed, fpr_confidence")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--feature-cache", help="the run's per-text feature cache (results/cache/features): the "
+                        "reference's AST features and stylometry are computed once for all of a task's calibrate jobs")
     parser.add_argument("--out", required=True, help="the calibration file (JSON)")
     parser.add_argument("--view", required=True, help="the calibrated view on the test split (JSON)")
     args = parser.parse_args(argv)
     s = args.settings
     check_settings(s.get("fprs", FPRS), float(s.get("held_out", HELD_OUT)))
     model = load_bundle(args.model, threads=args.threads, trust_types=configured_code(args.spec))
+    model.use_feature_cache(args.feature_cache)
     reference = pd.read_parquet(args.reference)
     where = f"the human reference code of task {args.task} ({Path(args.reference).name}: its report says which)"
     calibration, why = calibrate_on(model, args.model, reference, where, tuple(s.get("fprs", FPRS)),

@@ -1,0 +1,94 @@
+"""Values computed from one text, kept once computed: every job of a run that computes the same
+values of the same text reads them from here. The tasks of one run share their rows (the demo's
+two tasks all 6,016; the out-of-distribution protocol's eleven most of theirs), and the
+calibration jobs of one task share the reference code: a causal LM's token statistics
+(aicd.features.lm_stats), the AST features and the stylometry are each computed once per text.
+
+SQLite under the run's results root (results/cache/features/stats.sqlite), keyed by a hash of the
+settings that make the values (a model's identity and window; the source of the code that
+computes them: an edit to it is a new key, never a stale value) and of the text. Jobs running at
+once share it (WAL); two that compute the same text both write the same value."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import json
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+FILE = "stats.sqlite"
+BATCH = 500  # keys per SELECT (SQLite's default limit on bound parameters is 999)
+
+
+class TextCache:
+    def __init__(self, folder: str | Path, settings: dict):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        self.prefix = json.dumps(settings, sort_keys=True).encode() + b"\0"
+        self._db = sqlite3.connect(str(Path(folder) / FILE), timeout=120, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS stats (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+
+    def key(self, text: str) -> str:
+        return hashlib.sha256(self.prefix + text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def get_blobs(self, texts: list[str]) -> list[bytes | None]:
+        """Each text's stored value, or None where it has none."""
+        keys = [self.key(t) for t in texts]
+        out: list[bytes | None] = []
+        for start in range(0, len(keys), BATCH):
+            part = keys[start:start + BATCH]
+            rows = dict(self._db.execute(f"SELECT key, value FROM stats WHERE key IN ({','.join('?' * len(part))})",
+                                         part).fetchall())
+            out += [rows.get(k) for k in part]
+        return out
+
+    def put_blobs(self, texts: list[str], values: list[bytes]) -> None:
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO stats VALUES (?, ?)",
+                                 [(self.key(t), v) for t, v in zip(texts, values)])
+
+    def get(self, texts: list[str], width: int) -> tuple[np.ndarray, np.ndarray]:
+        """(values, found): float64 rows of `width` (NaN where absent) and which were there."""
+        out, found = np.full((len(texts), width), np.nan), np.zeros(len(texts), dtype=bool)
+        for i, blob in enumerate(self.get_blobs(texts)):
+            if blob is not None:
+                out[i], found[i] = np.frombuffer(blob, dtype=np.float64), True
+        return out, found
+
+    def put(self, texts: list[str], values: np.ndarray) -> None:
+        self.put_blobs(texts, [np.asarray(v, dtype=np.float64).tobytes() for v in values])
+
+    def rows(self, texts: list[str], width: int, compute: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+        """float64 rows of every text: the stored ones read, the others computed (compute(texts)
+        -> rows) and stored."""
+        values, found = self.get(texts, width)
+        todo = np.flatnonzero(~found)
+        if len(todo):
+            fresh = np.asarray(compute([texts[i] for i in todo]), dtype=np.float64).reshape(len(todo), width)
+            values[todo] = fresh
+            self.put([texts[i] for i in todo], fresh)
+        return values
+
+    def close(self) -> None:
+        self._db.close()
+
+
+@functools.cache
+def source_identity(*modules: str, packages: tuple[str, ...] = ()) -> str:
+    """What names the code that computes a value: the sha256 of these modules' source files (by
+    import name) and the versions of these installed packages (e.g. the grammars a parser reads)."""
+    digest = hashlib.sha256()
+    for name in modules:
+        digest.update(Path(sys.modules[name].__file__).read_bytes())
+    for package in packages:
+        try:
+            digest.update(f"{package}=={importlib.metadata.version(package)}".encode())
+        except importlib.metadata.PackageNotFoundError:
+            digest.update(f"{package} missing".encode())
+    return digest.hexdigest()
