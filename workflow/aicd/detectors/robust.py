@@ -74,6 +74,7 @@ def best_threshold(p_pos: np.ndarray, y_pos: np.ndarray) -> float:
 @register("robust")
 class RobustDetector(Detector):
     inputs = "text"
+    VERSION = 2  # 2: the stylometry's identifier columns read words, not tokens run together
     # its gradient-boosted trees, and the structured dtype of their node arrays
     stored_types = ("sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor", "numpy.dtype")
     max_threads = 8  # stylometry per row over processes; the trees use OpenMP
