@@ -81,7 +81,8 @@ def test_the_run_cache_gives_the_computed_features(tmp_path, monkeypatch):
     cached = AstFeaturizer()
     cached.cache_dir = str(tmp_path)
     assert np.array_equal(cached.fit_transform(codes, languages), expected)
-    assert cached.__getstate__()["cache_dir"] is None  # the saved featurizer names no run's folder
+    state = cached.__getstate__()
+    assert state["cache_dir"] is None and "threads" not in state  # what is saved names no run's folder or cores
     # every text now comes from the cache: computing one again would fail
     monkeypatch.setattr(ast_features, "extract", lambda *_: pytest.fail("a cached text was parsed again"))
     again = AstFeaturizer()

@@ -342,6 +342,20 @@ def test_the_saved_model_holds_no_path_of_the_job(task, tfidf, tmp_path):
     assert str(features).encode() not in raw and str(paths["train"].parent).encode() not in raw  # nor its inputs'
 
 
+def test_a_wrapped_detector_keeps_no_path_of_the_job_either(task, tmp_path):
+    # training.calibrate wraps the fitted detector; its base (robust, reading the run's feature
+    # cache) holds the job's folders too, and they are cleared there as well
+    _root, _tables, paths = task
+    detectors_main(["fit", "--spec", '{"kind": "robust", "params": {"max_iter": 5}, "training": {"calibrate": true}}',
+                    "--train", str(paths["train"]), "--test", str(paths["test"]),
+                    "--cache-dir", str(tmp_path / "cache_here"), "--out", str(tmp_path / "p.parquet"),
+                    "--model", str(tmp_path / "m.skops")])
+    assert (tmp_path / "cache_here" / "stats.sqlite").is_file()  # the fit read its stylometry through it
+    with zipfile.ZipFile(tmp_path / "m.skops") as stored:
+        raw = b"".join(stored.read(name) for name in stored.namelist())
+    assert b"cache_here" not in raw and str(tmp_path).encode() not in raw
+
+
 def test_missing_or_corrupt_featurizer_and_features_are_one_line_errors(task, tfidf, tmp_path):
     _root, _tables, paths = task
     features = tfidf

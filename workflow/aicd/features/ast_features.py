@@ -255,8 +255,8 @@ class AstFeaturizer(JobThreads, Featurizer):
         self.threads = 1
         self.cache_dir = None  # the run's per-text cache, set by the job (aicd.features.compute)
 
-    def __getstate__(self):  # a fitted featurizer holds no path into one run's results
-        return {**self.__dict__, "cache_dir": None}
+    def __getstate__(self):  # a fitted featurizer holds no path into one run's results (nor threads)
+        return {**super().__getstate__(), "cache_dir": None}
 
     def _cache(self) -> str | None:
         return getattr(self, "cache_dir", None)  # a featurizer saved before the cache has none
