@@ -75,16 +75,33 @@ class TextCache:
     def put(self, texts: list[str], values: np.ndarray) -> None:
         self.put_blobs(texts, [np.asarray(v, dtype=np.float64).tobytes() for v in values])
 
+    def values(self, texts: list[str], compute: Callable[[list[int]], list], encode: Callable[[object], bytes],
+               decode: Callable[[bytes], object]) -> list:
+        """Every text's value: the stored ones decoded, the others computed (compute(indices of the
+        texts not stored) -> their values, in that order) and stored encoded."""
+        out = [None if blob is None else decode(blob) for blob in self.get_blobs(texts)]
+        todo = [i for i, v in enumerate(out) if v is None]
+        if todo:
+            for i, value in zip(todo, compute(todo)):
+                out[i] = value
+            self.put_blobs([texts[i] for i in todo], [encode(out[i]) for i in todo])
+        return out
+
     def rows(self, texts: list[str], width: int, compute: Callable[[list[str]], np.ndarray]) -> np.ndarray:
         """float64 rows of every text: the stored ones read, the others computed (compute(texts)
         -> rows) and stored."""
-        values, found = self.get(texts, width)
-        todo = np.flatnonzero(~found)
-        if len(todo):
-            fresh = np.asarray(compute([texts[i] for i in todo]), dtype=np.float64).reshape(len(todo), width)
-            values[todo] = fresh
-            self.put([texts[i] for i in todo], fresh)
-        return values
+        def fresh(todo: list[int]) -> np.ndarray:
+            return np.asarray(compute([texts[i] for i in todo]), dtype=np.float64).reshape(len(todo), width)
+
+        found = self.values(texts, fresh, lambda row: np.asarray(row, dtype=np.float64).tobytes(),
+                            lambda blob: np.frombuffer(blob, dtype=np.float64))
+        return np.vstack(found) if found else np.zeros((0, width))
+
+    def __enter__(self) -> TextCache:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
 
     def close(self) -> None:
         self._db.close()

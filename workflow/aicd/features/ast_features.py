@@ -199,18 +199,12 @@ def _extracted(pairs: list, cache_dir: str | None) -> list[dict[str, float]]:
 
     from ..common.text_cache import TextCache, source_identity
 
-    cache = TextCache(cache_dir, {"kind": "ast", "source": source_identity(
-        __name__, "aicd.codetools.treesitter", packages=("tree-sitter", *_GRAMMAR_PACKAGES))})
     keys = [f"{language}\0{code}" for code, language in pairs]  # the language picks the grammar
-    try:
-        values = [None if blob is None else json.loads(blob) for blob in cache.get_blobs(keys)]
-        todo = [i for i, v in enumerate(values) if v is None]
-        for i in todo:
-            values[i] = extract(*pairs[i])
-        cache.put_blobs([keys[i] for i in todo], [json.dumps(values[i]).encode() for i in todo])
-    finally:
-        cache.close()
-    return values
+    settings = {"kind": "ast", "source": source_identity(__name__, "aicd.codetools.treesitter",
+                                                         packages=("tree-sitter", *_GRAMMAR_PACKAGES))}
+    with TextCache(cache_dir, settings) as cache:
+        return cache.values(keys, lambda todo: [extract(*pairs[i]) for i in todo],
+                            lambda values: json.dumps(values).encode(), json.loads)
 
 
 _GRAMMAR_PACKAGES = tuple(module.replace("_", "-") for module, _ in GRAMMARS.values())

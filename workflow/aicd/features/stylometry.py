@@ -357,11 +357,8 @@ def stylometry_matrix(codes, threads: int = 1, cache_dir: str | None = None) -> 
         return _computed(codes, threads)
     from ..common.text_cache import TextCache, source_identity
 
-    cache = TextCache(cache_dir, {"kind": "stylometry", "source": source_identity(__name__)})
-    try:
+    with TextCache(cache_dir, {"kind": "stylometry", "source": source_identity(__name__)}) as cache:
         return cache.rows(codes, len(FEATURE_NAMES), lambda todo: _computed(todo, threads))
-    finally:
-        cache.close()
 
 
 def _computed(codes: list[str], threads: int) -> np.ndarray:
