@@ -60,8 +60,8 @@ def write_override(workdir: Path, trial_path: Path, lr_c: float = 1.0, lr_title:
         "detectors": {
             **{d: {"params": {"iterations": 25, "depth": 4}} for d in ("cb_tfidf", "cb_ast", "cb_ast_tfidf")},
             "lr_tfidf": {"params": {"C": lr_c}, "title": lr_title},
-            # the demo's MiniLM, shrunk to 2 optimizer steps on 64 rows at window 128
-            "minilm": {"params": {"max_train_rows": 64, "max_validation_rows": 32, "window": 128}},
+            # the demo's MiniLM (window 64), shrunk to 2 optimizer steps on 64 rows
+            "minilm": {"params": {"max_train_rows": 64, "max_validation_rows": 32}},
             TRAINED_LM: TRAINED_LM_SPEC,
         },
     }
