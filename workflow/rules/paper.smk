@@ -39,6 +39,7 @@ rule paper_figures:
         OUT.log("paper_figures", "paper_figures"),
     benchmark:
         OUT.benchmark("paper_figures", "paper_figures")
+    priority: 3  # the report's longest chain (figures, paper section, report): started once the last score is in
     conda:
         env("core")
     params:

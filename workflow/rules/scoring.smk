@@ -12,6 +12,7 @@ rule score:
         OUT.log("score", "{task}", "{detector}"),
     benchmark:
         OUT.benchmark("score", "{task}", "{detector}")
+    priority: 3  # a second's job that the figures and tables wait for: right after its fit
     conda:
         env("core")
     threads: 1

@@ -54,6 +54,7 @@ rule calibration_reference:
         OUT.log("calibration_reference", "{task}"),
     benchmark:
         OUT.benchmark("calibration_reference", "{task}")
+    priority: 3  # every calibration of the task waits for it: early, so they fill the cores beside the fits
     conda:
         env("core")
     threads: 1
