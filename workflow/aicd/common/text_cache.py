@@ -69,11 +69,11 @@ class TextCache:
         out, found = np.full((len(texts), width), np.nan), np.zeros(len(texts), dtype=bool)
         for i, blob in enumerate(self.get_blobs(texts)):
             if blob is not None:
-                out[i], found[i] = np.frombuffer(blob, dtype=np.float64), True
+                out[i], found[i] = _row(blob), True
         return out, found
 
     def put(self, texts: list[str], values: np.ndarray) -> None:
-        self.put_blobs(texts, [np.asarray(v, dtype=np.float64).tobytes() for v in values])
+        self.put_blobs(texts, [_row_bytes(v) for v in values])
 
     def values(self, texts: list[str], compute: Callable[[list[int]], list], encode: Callable[[object], bytes],
                decode: Callable[[bytes], object]) -> list:
@@ -93,8 +93,7 @@ class TextCache:
         def fresh(todo: list[int]) -> np.ndarray:
             return np.asarray(compute([texts[i] for i in todo]), dtype=np.float64).reshape(len(todo), width)
 
-        found = self.values(texts, fresh, lambda row: np.asarray(row, dtype=np.float64).tobytes(),
-                            lambda blob: np.frombuffer(blob, dtype=np.float64))
+        found = self.values(texts, fresh, _row_bytes, _row)
         return np.vstack(found) if found else np.zeros((0, width))
 
     def __enter__(self) -> TextCache:
@@ -105,6 +104,15 @@ class TextCache:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _row_bytes(row) -> bytes:
+    """A float64 row as stored (get, put and rows read and write the same encoding)."""
+    return np.asarray(row, dtype=np.float64).tobytes()
+
+
+def _row(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float64)
 
 
 @functools.cache
