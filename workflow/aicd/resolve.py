@@ -161,9 +161,10 @@ def endpoint_notes(config: dict, models: dict, plan) -> list[str]:
     if plan.judges and judging.get("enabled") is True:
         without = [j for j, s in plan.judges.items() if not has_endpoint(models[s["model"]])]
         if without:
-            jobs = len(without) * len(plan.modes) * len(plan.judge_tasks)
+            jobs = len(without)  # one job per judge, every task and mode in it
             lines.append(f"LLM judges: {len(without)} of {len(plan.judges)} ({', '.join(without)}) have no endpoint on "
-                         f"this machine, and their {jobs} judge jobs are planned (judging.enabled: true): they fail "
+                         f"this machine, and their judge job{'' if jobs == 1 else 's'} {'is' if jobs == 1 else 'are'} "
+                         "planned (judging.enabled: true): they fail "
                          f"where they run unless it has one ({endpoint_hint(models)}); `enabled: auto` plans only "
                          "judges with one, and config/no_llm.yaml leaves the LLM stages out")
     generation = config.get("generation") or {}

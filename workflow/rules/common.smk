@@ -9,6 +9,7 @@ from snakemake.utils import min_version
 from aicd.common.errors import AicdError
 from aicd.config import apply_defaults, explain_error, stage_on, validate_config
 from aicd.generate.registry import check_config_models, endpoint_hint, job_entry, load_registry, with_max_tokens
+from aicd.llm.engines import server_mem_mb
 from aicd.outputs import Outputs
 from aicd.plan import SPLITS, Plan
 from aicd.published import SUBSET_TABLES, judge_detector
@@ -322,8 +323,9 @@ def llm_gpu(name):
 
 
 def llm_mem_mb(name, base, servers=None):
-    """A job that serves its model holds the model and the server too (~2 GB for SmolLM2, per replica)."""
-    extra = 3000 * int(servers or MODELS[name]["serve"].get("replicas", 1)) if served_here(name) else 0
+    """A job that serves its model holds the model and the server too (aicd.llm.engines, per replica)."""
+    replicas = int(servers or MODELS[name]["serve"].get("replicas", 1)) if served_here(name) else 0
+    extra = server_mem_mb(MODELS[name]) * replicas if replicas else 0
     return lambda w, attempt: (base + extra) * attempt
 
 
@@ -384,11 +386,40 @@ def generator_card_args(w, input):
     return " ".join(args)
 
 
-def judge_sample_args():
+def judge_sample_args(judge):
     judging = config["judging"]
     args = [f"--max-rows {judging['max_rows']}"] if judging.get("max_rows") else []
     args += [f"--max-code-chars {judging['max_code_chars']}"] if judging.get("max_code_chars") else []
+    args += ["--constrained"] if PLAN.judges[judge].get("constrained") else []
     return " ".join(args)
+
+
+def judge_tests(w):
+    """The test split of every task the judges label, by task."""
+    return {task: DATA_OUT.split(task=task, split="test") for task in PLAN.judge_tasks}
+
+
+def judge_runs_arg(judge, input, output):
+    """The judge job's (task, mode) runs, in the order of its outputs."""
+    runs, i = [], 0
+    for t in PLAN.judge_tasks:
+        target = (config["tasks"][t].get("derive") or config["tasks"][t]).get("target", "label")
+        params = PLAN.judges[judge].get("params") or {}
+        for m in PLAN.modes:
+            runs.append(
+                {
+                    "task": t,
+                    "mode": m,
+                    "test": input[t],
+                    "labels": list(PLAN.tasks[t].labels),
+                    "target": target,
+                    "params": params.get(m, {}),
+                    "out": output.predictions[i],
+                    "report": output.reports[i],
+                }
+            )
+            i += 1
+    return as_arg(runs)
 
 
 def generation_sources(protocols):

@@ -1,5 +1,6 @@
 # The LLM judges: zero-shot labels per (task, judge, mode) on a sample of the test split, scored
-# by rule `score` like any detector, and Table 8. Which judges get jobs is the plan's
+# by rule `score` like any detector, and Table 8. One job per judge labels every task in every
+# mode: its requests go out together, so a model served here starts once for them. Which judges get jobs is the plan's
 # (judging.enabled); a job whose model has no key or api_base where it runs fails with one line
 # naming the variable to set.
 
@@ -10,15 +11,19 @@ localrules:
 
 rule judge:
     input:
-        test=OUT.split(split="test"),
+        unpack(judge_tests),
     output:
-        predictions=OUT.predictions(detector=judge_detector("{judge}", "{mode}")),
-        report=OUT.judge_report(),
+        predictions=[
+            OUT.predictions(task=t, detector=judge_detector("{judge}", m))
+            for t in PLAN.judge_tasks
+            for m in PLAN.modes
+        ],
+        reports=[OUT.judge_report(t, "{judge}", m) for t in PLAN.judge_tasks for m in PLAN.modes],
     log:
-        job=OUT.log("judge", "{task}", "{judge}_{mode}"),
-        server=OUT.log("judge", "{task}", "{judge}_{mode}", suffix=".server.log"),
+        job=OUT.log("judge", "{judge}"),
+        server=OUT.log("judge", "{judge}", suffix=".server.log"),
     benchmark:
-        OUT.benchmark("judge", "{task}", "{judge}_{mode}")
+        OUT.benchmark("judge", "{judge}")
     wildcard_constraints:
         judge=one_of(PLAN.judges),
     conda:
@@ -33,21 +38,16 @@ rule judge:
     params:
         guard=guard("judge"),
         model=lambda w: judge_model_arg(PLAN.judges[w.judge]["model"]),
-        labels=lambda w: labels_arg(task(w).labels),
-        target=lambda w: (config["tasks"][w.task].get("derive") or config["tasks"][w.task]).get("target", "label"),
+        runs=lambda w, input, output: judge_runs_arg(w.judge, input, output),
         prompts=lambda w: repo_path(config["judging"]["prompts"]),
         fraction=lambda w: config["judging"]["fraction"],
-        sample=lambda w: judge_sample_args(),
-        mode_params=lambda w: as_arg((PLAN.judges[w.judge].get("params") or {}).get(w.mode, {})),
+        sample=lambda w: judge_sample_args(w.judge),
         llm=lambda w: as_arg(config["llm"]),
         seed=SEED,
     shell:
-        "{params.guard}python -m aicd.judge --model {params.model} --mode {wildcards.mode} --test {input.test}"
-        " --task {wildcards.task}"
-        " --labels {params.labels} --target {params.target} --prompts {params.prompts}"
-        " --fraction {params.fraction} {params.sample} --params {params.mode_params} --seed {params.seed}"
-        " --llm {params.llm} --server-log {log.server}"
-        " --out {output.predictions} --report {output.report} > {log.job} 2>&1"
+        "{params.guard}python -m aicd.judge --model {params.model} --runs {params.runs} --prompts {params.prompts}"
+        " --fraction {params.fraction} {params.sample} --seed {params.seed}"
+        " --llm {params.llm} --server-log {log.server} > {log.job} 2>&1"
 
 
 rule table8:

@@ -9,5 +9,6 @@
 - cuts: the threshold that maximises binary macro-F1, every cut at once;
 - memguard: a job over its memory stops with a message naming the resource to raise;
 - subprocesses: helper processes a job starts, never left behind;
+- repo: the checkout the package runs from;
 - text_cache: values computed from a text (LM statistics, AST features, stylometry) kept once
   computed, shared by a run's jobs."""

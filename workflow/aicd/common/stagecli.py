@@ -21,6 +21,17 @@ def setup_logging(verbose: bool = False) -> None:
     )
 
 
+def json_list_arg(text: str) -> list:
+    """argparse type for a JSON list passed by a rule."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise AicdError(f"expected a JSON list, got {text[:80]!r}: {err}") from None
+    if not isinstance(value, list):
+        raise AicdError(f"expected a JSON list, got {type(value).__name__}")
+    return value
+
+
 def json_arg(text: str) -> dict:
     """argparse type for a JSON object passed by a rule (its slice of the config)."""
     try:

@@ -19,12 +19,16 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, sig)
 
 
-def start(command: list[str], log_path, env: dict | None = None, cwd=None) -> subprocess.Popen:
+def start(command: list[str], log_path, env: dict | None = None, cwd=None,
+          pdeath: int = signal.SIGKILL) -> subprocess.Popen:
     """`command` in a process group of its own (so stop() reaches its children too), its
-    output appended to `log_path`, dying with the calling thread."""
+    output appended to `log_path`, sent `pdeath` when the calling thread dies (SIGKILL; a
+    helper that must take children of its own along, as aicd.llm.server_guard does, asks for
+    a signal it can catch)."""
     with open(log_path, "ab") as log:
         return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                env=env, cwd=cwd, start_new_session=True, preexec_fn=die_with_parent)
+                                env=env, cwd=cwd, start_new_session=True,
+                                preexec_fn=lambda: die_with_parent(pdeath))
 
 
 def stop(proc: subprocess.Popen, grace_s: float = 10.0, first: int = signal.SIGTERM) -> int | None:

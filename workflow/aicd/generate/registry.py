@@ -73,15 +73,15 @@ def has_endpoint(entry: dict, environ=os.environ) -> bool:
 
 def servable(entry: dict) -> str | None:
     """None when this machine can serve the entry's `serve.model`, else what is missing."""
-    import importlib.util
-
+    from ..llm.engines import engine_for
+    from ..llm.local_server import settings
     from ..models.local_models import pinned_models
     from ..records.pinned_files import FETCH_COMMAND, cache_dir, describe
 
     model = str((entry.get("serve") or {}).get("model") or "")
-    missing = [m for m in ("transformers", "fastapi", "uvicorn", "torch") if importlib.util.find_spec(m) is None]
+    missing = engine_for(settings(entry)).missing()
     if missing:
-        return f"the local server needs {', '.join(missing)} (pip install -e '.[encoders]')"
+        return missing
     if model.startswith("package:"):
         name = model.split(":", 1)[1]
         pins = pinned_models()

@@ -11,7 +11,6 @@ logs or results."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import random
@@ -190,14 +189,13 @@ class LLMClient:
     @property
     def cache_model(self) -> str:
         """What names the model in the cache key: its litellm string, and for a model served
-        here how it is served (another dtype or batching gives other answers)."""
-        serve = self.model.get("serve")
-        name = self.model["litellm_model"]
-        if not serve:
-            return name
-        from .local_server import DECODING
+        here how it is served (another server, dtype or batching gives other answers)."""
+        if not self.model.get("serve"):
+            return self.model["litellm_model"]
+        from .engines import cache_identity
+        from .local_server import DECODING, settings
 
-        return f"{name}#serve={json.dumps(serve, sort_keys=True)}#decoding={DECODING}"
+        return f"{self.model['litellm_model']}#serve={cache_identity(settings(self.model))}#decoding={DECODING}"
 
     def _too_large(self, result: dict) -> str | None:
         size = len(result["text"].encode("utf-8")) + len((result.get("reasoning") or "").encode("utf-8"))

@@ -1,30 +1,29 @@
 """A local model served for one job by an existing OpenAI-compatible server, on loopback.
 
 A registry entry with `serve:` and no `api_base` names a model this machine can serve itself
-(config/models_local.yaml: the pinned SmolLM2-135M-Instruct). The job that needs it starts
-`transformers serve` (the `transformers` CLI's server; chosen over llama.cpp's by measurement,
-BENCHMARKS.md "Local LLM server") on 127.0.0.1 at a free port, waits for its health check,
-sends its requests through litellm like to any vLLM or Ollama endpoint, and stops it (SIGINT,
-then SIGKILL). The server dies with the job if the job is killed (aicd.common.subprocesses), and is not
+(config/models_local.yaml: the pinned SmolLM2-135M-Instruct). The job that needs it starts the
+entry's server (aicd.llm.engines: vLLM, chosen by measurement, BENCHMARKS.md "Local LLM
+server"; `transformers serve` where vLLM does not install) on 127.0.0.1 at a free port, waits
+for its health check, sends its requests through litellm like to any OpenAI-compatible
+endpoint, and stops it (SIGINT, then SIGKILL). The server dies with the job if the job is killed
+(aicd.common.subprocesses; vLLM's own children through aicd.llm.server_guard), and is not
 started at all when every request is already in the request cache.
 
     serve:
       model: package:smollm2-135m-instruct   # a pinned model, a local folder or a Hub id
-      server: transformers                   # the one server started here
+      server: vllm                           # or transformers
       dtype: float32                         # or bfloat16 / auto: in bfloat16 a batched answer
                                              # depends on what was batched beside it
-      batching: true                         # continuous batching: ~3x the tokens per CPU-second
-                                             # (false: one at a time, each seeded)
+      batching: true                         # continuous batching (false: one at a time)
       threads: 1                             # each server's threads
-      replicas: 2                            # servers per job, each request taking a free one
-      kv_cache_tokens: 24576                 # continuous batching's paged cache, tokens
-      batch_tokens: 256                      # tokens per batching step
+      replicas: 1                            # servers per job, each request taking a free one
+      max_num_seqs: 64                       # vLLM: sequences decoded together
+      kv_cache_gb: 3                         # vLLM on a CPU: its KV cache
+      device: cpu                            # cuda: the job asks for a GPU
 
-The server decodes as the entry's params say (served_folder: a generation config made from them;
-transformers serve otherwise decodes with the model's own, greedy for SmolLM2 whatever a request
-asks). Its model folder is a scratch folder of links, read only while the model loads: it is gone
-once the server answers, and a job killed before that leaves one that the next server's start
-removes (named after the job's pid).
+The served model's folder is a scratch folder of links, read only while the model loads: it is
+gone once the server answers, and a job killed before that leaves one that the next server's
+start removes (named after the job's pid).
 
 To serve it yourself instead (one command, then give the entry that api_base):
 
@@ -38,7 +37,6 @@ import os
 import shutil
 import signal
 import socket
-import sys
 import tempfile
 import time
 import urllib.error
@@ -48,30 +46,31 @@ from pathlib import Path
 
 from ..common.errors import AicdError
 from ..common.subprocesses import start, stop
+from .engines import ENGINES, Engine, engine_for
 
 log = logging.getLogger("aicd.llm.server")
 
-SERVERS = ("transformers",)
+SERVERS = tuple(ENGINES)
 # threads 1: on a busy 2-core machine a second OpenMP thread spins more than it computes (the
-# same batch took 7x the CPU time with 2; BENCHMARKS.md, "Local LLM server"). kv_cache_tokens and
-# batch_tokens bound continuous batching's paged cache: left to itself it takes most of the free
-# memory (14 GB here) and every step then attends over all of it.
-DEFAULTS = {"server": "transformers", "dtype": "bfloat16", "batching": True, "threads": 1, "device": "cpu",
-            "replicas": 1,
-            "kv_cache_tokens": 24576, "batch_tokens": 256, "start_timeout_s": 600}
+# same batch took 7x the CPU time with 2 under transformers serve; BENCHMARKS.md, "Local LLM
+# server"). The engines add their own keys (aicd.llm.engines: vLLM's batch and KV cache,
+# transformers serve's paged cache).
+COMMON = {"server": "vllm", "dtype": "float32", "batching": True, "threads": 1, "device": "cpu", "replicas": 1,
+          "batch_tokens": None, "start_timeout_s": 600}
 SCRATCH_PREFIX = "aicd-serve-"  # + the job's pid: a folder of a job that is gone is removed
 # how a served model decodes (served_folder): part of its requests' cache key, so answers cached
 # before its decoding settings came from the registry entry are not taken for today's
 DECODING = "params"
-PAGE_TOKENS = 256  # transformers' continuous-batching page (its default page_size)
-INSTALL = "pip install -e '.[encoders]' (it brings transformers[serving]: fastapi and uvicorn)"
 
 
 def settings(model: dict) -> dict:
-    spec = {**DEFAULTS, **(model.get("serve") or {})}
-    if spec["server"] not in SERVERS:
+    """The entry's `serve:` with its server's defaults filled in."""
+    asked = model.get("serve") or {}
+    server = asked.get("server", COMMON["server"])
+    if server not in SERVERS:
         raise AicdError(f"model {model.get('name')}: serve.server must be one of {', '.join(SERVERS)}, "
-                        f"got {spec['server']!r}")
+                        f"got {server!r}")
+    spec = {**COMMON, **ENGINES[server].defaults, **asked}
     if not spec.get("model"):
         raise AicdError(f"model {model.get('name')}: serve needs a model (package:NAME, a local folder or a Hub id)")
     return spec
@@ -88,33 +87,25 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def check_installed() -> None:
-    import importlib.util
-
-    missing = [m for m in ("transformers", "fastapi", "uvicorn", "torch") if importlib.util.find_spec(m) is None]
+def check_installed(model: dict) -> None:
+    missing = engine_for(settings(model)).missing()
     if missing:
-        raise AicdError(f"the local model server needs {', '.join(missing)}: {INSTALL}")
+        raise AicdError(f"the local server for {model.get('name')}: {missing}")
 
 
 class LocalServer:
-    """`transformers serve` for one model on 127.0.0.1; a context manager."""
+    """The entry's server (vLLM or transformers serve) for one model on 127.0.0.1; a context manager."""
 
     def __init__(self, model: dict, log_path: str | os.PathLike | None = None, seed: int = 0,
                  port: int | None = None):
         self.model, self.spec, self.seed, self.asked_port = model, settings(model), seed, port
+        self.engine: Engine = engine_for(self.spec)
         self.name = served_name(model)
         self.log_path = Path(log_path) if log_path else None
         self.proc = None
 
     def command(self, port: int) -> list[str]:
-        cmd = [sys.executable, "-m", "transformers.cli.transformers", "serve", self.name,
-               "--host", "127.0.0.1", "--port", str(port), "--dtype", str(self.spec["dtype"]),
-               "--device", str(self.spec["device"]), "--default-seed", str(self.seed), "--log-level", "warning"]
-        if not self.spec["batching"]:
-            return cmd
-        pages = -(-int(self.spec["kv_cache_tokens"]) // PAGE_TOKENS)
-        return cmd + ["--continuous-batching", "--cb-num-blocks", str(pages),
-                      "--cb-max-batch-tokens", str(int(self.spec["batch_tokens"]))]
+        return self.engine.command(str(self.link), self.name, port, self.seed)
 
     def __enter__(self) -> LocalServer:
         self.launch()
@@ -124,22 +115,21 @@ class LocalServer:
         """Start the server (replicas start side by side: launch each, then wait for each)."""
         from ..models.pretrained import resolve_model
 
-        check_installed()
+        check_installed(self.model)
         folder = resolve_model(self.spec["model"])
         remove_stale_scratch()
         self.scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
-        # the server is pinned to the name it was started with; a folder of that name (links to
-        # the model's files, and the decoding settings of the registry entry) lets requests carry
-        # the registry's name whatever the model's folder is called. It is read only while the
-        # server loads the model (before its health check answers)
+        # the served model's folder: links to the model's files, named as requests name the model
+        # (transformers serve is pinned to the name it was started with), with the decoding
+        # settings of the registry entry (transformers serve decodes as the folder says, whatever
+        # a request asks). It is read only while the server loads the model (before its health
+        # check answers)
         self.link = served_folder(Path(folder), self.scratch / self.name, self.model.get("params") or {})
         self.log_path = self.log_path or self.scratch / "server.log"
-        threads = str(int(self.spec["threads"]))
-        env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
-               "HF_HUB_OFFLINE": "1", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1", "NO_COLOR": "1"}
         self.port = self.asked_port or free_port()
         self.started = time.monotonic()
-        self.proc = start(self.command(self.port), self.log_path, env=env, cwd=str(self.scratch))
+        self.proc = start(self.command(self.port), self.log_path, env={**os.environ, **self.engine.env()},
+                          cwd=str(self.scratch), pdeath=self.engine.pdeath)
 
     def ready(self) -> LocalServer:
         """Wait for the launched server's health check; stop it on failure."""
@@ -150,7 +140,7 @@ class LocalServer:
             self.__exit__(None, None, None)
             raise
         self._drop_scratch(keep_log=True)  # the model is loaded: a job killed from now on leaves nothing here
-        log.info("%s served by transformers serve at %s (pid %d, ready in %.0f s, log %s)", self.name,
+        log.info("%s served by %s at %s (pid %d, ready in %.0f s, log %s)", self.name, self.engine.name,
                  self.api_base, self.proc.pid, time.monotonic() - started, self.log_path)
         return self
 
@@ -324,10 +314,9 @@ def model_card(model: dict) -> dict | None:
     spec = settings(model)
     card = card_of_folder(resolve_model(spec["model"])) or {"name": spec["model"]}
     replicas, threads = int(spec["replicas"]), int(spec["threads"])
-    alone = not spec["batching"] or int(model.get("concurrency", 1)) <= replicas
-    how = ("one request at a time per server, seeded" if alone else "continuous batching") + \
+    how = engine_for(spec).how(int(model.get("concurrency", 1)), replicas) + \
         (f", {replicas} servers" if replicas > 1 else "")
     sampled = decoding(model.get("params") or {})
     decode = f"sampling at temperature {sampled['temperature']:g}" if sampled["do_sample"] else "greedy"
-    return {**card, "served_by": f"transformers serve on 127.0.0.1 ({spec['dtype']}, {decode}, {how}, "
+    return {**card, "served_by": f"{how} on 127.0.0.1 ({spec['dtype']}, {decode}, "
                                  f"{threads} thread{'' if threads == 1 else 's'} each)"}
