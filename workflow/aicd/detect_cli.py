@@ -24,7 +24,9 @@ columns of --out (one row per input file):
                         names a language outside the nine, .kt: Kotlin), unknown_language (language ID finds
                         none of the nine: prose, configuration, other languages), not_code (text saved with
                         a code extension), or why it was not read (empty, binary, invalid_utf8, too_large,
-                        unreadable, not_code_extension, symlink_outside_roots, ...); `why` says more
+                        unreadable, not_code_extension, symlink_outside_roots, ...), or labelled once only:
+                        duplicate_file (the same file again), duplicate_code (the same code as another
+                        file); `why` says more (for a duplicate: the file labelled in its place)
   language              from --language, the extension or language ID; "unknown" outside the nine
   language_from         given, extension or langid
   other_language        the language outside the nine that its extension or its cues name
@@ -173,7 +175,7 @@ def load_model(args):
                        trust_types=(args.trust_type or []) + package_trust(args.trust_package))
 
 
-def thresholds_source(args, model, progress, labelled_paths: set[str]):
+def thresholds_source(args, model, progress, labelled: pd.DataFrame):
     """Where this run's thresholds come from (aicd.scoring.deploy.Source)."""
     from .scoring.calibration import Calibration, model_identity
     from .scoring.deploy import Source, default_source
@@ -186,12 +188,13 @@ def thresholds_source(args, model, progress, labelled_paths: set[str]):
         return Source("own", f"the saved calibration {args.calibration}, set on {ref.get('rows')} human reference "
                              f"files ({ref.get('from')})", calibration)
     if args.calibrate_on:
-        return Source("own", *calibrate_now(args, model, identity, progress, labelled_paths))
+        return Source("own", *calibrate_now(args, model, identity, progress, labelled))
     return default_source(args.model, identity, args.fpr, args.seed)
 
 
-def calibrate_now(args, model, identity: dict, progress, labelled_paths: set[str]):
-    """(what the user is told, the calibration) of the model on the --calibrate-on files."""
+def calibrate_now(args, model, identity: dict, progress, labelled: pd.DataFrame):
+    """(what the user is told, the calibration) of the model on the --calibrate-on files: each file
+    once (aicd.detectors.apply: by resolved path and by code), none of the files to label."""
     from .detectors.apply import read_files
     from .scoring.calibrate_model import calibrate_on
     from .scoring.calibration import FPRS
@@ -200,11 +203,11 @@ def calibrate_now(args, model, identity: dict, progress, labelled_paths: set[str
     if files.skipped:
         say(f"reference: {files.skip_summary()}")
     rows = files.rows
-    labelled = {os.path.realpath(p) for p in labelled_paths}
-    both = rows["path"].map(os.path.realpath).isin(labelled) if len(rows) else pd.Series([], dtype=bool)
+    both = also_labelled(rows, labelled)
     if both.any():
-        say(f"reference: {int(both.sum())} files are also among the files to label: left out of the reference (a "
-            f"reference file is at or under its own threshold), e.g. {rows['path'][both].iloc[0]}")
+        say(f"reference: {int(both.sum())} files are also among the files to label: left out of the reference (the "
+            f"same file or the same code; a reference file is at or under its own threshold), e.g. "
+            f"{rows['path'][both].iloc[0]}")
         rows = rows[~both]
     if rows.empty:
         raise AicdError(f"--calibrate-on {' '.join(args.calibrate_on)}: no human code file to calibrate on"
@@ -221,6 +224,17 @@ def calibrate_now(args, model, identity: dict, progress, labelled_paths: set[str
         say(f"calibration saved to {args.save_calibration} (reuse: --calibration {args.save_calibration})")
     counts = ", ".join(f"{k} {v}" for k, v in calibration.reference["by_language"].items())
     return f"set now on your human code ({where}): {len(rows)} reference files ({counts})", calibration
+
+
+def also_labelled(reference: pd.DataFrame, labelled: pd.DataFrame) -> pd.Series:
+    """True for the reference files that are files to label: the same file or the same code."""
+    from .detectors.apply import code_digest
+
+    if reference.empty:
+        return pd.Series([], dtype=bool)
+    paths = set(labelled["path"].map(os.path.realpath))
+    codes = set(labelled["code"].map(code_digest))
+    return reference["path"].map(os.path.realpath).isin(paths) | reference["code"].map(code_digest).isin(codes)
 
 
 def check_thresholds(args, source, languages) -> None:
@@ -364,7 +378,7 @@ def detect_command(args) -> None:
     if files.rows.empty:
         raise AicdError(f"no code file to label in {' '.join(args.paths)}"
                         + (f" ({files.skip_summary()})" if files.skipped else ""))
-    source = thresholds_source(args, model, progress, set(files.rows["path"]))
+    source = thresholds_source(args, model, progress, files.rows)
     say(f"thresholds for {args.fpr:.0%} FPR on human code: {source.says}")
     check_thresholds(args, source, files.rows["language"])   # a refusal comes before the labelling work
     result = detect(model, files, progress)

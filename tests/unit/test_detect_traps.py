@@ -1,0 +1,116 @@
+"""`aicd detect`'s calibration path where a user fell into it, on a real detector: LR on TF-IDF at
+the demo's size (config/demo.yaml: 5,000 n-grams, 500 SVD components; 1,500 trial rows), fitted by
+the workflow's own jobs, and trial rows it never saw. A reference given twice counts once; a file
+to label given twice is labelled once; the main label column is the calibrated verdict; scores do
+not saturate; without a reference of the user's own, the FPR on their code is said to be unknown,
+with what the default reference did on collections it had not seen; a held-out part over the target
+is warned of; refusals advise what the options given leave to do."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+from aicd.cli import main as aicd
+from aicd.scoring.calibration import min_reference
+from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
+
+N_TRAIN, N_TEST = 1500, 100
+DEMO_TFIDF = {"kind": "tfidf", "params": {"max_features": 5000, "ngram_max": 3, "svd_components": 500}}
+
+
+@pytest.fixture(scope="module")
+def demo(trial_raw, tmp_path_factory):
+    """The fitted model and folders of trial rows it never saw: Python humans (80), Python machine
+    rows (90), Java humans (30)."""
+    root = tmp_path_factory.mktemp("traps")
+    paths = write_task(root / "tasks", task_tables(trial_raw, n_train=N_TRAIN, n_test=N_TEST))
+    model, _ = fit_detector(paths, fit_features(paths, root / "features", DEMO_TFIDF), root / "models")
+    rest = trial_raw.sort_values("row_id").iloc[N_TRAIN + N_TEST:]
+    human = rest["generator"] == "Human"
+    folders = {}
+    for name, rows, ext in (("humans", rest[human & (rest["language"] == "Python")].head(80), ".py"),
+                            ("machines", rest[~human & (rest["language"] == "Python")].head(90), ".py"),
+                            ("java", rest[human & (rest["language"] == "Java")].head(30), ".java")):
+        folders[name] = root / name
+        folders[name].mkdir()
+        for row in rows.itertuples():
+            (folders[name] / f"r{row.row_id}{ext}").write_text(row.code)
+    return {"model": model, "root": root, **folders}
+
+
+def detect(*args) -> int:
+    return aicd(["detect", *map(str, args)])
+
+
+# ------------------------------------------------------------------ each file once
+
+
+def test_a_reference_folder_given_twice_counts_once(demo, tmp_path, capsys, monkeypatch):
+    """`--calibrate-on ref ./ref`: 80 reference files, not 160; the second path of each is counted."""
+    monkeypatch.chdir(demo["root"])
+    saved = tmp_path / "cal.json"
+    assert detect(demo["machines"], "--model", demo["model"], "--calibrate-on", "humans", "./humans",
+                  "--save-calibration", saved, "--out", tmp_path / "o.csv") == 0
+    err = capsys.readouterr().err
+    assert "80 reference files (Python 80)" in err and "160 reference files" not in err
+    assert "80 duplicate_file" in err
+    data = json.loads(saved.read_text())
+    assert data["reference"]["rows"] == 80
+    python = data["groups"]["Python"]
+    assert python["n"] == 80 and python["fit_n"] + python["held_out_n"] == 80
+
+
+def test_a_reference_given_twice_does_not_pass_the_minimum_of_fpr_confidence(demo, capsys):
+    """60 files given twice are 60 files: 30 in the fitting part, refused where 59 are needed."""
+    sixty = demo["root"] / "sixty"
+    if not sixty.exists():
+        sixty.mkdir()
+        for path in sorted(demo["humans"].glob("*.py"))[:60]:
+            shutil.copy(path, sixty / path.name)
+    assert detect(demo["machines"], "--model", demo["model"], "--calibrate-on", sixty, str(sixty) + "/",
+                  "--fpr-confidence", "0.95") == 2
+    err = capsys.readouterr().err
+    assert min_reference(0.05, 0.95) == 59
+    assert "Python: 60 reference files (30 in the fitting part, 59 needed" in err
+
+
+def test_the_same_code_under_another_name_is_one_reference_file(demo, tmp_path, capsys):
+    copies = tmp_path / "copies"
+    shutil.copytree(demo["humans"], copies)
+    for path in sorted(copies.glob("*.py"))[:10]:
+        shutil.copy(path, copies / f"copy_of_{path.name}")
+    saved = tmp_path / "cal.json"
+    assert detect(demo["machines"], "--model", demo["model"], "--calibrate-on", copies, "--save-calibration", saved,
+                  "--out", tmp_path / "o.csv") == 0
+    assert "10 duplicate_code" in capsys.readouterr().err
+    assert json.loads(saved.read_text())["reference"]["rows"] == 80
+
+
+def test_a_file_to_label_given_twice_is_labelled_once(demo, tmp_path, capsys):
+    one = sorted(demo["machines"].glob("*.py"))[0]
+    same = tmp_path / "same_code.py"
+    shutil.copy(one, same)
+    out = tmp_path / "labels.csv"
+    assert detect(one, one, same, "--model", demo["model"], "--out", out) == 0
+    got = pd.read_csv(out, keep_default_na=False)
+    assert sorted(got["status"]) == ["duplicate_code", "duplicate_file", "scored"]
+    assert list(got["path"][got["status"] == "scored"]) == [str(one)]
+    assert all(str(one) in why for why in got["why"][got["status"] != "scored"])
+    err = capsys.readouterr().err
+    assert "1 files labelled" in err and "1 duplicate_file" in err and "1 duplicate_code" in err
+
+
+def test_a_reference_file_with_the_code_of_a_file_to_label_is_left_out(demo, tmp_path, capsys):
+    reference = tmp_path / "reference"
+    shutil.copytree(demo["humans"], reference)
+    labelled = tmp_path / "labelled"
+    labelled.mkdir()
+    for path in sorted(reference.glob("*.py"))[:5]:
+        shutil.copy(path, labelled / f"submitted_{path.name}")
+    saved = tmp_path / "cal.json"
+    assert detect(labelled, "--model", demo["model"], "--calibrate-on", reference, "--save-calibration", saved) == 0
+    assert "5 files are also among the files to label: left out of the reference" in capsys.readouterr().err
+    assert json.loads(saved.read_text())["reference"]["rows"] == 75
