@@ -37,7 +37,7 @@ def test_detect_on_a_folder_equals_the_workflow_predictions(fitted, tmp_path, ca
     got["id"] = [os.path.splitext(os.path.basename(p))[0] for p in got["path"]]
     got = got.set_index("id").loc[workflow["id"]]
     assert len(got) == len(tables["test"])
-    assert (got["pred"].to_numpy() == workflow["pred"].to_numpy()).all()
+    assert (got["model_label"].to_numpy() == workflow["pred"].to_numpy()).all()  # the model's own label
     assert (abs(got["score_machine"].to_numpy() - workflow["score_machine"].to_numpy()) < 1e-4).all()
     assert set(got["language_from"]) == {"extension"}
     language = dict(zip(tables["test"]["id"], tables["test"]["language"]))
@@ -61,7 +61,7 @@ def test_skips_are_counted_and_languages_identified(fitted, tmp_path, capsys):
     scored = [r for r in rows if r["status"] == "scored"]
     assert [(os.path.basename(r["path"]), r["language"], r["language_from"]) for r in scored] == [
         ("ok.go", "Go", "extension"), ("snippet.txt", "C", "langid")]
-    assert all(r["pred"] in ("human", "machine") and 0 <= r["score_machine"] <= 1 for r in scored)
+    assert all(r["model_label"] in ("human", "machine") and 0 <= r["score_machine"] <= 1 for r in scored)
     # every input file is a row of --out, with the reason it was not labelled
     assert {os.path.basename(r["path"]): r["status"] for r in rows if r["status"] != "scored"} == {
         "blank.py": "empty", "blob.c": "binary", "latin1.java": "invalid_utf8", "notes.md": "not_code_extension"}
@@ -80,12 +80,12 @@ def detect_one_file_as_python(fitted, tmp_path, capsys) -> list[str]:
 
 def test_without_out_the_labels_are_a_table_on_the_terminal(fitted, tmp_path, capsys):
     out = detect_one_file_as_python(fitted, tmp_path, capsys)
-    assert out[0].split()[:5] == ["path", "language", "language_from", "pred", "machine_score"]
+    assert out[0].split()[:6] == ["path", "label", "language", "language_from", "model_label", "machine_score"]
 
 
 def test_the_language_flag_names_the_language_of_every_file(fitted, tmp_path, capsys):
     out = detect_one_file_as_python(fitted, tmp_path, capsys)
-    assert out[1].split()[1:3] == ["Python", "given"]
+    assert out[1].split()[2:4] == ["Python", "given"]
 
 
 def test_a_missing_path_is_a_clear_error(fitted, tmp_path, capsys):
@@ -283,7 +283,7 @@ def test_other_languages_and_text_that_is_not_code_are_reported_unlabelled(fitte
                       "essay.py": ("not_code", "Python"), "noext": ("unknown_language", "unknown"),
                       "essay": ("unknown_language", "unknown")}, status
     assert got.loc[named[0], "other_language"] == "Kotlin" and got.loc[named[3], "other_language"] == "Ruby"
-    assert "Ruby" in got.loc[named[3], "why"] and all(got.loc[p, "pred"] == "" for p in named)
+    assert "Ruby" in got.loc[named[3], "why"] and all(got.loc[p, "label"] == "" for p in named)
     said = capsys.readouterr().err
     assert "2 other_language" in said and "2 unknown_language" in said and "1 not_code" in said
     benchmark = got[got["status"] == "scored"]

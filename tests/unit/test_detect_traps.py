@@ -114,3 +114,29 @@ def test_a_reference_file_with_the_code_of_a_file_to_label_is_left_out(demo, tmp
     assert detect(labelled, "--model", demo["model"], "--calibrate-on", reference, "--save-calibration", saved) == 0
     assert "5 files are also among the files to label: left out of the reference" in capsys.readouterr().err
     assert json.loads(saved.read_text())["reference"]["rows"] == 75
+
+
+# ------------------------------------------------------------------ the verdict is the main label
+
+
+def test_the_main_label_column_is_the_calibrated_verdict(demo, tmp_path, capsys):
+    """`label` says machine exactly where the file is flagged at its threshold; the model's own label
+    is `model_label`, and no column named `pred` sits beside the verdict."""
+    out = tmp_path / "labels.csv"
+    assert detect(demo["machines"], demo["java"], "--model", demo["model"], "--calibrate-on", demo["humans"],
+                  "--pool-small", "--out", out) == 0
+    got = pd.read_csv(out)
+    assert "pred" not in got.columns and list(got.columns[:3]) == ["path", "status", "label"]
+    assert (got["label"] == got["flagged"].map({True: "machine", False: "human"})).all()
+    assert set(got["model_label"]) <= {"human", "machine"}
+    # the model's own label and the verdict part ways here (files the model calls machine below the threshold)
+    assert (got["model_label"] != got["label"]).any()
+    assert "model_label is the model's own label, not this verdict" in capsys.readouterr().err
+
+
+def test_without_thresholds_the_label_is_the_models_and_says_so(demo, tmp_path, capsys):
+    out = tmp_path / "labels.csv"
+    assert detect(demo["java"], "--model", demo["model"], "--out", out) == 0
+    got = pd.read_csv(out)
+    assert (got["label"] == got["model_label"]).all() and "threshold" not in got.columns
+    assert "`label` is the model's own label" in capsys.readouterr().err

@@ -12,6 +12,7 @@ import os
 import sys
 import time
 
+import numpy as np
 import pandas as pd
 
 from .common.errors import AicdError
@@ -30,7 +31,12 @@ columns of --out (one row per input file):
   language              from --language, the extension or language ID; "unknown" outside the nine
   language_from         given, extension or langid
   other_language        the language outside the nine that its extension or its cues name
-  pred                  the detector's own label (e.g. human / machine)
+  label                 the verdict: machine where the file is flagged (machine_score above its threshold at
+                        --fpr on human code), human where it is not; where no threshold applies (none was
+                        found, or the detector gives no human score), the model's own label, which stderr
+                        says
+  model_label           the detector's own label (its most likely class, e.g. human / machine), whatever
+                        the threshold says: not the verdict
   score_<class>         a score per class, as in the workflow's predictions files; their kind (probabilities,
                         an SVM's margins, a plug-in's own scale) is printed on stderr
   machine_score         1 - score_human: what the thresholds are set on (higher: more machine-like)
@@ -271,7 +277,7 @@ def apply_thresholds(source, result: pd.DataFrame, fpr: float) -> tuple[pd.DataF
     scores = machine_scores_of(result)
     if scores is None:
         if source.calibration is not None:
-            say("the detector gives no human score: no thresholds, `pred` only")
+            say("the detector gives no human score: no thresholds; `label` is the model's own label")
         return result, None
     if source.calibration is None:
         return result.assign(machine_score=scores), None
@@ -302,16 +308,30 @@ def adapt_to_input(args, held: pd.DataFrame) -> pd.DataFrame:
     return held
 
 
+FLAGGED, NOT_FLAGGED = "machine", "human"   # the verdict of `label` where a file is held to a threshold
+
+
+def with_verdict(held: pd.DataFrame) -> pd.DataFrame:
+    """`label`, the verdict: machine or human by the file's threshold where it has one, else the
+    model's own label, which stays beside it as `model_label` (the model's `pred`)."""
+    out = held.rename(columns={"pred": "model_label"})
+    label = out["model_label"].astype(object)
+    if "threshold" in out.columns:
+        held_to = out["threshold"].notna().to_numpy()
+        label = label.where(~held_to, np.where(out["flagged"].to_numpy(dtype=bool), FLAGGED, NOT_FLAGGED))
+    return out.assign(label=label)
+
+
 def every_file(held: pd.DataFrame, unscored: list[dict]) -> pd.DataFrame:
     """Labelled and unlabelled files in the order they were found, with status and why."""
-    labelled = held.assign(status="scored", why="")
+    labelled = with_verdict(held).assign(status="scored", why="")
     rest = pd.DataFrame(unscored)
     table = pd.concat([labelled, rest], ignore_index=True) if len(rest) else labelled
     table = table.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
     scores = [c for c in table.columns if str(c).startswith("score_")]
-    first = ["path", "status", "language", "language_from", "other_language", "pred", *scores, "machine_score",
-             "threshold", "threshold_group", "pooled", "reference_n", "fpr_bound", "flagged", "adapted_threshold",
-             "flagged_adapted"]
+    first = ["path", "status", "label", "language", "language_from", "other_language", "model_label", *scores,
+             "machine_score", "threshold", "threshold_group", "pooled", "reference_n", "fpr_bound", "flagged",
+             "adapted_threshold", "flagged_adapted"]
     first = [c for c in first if c in table.columns]
     table = table[first + [c for c in table.columns if c not in first]]
     if "reference_n" in table.columns:
@@ -360,8 +380,8 @@ def print_table(table: pd.DataFrame, file=None) -> None:
     print(tabulate(cells, headers=list(table.columns), tablefmt="plain", disable_numparse=True), file=file or sys.stdout)
 
 
-TERMINAL = ["path", "language", "language_from", "pred", "machine_score", "threshold", "flagged", "in_distribution",
-            "status"]
+TERMINAL = ["path", "label", "language", "language_from", "model_label", "machine_score", "threshold", "flagged",
+            "in_distribution", "status"]
 
 
 def detect_command(args) -> None:
@@ -388,7 +408,8 @@ def detect_command(args) -> None:
     say(flag_summary(held, model))
     if "flagged" in held.columns:
         say(f"at {args.fpr:.0%} FPR on human code: {int(held['flagged'].sum())} of {len(held)} labelled files flagged "
-            "(machine_score above their language's threshold: column flagged)")
+            f"(machine_score above their language's threshold: label {FLAGGED}, column flagged; model_label is the "
+            "model's own label, not this verdict)")
     kind = declared(result)
     if kind:
         say(f"score_<class> columns are {SCORE_KINDS[kind]}")

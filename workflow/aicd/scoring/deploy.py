@@ -115,7 +115,7 @@ def default_source(model_path, identity: dict, fpr: float, seed: int) -> Source:
         if found is not None:
             fallback.says += f"; {found.says}"
         return fallback
-    return found or Source("none", "none (no calibration beside the model, no validation scores): `pred` is the "
+    return found or Source("none", "none (no calibration beside the model, no validation scores): `label` is the "
                                    "model's own label, whose false-positive rate on your code is not known; pass "
                                    "--calibrate-on HUMAN_CODE for thresholds that hold on your code")
 
