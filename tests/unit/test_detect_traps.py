@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import sysconfig
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from aicd.cli import main as aicd
 from aicd.scoring.calibration import min_reference
+from components import require
 from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
 
 N_TRAIN, N_TEST = 1500, 100
@@ -27,7 +31,8 @@ def demo(trial_raw, tmp_path_factory):
     rows (90), Java humans (30)."""
     root = tmp_path_factory.mktemp("traps")
     paths = write_task(root / "tasks", task_tables(trial_raw, n_train=N_TRAIN, n_test=N_TEST))
-    model, _ = fit_detector(paths, fit_features(paths, root / "features", DEMO_TFIDF), root / "models")
+    features = fit_features(paths, root / "features", DEMO_TFIDF)
+    model, _ = fit_detector(paths, features, root / "models")
     rest = trial_raw.sort_values("row_id").iloc[N_TRAIN + N_TEST:]
     human = rest["generator"] == "Human"
     folders = {}
@@ -38,7 +43,7 @@ def demo(trial_raw, tmp_path_factory):
         folders[name].mkdir()
         for row in rows.itertuples():
             (folders[name] / f"r{row.row_id}{ext}").write_text(row.code)
-    return {"model": model, "root": root, **folders}
+    return {"model": model, "root": root, "paths": paths, "features": features, **folders}
 
 
 def detect(*args) -> int:
@@ -140,3 +145,82 @@ def test_without_thresholds_the_label_is_the_models_and_says_so(demo, tmp_path, 
     got = pd.read_csv(out)
     assert (got["label"] == got["model_label"]).all() and "threshold" not in got.columns
     assert "`label` is the model's own label" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ scores that do not saturate
+
+
+def decision_values(model_path: Path, files: pd.Series) -> np.ndarray:
+    """The fitted logistic regression's own decision function (its log-odds of machine) of these files."""
+    from aicd.detectors.bundle import load_bundle
+
+    model = load_bundle(model_path)
+    rows = pd.DataFrame({"code": [Path(f).read_text() for f in files], "language": "Python"})
+    return model.detector.model_.decision_function(model.inputs_for(rows)).astype(np.float64)
+
+
+def test_machine_scores_keep_the_order_of_the_models_log_odds(demo, tmp_path):
+    """Files the model ranks apart are ranked apart in machine_score: nothing ties at a ceiling (the
+    old 1 - score_human was exactly 1 for every file whose float32 probability of machine rounded to 1)."""
+    out = tmp_path / "labels.csv"
+    assert detect(demo["machines"], demo["humans"], "--model", demo["model"], "--out", out) == 0
+    got = pd.read_csv(out)
+    d = decision_values(demo["model"], got["path"])
+    assert d.max() > 17   # the model is sure enough of some files that a float32 probability of 1 - p would be 0
+    scores = got["machine_score"].to_numpy(dtype=float)
+    assert np.isfinite(scores).all()
+    apart = np.abs(d[:, None] - d[None, :]) > 1e-3
+    same_order = np.sign(scores[:, None] - scores[None, :]) == np.sign(d[:, None] - d[None, :])
+    assert same_order[apart].all()
+    assert np.abs(scores - d).max() < 1e-3   # the log-odds of the float32 probabilities, to their precision
+
+
+@pytest.fixture(scope="module")
+def library_python(demo):
+    """80 Python files of the standard library of the Python running the tests: human code far from
+    the trial's contest code, where the model's machine scores of humans run high (the issue's case)."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(p for p in stdlib.glob("*.py") if p.stat().st_size > 2000)[:80]
+    require(len(files) == 80, f"80 Python files of the standard library in {stdlib}", "a CPython with its stdlib")
+    folder = demo["root"] / "stdlib"
+    if not folder.exists():
+        folder.mkdir()
+        for path in files:
+            shutil.copy(path, folder / path.name)
+    return folder
+
+
+def test_a_reference_the_model_is_sure_of_still_gives_a_threshold_files_can_pass(demo, library_python, tmp_path,
+                                                                                capsys):
+    """On the standard library LR (TF-IDF) is as sure of human code as of machine code: with 1 - score_human
+    the Python threshold was 1, no file could pass it and 0 of 90 machine files were flagged, silently."""
+    out = tmp_path / "labels.csv"
+    assert detect(demo["machines"], "--model", demo["model"], "--calibrate-on", library_python, "--out", out) == 0
+    err = capsys.readouterr().err
+    got = pd.read_csv(out)
+    threshold = got["threshold"].iloc[0]
+    assert np.isfinite(threshold) and (got["machine_score"] > threshold).any()
+    assert got["flagged"].any() and (got["flagged"] == (got["machine_score"] > threshold)).all()
+    assert "equal its threshold" not in err and "score exactly their threshold" not in err
+
+
+def test_ties_at_a_threshold_are_warned_of(demo, tmp_path, capsys):
+    """A detector with a handful of distinct scores (CatBoost of three depth-1 trees: at most eight):
+    its threshold is shared by many reference scores and files to label, which are not above it;
+    stderr says how many, where it used to say nothing."""
+    coarse, _ = fit_detector(demo["paths"], demo["features"], tmp_path / "coarse", kind="catboost",
+                             params={"iterations": 3, "depth": 1})
+    saved, out = tmp_path / "cal.json", tmp_path / "labels.csv"
+    assert detect(demo["machines"], "--model", coarse, "--calibrate-on", demo["humans"], "--save-calibration", saved,
+                  "--out", out) == 0
+    err = capsys.readouterr().err
+    assert "fitting reference scores equal its threshold" in err
+    from aicd.scoring.calibration import TIE_SHARE
+
+    at = json.loads(saved.read_text())["groups"]["Python"]
+    tied, fit_n = at["at"]["0.05"]["tied"], at["fit_n"]
+    assert tied - 1 > TIE_SHARE * fit_n   # the case: many fitting scores share the threshold
+    assert f"warning: Python: {tied} of its {fit_n} fitting reference scores equal its threshold" in err
+    got = pd.read_csv(out)
+    at_it = int((got["machine_score"] == got["threshold"]).sum())
+    assert (at_it > TIE_SHARE * len(got)) == (f"{at_it} of {len(got)} files to label score exactly" in err)

@@ -39,7 +39,9 @@ columns of --out (one row per input file):
                         the threshold says: not the verdict
   score_<class>         a score per class, as in the workflow's predictions files; their kind (probabilities,
                         an SVM's margins, a plug-in's own scale) is printed on stderr
-  machine_score         1 - score_human: what the thresholds are set on (higher: more machine-like)
+  machine_score         what the thresholds are set on, in float64 (higher: more machine-like): the log-odds
+                        that the file is not human, log(sum of the other classes' probabilities) -
+                        log(score_human), where the scores are probabilities; -score_human for margins
   threshold             the threshold the file was held to at --fpr: its language's, set on human reference
                         code (--calibrate-on, --calibration, the workflow's calibration beside the model, or
                         the validation humans; stderr says which), the pooled one where `pooled`
@@ -272,7 +274,7 @@ def apply_thresholds(source, result: pd.DataFrame, fpr: float) -> tuple[pd.DataF
     """The labelled files with their machine scores and thresholds, and the per-language summary;
     (result, None) where there are no thresholds."""
     from .scoring.calibrate_model import machine_scores_of
-    from .scoring.deploy import hold, language_summary
+    from .scoring.deploy import hold, language_summary, tie_warnings
 
     scores = machine_scores_of(result)
     if scores is None:
@@ -282,6 +284,8 @@ def apply_thresholds(source, result: pd.DataFrame, fpr: float) -> tuple[pd.DataF
     if source.calibration is None:
         return result.assign(machine_score=scores), None
     held = hold(result, scores, source.calibration, fpr)
+    for line in tie_warnings(held, source.calibration, fpr):
+        say(f"warning: {line}")
     return held, language_summary(held, source.calibration, fpr)
 
 

@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..data.scores import THRESHOLD_SCORE
 from ..outputs import Outputs
-from .calibration import HELD_OUT, Calibration, fit_size_needed, flag, more_needed
+from .calibration import HELD_OUT, TIE_SHARE, VERSION, Calibration, fit_size_needed, flag, more_needed
 
 
 @dataclass
@@ -70,6 +71,10 @@ def workflow_calibration(model_path, identity: dict) -> Source | None:
     data = json.loads(path.read_text())
     if data.get("available") is False:
         return Source("none", f"none: the workflow did not calibrate this model ({path}: {data.get('why')})")
+    if data.get("version") != VERSION:
+        return Source("none", f"none: {path} is a calibration of format version {data.get('version')} (its thresholds "
+                              f"are on another score; this aicd reads version {VERSION}), so it is not used: rerun "
+                              "its job (snakemake --forcerun calibrate, with the run's config)")
     calibration = Calibration.from_json(data, str(path))
     if calibration.model.get("sha256") != identity.get("sha256"):
         return Source("none", f"none: {path} is the calibration of another fit of {detector} (the model was "
@@ -93,10 +98,13 @@ def validation_calibration(model_path, identity: dict, fpr: float, seed: int) ->
         scores = scores[scores["gold"].astype(str) == "human"]
     if scores.empty:
         return None
+    if THRESHOLD_SCORE not in scores.columns:
+        return Source("none", f"none: {path} was written by an earlier version, without the {THRESHOLD_SCORE} that "
+                              "thresholds are set on now: refit the model to use its validation humans")
     table = Path(out.split(task, "validation"))
     languages = dict(zip(*pd.read_parquet(table, columns=["id", "language"]).to_numpy().T)) if table.is_file() else {}
     langs = scores["id"].map(languages).fillna("(validation)").to_numpy(dtype=object)
-    result = calibrate(scores["machine_score"].to_numpy(dtype=float), langs, None, sorted({fpr, *FPRS}),
+    result = calibrate(scores[THRESHOLD_SCORE].to_numpy(dtype=float), langs, None, sorted({fpr, *FPRS}),
                        HELD_OUT, seed)
     reference = {"from": f"the validation split's human rows of task {task} ({path})", "rows": int(len(scores))}
     return Source("validation", f"the validation threshold: {len(scores)} human rows of the validation split of task "
@@ -167,17 +175,45 @@ def hold(result: pd.DataFrame, scores: np.ndarray, calibration: Calibration, fpr
     return out
 
 
+def threshold_of(calibration: Calibration, language: str, fpr: float) -> tuple[bool, dict, dict]:
+    """(own?, the threshold's entry at this FPR, the reference part it was set on: n, fit_n,
+    held_out_n) of the threshold a language is held to: its own, else the pooled one."""
+    key, group = f"{fpr:g}", calibration.group(language)
+    if group and group["at"][key]["own"]:
+        return True, group["at"][key], group
+    return False, calibration.result["pooled"]["at"][key], calibration.result["pooled"]
+
+
 def language_summary(held: pd.DataFrame, calibration: Calibration, fpr: float) -> pd.DataFrame:
     """Per language labelled: files, flagged, the threshold, own or pooled, its reference size
     (fitting / held-out part) and the held-out part's realised FPR with its one-sided 95% bound."""
-    key, rows = f"{fpr:g}", []
+    rows = []
     for language, files in held.groupby("language", sort=True):
-        group = calibration.group(language)
-        own = bool(group and group["at"][key]["own"])
-        source = group["at"][key] if own else calibration.result["pooled"]["at"][key]
-        sizes = group if own else calibration.result["pooled"]
+        own, at, sizes = threshold_of(calibration, language, fpr)
         rows.append({"language": language, "files": len(files), "flagged": int(files["flagged"].sum()),
-                     "threshold": source["threshold"], "from": language if own else "pooled",
+                     "threshold": at["threshold"], "from": language if own else "pooled",
                      "reference": sizes["n"], "fitting": sizes["fit_n"], "held_out": sizes["held_out_n"],
-                     "held_out_fpr": source["realised_fpr"], "fpr_bound": source["fpr_upper"]})
+                     "held_out_fpr": at["realised_fpr"], "fpr_bound": at["fpr_upper"]})
     return pd.DataFrame(rows)
+
+
+def tie_warnings(held: pd.DataFrame, calibration: Calibration, fpr: float) -> list[str]:
+    """Where more than TIE_SHARE of a language's fitting reference scores, or of its files to label,
+    equal its threshold: a tied score is not above it, so the threshold flags fewer files than its
+    rank promises (scores that saturate: none at all)."""
+    lines = []
+    for language, files in held.groupby("language", sort=True):
+        own, at, sizes = threshold_of(calibration, language, fpr)
+        if at["threshold"] is None:
+            continue
+        whose = language if own else f"the pooled threshold {language} is held to"
+        tied = int(at.get("tied") or 0) - 1   # the threshold is one of the fitting scores
+        if tied > TIE_SHARE * sizes["fit_n"]:
+            lines.append(f"{whose}: {tied + 1} of its {sizes['fit_n']} fitting reference scores equal its threshold "
+                         f"{at['threshold']:.6g} (over {TIE_SHARE:.0%} tied): a file scoring it is not flagged, so it "
+                         "flags fewer than its rank promises; the detector's scores do not tell them apart")
+        at_it = int((files["machine_score"] == files["threshold"]).sum())
+        if at_it > TIE_SHARE * len(files):
+            lines.append(f"{language}: {at_it} of {len(files)} files to label score exactly their threshold "
+                         f"{at['threshold']:.6g} (over {TIE_SHARE:.0%}): not flagged, whatever they are")
+    return lines
