@@ -100,7 +100,7 @@ def test_without_calibration_the_output_says_where_thresholds_came_from(setting,
     """A model outside a run's folders has none; one at RESULTS/models/TASK/DETECTOR.skops is held
     to the calibration at RESULTS/calibration/TASK/DETECTOR.json, and only if it is this model's."""
     assert detect(setting["labelled"], "--model", setting["lr"]) == 0
-    assert "thresholds for 5% FPR on human code: none (no calibration beside the model" in capsys.readouterr().err
+    assert "thresholds: none (no calibration beside the model" in capsys.readouterr().err
     results = tmp_path / "results"
     model = results / "models" / "T1" / "lr.skops"
     model.parent.mkdir(parents=True)

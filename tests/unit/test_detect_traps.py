@@ -224,3 +224,66 @@ def test_ties_at_a_threshold_are_warned_of(demo, tmp_path, capsys):
     got = pd.read_csv(out)
     at_it = int((got["machine_score"] == got["threshold"]).sum())
     assert (at_it > TIE_SHARE * len(got)) == (f"{at_it} of {len(got)} files to label score exactly" in err)
+
+
+# ------------------------------------------------------------------ a reference that is not the user's
+
+
+def measured_worst_default_reference(repo) -> float:
+    """The highest human FPR a default reference's 5% thresholds had on an unseen collection, as
+    BENCHMARKS.md's "Deployable detection" table gives it (its last column: mean / worst, TPR)."""
+    text = (repo / "BENCHMARKS.md").read_text()
+    table = text[text.index("## Deployable detection"):].split("\n\n")[2]
+    worst = [float(line.split("|")[-2].split("/")[1].split(",")[0]) for line in table.splitlines()[2:]
+             if line.split("|")[-2].strip() not in ("–", "")]
+    return max(worst)
+
+
+def test_without_a_reference_of_yours_the_fpr_on_your_code_is_not_known(demo, repo, tmp_path, capsys):
+    """The workflow's calibration beside the model: its thresholds are for 5% FPR on the reference's
+    human code, and stderr says the FPR on yours is not known, with the range such a reference gave on
+    collections it had not seen, where it used to state "thresholds for 5% FPR on human code"."""
+    model = tmp_path / "results" / "models" / "T1" / "lr.skops"
+    model.parent.mkdir(parents=True)
+    shutil.copy(demo["model"], model)
+    beside = tmp_path / "results" / "calibration" / "T1" / "lr.json"
+    beside.parent.mkdir(parents=True)
+    assert detect(demo["java"], "--model", model, "--calibrate-on", demo["humans"], "--pool-small",
+                  "--save-calibration", beside, "--out", tmp_path / "own.csv") == 0
+    assert "thresholds for 5% FPR on human code: set now on your human code" in capsys.readouterr().err
+    assert detect(demo["java"], "--model", model, "--out", tmp_path / "default.csv") == 0
+    err = capsys.readouterr().err
+    assert "thresholds for 5% FPR on human code:" not in err
+    assert "thresholds for 5% FPR on the reference's human code (FPR not known for your code): the workflow's" in err
+    assert "the FPR of these thresholds is not known for your code" in err
+    assert f"0-{measured_worst_default_reference(repo):g}% of a collection's human code" in err
+    assert "per language, thresholds for 5% FPR on the reference's human code" in err
+
+
+# ------------------------------------------------------------------ the help's examples
+
+
+def test_the_help_examples_parse_and_name_models_the_demo_writes(repo):
+    """Every `aicd detect` example of --help parses with aicd's parser, passes the checks that need no
+    model, and names a model the demo writes where the demo writes it (a file, or a folder by its kind)."""
+    import re
+    import shlex
+
+    import yaml
+    from aicd.cli import build_parser
+    from aicd.detect_cli import EXAMPLES, check_args
+    from aicd.detectors import REGISTRY
+    from aicd.outputs import Outputs
+
+    demo_config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
+    lines = [re.sub(r"\s+#\s.*$", "", line).strip() for line in re.sub(r"\s*\\\n\s*", " ", EXAMPLES).splitlines()]
+    examples = [line for line in lines if line.startswith("aicd detect ")]
+    assert len(examples) >= 6
+    for example in examples:
+        args = build_parser().parse_args(shlex.split(example)[1:])
+        check_args(args)
+        task, name = Path(args.model).parent.name, Path(args.model).name.removesuffix(".skops")
+        assert task in demo_config["tasks"] and name in demo_config["detectors"], example
+        kind = REGISTRY[demo_config["detectors"][name]["kind"]]
+        out = Outputs("results")
+        assert args.model == (out.model(task, name) if kind.traits().storage == "file" else out.model_folder(task, name))

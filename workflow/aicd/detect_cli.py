@@ -79,7 +79,9 @@ examples (the demo's models; another run's root works the same):
 
 Without --calibrate-on or --calibration the thresholds are the workflow's calibration of the model
 (results/calibration/TASK/DETECTOR.json, beside the model), else the validation threshold, else
-none; stderr says which. --adapt-to-input adds a threshold adapted to the unlabelled input, labelled
+none; stderr says which, and that their FPR is not known for your code (such thresholds flagged
+0-68.5% of the human code of collections they had not seen, at 5%: docs/calibration.md).
+--adapt-to-input adds a threshold adapted to the unlabelled input, labelled
 so: it reads the files' own score distribution and assumes they hold both human and machine code.
 
 Reading a model runs no code from it: a .skops file is read only if every type in it is one this
@@ -245,6 +247,20 @@ def also_labelled(reference: pd.DataFrame, labelled: pd.DataFrame) -> pd.Series:
     return reference["path"].map(os.path.realpath).isin(paths) | reference["code"].map(code_digest).isin(codes)
 
 
+def say_source(source, fpr: float) -> None:
+    """Where the thresholds came from, and, unless they were set on the user's own code, that their
+    FPR on it is not known, with what such thresholds did on collections they had not seen."""
+    from .scoring.deploy import UNSEEN
+
+    if source.calibration is None:
+        say(f"thresholds: {source.says}")
+        return
+    say(f"thresholds for {source.on(fpr)}: {source.says}")
+    if not source.yours:
+        say(f"the FPR of these thresholds is not known for your code: {UNSEEN}. Pass --calibrate-on HUMAN_CODE "
+            "(human code of your setting) for thresholds whose FPR holds on it")
+
+
 def check_thresholds(args, source, languages) -> None:
     """Before any file is labelled: refuse a language to label with too few reference files of its
     own (unless --pool-small), or a calibration without the FPR asked for."""
@@ -354,14 +370,14 @@ def held_how(confidence: float | None) -> str:
     return f", held with probability {confidence:g} over draws of the reference (--fpr-confidence)"
 
 
-def print_summary(summary: pd.DataFrame | None, fpr: float, file=None, confidence: float | None = None) -> None:
+def print_summary(summary: pd.DataFrame | None, source, fpr: float, file=None) -> None:
     """The per-language summary (on stdout with the table, on stderr beside --out)."""
     if summary is None or summary.empty:
         return
     shown = summary.assign(held_out_fpr=[_pct(v) for v in summary["held_out_fpr"]],
                            fpr_bound=[_pct(v) for v in summary["fpr_bound"]])
-    print(f"\nper language, thresholds for {fpr:.0%} FPR on human code{held_how(confidence)} (reference: its files "
-          "in all, fitting / held-out parts; the held-out part's realised FPR and one-sided 95% bound):",
+    print(f"\nper language, thresholds for {source.on(fpr)}{held_how(fpr_confidence(source))} (reference: its "
+          "files in all, fitting / held-out parts; the held-out part's realised FPR and one-sided 95% bound):",
           file=file or sys.stdout)
     print_table(shown, file)
 
@@ -403,7 +419,7 @@ def detect_command(args) -> None:
         raise AicdError(f"no code file to label in {' '.join(args.paths)}"
                         + (f" ({files.skip_summary()})" if files.skipped else ""))
     source = thresholds_source(args, model, progress, files.rows)
-    say(f"thresholds for {args.fpr:.0%} FPR on human code: {source.says}")
+    say_source(source, args.fpr)
     check_thresholds(args, source, files.rows["language"])   # a refusal comes before the labelling work
     result = detect(model, files, progress)
     held, summary = apply_thresholds(source, result, args.fpr)
@@ -411,7 +427,7 @@ def detect_command(args) -> None:
         held = adapt_to_input(args, held)
     say(flag_summary(held, model))
     if "flagged" in held.columns:
-        say(f"at {args.fpr:.0%} FPR on human code: {int(held['flagged'].sum())} of {len(held)} labelled files flagged "
+        say(f"at {source.on(args.fpr)}: {int(held['flagged'].sum())} of {len(held)} labelled files flagged "
             f"(machine_score above their language's threshold: label {FLAGGED}, column flagged; model_label is the "
             "model's own label, not this verdict)")
     kind = declared(result)
@@ -424,12 +440,12 @@ def detect_command(args) -> None:
     if args.out:
         write_rows(table, args.out)
         log.info("wrote %s (every input file: %d rows)", args.out, len(table))
-        print_summary(summary, args.fpr, sys.stderr, fpr_confidence(source))   # beside the other notes, not in a pipe's rows
+        print_summary(summary, source, args.fpr, sys.stderr)   # beside the other notes, not in a pipe's rows
         return
     shown = table[[c for c in TERMINAL if c in table.columns]
                   + (["flagged_adapted"] if "flagged_adapted" in table.columns else [])]
     print_table(shown)
-    print_summary(summary, args.fpr, confidence=fpr_confidence(source))
+    print_summary(summary, source, args.fpr)
 
 
 def check_model_path(model: str) -> None:

@@ -30,6 +30,15 @@ from ..data.scores import THRESHOLD_SCORE
 from ..outputs import Outputs
 from .calibration import HELD_OUT, TIE_SHARE, VERSION, Calibration, fit_size_needed, flag, more_needed
 
+# What thresholds set on a reference other than the user's code did on the human code of collections
+# it had not seen, as measured (the leave-one-collection-out protocol at a 5% target, 12 detectors
+# on 4 public collections: BENCHMARKS.md, "Deployable detection"; benchmarks/notes/deployable.md,
+# run 3, the two "Calibrated on the default reference" tables, and run 6 for robust and the fused row).
+UNSEEN = ("measured on collections their reference had not seen, thresholds set for 5% FPR on the training "
+          "collections' validation humans and library code (as the workflow's reference) flagged 0-68.5% of a "
+          "collection's human code, and on the validation humans alone 0-38.9% (12 detectors, 4 collections, leave "
+          "one collection out: BENCHMARKS.md, \"Deployable detection\")")
+
 
 @dataclass
 class Source:
@@ -38,6 +47,18 @@ class Source:
     kind: str
     says: str
     calibration: Calibration | None = None
+
+    @property
+    def yours(self) -> bool:
+        """Set on the user's own human code (--calibrate-on, or a calibration saved from it)."""
+        return self.kind == "own"
+
+    def on(self, fpr: float) -> str:
+        """What the thresholds are for, as the user is told: the FPR on their code only where they
+        are set on it."""
+        if self.yours:
+            return f"{fpr:.0%} FPR on human code"
+        return f"{fpr:.0%} FPR on the reference's human code (FPR not known for your code)"
 
 
 def run_paths(model_path) -> tuple[Outputs, str, str] | None:
@@ -109,8 +130,7 @@ def validation_calibration(model_path, identity: dict, fpr: float, seed: int) ->
     reference = {"from": f"the validation split's human rows of task {task} ({path})", "rows": int(len(scores))}
     return Source("validation", f"the validation threshold: {len(scores)} human rows of the validation split of task "
                                 f"{task}, the training data's own languages and domains ({path}); no calibration on "
-                                "other human code, so the FPR on yours is not known (pass --calibrate-on HUMAN_CODE)",
-                  Calibration(identity, reference, result))
+                                "other human code", Calibration(identity, reference, result))
 
 
 def default_source(model_path, identity: dict, fpr: float, seed: int) -> Source:
