@@ -287,3 +287,80 @@ def test_the_help_examples_parse_and_name_models_the_demo_writes(repo):
         kind = REGISTRY[demo_config["detectors"][name]["kind"]]
         out = Outputs("results")
         assert args.model == (out.model(task, name) if kind.traits().storage == "file" else out.model_folder(task, name))
+
+
+# ------------------------------------------------------------------ warnings and refusals that fit
+
+
+def test_a_held_out_part_over_the_target_is_warned_of_with_the_fpr_confidence_pointer(demo, tmp_path, capsys):
+    """Seeded splits of the same reference: where the held-out part's realised FPR is over the 5%
+    target, stderr warns and points to --fpr-confidence; where it is not, nothing is said."""
+    warned = quiet = 0
+    for seed in range(20):
+        saved = tmp_path / f"cal{seed}.json"
+        assert detect(demo["machines"], "--model", demo["model"], "--calibrate-on", demo["humans"], "--seed", seed,
+                      "--save-calibration", saved, "--out", tmp_path / "o.csv") == 0
+        err = capsys.readouterr().err
+        python = json.loads(saved.read_text())["groups"]["Python"]
+        at = python["at"]["0.05"]
+        said = f"warning: Python: the held-out part of the reference has {at['flagged']} of {python['held_out_n']} " \
+               f"flagged, {at['realised_fpr']:.1%}"
+        assert (said in err) == (at["realised_fpr"] > 0.05), (seed, at)
+        if at["realised_fpr"] > 0.05:
+            assert "--fpr-confidence 0.95 sets a threshold that holds it with probability 0.95" in err
+            assert f"({min_reference(0.05, 0.95)} fitting files a language; {python['fit_n']} here)" in err
+        warned, quiet = warned + (said in err), quiet + (said not in err)
+        if warned and quiet:
+            break
+    assert warned and quiet
+
+
+def small_reference(demo, n: int) -> Path:
+    folder = demo["root"] / f"small{n}"
+    if not folder.exists():
+        folder.mkdir()
+        for path in sorted(demo["humans"].glob("*.py"))[:n]:
+            shutil.copy(path, folder / path.name)
+    return folder
+
+
+def test_a_refusal_does_not_advise_pool_small_where_it_was_given(demo, capsys):
+    """10 reference files: too few for any threshold, the pooled one too; --pool-small was given, so the
+    refusal does not offer it."""
+    assert detect(demo["machines"], "--model", demo["model"], "--calibrate-on", small_reference(demo, 10),
+                  "--pool-small") == 2
+    err = capsys.readouterr().err
+    assert "the reference holds 10 files in all: too few for any threshold at 5% FPR" in err
+    assert "--pool-small" not in err and "add human files of those languages to --calibrate-on" in err.lower()
+    assert err.count("error:") == 1 and "Traceback" not in err
+
+
+def test_a_refusal_of_a_saved_calibration_says_to_calibrate_again(demo, tmp_path, capsys):
+    """A saved calibration's reference cannot grow: the advice is to calibrate again, never to add files
+    to --calibrate-on (not given) nor to raise --fpr (the file holds its FPRs only)."""
+    saved = tmp_path / "small.json"
+    assert detect(demo["machines"], "--model", demo["model"], "--calibrate-on", small_reference(demo, 10),
+                  "--save-calibration", saved) == 2   # refused, but saved as asked
+    capsys.readouterr()
+    for extra in ((), ("--pool-small",)):
+        assert detect(demo["machines"], "--model", demo["model"], "--calibration", saved, *extra) == 2
+        err = capsys.readouterr().err
+        assert "Calibrate again with human files of those languages (--calibrate-on HUMAN_CODE" in err
+        assert "to --calibrate-on" not in err and "raise --fpr" not in err and "--pool-small" not in err
+    assert detect(demo["java"], "--model", demo["model"], "--calibrate-on", demo["humans"], "--save-calibration",
+                  tmp_path / "python.json", "--pool-small", "--out", tmp_path / "o.csv") == 0
+    capsys.readouterr()
+    assert detect(demo["java"], "--model", demo["model"], "--calibration", tmp_path / "python.json") == 2
+    err = capsys.readouterr().err   # Java has no threshold of its own; the pooled one exists
+    assert "Java: no reference files" in err and "Calibrate again" in err and "--pool-small to hold them" in err
+
+
+def test_a_refusal_says_that_fpr_confidence_raised_the_need(demo, capsys):
+    assert detect(demo["machines"], "--model", demo["model"], "--calibrate-on", demo["humans"],
+                  "--fpr-confidence", "0.95") == 2
+    err = capsys.readouterr().err
+    need, plain = min_reference(0.05, 0.95), min_reference(0.05)
+    assert f"Python: 80 reference files (40 in the fitting part, {need} needed" in err
+    assert f"({need} fitting files a language because its thresholds hold 5% with probability 0.95 " \
+           f"(--fpr-confidence); held on average, {plain} would do)" in err
+    assert "leave out --fpr-confidence" in err

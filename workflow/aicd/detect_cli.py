@@ -272,12 +272,10 @@ def check_thresholds(args, source, languages) -> None:
         raise AicdError(f"--fpr {args.fpr:g}: the calibration has thresholds for "
                         f"{', '.join(f'{f:g}' for f in source.calibration.fprs)} only; calibrate again at it")
     small = too_small(source.calibration, list(languages), args.fpr)
-    if small and source.calibration.result["pooled"]["at"][f"{args.fpr:g}"]["threshold"] is None:
-        n = source.calibration.result["pooled"]["n"]
-        raise AicdError(f"the reference holds {n} files in all: too few for any threshold at {args.fpr:.0%} FPR; "
-                        f"{refusal(small, args.fpr, '--calibrate-on')}")
-    if small and source.kind == "own" and not args.pool_small:
-        raise AicdError(refusal(small, args.fpr, "--calibrate-on" if args.calibrate_on else "the calibration"))
+    no_pooled = source.calibration.result["pooled"]["at"][f"{args.fpr:g}"]["threshold"] is None
+    if small and (no_pooled or (source.yours and not args.pool_small)):
+        reference = "--calibrate-on" if args.calibrate_on else "--calibration" if args.calibration else source.kind
+        raise AicdError(refusal(small, args.fpr, source.calibration, reference, args.pool_small))
     if small:
         mix = source.calibration.reference.get("by_language") or {}
         say(f"held to the pooled threshold (too few reference files of their own): "
@@ -290,7 +288,7 @@ def apply_thresholds(source, result: pd.DataFrame, fpr: float) -> tuple[pd.DataF
     """The labelled files with their machine scores and thresholds, and the per-language summary;
     (result, None) where there are no thresholds."""
     from .scoring.calibrate_model import machine_scores_of
-    from .scoring.deploy import hold, language_summary, tie_warnings
+    from .scoring.deploy import held_out_warnings, hold, language_summary, tie_warnings
 
     scores = machine_scores_of(result)
     if scores is None:
@@ -300,7 +298,8 @@ def apply_thresholds(source, result: pd.DataFrame, fpr: float) -> tuple[pd.DataF
     if source.calibration is None:
         return result.assign(machine_score=scores), None
     held = hold(result, scores, source.calibration, fpr)
-    for line in tie_warnings(held, source.calibration, fpr):
+    for line in [*held_out_warnings(held, source.calibration, fpr, source.yours),
+                 *tie_warnings(held, source.calibration, fpr)]:
         say(f"warning: {line}")
     return held, language_summary(held, source.calibration, fpr)
 

@@ -28,7 +28,17 @@ import pandas as pd
 
 from ..data.scores import THRESHOLD_SCORE
 from ..outputs import Outputs
-from .calibration import HELD_OUT, TIE_SHARE, VERSION, Calibration, fit_size_needed, flag, more_needed
+from .calibration import (
+    CONFIDENCE,
+    HELD_OUT,
+    TIE_SHARE,
+    VERSION,
+    Calibration,
+    fit_size_needed,
+    flag,
+    min_reference,
+    more_needed,
+)
 
 # What thresholds set on a reference other than the user's code did on the human code of collections
 # it had not seen, as measured (the leave-one-collection-out protocol at a 5% target, 12 detectors
@@ -168,14 +178,66 @@ def too_small(calibration: Calibration, languages, fpr: float) -> list[dict]:
     return out
 
 
-def refusal(small: list[dict], fpr: float, reference_flag: str) -> str:
-    """The message that refuses languages with too few reference files, with what to do."""
+def refusal(small: list[dict], fpr: float, calibration: Calibration, reference: str, pool_small: bool) -> str:
+    """The message that refuses languages with too few reference files, with the advice that fits
+    what was given: `reference` is where the calibration came from ("--calibrate-on", "--calibration"
+    for a saved one, else the workflow's or the validation's), and --pool-small is offered only where
+    it was not given and a pooled threshold exists."""
+    key = f"{fpr:g}"
+    pooled = calibration.result["pooled"]
     parts = [f"{s['language']}: {s['n']} reference files ({s['fit_n']} in the fitting part, {s['need']} needed: add "
              f"{s['more']} more)" if s["n"] else f"{s['language']}: no reference files (add {s['more']})" for s in small]
-    return (f"too few human reference files for a threshold of its own at {fpr:.0%} FPR in "
-            f"{len(small)} language{'s' if len(small) > 1 else ''} to label: {'; '.join(parts)}. Add human files of "
-            f"those languages to {reference_flag}, pass --pool-small to hold them to the threshold of all reference "
-            "files together (marked pooled in the output; its FPR on them is not measured), or raise --fpr")
+    if pooled["at"][key]["threshold"] is None:
+        head = (f"the reference holds {pooled['n']} files in all: too few for any threshold at {fpr:.0%} FPR, the "
+                f"pooled one included: {'; '.join(parts)}")
+    else:
+        head = (f"too few human reference files for a threshold of its own at {fpr:.0%} FPR in {len(small)} "
+                f"language{'s' if len(small) > 1 else ''} to label: {'; '.join(parts)}")
+    confidence = calibration.fpr_confidence
+    if confidence is not None:
+        head += (f" ({small[0]['need']} fitting files a language because its thresholds hold {fpr:.0%} with "
+                 f"probability {confidence:g} (--fpr-confidence); held on average, {min_reference(fpr)} would do)")
+    advice = [{"--calibrate-on": "add human files of those languages to --calibrate-on",
+               "--calibration": "calibrate again with human files of those languages (--calibrate-on HUMAN_CODE "
+                                "--save-calibration FILE): a saved calibration's reference does not grow"}.get(
+        reference, "pass --calibrate-on HUMAN_CODE with human files of those languages")]
+    if not pool_small and pooled["at"][key]["threshold"] is not None:
+        advice.append("pass --pool-small to hold them to the threshold of all reference files together (marked pooled "
+                      "in the output; its FPR on them is not measured)")
+    if confidence is not None:
+        advice.append("leave out --fpr-confidence" if reference == "--calibrate-on" else
+                      "calibrate again without --fpr-confidence")
+    if reference == "--calibrate-on":
+        advice.append("raise --fpr")
+    return f"{head}. {advice[0][0].upper()}{advice[0][1:]}" + "".join(
+        f"{', or ' if i == len(advice) - 1 else ', '}{a}" for i, a in enumerate(advice[1:], 1)) + "."
+
+
+def held_out_warnings(held: pd.DataFrame, calibration: Calibration, fpr: float, yours: bool) -> list[str]:
+    """Where the held-out part of a language's reference realised an FPR above the target: the
+    threshold set on the other part may flag more human code than that. The pointer fits the rule
+    the thresholds follow: --fpr-confidence where they hold the FPR on average."""
+    lines, confidence = [], calibration.fpr_confidence
+    for language in sorted(set(held["language"])):
+        own, at, sizes = threshold_of(calibration, language, fpr)
+        if at["realised_fpr"] is None or at["realised_fpr"] <= fpr:
+            continue
+        whose = language if own else f"{language} (held to the pooled threshold, whose held-out part this is)"
+        line = (f"{whose}: the held-out part of the reference has {at['flagged']} of {sizes['held_out_n']} flagged, "
+                f"{at['realised_fpr']:.1%} (one-sided 95% bound {at['fpr_upper']:.1%}) at a {fpr:.0%} target: the "
+                f"threshold set on the fitting part may flag more than {fpr:.0%} of human code like it")
+        if confidence is None:
+            need = fit_size_needed(fpr, calibration.result.get("floor", 0), CONFIDENCE)
+            line += (f"; it holds {fpr:.0%} on average over references, not on this one: --fpr-confidence "
+                     f"{CONFIDENCE:g}{'' if yours else ' with --calibrate-on HUMAN_CODE'} sets a threshold that holds it "
+                     f"with probability {CONFIDENCE:g} over the reference drawn ({need} fitting files a language; "
+                     f"{sizes['fit_n']} here)")
+        else:
+            line += (f"; its threshold holds {fpr:.0%} with probability {confidence:g} over the reference drawn, so this "
+                     "is that reference's miss or a held-out part unlike the fitting one: more reference files narrow "
+                     "the bound")
+        lines.append(line)
+    return lines
 
 
 def hold(result: pd.DataFrame, scores: np.ndarray, calibration: Calibration, fpr: float) -> pd.DataFrame:
