@@ -258,6 +258,12 @@ def test_without_a_reference_of_yours_the_fpr_on_your_code_is_not_known(demo, re
     assert "the FPR of these thresholds is not known for your code" in err
     assert f"0-{measured_worst_default_reference(repo):g}% of a collection's human code" in err
     assert "per language, thresholds for 5% FPR on the reference's human code" in err
+    # a calibration of the earlier format (thresholds on 1 - score_human) beside the model is passed over, saying why
+    beside.write_text(json.dumps({**json.loads(beside.read_text()), "version": 1}))
+    assert detect(demo["java"], "--model", model, "--out", tmp_path / "old.csv") == 0
+    err = capsys.readouterr().err
+    assert f"{beside} is a calibration of format version 1" in err and "snakemake --forcerun calibrate" in err
+    assert "threshold" not in pd.read_csv(tmp_path / "old.csv").columns
 
 
 # ------------------------------------------------------------------ the help's examples
