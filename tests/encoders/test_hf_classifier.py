@@ -60,7 +60,7 @@ def test_a_fine_tuned_classifier_is_applied_with_its_labels_mapped(classifier, c
     assert aicd(["detect", str(tmp_path / "snippet.py"), "--model", str(tmp_path / "m.skops"),
                  "--out", str(tmp_path / "d.csv")]) == 0
     detected = pd.read_csv(tmp_path / "d.csv")
-    assert detected["pred"].iloc[0] == p["pred"].iloc[0]
+    assert detected["model_label"].iloc[0] == p["pred"].iloc[0]
     assert detected["score_machine"].iloc[0] == pytest.approx(p["score_machine"].iloc[0], abs=1e-4)
 
 

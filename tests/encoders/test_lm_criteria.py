@@ -91,7 +91,7 @@ def test_the_fused_detector_through_the_jobs_and_aicd_detect(rows, tmp_path):
     got = pd.read_csv(tmp_path / "out.csv").sort_values("path")
     ids = [p.rsplit("/", 1)[-1].split(".")[0] for p in got["path"]]
     expected = pd.read_parquet(predictions).set_index("id").loc[ids, "pred"].to_numpy()
-    assert (got["pred"].to_numpy() == expected).all()  # new files scored as the workflow scored them
+    assert (got["model_label"].to_numpy() == expected).all()  # new files scored as the workflow scored them
 
 
 def test_the_lm_can_read_the_code_without_its_comments(tmp_path):

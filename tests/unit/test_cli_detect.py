@@ -37,7 +37,7 @@ def test_detect_on_a_folder_equals_the_workflow_predictions(fitted, tmp_path, ca
     got["id"] = [os.path.splitext(os.path.basename(p))[0] for p in got["path"]]
     got = got.set_index("id").loc[workflow["id"]]
     assert len(got) == len(tables["test"])
-    assert (got["pred"].to_numpy() == workflow["pred"].to_numpy()).all()
+    assert (got["model_label"].to_numpy() == workflow["pred"].to_numpy()).all()  # the model's own label
     assert (abs(got["score_machine"].to_numpy() - workflow["score_machine"].to_numpy()) < 1e-4).all()
     assert set(got["language_from"]) == {"extension"}
     language = dict(zip(tables["test"]["id"], tables["test"]["language"]))
@@ -61,7 +61,7 @@ def test_skips_are_counted_and_languages_identified(fitted, tmp_path, capsys):
     scored = [r for r in rows if r["status"] == "scored"]
     assert [(os.path.basename(r["path"]), r["language"], r["language_from"]) for r in scored] == [
         ("ok.go", "Go", "extension"), ("snippet.txt", "C", "langid")]
-    assert all(r["pred"] in ("human", "machine") and 0 <= r["score_machine"] <= 1 for r in scored)
+    assert all(r["model_label"] in ("human", "machine") and 0 <= r["score_machine"] <= 1 for r in scored)
     # every input file is a row of --out, with the reason it was not labelled
     assert {os.path.basename(r["path"]): r["status"] for r in rows if r["status"] != "scored"} == {
         "blank.py": "empty", "blob.c": "binary", "latin1.java": "invalid_utf8", "notes.md": "not_code_extension"}
@@ -80,12 +80,12 @@ def detect_one_file_as_python(fitted, tmp_path, capsys) -> list[str]:
 
 def test_without_out_the_labels_are_a_table_on_the_terminal(fitted, tmp_path, capsys):
     out = detect_one_file_as_python(fitted, tmp_path, capsys)
-    assert out[0].split()[:5] == ["path", "language", "language_from", "pred", "machine_score"]
+    assert out[0].split()[:6] == ["path", "label", "language", "language_from", "model_label", "machine_score"]
 
 
 def test_the_language_flag_names_the_language_of_every_file(fitted, tmp_path, capsys):
     out = detect_one_file_as_python(fitted, tmp_path, capsys)
-    assert out[1].split()[1:3] == ["Python", "given"]
+    assert out[1].split()[2:4] == ["Python", "given"]
 
 
 def test_a_missing_path_is_a_clear_error(fitted, tmp_path, capsys):
@@ -163,9 +163,9 @@ def test_a_bad_out_is_refused_before_the_model_is_read(tmp_path, capsys):
 
 
 def test_links_out_of_the_folder_are_skipped_and_untrusted_predictions_flagged(fitted, tmp_path, capsys):
-    """A link to a file outside the folder is not read; a minified one-line file and a
-    language without training rows are still labelled, flagged in their own columns and
-    counted in the summary line."""
+    """A link to a file outside the folder is not read; one inside it is, and the file it links to
+    is then the same file again (labelled once); a minified one-line file and a language without
+    training rows are still labelled, flagged in their own columns and counted in the summary line."""
     model, _workflow, tables, _files = fitted
     outside = tmp_path / "secret.py"
     outside.write_text("password = 'hunter2'\n" * 10)
@@ -174,21 +174,23 @@ def test_links_out_of_the_folder_are_skipped_and_untrusted_predictions_flagged(f
     (folder / "link.py").symlink_to(outside)
     inner = folder / "real.py"
     inner.write_bytes(tables["test"].query("language == 'Python'")["code"].iloc[0].encode())
-    (folder / "inner_link.py").symlink_to(inner)  # inside the folder: read
+    link = folder / "inner_link.py"
+    link.symlink_to(inner)  # inside the folder: read, first in the folder's order
     (folder / "min.js").write_text("var a=1;" * 5000)  # one 40,000-character line, JavaScript
     out = tmp_path / "labels.csv"
     assert aicd(["detect", str(folder), "--model", str(model), "--out", str(out)]) == 0
     err = capsys.readouterr().err
     got = pd.read_csv(out, keep_default_na=False).set_index("path")
     assert got.loc[str(folder / "link.py"), "status"] == "symlink_outside_roots" and "1 symlink_outside_roots" in err
+    assert got.loc[str(inner), "status"] == "duplicate_file" and str(link) in got.loc[str(inner), "why"]
     got = got[got["status"] == "scored"]
-    assert {str(inner), str(folder / "inner_link.py"), str(folder / "min.js")} == set(got.index)
+    assert {str(link), str(folder / "min.js")} == set(got.index)
     minified = got.loc[str(folder / "min.js")]
     # --out's flag columns are empty for the files not labelled, so the CSV holds them as text
     assert minified["outside_benchmark"] == "lines_of_code" and minified["language_unseen"] == "True"
-    assert got.loc[str(inner), "outside_benchmark"] == "" and got.loc[str(inner), "language_unseen"] == "False"
-    assert minified["in_distribution"] == "False" and got.loc[str(inner), "in_distribution"] == "True"
-    assert "3 files labelled, 1 outside what the benchmark measured" in err
+    assert got.loc[str(link), "outside_benchmark"] == "" and got.loc[str(link), "language_unseen"] == "False"
+    assert minified["in_distribution"] == "False" and got.loc[str(link), "in_distribution"] == "True"
+    assert "2 files labelled, 1 outside what the benchmark measured" in err
     assert "lines_of_code: 1" in err and "JavaScript: 1" in err
 
 
@@ -268,8 +270,9 @@ def test_other_languages_and_text_that_is_not_code_are_reported_unlabelled(fitte
     language, language ID calls a file without an extension unknown, and prose saved as .py is not
     code; each is a row of --out with its reason. The benchmark's own rows are labelled."""
     model, _workflow, _tables, files = fitted
-    for name, text in (("Program.kt", KOTLIN), ("script.rb", RUBY), ("essay.py", PROSE), ("noext", RUBY),
-                       ("essay", PROSE)):
+    # the files without an extension differ from the others by a line: the same code twice is read once
+    for name, text in (("Program.kt", KOTLIN), ("script.rb", RUBY), ("essay.py", PROSE),
+                       ("noext", RUBY + "puts 'again'\n"), ("essay", PROSE + "The meeting closed at nine.\n")):
         (tmp_path / name).write_text(text)
     out = tmp_path / "labels.csv"
     named = [str(tmp_path / n) for n in ("Program.kt", "script.rb", "essay.py", "noext", "essay")]
@@ -280,7 +283,7 @@ def test_other_languages_and_text_that_is_not_code_are_reported_unlabelled(fitte
                       "essay.py": ("not_code", "Python"), "noext": ("unknown_language", "unknown"),
                       "essay": ("unknown_language", "unknown")}, status
     assert got.loc[named[0], "other_language"] == "Kotlin" and got.loc[named[3], "other_language"] == "Ruby"
-    assert "Ruby" in got.loc[named[3], "why"] and all(got.loc[p, "pred"] == "" for p in named)
+    assert "Ruby" in got.loc[named[3], "why"] and all(got.loc[p, "label"] == "" for p in named)
     said = capsys.readouterr().err
     assert "2 other_language" in said and "2 unknown_language" in said and "1 not_code" in said
     benchmark = got[got["status"] == "scored"]

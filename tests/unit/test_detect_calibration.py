@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from aicd.cli import main as aicd
-from aicd.scoring.calibration import Calibration, min_reference, more_needed
+from aicd.scoring.calibration import VERSION, Calibration, min_reference, more_needed
 from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
 
 EXT = {"Python": ".py", "C++": ".cpp", "Java": ".java"}
@@ -70,7 +70,8 @@ def test_pool_small_holds_small_languages_to_the_pooled_threshold_and_marks_them
     assert others["pooled"].all() and set(others["threshold_group"]) == {"pooled"}
     assert others["threshold"].nunique() == 1 and python["threshold"].nunique() == 1
     assert (got["flagged"] == (got["machine_score"] > got["threshold"])).all()
-    assert (got["machine_score"] - (1 - got["score_human"])).abs().max() < 1e-6
+    # the log-odds that the file is not human (aicd.data.scores.threshold_score), not 1 - score_human
+    assert (got["machine_score"] - np.log(got["score_machine"] / got["score_human"])).abs().max() < 1e-4
     assert set(python["reference_n"]) == {60} and set(others["reference_n"]) == {66}
     err = capsys.readouterr().err
     assert "held to the pooled threshold (too few reference files of their own): C++, Java" in err
@@ -83,7 +84,7 @@ def test_a_saved_calibration_is_reused_and_refused_for_another_model(setting, tm
     assert detect(*common, first, "--model", setting["lr"], "--calibrate-on", setting["reference"],
                   "--save-calibration", saved) == 0
     data = json.loads(saved.read_text())
-    assert data["format"] == "aicd-calibration" and data["version"] == 1
+    assert data["format"] == "aicd-calibration" and data["version"] == VERSION and data["score_kind"] == "probability"
     assert data["model"]["file"] == "logistic_regression.skops" and data["reference"]["rows"] == 66
     assert data["groups"]["Python"]["at"]["0.05"]["own"] and not data["groups"]["Java"]["at"]["0.05"]["own"]
     assert detect(*common, again, "--model", setting["lr"], "--calibration", saved) == 0
@@ -99,7 +100,7 @@ def test_without_calibration_the_output_says_where_thresholds_came_from(setting,
     """A model outside a run's folders has none; one at RESULTS/models/TASK/DETECTOR.skops is held
     to the calibration at RESULTS/calibration/TASK/DETECTOR.json, and only if it is this model's."""
     assert detect(setting["labelled"], "--model", setting["lr"]) == 0
-    assert "thresholds for 5% FPR on human code: none (no calibration beside the model" in capsys.readouterr().err
+    assert "thresholds: none (no calibration beside the model" in capsys.readouterr().err
     results = tmp_path / "results"
     model = results / "models" / "T1" / "lr.skops"
     model.parent.mkdir(parents=True)

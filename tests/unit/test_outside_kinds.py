@@ -155,7 +155,7 @@ def test_an_installed_kind_is_fitted_by_the_job_and_applied_by_aicd_detect(insta
     detected = pd.read_csv(tmp_path / "labels.csv")
     detected["id"] = [os.path.splitext(os.path.basename(p))[0] for p in detected["path"]]
     assert len(detected) == 6
-    assert list(detected["pred"]) == [fitted.loc[i, "pred"] for i in detected["id"]]
+    assert list(detected["model_label"]) == [fitted.loc[i, "pred"] for i in detected["id"]]
     assert set(fitted["pred"]) == {"human", "machine"}  # its own rule, not a constant
 
 

@@ -170,7 +170,7 @@ def test_a_fitted_plugin_labels_files_with_aicd_detect_and_names_its_module(task
     assert "not trusted, so it is not read: my_detector.NearestMeanDetector" in capsys.readouterr().err
     trust = ["--trust-type", "my_detector.NearestMeanDetector"]
     assert aicd(["detect", str(tmp_path / "a.py"), "--model", model, *trust, "--out", str(tmp_path / "d.csv")]) == 0
-    assert pd.read_csv(tmp_path / "d.csv")["pred"].iloc[0] in ("human", "machine")
+    assert pd.read_csv(tmp_path / "d.csv")["model_label"].iloc[0] in ("human", "machine")
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(PLUGINS)])
     sys.modules.pop("my_detector", None)
     assert aicd(["detect", str(tmp_path / "a.py"), "--model", model, *trust]) == 2

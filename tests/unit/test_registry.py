@@ -154,7 +154,7 @@ def test_a_kind_added_in_one_file_is_fitted_and_applied_by_aicd_detect(one_file_
     detected = pd.read_csv(tmp_path / "out.csv")
     detected.index = [Path(p).stem for p in detected["path"]]
     assert sorted(detected.index) == sorted(workflow.index)
-    assert (detected["pred"] == workflow.loc[detected.index, "pred"]).all()
+    assert (detected["model_label"] == workflow.loc[detected.index, "pred"]).all()
     assert np.allclose(detected["score_machine"], workflow.loc[detected.index, "score_machine"], atol=1e-6)
 
 

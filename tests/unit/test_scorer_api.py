@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 from aicd.common.io import read_json
@@ -81,3 +82,50 @@ def test_the_fprs_are_the_callers_and_the_gold_may_come_from_the_gold_table(run)
     assert bare["macro_f1"] == given["macro_f1"] and bare["per_class"] == given["per_class"]
     with pytest.raises(Exception, match="no gold labels"):
         score(predictions.drop(columns=["gold"]), test.drop(columns=["target"]))
+
+
+def test_the_library_refuses_what_aicd_score_refuses(run, tmp_path, capsys):
+    """A predicted label the gold labels do not hold, or a row without a gold label: `aicd score`
+    refuses the pair of files, and so does score(), where it used to score a third class (and lower
+    the macro-F1 with it)."""
+    from aicd.cli import main as aicd
+    from aicd.common.errors import AicdError
+    from aicd.scoring import score
+
+    predictions = pd.read_parquet(run / "results/predictions/binary/svm_tfidf.parquet")
+    test = pd.read_parquet(run / "results/tasks/binary/test.parquet")
+    unknown = predictions.assign(pred=predictions["pred"].where(predictions.index % 4 != 0, "robot"))
+    no_gold = test.assign(target=test["target"].where(test.index % 5 != 0, None))
+    for preds, gold, says in ((unknown.drop(columns=["gold"]), test, "'robot' (30 rows)"),
+                              (predictions.drop(columns=["gold"]), no_gold, "24 rows have no gold label")):
+        pred_file, gold_file = tmp_path / "pred.csv", tmp_path / "gold.csv"
+        preds[["id", "pred"]].to_csv(pred_file, index=False)
+        gold[["id", "target"]].to_csv(gold_file, index=False)
+        assert aicd(["score", str(pred_file), str(gold_file)]) == 2   # the CLI's refusal
+        assert "nothing scored" in capsys.readouterr().err
+        with pytest.raises(AicdError, match=re.escape(says)):
+            score(preds, gold, resamples=0)
+    # given the label set, as the workflow gives it, a third class is refused the same way
+    with pytest.raises(AicdError, match="labels outside the task's label set"):
+        score(unknown.drop(columns=["gold"]), test, ["human", "machine"], resamples=0)
+    # abstentions (an LLM judge's unparsable answer) are no class: scored as wrong, not refused
+    from aicd.data.schema import ABSTAIN
+
+    abstained = score(predictions.assign(pred=predictions["pred"].where(predictions.index % 4 != 0, ABSTAIN)), test,
+                      resamples=0)
+    assert abstained["abstentions"] == 30 and abstained["labels"] == ["human", "machine"]
+
+
+def test_the_fit_jobs_validation_scores_hold_the_score_calibrations_set_thresholds_on(run):
+    """validation_scores' threshold_score of each row is what the fitted model gives that row's code
+    (aicd.data.scores.threshold_score), so a calibration mixing the validation humans with code it
+    predicts anew holds them on one scale."""
+    from aicd.data.scores import THRESHOLD_SCORE, threshold_score
+    from aicd.detectors.bundle import load_bundle
+
+    validation = pd.read_parquet(run / "results/validation_scores/binary/svm_tfidf.parquet")
+    rows = pd.read_parquet(run / "results/tasks/binary/validation.parquet").set_index("id").loc[validation["id"]]
+    model = load_bundle(run / "results/models/binary/svm_tfidf.skops")
+    again = threshold_score(model.predict_rows(rows.reset_index()[["code", "language"]]), model.detector.score_kind)
+    assert model.detector.score_kind == "margin" and len(validation) > 0
+    assert np.array_equal(validation[THRESHOLD_SCORE].to_numpy(), again)

@@ -163,10 +163,10 @@ def test_aicd_detect_applies_it_and_a_rewrite_moves_no_label(trial_raw, tmp_path
     got = {k: pd.read_csv(tmp_path / f"{k}.csv").sort_values("path") for k in ("none", "reindent_tabs", "rename")}
     ids = [p.rsplit("/", 1)[-1].split(".")[0] for p in got["none"]["path"]]
     expected = pd.read_parquet(workflow).set_index("id").loc[ids, "pred"].to_numpy()
-    assert (got["none"]["pred"].to_numpy() == expected).all()  # the workflow's own predictions
+    assert (got["none"]["model_label"].to_numpy() == expected).all()  # the workflow's own predictions
     assert set(expected) == {"human", "machine"}
     for kind in ("reindent_tabs", "rename"):
-        assert (got[kind]["pred"].to_numpy() == got["none"]["pred"].to_numpy()).all(), kind
+        assert (got[kind]["model_label"].to_numpy() == got["none"]["model_label"].to_numpy()).all(), kind
 
 
 def test_a_value_computed_under_a_name_outside_feature_names_is_caught_by_name(monkeypatch):

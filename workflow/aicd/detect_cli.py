@@ -12,6 +12,7 @@ import os
 import sys
 import time
 
+import numpy as np
 import pandas as pd
 
 from .common.errors import AicdError
@@ -24,14 +25,23 @@ columns of --out (one row per input file):
                         names a language outside the nine, .kt: Kotlin), unknown_language (language ID finds
                         none of the nine: prose, configuration, other languages), not_code (text saved with
                         a code extension), or why it was not read (empty, binary, invalid_utf8, too_large,
-                        unreadable, not_code_extension, symlink_outside_roots, ...); `why` says more
+                        unreadable, not_code_extension, symlink_outside_roots, ...), or labelled once only:
+                        duplicate_file (the same file again), duplicate_code (the same code as another
+                        file); `why` says more (for a duplicate: the file labelled in its place)
   language              from --language, the extension or language ID; "unknown" outside the nine
   language_from         given, extension or langid
   other_language        the language outside the nine that its extension or its cues name
-  pred                  the detector's own label (e.g. human / machine)
+  label                 the verdict: machine where the file is flagged (machine_score above its threshold at
+                        --fpr on human code), human where it is not; where no threshold applies (none was
+                        found, or the detector gives no human score), the model's own label, which stderr
+                        says
+  model_label           the detector's own label (its most likely class, e.g. human / machine), whatever
+                        the threshold says: not the verdict
   score_<class>         a score per class, as in the workflow's predictions files; their kind (probabilities,
                         an SVM's margins, a plug-in's own scale) is printed on stderr
-  machine_score         1 - score_human: what the thresholds are set on (higher: more machine-like)
+  machine_score         what the thresholds are set on, in float64 (higher: more machine-like): the log-odds
+                        that the file is not human, log(sum of the other classes' probabilities) -
+                        log(score_human), where the scores are probabilities; -score_human for margins
   threshold             the threshold the file was held to at --fpr: its language's, set on human reference
                         code (--calibrate-on, --calibration, the workflow's calibration beside the model, or
                         the validation humans; stderr says which), the pooled one where `pooled`
@@ -69,7 +79,9 @@ examples (the demo's models; another run's root works the same):
 
 Without --calibrate-on or --calibration the thresholds are the workflow's calibration of the model
 (results/calibration/TASK/DETECTOR.json, beside the model), else the validation threshold, else
-none; stderr says which. --adapt-to-input adds a threshold adapted to the unlabelled input, labelled
+none; stderr says which, and that their FPR is not known for your code (such thresholds flagged
+0-68.5% of the human code of collections they had not seen, at 5%: docs/calibration.md).
+--adapt-to-input adds a threshold adapted to the unlabelled input, labelled
 so: it reads the files' own score distribution and assumes they hold both human and machine code.
 
 Reading a model runs no code from it: a .skops file is read only if every type in it is one this
@@ -173,7 +185,7 @@ def load_model(args):
                        trust_types=(args.trust_type or []) + package_trust(args.trust_package))
 
 
-def thresholds_source(args, model, progress, labelled_paths: set[str]):
+def thresholds_source(args, model, progress, labelled: pd.DataFrame):
     """Where this run's thresholds come from (aicd.scoring.deploy.Source)."""
     from .scoring.calibration import Calibration, model_identity
     from .scoring.deploy import Source, default_source
@@ -186,12 +198,13 @@ def thresholds_source(args, model, progress, labelled_paths: set[str]):
         return Source("own", f"the saved calibration {args.calibration}, set on {ref.get('rows')} human reference "
                              f"files ({ref.get('from')})", calibration)
     if args.calibrate_on:
-        return Source("own", *calibrate_now(args, model, identity, progress, labelled_paths))
+        return Source("own", *calibrate_now(args, model, identity, progress, labelled))
     return default_source(args.model, identity, args.fpr, args.seed)
 
 
-def calibrate_now(args, model, identity: dict, progress, labelled_paths: set[str]):
-    """(what the user is told, the calibration) of the model on the --calibrate-on files."""
+def calibrate_now(args, model, identity: dict, progress, labelled: pd.DataFrame):
+    """(what the user is told, the calibration) of the model on the --calibrate-on files: each file
+    once (aicd.detectors.apply: by resolved path and by code), none of the files to label."""
     from .detectors.apply import read_files
     from .scoring.calibrate_model import calibrate_on
     from .scoring.calibration import FPRS
@@ -200,11 +213,11 @@ def calibrate_now(args, model, identity: dict, progress, labelled_paths: set[str
     if files.skipped:
         say(f"reference: {files.skip_summary()}")
     rows = files.rows
-    labelled = {os.path.realpath(p) for p in labelled_paths}
-    both = rows["path"].map(os.path.realpath).isin(labelled) if len(rows) else pd.Series([], dtype=bool)
+    both = also_labelled(rows, labelled)
     if both.any():
-        say(f"reference: {int(both.sum())} files are also among the files to label: left out of the reference (a "
-            f"reference file is at or under its own threshold), e.g. {rows['path'][both].iloc[0]}")
+        say(f"reference: {int(both.sum())} files are also among the files to label: left out of the reference (the "
+            f"same file or the same code; a reference file is at or under its own threshold), e.g. "
+            f"{rows['path'][both].iloc[0]}")
         rows = rows[~both]
     if rows.empty:
         raise AicdError(f"--calibrate-on {' '.join(args.calibrate_on)}: no human code file to calibrate on"
@@ -223,6 +236,31 @@ def calibrate_now(args, model, identity: dict, progress, labelled_paths: set[str
     return f"set now on your human code ({where}): {len(rows)} reference files ({counts})", calibration
 
 
+def also_labelled(reference: pd.DataFrame, labelled: pd.DataFrame) -> pd.Series:
+    """True for the reference files that are files to label: the same file or the same code."""
+    from .detectors.apply import code_digest
+
+    if reference.empty:
+        return pd.Series([], dtype=bool)
+    paths = set(labelled["path"].map(os.path.realpath))
+    codes = set(labelled["code"].map(code_digest))
+    return reference["path"].map(os.path.realpath).isin(paths) | reference["code"].map(code_digest).isin(codes)
+
+
+def say_source(source, fpr: float) -> None:
+    """Where the thresholds came from, and, unless they were set on the user's own code, that their
+    FPR on it is not known, with what such thresholds did on collections they had not seen."""
+    from .scoring.deploy import UNSEEN
+
+    if source.calibration is None:
+        say(f"thresholds: {source.says}")
+        return
+    say(f"thresholds for {source.on(fpr)}: {source.says}")
+    if not source.yours:
+        say(f"the FPR of these thresholds is not known for your code: {UNSEEN}. Pass --calibrate-on HUMAN_CODE "
+            "(human code of your setting) for thresholds whose FPR holds on it")
+
+
 def check_thresholds(args, source, languages) -> None:
     """Before any file is labelled: refuse a language to label with too few reference files of its
     own (unless --pool-small), or a calibration without the FPR asked for."""
@@ -234,12 +272,10 @@ def check_thresholds(args, source, languages) -> None:
         raise AicdError(f"--fpr {args.fpr:g}: the calibration has thresholds for "
                         f"{', '.join(f'{f:g}' for f in source.calibration.fprs)} only; calibrate again at it")
     small = too_small(source.calibration, list(languages), args.fpr)
-    if small and source.calibration.result["pooled"]["at"][f"{args.fpr:g}"]["threshold"] is None:
-        n = source.calibration.result["pooled"]["n"]
-        raise AicdError(f"the reference holds {n} files in all: too few for any threshold at {args.fpr:.0%} FPR; "
-                        f"{refusal(small, args.fpr, '--calibrate-on')}")
-    if small and source.kind == "own" and not args.pool_small:
-        raise AicdError(refusal(small, args.fpr, "--calibrate-on" if args.calibrate_on else "the calibration"))
+    no_pooled = source.calibration.result["pooled"]["at"][f"{args.fpr:g}"]["threshold"] is None
+    if small and (no_pooled or (source.yours and not args.pool_small)):
+        reference = "--calibrate-on" if args.calibrate_on else "--calibration" if args.calibration else source.kind
+        raise AicdError(refusal(small, args.fpr, source.calibration, reference, args.pool_small))
     if small:
         mix = source.calibration.reference.get("by_language") or {}
         say(f"held to the pooled threshold (too few reference files of their own): "
@@ -252,16 +288,19 @@ def apply_thresholds(source, result: pd.DataFrame, fpr: float) -> tuple[pd.DataF
     """The labelled files with their machine scores and thresholds, and the per-language summary;
     (result, None) where there are no thresholds."""
     from .scoring.calibrate_model import machine_scores_of
-    from .scoring.deploy import hold, language_summary
+    from .scoring.deploy import held_out_warnings, hold, language_summary, tie_warnings
 
     scores = machine_scores_of(result)
     if scores is None:
         if source.calibration is not None:
-            say("the detector gives no human score: no thresholds, `pred` only")
+            say("the detector gives no human score: no thresholds; `label` is the model's own label")
         return result, None
     if source.calibration is None:
         return result.assign(machine_score=scores), None
     held = hold(result, scores, source.calibration, fpr)
+    for line in [*held_out_warnings(held, source.calibration, fpr, source.yours),
+                 *tie_warnings(held, source.calibration, fpr)]:
+        say(f"warning: {line}")
     return held, language_summary(held, source.calibration, fpr)
 
 
@@ -288,16 +327,30 @@ def adapt_to_input(args, held: pd.DataFrame) -> pd.DataFrame:
     return held
 
 
+FLAGGED, NOT_FLAGGED = "machine", "human"   # the verdict of `label` where a file is held to a threshold
+
+
+def with_verdict(held: pd.DataFrame) -> pd.DataFrame:
+    """`label`, the verdict: machine or human by the file's threshold where it has one, else the
+    model's own label, which stays beside it as `model_label` (the model's `pred`)."""
+    out = held.rename(columns={"pred": "model_label"})
+    label = out["model_label"].astype(object)
+    if "threshold" in out.columns:
+        held_to = out["threshold"].notna().to_numpy()
+        label = label.where(~held_to, np.where(out["flagged"].to_numpy(dtype=bool), FLAGGED, NOT_FLAGGED))
+    return out.assign(label=label)
+
+
 def every_file(held: pd.DataFrame, unscored: list[dict]) -> pd.DataFrame:
     """Labelled and unlabelled files in the order they were found, with status and why."""
-    labelled = held.assign(status="scored", why="")
+    labelled = with_verdict(held).assign(status="scored", why="")
     rest = pd.DataFrame(unscored)
     table = pd.concat([labelled, rest], ignore_index=True) if len(rest) else labelled
     table = table.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
     scores = [c for c in table.columns if str(c).startswith("score_")]
-    first = ["path", "status", "language", "language_from", "other_language", "pred", *scores, "machine_score",
-             "threshold", "threshold_group", "pooled", "reference_n", "fpr_bound", "flagged", "adapted_threshold",
-             "flagged_adapted"]
+    first = ["path", "status", "label", "language", "language_from", "other_language", "model_label", *scores,
+             "machine_score", "threshold", "threshold_group", "pooled", "reference_n", "fpr_bound", "flagged",
+             "adapted_threshold", "flagged_adapted"]
     first = [c for c in first if c in table.columns]
     table = table[first + [c for c in table.columns if c not in first]]
     if "reference_n" in table.columns:
@@ -316,14 +369,14 @@ def held_how(confidence: float | None) -> str:
     return f", held with probability {confidence:g} over draws of the reference (--fpr-confidence)"
 
 
-def print_summary(summary: pd.DataFrame | None, fpr: float, file=None, confidence: float | None = None) -> None:
+def print_summary(summary: pd.DataFrame | None, source, fpr: float, file=None) -> None:
     """The per-language summary (on stdout with the table, on stderr beside --out)."""
     if summary is None or summary.empty:
         return
     shown = summary.assign(held_out_fpr=[_pct(v) for v in summary["held_out_fpr"]],
                            fpr_bound=[_pct(v) for v in summary["fpr_bound"]])
-    print(f"\nper language, thresholds for {fpr:.0%} FPR on human code{held_how(confidence)} (reference: its files "
-          "in all, fitting / held-out parts; the held-out part's realised FPR and one-sided 95% bound):",
+    print(f"\nper language, thresholds for {source.on(fpr)}{held_how(fpr_confidence(source))} (reference: its "
+          "files in all, fitting / held-out parts; the held-out part's realised FPR and one-sided 95% bound):",
           file=file or sys.stdout)
     print_table(shown, file)
 
@@ -346,8 +399,8 @@ def print_table(table: pd.DataFrame, file=None) -> None:
     print(tabulate(cells, headers=list(table.columns), tablefmt="plain", disable_numparse=True), file=file or sys.stdout)
 
 
-TERMINAL = ["path", "language", "language_from", "pred", "machine_score", "threshold", "flagged", "in_distribution",
-            "status"]
+TERMINAL = ["path", "label", "language", "language_from", "model_label", "machine_score", "threshold", "flagged",
+            "in_distribution", "status"]
 
 
 def detect_command(args) -> None:
@@ -364,8 +417,8 @@ def detect_command(args) -> None:
     if files.rows.empty:
         raise AicdError(f"no code file to label in {' '.join(args.paths)}"
                         + (f" ({files.skip_summary()})" if files.skipped else ""))
-    source = thresholds_source(args, model, progress, set(files.rows["path"]))
-    say(f"thresholds for {args.fpr:.0%} FPR on human code: {source.says}")
+    source = thresholds_source(args, model, progress, files.rows)
+    say_source(source, args.fpr)
     check_thresholds(args, source, files.rows["language"])   # a refusal comes before the labelling work
     result = detect(model, files, progress)
     held, summary = apply_thresholds(source, result, args.fpr)
@@ -373,8 +426,9 @@ def detect_command(args) -> None:
         held = adapt_to_input(args, held)
     say(flag_summary(held, model))
     if "flagged" in held.columns:
-        say(f"at {args.fpr:.0%} FPR on human code: {int(held['flagged'].sum())} of {len(held)} labelled files flagged "
-            "(machine_score above their language's threshold: column flagged)")
+        say(f"at {source.on(args.fpr)}: {int(held['flagged'].sum())} of {len(held)} labelled files flagged "
+            f"(machine_score above their language's threshold: label {FLAGGED}, column flagged; model_label is the "
+            "model's own label, not this verdict)")
     kind = declared(result)
     if kind:
         say(f"score_<class> columns are {SCORE_KINDS[kind]}")
@@ -385,12 +439,12 @@ def detect_command(args) -> None:
     if args.out:
         write_rows(table, args.out)
         log.info("wrote %s (every input file: %d rows)", args.out, len(table))
-        print_summary(summary, args.fpr, sys.stderr, fpr_confidence(source))   # beside the other notes, not in a pipe's rows
+        print_summary(summary, source, args.fpr, sys.stderr)   # beside the other notes, not in a pipe's rows
         return
     shown = table[[c for c in TERMINAL if c in table.columns]
                   + (["flagged_adapted"] if "flagged_adapted" in table.columns else [])]
     print_table(shown)
-    print_summary(summary, args.fpr, confidence=fpr_confidence(source))
+    print_summary(summary, source, args.fpr)
 
 
 def check_model_path(model: str) -> None:

@@ -13,7 +13,15 @@ calibration (ECE) needs probabilities. The kind travels in the predictions parqu
 (pandas `attrs["aicd"]["score_kind"]`) and into the score file.
 
 Scores are stored as float32; `machine_score` turns score_human into the score a threshold is
-set on the same way for validation and test rows, so equal values are equal on both sides."""
+set on the same way for validation and test rows, so equal values are equal on both sides.
+
+`threshold_score` is the score a calibration on human code sets its thresholds on
+(aicd.scoring.calibration): float64, and for probabilities the log-odds that a row is not human,
+log(sum of the other classes' probabilities) - log(score_human), read from the stored float32
+columns. 1 - score_human saturates: a float32 probability of 1 - 3e-8 is 1, and in float64 every
+score_human below 1.1e-16 makes it exactly 1, so many machine-like rows tie at 1 and a threshold
+of 1 flags nothing; the log-odds keeps them apart down to float32's smallest probability
+(1.4e-45 either way). Margins and a detector's own scores are already unbounded: -score_human."""
 
 from __future__ import annotations
 
@@ -26,6 +34,7 @@ SCORE_KINDS = {
     "score": "the detector's own scores (any real number, higher = more that class); not probabilities",
 }
 STORED = np.float32
+THRESHOLD_SCORE = "threshold_score"   # its column in the fit job's validation_scores
 
 
 def stored(values) -> np.ndarray:
@@ -36,6 +45,26 @@ def stored(values) -> np.ndarray:
 def machine_score(score_human) -> np.ndarray:
     """1 - score_human at stored precision, computed in float64 (the threshold's scale)."""
     return 1.0 - stored(score_human).astype(np.float64)
+
+
+def threshold_score(table: pd.DataFrame, kind: str | None) -> np.ndarray | None:
+    """The float64 machine score of each row that thresholds on human code are set on (higher:
+    more machine-like; the module's docstring): None where the table has no score_human column.
+    kind: what the score columns hold (SCORE_KINDS; None: probabilities where they lie in [0, 1])."""
+    from .families import HUMAN
+
+    column = f"score_{HUMAN}"
+    if column not in table.columns or table[column].isna().all():
+        return None
+    human = stored(table[column]).astype(np.float64)
+    others = [c for c in table.columns if str(c).startswith("score_") and c != column]
+    if kind is None:
+        kind = "probability" if others and ((human >= 0) & (human <= 1)).all() else "score"
+    if kind != "probability" or not others:
+        return -human
+    rest = np.sum([stored(table[c]).astype(np.float64) for c in others], axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):   # a probability of 0: an infinite log-odds
+        return np.log(rest) - np.log(human)
 
 
 def declare(table: pd.DataFrame, kind: str | None) -> pd.DataFrame:

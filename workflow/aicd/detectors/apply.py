@@ -5,7 +5,10 @@ A folder contributes the files with a code extension of the nine languages (othe
 as `not_code_extension`; folders that cannot be listed as `unreadable_folder`; symbolic links to
 folders are not followed, counted as `symlinked_folder`; a symbolic link to a file outside the
 folders given is not read, counted as `symlink_outside_roots`; hidden folders are not
-searched); a file named on the command line is always read. Language: --language,
+searched); a file named on the command line is always read. A file reached twice (named twice, or
+by a link inside the folders given) is read once: the second path is counted as
+`duplicate_file`; a file whose code is the same as an earlier file's is counted as
+`duplicate_code` (each names the first). Language: --language,
 else the extension, else aicd.normalize.langid's identify_or_unknown. Files that cannot be read,
 hold binary content (NUL bytes), are over 10 MiB, are not UTF-8 or only whitespace are skipped,
 counted per reason (read by aicd.sources.gather, as the sources stage reads files). The text is
@@ -104,7 +107,27 @@ def collect_paths(paths: list[str], table: FileTable) -> list[Path]:
             found.append(p)
         else:
             raise AicdError(f"{given}: no such file or folder")
-    return found
+    return once_each(found, table)
+
+
+def once_each(found: list[Path], table: FileTable) -> list[Path]:
+    """The paths with each file once (by its resolved path); a second path to the same file is a
+    counted `duplicate_file` naming the first."""
+    first: dict[str, Path] = {}
+    for path in found:
+        real = os.path.realpath(path)
+        if real in first:
+            table.skip("duplicate_file", path, why=f"the same file as {first[real]}, given again")
+        else:
+            first[real] = path
+    return list(first.values())
+
+
+def code_digest(code: str) -> bytes:
+    """What two files with the same code share (their text exactly, as read)."""
+    import hashlib
+
+    return hashlib.sha256(code.encode("utf-8", "surrogatepass")).digest()
 
 
 def read_code(path: Path) -> tuple[str | None, str | None]:
@@ -159,7 +182,7 @@ def read_files(paths: list[str], language: str | None = None, progress: Progress
     extensions = _extension_map()
     records = []
     found = collect_paths(paths, table)
-    read_bytes = 0
+    read_bytes, seen = 0, {}
     for n, path in enumerate(found, 1):
         if progress:
             progress(f"aicd detect: read {n - 1:,} of {len(found):,} files ({read_bytes / 2**20:.1f} MB)")
@@ -167,6 +190,11 @@ def read_files(paths: list[str], language: str | None = None, progress: Progress
         suffix = path.suffix.lower()
         if reason:
             table.skip(reason, path, language=extensions.get(suffix, ""), order=n)
+            continue
+        same = seen.setdefault(code_digest(code), path)
+        if same is not path:
+            table.skip("duplicate_code", path, language=extensions.get(suffix, ""), order=n,
+                       why=f"the same code as {same}")
             continue
         other = OTHER_LANGUAGES.get(suffix, "")
         if given:

@@ -67,6 +67,12 @@ class _SklearnDetector(Detector):
 
 @register("logistic_regression")
 class LogisticRegressionDetector(_SklearnDetector):
+    """Logistic regression on standardised features. Its probabilities are computed in float64
+    from the decision function, each class's on its own (the two-class expit(-d), expit(d); the
+    softmax otherwise): scikit-learn's own predict_proba works in the features' float32 and gives
+    the human class 1 - expit(d), exactly 0 from d = 17 on, so many machine-like rows tied at a
+    machine score of 1 (VERSION 2)."""
+    VERSION = 2  # 2: probabilities in float64, each class's on its own (score_human no longer 0 from d = 17)
     max_threads = 4  # BLAS in L-BFGS
     PARAMS = ParamSpec("logistic regression", (
         Param("C", (float,), 1.0, "library", "inverse regularisation strength", minimum=0, exclusive_minimum=True),
@@ -78,7 +84,16 @@ class LogisticRegressionDetector(_SklearnDetector):
         return make_pipeline(self._scaler(), LogisticRegression(random_state=self.seed, **self._library_params()))
 
     def predict_scores(self, X):
-        return np.zeros((0, len(self.classes_))) if _empty_prediction(X) else self.model_.predict_proba(X)
+        if _empty_prediction(X):
+            return np.zeros((0, len(self.classes_)))
+        from scipy.special import expit, softmax
+
+        model = self.model_[-1]
+        Z = np.asarray(self.model_[:-1].transform(X), dtype=np.float64)
+        decision = Z @ np.asarray(model.coef_, dtype=np.float64).T + np.asarray(model.intercept_, dtype=np.float64)
+        if decision.shape[1] == 1:
+            return np.column_stack([expit(-decision[:, 0]), expit(decision[:, 0])])
+        return softmax(decision, axis=1)
 
 
 @register("linear_svm")

@@ -19,7 +19,7 @@ from threadpoolctl import threadpool_limits
 from ..common.errors import AicdError
 from ..data.families import HUMAN
 from ..data.schema import SPLITS
-from ..data.scores import declare, machine_score, stored
+from ..data.scores import THRESHOLD_SCORE, declare, machine_score, stored, threshold_score
 from ..features import store
 from . import build
 from .output_check import check_labels, check_scores, describe
@@ -361,14 +361,16 @@ VALIDATION_OTHERS = 2000  # rows of the other classes scored beside the human on
 
 
 def validation_scores(detector, X, y: np.ndarray, rows: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """id, domain, gold and machine_score (1 - score_human, aicd.data.scores.machine_score) of the
+    """id, domain, gold, machine_score (1 - score_human, aicd.data.scores.machine_score) and
+    threshold_score (the float64 score a calibration's thresholds are set on: threshold_score) of the
     validation split's human rows, on which a threshold at a fixed false-positive rate is set,
     and of a seeded sample of its other rows (as many as the human rows, at most
     VALIDATION_OTHERS), from which the scoring stage tells an inverted detector (validation
     AUROC below 0.5). Empty when the detector gives no scores, has no human class, or there
     are no human rows."""
     empty = pd.DataFrame({"id": pd.Series(dtype=str), "domain": pd.Series(dtype=object),
-                          "gold": pd.Series(dtype=object), "machine_score": pd.Series(dtype=np.float64)})
+                          "gold": pd.Series(dtype=object), "machine_score": pd.Series(dtype=np.float64),
+                          THRESHOLD_SCORE: pd.Series(dtype=np.float64)})
     classes = [str(c) for c in (detector.classes_ if detector.classes_ is not None else [])]
     labels = np.asarray(y, dtype=object)
     human = np.flatnonzero(labels == HUMAN)
@@ -386,5 +388,7 @@ def validation_scores(detector, X, y: np.ndarray, rows: pd.DataFrame, seed: int)
         return empty
     chosen = rows.iloc[picked]
     domain = chosen["domain"].to_numpy(dtype=object) if "domain" in chosen.columns else None
+    columns = pd.DataFrame({f"score_{c}": stored(np.asarray(scores)[:, j]) for j, c in enumerate(classes)})
     return pd.DataFrame({"id": chosen["id"].astype(str).to_numpy(), "domain": domain, "gold": labels[picked],
-                         "machine_score": machine_score(np.asarray(scores)[:, classes.index(HUMAN)])})
+                         "machine_score": machine_score(np.asarray(scores)[:, classes.index(HUMAN)]),
+                         THRESHOLD_SCORE: threshold_score(columns, getattr(detector, "score_kind", None))})

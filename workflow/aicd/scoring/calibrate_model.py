@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..common.errors import AicdError
 from ..data.families import HUMAN
-from ..data.scores import machine_score
+from ..data.scores import THRESHOLD_SCORE, declared, threshold_score
 from .calibration import FPRS, HELD_OUT, Calibration, calibrate, model_identity, operating_point
 from .transductive import ADAPTED, adapt, adapted_thresholds
 
@@ -32,12 +32,16 @@ VIEW_FPR = 0.05
 RESAMPLES = 1000
 
 
-def machine_scores_of(predictions: pd.DataFrame) -> np.ndarray | None:
-    """1 - score_human of a model's predictions; None where it gives no human score."""
-    column = f"score_{HUMAN}"
-    if column not in predictions.columns or predictions[column].isna().all():
-        return None
-    return machine_score(predictions[column].to_numpy(dtype=float))
+def machine_scores_of(predictions: pd.DataFrame, kind: str | None = None) -> np.ndarray | None:
+    """The float64 machine scores thresholds are set on (aicd.data.scores.threshold_score: the
+    log-odds of not human for probabilities) of a model's predictions, whose score columns hold
+    `kind` (default: what the table declares); None where it gives no human score."""
+    return threshold_score(predictions, kind or declared(predictions))
+
+
+def score_kind_of(model) -> str:
+    """What the fitted model's score columns hold (aicd.data.scores.SCORE_KINDS)."""
+    return getattr(model.detector, "score_kind", None) or "probability"
 
 
 def reference_description(reference: pd.DataFrame, where: str) -> dict:
@@ -53,16 +57,17 @@ def reference_description(reference: pd.DataFrame, where: str) -> dict:
 
 
 def reference_scores(model, reference: pd.DataFrame, known: dict | None = None) -> np.ndarray | None:
-    """The model's machine score of every reference row: from `known` (id -> machine score, e.g.
-    the fit job's validation_scores of the validation humans, the same model's scores) where it
-    has the row's id, else predicted; None where the model gives no human score."""
+    """The model's machine score of every reference row (machine_scores_of): from `known` (id ->
+    that score, e.g. the fit job's validation_scores of the validation humans, the same model's
+    scores) where it has the row's id, else predicted; None where the model gives no human score."""
     known = known or {}
     ids = reference["id"].astype(str).to_numpy() if "id" in reference.columns else np.full(len(reference), "")
     have = np.array([i in known for i in ids], dtype=bool)
     scores = np.full(len(reference), np.nan)
     scores[have] = [known[i] for i in ids[have]]
     if (~have).any():
-        predicted = machine_scores_of(model.predict_rows(reference.loc[~have, ["code", "language"]]))
+        predicted = machine_scores_of(model.predict_rows(reference.loc[~have, ["code", "language"]]),
+                                      score_kind_of(model))
         if predicted is None:
             return None
         scores[~have] = predicted
@@ -88,24 +93,31 @@ def calibrate_on(model, model_path, reference: pd.DataFrame, where: str, fprs=FP
     domains = rows["domain"].to_numpy(dtype=object) if "domain" in rows.columns else None
     result = calibrate(scores[finite], rows["language"].to_numpy(dtype=object), domains, fprs, held_out, seed, floor,
                        confidence)
-    return Calibration(model_identity(model_path), reference_description(rows, where), result), ""
+    return Calibration(model_identity(model_path), reference_description(rows, where), result,
+                       score_kind_of(model)), ""
 
 
 def validation_known(path: str | None) -> dict:
-    """id -> machine score of the validation humans a fit job scored (its validation_scores)."""
+    """id -> threshold score of the validation humans a fit job scored (its validation_scores);
+    none from a file written before it held them (its 1 - score_human saturates): those rows are
+    predicted again."""
     if not path:
         return {}
     table = pd.read_parquet(path)
+    if THRESHOLD_SCORE not in table.columns:
+        log.info("%s holds no %s column (written by an earlier version): its rows are predicted again", path,
+                 THRESHOLD_SCORE)
+        return {}
     if "gold" in table.columns:
         table = table[table["gold"].astype(str) == HUMAN]
-    return dict(zip(table["id"].astype(str), table["machine_score"].astype(float)))
+    return dict(zip(table["id"].astype(str), table[THRESHOLD_SCORE].astype(float)))
 
 
 def test_view(calibration: Calibration, predictions: pd.DataFrame, test: pd.DataFrame, fpr: float = VIEW_FPR,
               seed: int = 0, resamples: int = RESAMPLES, adapted: bool = True) -> dict:
     """The calibrated view of one detector on the test split (see the module's docstring)."""
     rows = test[["id", "language"]].merge(predictions, on="id", how="inner")
-    scores = machine_scores_of(rows)
+    scores = machine_scores_of(rows, calibration.score_kind or declared(predictions))
     if scores is None:
         return {"available": False, "why": "the detector gives no score for the human class"}
     is_human = rows["gold"].astype(str).to_numpy() == HUMAN

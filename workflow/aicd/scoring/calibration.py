@@ -152,13 +152,26 @@ def more_needed(n: int, need_fit: int, held_out: float) -> int:
     return total - n
 
 
+TIE_SHARE = 0.01  # the share of scores tied at a threshold above which aicd detect warns (ties)
+
+
+def ties(scores, threshold: float | None) -> int:
+    """How many of these scores equal the threshold: never flagged (flag: above it), so a threshold
+    that many scores share flags fewer than its rank promises (saturated scores: none at all)."""
+    if threshold is None:
+        return 0
+    return int((np.asarray(scores, dtype=float) == threshold).sum())
+
+
 def at_fpr(fit_scores, held_scores, fpr: float, threshold: float | None = None,
            confidence: float | None = None) -> dict:
-    """A threshold for one FPR (set on fit_scores unless given) and what the held-out part says
-    of it."""
+    """A threshold for one FPR (set on fit_scores unless given), how many fitting scores equal it
+    (`tied`: 1 where it is one of them and the scores are distinct) and what the held-out part
+    says of it."""
     if threshold is None:
         threshold = conformal_threshold(fit_scores, fpr, confidence)
-    out = {"threshold": threshold, "flagged": None, "realised_fpr": None, "fpr_upper": None}
+    out = {"threshold": threshold, "tied": ties(fit_scores, threshold), "flagged": None, "realised_fpr": None,
+           "fpr_upper": None}
     held = np.asarray(held_scores, dtype=float)
     if threshold is not None and len(held):
         realised = realised_fpr(held, threshold)
@@ -220,14 +233,19 @@ def _groups(languages: np.ndarray, domains: np.ndarray | None):
 
 # ---------------------------------------------------------------- the calibration file
 #
-# A small JSON file: {"format": "aicd-calibration", "version": 1, "model": {"file", "sha256"},
-# "score": what the thresholds are set on, "reference": where the human code came from (a
-# description, its rows per origin / language / domain), and calibrate()'s result (fprs,
-# held_out, seed, floor, fpr_confidence, pooled, groups)}. It belongs to one fitted model: its sha256 is checked
-# before a threshold is used, so a calibration of one model is never applied to another.
+# A small JSON file: {"format": "aicd-calibration", "version": 2, "model": {"file", "sha256"},
+# "score": what the thresholds are set on, "score_kind": what the model's score columns hold,
+# "reference": where the human code came from (a description, its rows per origin / language /
+# domain), and calibrate()'s result (fprs, held_out, seed, floor, fpr_confidence, pooled, groups)}.
+# It belongs to one fitted model: its sha256 is checked before a threshold is used, so a
+# calibration of one model is never applied to another. Version 2: thresholds on the float64
+# threshold score (version 1's 1 - score_human saturated at 1: a threshold of 1 flagged nothing),
+# and each threshold's `tied` count.
 
-FORMAT, VERSION = "aicd-calibration", 1
-SCORE = "machine score: 1 - score_human (aicd.data.scores.machine_score); a program is flagged when it scores above"
+FORMAT, VERSION = "aicd-calibration", 2
+SCORE = ("machine score in float64 (aicd.data.scores.threshold_score): the log-odds that the program is not "
+         "human, log(sum of the other classes' probabilities) - log(score_human), for probabilities; "
+         "-score_human for margins and other scores; a program is flagged when it scores above")
 
 
 def model_identity(path) -> dict:
@@ -260,12 +278,12 @@ class Calibration:
     came from), `result` (calibrate's dict). thresholds() gives each program the threshold of its
     group; check_model() refuses a model it was not made for."""
 
-    def __init__(self, model: dict, reference: dict, result: dict):
-        self.model, self.reference, self.result = model, reference, result
+    def __init__(self, model: dict, reference: dict, result: dict, score_kind: str | None = None):
+        self.model, self.reference, self.result, self.score_kind = model, reference, result, score_kind
 
     def to_json(self) -> dict:
         return {"format": FORMAT, "version": VERSION, "model": self.model, "score": SCORE,
-                "reference": self.reference, **self.result}
+                "score_kind": self.score_kind, "reference": self.reference, **self.result}
 
     @classmethod
     def from_json(cls, data: dict, where: str = "the calibration") -> Calibration:
@@ -278,7 +296,7 @@ class Calibration:
                             f"version {VERSION}: make it again (aicd detect --calibrate-on, or rerun the workflow)")
         result = {k: data[k] for k in ("fprs", "held_out", "seed", "floor", "pooled", "groups")}
         result["fpr_confidence"] = data.get("fpr_confidence")  # absent in a file made before: held on average
-        return cls(data["model"], data.get("reference") or {}, result)
+        return cls(data["model"], data.get("reference") or {}, result, data.get("score_kind"))
 
     def save(self, path) -> None:
         from ..common.io import write_json

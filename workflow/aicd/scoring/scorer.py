@@ -83,6 +83,29 @@ def check_label_set(values, labels: list, what: str, allow_abstain: bool = False
         raise AicdError(f"{what} labels outside {label_set} {list(labels)}: {named}; {advice}")
 
 
+LIBRARY_ADVICE = ("pass labels=[...] (the task's label set) to score a class the gold labels do not hold, or map "
+                  "the predictions' labels to the gold's")
+
+
+def check_scorable(merged: pd.DataFrame, labels: list | None) -> None:
+    """Refuse what `aicd score` refuses before anything is scored: rows without a gold or a
+    predicted label, and labels outside the label set (`labels`, else the gold labels; abstentions
+    allowed): scored, each would be a class of its own and lower every average."""
+    for column, what in (("gold", "gold"), ("pred", "predicted")):
+        missing = merged[column].isna()
+        if missing.any():
+            eg = ", ".join(repr(str(i)) for i in merged.loc[missing, "id"].head(3))
+            raise AicdError(f"{int(missing.sum())} rows have no {what} label (e.g. id {eg}): nothing scored; give "
+                            f"every row its {what} label, or leave those rows out")
+    if labels:
+        check_label_set(merged["gold"], labels, "gold")
+        check_label_set(merged["pred"], labels, "predicted", allow_abstain=True)
+        return
+    gold = sorted(set(merged["gold"]), key=str)
+    check_label_set(merged["pred"], gold, "predicted", allow_abstain=True, advice=LIBRARY_ADVICE,
+                    label_set="the gold labels")
+
+
 def score(predictions, test, labels: list | None = None, sample: bool = False, resamples: int = RESAMPLES,
           seed: int = 0, validation=None, fprs=FPRS) -> dict:
     """The score dict of a detector's predictions. predictions: a table or a file (id, pred,
@@ -90,7 +113,9 @@ def score(predictions, test, labels: list | None = None, sample: bool = False, r
     id, the breakdown columns, and the gold label where the predictions carry none). sample=True:
     predictions cover a sample of the test split (LLM judges). labels: the task's label set
     (checked when given). validation: a table or file of machine-scores of the validation split's
-    human rows (the detect job's validation_scores), for the TPR at each of `fprs`."""
+    human rows (the detect job's validation_scores), for the TPR at each of `fprs`. Refused, as
+    `aicd score` refuses them: rows without a gold or predicted label, and labels outside `labels`
+    (else the gold labels) but abstentions (check_scorable)."""
     predictions = _table(predictions, "predictions")
     test = _table(test, "gold", gold="gold" not in predictions.columns)
     if isinstance(validation, (str, Path)):
@@ -106,9 +131,7 @@ def score(predictions, test, labels: list | None = None, sample: bool = False, r
     # the gold label is the predictions' (taken from the gold table above where they had none)
     merged = test.drop(columns=["target"] if given else ["target", "gold"], errors="ignore").merge(
         predictions, on="id", validate="one_to_one")
-    if labels:
-        check_label_set(merged["gold"], labels, "gold")
-        check_label_set(merged["pred"], labels, "predicted", allow_abstain=True)
+    check_scorable(merged, labels)
     result = classification_scores(merged["gold"], merged["pred"], labels, resamples, seed)
     result["bootstrap"] = describe(resamples, seed)
     result["coverage"] = len(merged) / len(test) if len(test) else 0.0
