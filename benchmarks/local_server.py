@@ -116,7 +116,8 @@ def workload(server, cpu: GroupCpu, name: str, messages: list, params: dict, con
             "answers": [a[1] for a in answers]}
 
 
-def serve_variant(serve: dict, gen: list, judge: list, max_tokens: int, concurrency: int) -> dict:
+def serve_variant(serve: dict, gen: list, judge: list, max_tokens: int, concurrency: int,
+                  gen_params: dict | None = None) -> dict:
     from aicd.generate.registry import load_registry
     from aicd.judge.constrained import constraint_params
     from aicd.llm.local_server import LocalServer
@@ -125,7 +126,7 @@ def serve_variant(serve: dict, gen: list, judge: list, max_tokens: int, concurre
         "SmolLM2-135M-Instruct"]
     base = {k: v for k, v in entry["serve"].items() if k in ("model",)}
     model = {**entry, "serve": {**base, "replicas": 1, **serve}}
-    gen_params = {"max_tokens": max_tokens, "temperature": 0, "seed": 1}
+    gen_params = {"max_tokens": max_tokens, "temperature": 0, "seed": 1, **(gen_params or {})}
     judge_params = {"max_tokens": 16, "temperature": 0, "seed": 1}
     started = time.perf_counter()
     with LocalServer(model, seed=1) as server:
@@ -192,6 +193,8 @@ def main() -> None:
     p.add_argument("--judgements", type=int, default=96)
     p.add_argument("--max-tokens", type=int, default=128)
     p.add_argument("--concurrency", type=int, default=64)
+    p.add_argument("--gen-params", type=json.loads, default={},
+                   help="generation request parameters over greedy (e.g. {\"frequency_penalty\": 0.5})")
     p.add_argument("--variants", type=json.loads, default=DEFAULT_VARIANTS,
                    help="a JSON list of vLLM serve settings, each over the registry entry's")
     p.add_argument("--transformers", action="store_true", help="also transformers serve (float32, batching)")
@@ -204,12 +207,14 @@ def main() -> None:
     gen, judge = prompts(args.generations, args.judgements)
     results = []
     for variant in args.variants:
-        results.append(serve_variant({"server": "vllm", **variant}, gen, judge, args.max_tokens, args.concurrency))
+        results.append(serve_variant({"server": "vllm", **variant}, gen, judge, args.max_tokens, args.concurrency,
+                                     args.gen_params))
         print(table(results[-1:]), flush=True)
     if args.transformers:
         few = args.transformers_generations
         results.append(serve_variant({"server": "transformers", "dtype": "float32", "batching": True,
-                                      "batch_tokens": 256}, gen[:few], judge[:few], args.max_tokens, 32))
+                                      "batch_tokens": 256}, gen[:few], judge[:few], args.max_tokens, 32,
+                                     args.gen_params))
         print(table(results[-1:]), flush=True)
     if args.reference:
         for dtype in ("float32", "bfloat16"):

@@ -123,6 +123,40 @@ def test_adding_a_model_plans_only_its_jobs_and_the_aggregates(llm_demo, repo):
         write_registry(workdir, repo, server.api_base)
 
 
+def test_a_second_model_served_here_by_vllm_rebuilds_only_its_own_jobs(llm_demo, repo):
+    """A registry entry served on this machine by vLLM (the packaged model under another name,
+    sampling): only its generate job and the report are planned; run, it starts its own server
+    (the real model, every protocol's prompts answered), leaves every other model's table as it
+    was, and a dry run after it has nothing to do."""
+    from aicd.generate.registry import servable
+    from components import require
+
+    workdir, server, _ = llm_demo
+    served = {"family": "other", "reasoning": False, "droid_collection": False,
+              "litellm_model": "openai/smollm2-sampled", "concurrency": 16,
+              "params": {"temperature": 0.7, "top_p": 0.95, "max_tokens": 48},
+              "serve": {"model": "package:smollm2-135m-instruct", "server": "vllm", "dtype": "float32",
+                        "kv_cache_gb": 1}}
+    missing = servable(served)
+    require(missing is None, f"the local model served by vLLM ({missing})", "make setup pinned-inputs")
+    others = {p.name: p.stat().st_mtime_ns for p in (workdir / "results" / "generations").glob("*.parquet")}
+    resolved = workdir / "results" / "resolved.json"
+    recorded = resolved.read_bytes()  # the run below records the new model; later tests plan without it
+    write_registry(workdir, repo, server.api_base, extra={"SmolLM2-sampled": served})
+    try:
+        jobs = planned_jobs(run(repo, workdir, *TARGETS, "-n", "--config", "reprobe=true").stdout)
+        assert jobs == [("generate", "model=SmolLM2-sampled"), ("generation_report", "")]
+        run(repo, workdir, *TARGETS)
+        rows = pd.read_parquet(workdir / "results" / "generations" / "SmolLM2-sampled.parquet")
+        assert len(rows) and set(rows["generator"]) == {"SmolLM2-sampled"} and rows["raw"].str.len().min() > 0
+        assert {p.name: p.stat().st_mtime_ns for p in (workdir / "results" / "generations").glob("*.parquet")
+                if p.name in others} == others  # no other model's table was rewritten
+        assert "Nothing to be done" in run(repo, workdir, *TARGETS, "-n").stdout
+    finally:
+        write_registry(workdir, repo, server.api_base)
+        resolved.write_bytes(recorded)
+
+
 def test_changing_one_model_reruns_only_that_model(llm_demo, repo):
     workdir, server, _ = llm_demo
     write_registry(workdir, repo, server.api_base, temperature=0.2)

