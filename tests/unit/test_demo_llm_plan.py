@@ -93,20 +93,24 @@ def test_a_panel_over_a_feature_set_of_every_row_scores_the_whole_test_split(ful
 def test_the_full_demos_generation_fits_what_each_protocol_asks_and_reproduces(full):
     """Its sizes are too slow to run in CI, so the plan says them: a token cap per protocol (a
     completion fewer than a rewrite), docstring prompts over the nine languages of the library
-    code, v2 prompts; a greedy float32 model batched continuously on two servers (the same answer
-    whatever it is batched with: two fresh runs give the same bytes); T3's generated classes two in
-    three to test; the Advent of Code collection beside CodeAid for T1's unseen-language humans."""
+    code, v2 prompts; a greedy float32 model batched continuously by vLLM (the same answer whatever
+    it is batched with: two fresh runs give the same bytes); the seen languages' general-domain
+    machine rows for T1's seen-language, unseen-domain subset; T3's generated classes two in three
+    to test; the Advent of Code collection beside CodeAid for T1's unseen-language humans."""
     config, models = full
     plan = Plan.from_config(config, models, {"generators": [LOCAL], "instructor": True, "judges": ["smollm2"]})
     caps = {p: spec["max_tokens"] for p, spec in plan.gen_protocols.items()}
     assert set(caps) == set(plan.gen_protocols) and caps["hybrid_complete"] < caps["hybrid_rewrite"]
     docstring = plan.gen_protocols["docstring"]
     assert docstring["sources"] == ["local_code"] and docstring["by_language"] and docstring["n"] >= 9
+    inverse = plan.gen_protocols["inverse_instruction"]
+    assert inverse["sources"] == ["local_code"] and set(inverse["languages"]) == set(
+        config["tasks"]["binary"]["build"]["seen_languages"])
     assert config["generation"]["prompts"].endswith("generation.v2.yaml")
     entry = models[LOCAL]
     assert entry["params"]["temperature"] == 0 and entry["serve"]["dtype"] == "float32"
-    assert entry["serve"]["batching"] and entry["serve"]["replicas"] == 2
-    assert entry["concurrency"] >= 2 * entry["serve"]["replicas"]
+    assert entry["serve"]["server"] == "vllm" and entry["serve"].get("batching", True)
+    assert entry["concurrency"] >= entry["serve"]["max_num_seqs"]
     shares = config["tasks"]["fine_grained"]["build"]["class_fractions"]
     assert all(shares[c]["test"] >= 0.6 for c in ("hybrid", "adversarial"))
     assert "aoc" in plan.dataset["sources"] and config["sources"]["aoc"]["optional"]

@@ -53,6 +53,20 @@ def test_the_docstring_protocol_samples_only_rows_it_can_prompt_spread_over_lang
     assert rewrite["language"].value_counts().to_dict() == {"Python": 5, "Go": 5}
 
 
+def test_a_protocol_can_keep_to_some_languages():
+    table = _rows({"Python": [UNDOCUMENTED] * 6, "Go": ["func f() {}\n"] * 6, "Rust": ["fn f() {}\n"] * 6})
+    rows = protocol_rows({"lib": table}, "inverse_instruction",
+                         {"n": 12, "by_language": True, "languages": ["Python", "Rust"]}, seed=1)
+    assert rows["language"].value_counts().to_dict() == {"Python": 6, "Rust": 6}
+
+
+def test_a_protocol_gives_its_own_sampling_parameters_over_the_models():
+    model = {"params": {"temperature": 0, "max_tokens": 192}}
+    spec = {"n": 4, "max_tokens": 96, "params": {"frequency_penalty": 0.5}}
+    assert protocol_params(model, spec, seed=3) == {"temperature": 0, "frequency_penalty": 0.5, "max_tokens": 96}
+    assert "frequency_penalty" not in protocol_params(model, {"n": 4}, seed=3)
+
+
 def test_each_protocol_asks_for_its_own_token_cap():
     model = {"params": {"temperature": 0, "max_tokens": 192}, "serve": {"model": "x"}}
     assert protocol_params(model, {"n": 4, "max_tokens": 96}, seed=3) == {"temperature": 0, "max_tokens": 96,

@@ -38,7 +38,7 @@ def test_the_gpu_layer_plans_thousands_of_rows_per_protocol_and_hundreds_of_judg
 def test_the_gpu_layer_serves_the_model_on_a_gpu_and_its_statistics_ask_for_one(gpu, repo):
     config, models = gpu
     serve = models[LOCAL]["serve"]
-    assert serve["device"].startswith("cuda") and serve["batching"] and models[LOCAL]["concurrency"] >= 128
+    assert serve["device"].startswith("cuda") and serve["server"] == "vllm" and models[LOCAL]["concurrency"] >= 128
     plan = Plan.from_config(config, models, {"generators": [LOCAL], "instructor": True, "judges": ["smollm2"]})
     jobs = [j for j in plan.gpu_jobs() if j["rule"] == "features"]
     assert [(j["detector"], j["gpu"]) for j in jobs] == [("lm_smollm2", 1)]

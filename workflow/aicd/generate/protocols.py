@@ -39,8 +39,8 @@ def protocol_rows(tables: dict[str, pd.DataFrame], protocol: str, spec: dict, se
     """The human rows a protocol prompts from: n rows split evenly over its sources (the
     paper's inverse-instruction on StarCoderData and CodeNet, docstring-conditioned on The
     Vault), each source's share by the seeded hash order of sample_rows; with `by_language`,
-    each source's share split evenly over its languages too. A source (or language) with fewer
-    rows than its share gives what it has. `min_chars` / `max_chars` keep to programs of that
+    each source's share split evenly over its languages too (`languages`: only these). A source
+    (or language) with fewer rows than its share gives what it has. `min_chars` / `max_chars` keep to programs of that
     length (a rewrite of a long program is cut at the model's max_tokens; one of a tiny program
     falls under Table 3's lower bounds); the docstring protocol samples only rows it can prompt
     from (a docstring column, or a function with a docstring or leading comment)."""
@@ -52,6 +52,8 @@ def protocol_rows(tables: dict[str, pd.DataFrame], protocol: str, spec: dict, se
     shares = _even(n, len(names))
     low, high = spec.get("min_chars") or 0, spec.get("max_chars") or float("inf")
     pool = {name: tables[name][tables[name]["code"].str.len().between(low, high)] for name in names}
+    if spec.get("languages"):
+        pool = {name: rows[rows["language"].isin(spec["languages"])] for name, rows in pool.items()}
     if protocol == "docstring":
         pool = {name: rows[_documented(rows)] for name, rows in pool.items()}
     parts = []

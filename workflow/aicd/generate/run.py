@@ -200,13 +200,15 @@ def _fit(spec: dict, protocol: str) -> str:
     parts = [f"{spec['min_chars']}+ characters"] if spec.get("min_chars") else []
     parts += [f"at most {spec['max_chars']} characters"] if spec.get("max_chars") else []
     parts += ["a documented function"] if protocol == "docstring" else []
+    parts += [f"in {', '.join(spec['languages'])}"] if spec.get("languages") else []
     return ", ".join(parts) or "any human row"
 
 
 def protocol_params(model: dict, spec: dict, seed: int) -> dict:
-    """A protocol's request parameters: the model's, with the protocol's own token cap where it
-    gives one (a completion needs fewer tokens than a rewrite of the same program)."""
-    params = request_params(model, seed)
+    """A protocol's request parameters: the model's, with the protocol's own sampling parameters
+    and token cap over them where it gives them (a completion needs fewer tokens than a rewrite
+    of the same program)."""
+    params = {**request_params(model, seed), **(spec.get("params") or {})}
     return {**params, "max_tokens": int(spec["max_tokens"])} if spec.get("max_tokens") else params
 
 

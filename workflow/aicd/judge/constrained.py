@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-REASONING_CHARS = 400  # a cot answer's reasoning: ~100-130 tokens of a small model's prose
+REASONING_CHARS = 240  # a cot answer's reasoning: two or three sentences, ~60-80 tokens of prose
 
 
 def answer_pattern(labels: list[str], mode: str, reasoning_chars: int = REASONING_CHARS) -> str:
