@@ -29,6 +29,7 @@ def test_ours_marks_sample_notes_and_the_model_card(tmp_path):
     assert "Gemma (ours)" not in md
     assert "never in an average with them" in md  # the caption says what "ours" means
     assert "20 of 2,183 test rows" in md and "7 of 20 answers named no class" in md and "3 programs cut to 1,000" in md
+    assert "parse rate 65%" in md
     assert "Apache-2.0" in md and "134.5M parameters" in md and "transformers serve" in md
     assert "25.00" in md and "not run" in md  # the paper's judge that did not run here
 
@@ -55,6 +56,16 @@ def test_each_cell_names_its_classes_from_the_score_file_its_report_file_names(t
                       "test_rows": 400, "abstentions": 8})]
     table8(layout, scores, str(tmp_path), reports=reports)
     md = (tmp_path / "table8.md").read_text()
-    assert "stratified by class, language and domain: human 6, machine 5, adversarial 1); 8 of 12 answers" in md
+    assert "stratified by class, language and domain: human 6, machine 5, adversarial 1); parse rate 33%: 8 of 12 answers" in md
     cell = next(line for line in md.splitlines() if line.startswith("| SmolLM2"))
     assert "**" not in cell and "<sup>unparseable</sup>" in cell and "§" in cell
+
+
+def test_a_constrained_judges_cell_says_its_answers_were_held_to_a_label(tmp_path):
+    layout = {"tasks": [["binary", "T1"]], "modes": ["zs"], "hint": "", "judges": [["smol", "SmolLM2 judge", None]]}
+    scores = [write(tmp_path / "s.json", {"detector": "judge_smol_zs", "task": "binary", "macro_f1": 0.5})]
+    reports = [write(tmp_path / "r.json", {"task": "binary", "judge": "SmolLM2-135M-Instruct", "mode": "zs",
+                                           "judged": 100, "test_rows": 2500, "abstentions": 0, "constrained": True})]
+    table8(layout, scores, str(tmp_path), reports=reports)
+    md = (tmp_path / "table8.md").read_text()
+    assert "parse rate 100%: 0 of 100 answers" in md and "constrained decoding" in md

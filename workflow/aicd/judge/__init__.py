@@ -7,4 +7,4 @@
 
 # The version of the judging method (prompts' use, sampling, answer parsing), written into every
 # judge's score file: raise it when a change makes a judge label the same rows differently.
-VERSION = 1
+VERSION = 2

@@ -26,6 +26,9 @@ from .cache import RequestCache, request_key
 
 log = logging.getLogger(__name__)
 litellm.suppress_debug_info = True
+# litellm logs a line per request at INFO ("LiteLLM completion() model= ..."): thousands of lines
+# in a job's log that say nothing the job's own report does not
+logging.getLogger("LiteLLM").setLevel(logging.WARNING)
 
 FATAL = (litellm.AuthenticationError, litellm.PermissionDeniedError, litellm.NotFoundError,
          litellm.ContextWindowExceededError, litellm.BadRequestError)

@@ -86,10 +86,12 @@ def judge_notes(reports: list[dict], task_titles: dict, scores: dict | None = No
         row = r.get("row") or f"{r['judge']}_{r['mode']}"
         per_class = ((scores or {}).get((row, r.get("task"))) or {}).get("per_class") or {}
         classes = ", ".join(f"{c} {int(v['support'])}" for c, v in per_class.items() if v.get("support"))
+        parsed = r["judged"] - r["abstentions"]
+        how = "; every answer held to the prompt's JSON label (constrained decoding)" if r.get("constrained") else ""
         lines.append(f"- {r['judge']} {r['mode']} on {task}: {r['judged']:,} of {r['test_rows']:,} test rows "
                      f"(a seeded sample stratified by class, language and domain{': ' + classes if classes else ''}); "
-                     f"{r['abstentions']:,} of {r['judged']:,} answers named no class (unparseable, scored as wrong)"
-                     f"{cut}.")
+                     f"parse rate {100 * parsed / max(1, r['judged']):.0f}%: {r['abstentions']:,} of {r['judged']:,} "
+                     f"answers named no class (unparseable, scored as wrong){how}{cut}.")
         if r.get("model_card"):
             cards[r["judge"]] = r["model_card"]
     for judge, card in sorted(cards.items()):
