@@ -73,8 +73,7 @@ def has_endpoint(entry: dict, environ=os.environ) -> bool:
 
 def servable(entry: dict) -> str | None:
     """None when this machine can serve the entry's `serve.model`, else what is missing."""
-    from ..llm.engines import engine_for
-    from ..llm.local_server import settings
+    from ..llm.engines import engine_for, settings
     from ..models.local_models import pinned_models
     from ..records.pinned_files import FETCH_COMMAND, cache_dir, describe
 

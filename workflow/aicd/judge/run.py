@@ -17,8 +17,9 @@ from tqdm import tqdm
 from ..common.errors import AicdError
 from ..data.schema import ABSTAIN
 from ..llm.client import client_from_config
+from ..llm.engines import settings
 from ..llm.failures import check_failures
-from ..llm.local_server import model_card, request_params, serving, settings
+from ..llm.local_server import model_card, request_params, serving
 from ..llm.prompts import PromptSet
 from .constrained import REASONING_CHARS, constraint_params
 from .parse import parse_answer

@@ -195,8 +195,8 @@ class LLMClient:
         here how it is served (another server, dtype or batching gives other answers)."""
         if not self.model.get("serve"):
             return self.model["litellm_model"]
-        from .engines import cache_identity
-        from .local_server import DECODING, settings
+        from .engines import cache_identity, settings
+        from .local_server import DECODING
 
         return f"{self.model['litellm_model']}#serve={cache_identity(settings(self.model))}#decoding={DECODING}"
 

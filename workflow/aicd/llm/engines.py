@@ -46,7 +46,7 @@ def vllm_python(spec: dict) -> str | None:
 
 
 class Engine:
-    """One server kind. `spec` is the entry's `serve:` with defaults filled (local_server.settings)."""
+    """One server kind. `spec` is the entry's `serve:` with defaults filled (settings())."""
 
     name = ""
     defaults: dict = {}
@@ -191,14 +191,33 @@ class TransformersEngine(Engine):
 ENGINES = {engine.name: engine for engine in (VllmEngine, TransformersEngine)}
 
 
+# threads 1: on a busy 2-core machine a second OpenMP thread spins more than it computes (the
+# same batch took 7x the CPU time with 2 under transformers serve; BENCHMARKS.md, "Local LLM
+# server"). Each engine adds its own keys (vLLM's batch and KV cache, transformers serve's paged
+# cache).
+COMMON = {"server": "vllm", "dtype": "float32", "batching": True, "threads": 1, "device": "cpu", "replicas": 1,
+          "batch_tokens": None, "start_timeout_s": 600}
+
+
+def settings(model: dict) -> dict:
+    """A registry entry's `serve:` with its server's defaults filled in."""
+    asked = model.get("serve") or {}
+    server = asked.get("server", COMMON["server"])
+    if server not in ENGINES:
+        raise AicdError(f"model {model.get('name')}: serve.server must be one of {', '.join(ENGINES)}, "
+                        f"got {server!r}")
+    spec = {**COMMON, **ENGINES[server].defaults, **asked}
+    if not spec.get("model"):
+        raise AicdError(f"model {model.get('name')}: serve needs a model (package:NAME, a local folder or a Hub id)")
+    return spec
+
+
 def engine_for(spec: dict) -> Engine:
     return ENGINES[spec["server"]](spec)
 
 
 def server_mem_mb(entry: dict) -> int:
     """A job's memory for one server of a registry entry served here (the rule's resources)."""
-    from .local_server import settings
-
     return engine_for(settings(entry)).mem_mb()
 
 

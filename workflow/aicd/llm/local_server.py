@@ -46,34 +46,14 @@ from pathlib import Path
 
 from ..common.errors import AicdError
 from ..common.subprocesses import start, stop
-from .engines import ENGINES, Engine, engine_for
+from .engines import Engine, engine_for, settings
 
 log = logging.getLogger("aicd.llm.server")
 
-SERVERS = tuple(ENGINES)
-# threads 1: on a busy 2-core machine a second OpenMP thread spins more than it computes (the
-# same batch took 7x the CPU time with 2 under transformers serve; BENCHMARKS.md, "Local LLM
-# server"). The engines add their own keys (aicd.llm.engines: vLLM's batch and KV cache,
-# transformers serve's paged cache).
-COMMON = {"server": "vllm", "dtype": "float32", "batching": True, "threads": 1, "device": "cpu", "replicas": 1,
-          "batch_tokens": None, "start_timeout_s": 600}
 SCRATCH_PREFIX = "aicd-serve-"  # + the job's pid: a folder of a job that is gone is removed
 # how a served model decodes (served_folder): part of its requests' cache key, so answers cached
 # before its decoding settings came from the registry entry are not taken for today's
 DECODING = "params"
-
-
-def settings(model: dict) -> dict:
-    """The entry's `serve:` with its server's defaults filled in."""
-    asked = model.get("serve") or {}
-    server = asked.get("server", COMMON["server"])
-    if server not in SERVERS:
-        raise AicdError(f"model {model.get('name')}: serve.server must be one of {', '.join(SERVERS)}, "
-                        f"got {server!r}")
-    spec = {**COMMON, **ENGINES[server].defaults, **asked}
-    if not spec.get("model"):
-        raise AicdError(f"model {model.get('name')}: serve needs a model (package:NAME, a local folder or a Hub id)")
-    return spec
 
 
 def served_name(model: dict) -> str:
