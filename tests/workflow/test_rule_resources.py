@@ -86,12 +86,16 @@ def test_every_rule_that_runs_a_detector_asks_the_same_resources(planned):
     assert {a[3] for a in by_detector["lr_tfidf"]} == {"0"}
 
 
-# The dry run below runs snakemake with one default changed in its one home, aicd.plan.JOB_DEFAULTS
-# (a detector's and a feature set's runtime, a feature set's memory): nothing else is edited.
-WITH_CHANGED_DEFAULTS = """
+# The dry run below runs snakemake with rows of the one table of job resources changed in its one
+# home, aicd.plan.resources (a detector's and a feature set's runtime, a feature set's memory, the
+# score rule's runtime and memory): nothing else is edited.
+CHANGES = {"detector": {"runtime": 77}, "features": {"runtime": 77, "mem_mb": 3333},
+           "score": {"runtime": 41, "mem_mb": 2222}}
+WITH_CHANGED_DEFAULTS = f"""
 import dataclasses, sys
-import aicd.plan
-aicd.plan.JOB_DEFAULTS = dataclasses.replace(aicd.plan.JOB_DEFAULTS, runtime=77, feature_mem_mb=3333)
+import aicd.plan.resources as table
+for rule, change in {CHANGES!r}.items():
+    table.RULES[rule] = dataclasses.replace(table.RULES[rule], **change)
 from snakemake.cli import main
 sys.argv = ["snakemake", *sys.argv[1:]]
 main()
@@ -102,7 +106,7 @@ def test_a_job_default_changed_in_its_one_home_reaches_the_rules_and_the_gpu_lis
     import dataclasses
     import shlex
 
-    import aicd.plan
+    import aicd.plan.resources as table
     from aicd.config import validate_config
     from aicd.plan import Plan
 
@@ -119,10 +123,11 @@ def test_a_job_default_changed_in_its_one_home_reaches_the_rules_and_the_gpu_lis
     features = [j for j in jobs if j["rule"] == "features" and j["wildcards"]["featureset"] == "tfidf"]
     assert features and {(j["runtime"], j["gpu"]) for j in features} == {("77", "1")}
     assert {j["runtime"] for j in jobs if j["rule"] == "detect" and j["wildcards"]["detector"] == "lr_tfidf"} == {"77"}
+    assert {(j["runtime"], j["mem_mb"]) for j in jobs if j["rule"] == "score"} == {("41", "2222")}
 
     # the GPU list of the SLURM dry run, from the same plan with the same one change
-    monkeypatch.setattr(aicd.plan, "JOB_DEFAULTS", dataclasses.replace(aicd.plan.JOB_DEFAULTS, runtime=77,
-                                                                       feature_mem_mb=3333))
+    for rule, change in CHANGES.items():
+        monkeypatch.setitem(table.RULES, rule, dataclasses.replace(table.RULES[rule], **change))
     config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
     config["features"]["tfidf"]["resources"] = {**config["features"]["tfidf"].get("resources", {}), "gpu": 1}
     config["scoring"] = override["scoring"]
@@ -139,4 +144,23 @@ def test_a_job_default_changed_in_its_one_home_reaches_the_rules_and_the_gpu_lis
     args = shlex.split(command[command.index("python -m aicd.scoring"):].split(" > ")[0])
     assert args[args.index("--fpr") + 1:args.index("--fpr") + 3] == ["0.02", "0.1"]
     assert json.loads(args[args.index("--versions") + 1]) == plan.versions("binary", "lr_tfidf") == {
-        "task": {"definition": "binary", "version": 1}, "detector": {"kind": "logistic_regression", "version": 1}}
+        "task": {"definition": "binary", "version": 1}, "detector": {"kind": "logistic_regression", "version": 2}}
+
+
+def test_no_rule_states_a_resource_of_its_own(repo):
+    """Every rule's threads and resources come from the one table (aicd.plan.resources) or the
+    plan: no number in a rule's `resources:` or `threads:`, and every rule that runs a job asks."""
+    for path in sorted((repo / "workflow" / "rules").glob("*.smk")):
+        block = None
+        for line in path.read_text().splitlines():
+            if re.match(r"^    (resources|threads):", line):
+                block = line.strip()
+                assert not re.search(r"[:=]\s*\d", line), f"{path.name}: {line.strip()}"
+            elif block and line.startswith("        "):
+                assert not re.search(r"=\s*\d|\d\s*\*|\*\s*\d", line), f"{path.name}: {block} {line.strip()}"
+            else:
+                block = None
+    text = "\n".join(p.read_text() for p in (repo / "workflow" / "rules").glob("*.smk"))
+    rules = re.findall(r"^rule (\w+):", text, flags=re.M)
+    asking = re.findall(r"^rule (\w+):(?:(?!^rule ).)*?^    resources:", text, flags=re.M | re.S)
+    assert sorted(set(rules) - set(asking)) == [], "rules without resources from the table"

@@ -12,6 +12,7 @@ from aicd.generate.registry import check_config_models, endpoint_hint, job_entry
 from aicd.llm.engines import server_mem_mb
 from aicd.outputs import Outputs
 from aicd.plan import SPLITS, Plan
+from aicd.plan import resources as job_resources
 from aicd.published import SUBSET_TABLES, judge_detector
 from aicd.records import baserun, runs
 from aicd.records.fingerprint import code_version
@@ -129,17 +130,58 @@ SEED = int(config["seed"])
 
 # ---------------------------------------------------------------- resources
 #
-# mem_mb grows with the job's input (input.size_mb is known when the job is scheduled) and
-# with the attempt: a job killed for memory (SLURM's OUT_OF_MEMORY) is retried with
-# `retries:` from the profile at 2x, 3x... Threads are the rule's own; snakemake lowers them
-# to --cores locally, and --set-threads / --max-threads in a profile change them per site.
+# Every rule's threads and resources come from the one table, aicd.plan.resources (`res()`,
+# `rule_threads()`); a detector's and a feature set's jobs from what the plan decided of them
+# (the table's rows, their kinds' needs, their config entries' `resources:`); a job that serves a
+# local LLM adds its server's memory. Memory grows with the attempt: a job killed for memory
+# (SLURM's OUT_OF_MEMORY) is retried with `retries:` from the profile at 2x, 3x...
 
 
-def mem_mb(base, per_input_mb=0):
-    def _mem_mb(wildcards, input, attempt):
-        return int((base + per_input_mb * input.size_mb) * attempt)
+def _memory(row):
+    """mem_mb for a table row: with its inputs' share (input.size_mb: known when the job is
+    scheduled) or its threads' where the row has one (reading sizes costs time at planning, so
+    only those rows ask)."""
+    if row.per_input_mb:
+        return lambda w, input, attempt: job_resources.mem_mb(row, input.size_mb, attempt=attempt)
+    if row.per_thread_mb:
+        return lambda w, threads, attempt: job_resources.mem_mb(row, threads=threads, attempt=attempt)
+    return lambda w, attempt: job_resources.mem_mb(row, attempt=attempt)
 
-    return _mem_mb
+
+def res(rule):
+    """A rule's resources from its row of the table: memory, runtime (times the attempt) and the
+    container-engine slot (`docker`) where it uses one."""
+    row = job_resources.for_rule(rule)
+    out = {"mem_mb": _memory(row), "runtime": lambda w, attempt: row.runtime * attempt}
+    if row.engine_slots:
+        out["docker"] = row.engine_slots
+    return out
+
+
+def rule_threads(rule):
+    return job_resources.for_rule(rule).threads
+
+
+def normalize_threads(w):
+    """The table's threads, fewer where dataset.resources.threads says so."""
+    most = rule_threads("normalize")
+    return min(most, int((dataset_spec().get("resources") or {}).get("threads", most)))
+
+
+def task_split_row(w):
+    return job_resources.for_rule("task_split_release" if task(w).mode == "release" else "task_split")
+
+
+def task_split_threads(w):
+    return task_split_row(w).threads
+
+
+def task_split_res():
+    """A release task has no snakemake input (the release is read inside the job): its own row."""
+    return {
+        "mem_mb": lambda w, input, attempt: job_resources.mem_mb(task_split_row(w), input.size_mb, attempt=attempt),
+        "runtime": lambda w, attempt: task_split_row(w).runtime * attempt,
+    }
 
 
 def detector(w):
@@ -150,27 +192,30 @@ def detector_threads(w):
     return detector(w).threads
 
 
-def detector_mem_mb():
-    """The kind's (or the config entry's) mem_mb, times the attempt. Not scaled by the input:
-    reading input.size_mb costs milliseconds per job at planning (BENCHMARKS.md, planning);
-    at the paper's scale the config's resources.mem_mb states it (BENCHMARKS.md, paper scale)."""
-    return lambda w, attempt: int(detector(w).mem_mb * attempt)
+def detector_res():
+    """Every job that runs a detector (fit, calibration, extra test sets, its causal LM) asks the
+    same: the plan's memory, runtime and GPUs for it. Memory is not scaled by the input: reading
+    input.size_mb costs milliseconds per job at planning (BENCHMARKS.md, planning); at the paper's
+    scale the config's resources.mem_mb states it (BENCHMARKS.md, paper scale)."""
+    return {
+        "mem_mb": lambda w, attempt: int(detector(w).mem_mb * attempt),
+        "runtime": lambda w, attempt: detector(w).runtime * attempt,
+        "gpu": lambda w: detector(w).gpu,
+    }
 
 
-def detector_runtime():
-    """The plan's runtime (minutes: the config entry's, else aicd.plan.JOB_DEFAULTS), times the
-    attempt: the same for every job that runs the detector (fit, extra test sets, its causal LM)."""
-    return lambda w, attempt: detector(w).runtime * attempt
+def feature_res():
+    return {
+        "mem_mb": lambda w, input, attempt: feature(w).job_mem_mb(input.size_mb, attempt),
+        "runtime": lambda w, attempt: feature(w).runtime * attempt,
+        "gpu": lambda w: feature(w).gpu,
+    }
 
 
 def multiclass_first(w):
     """A job's priority: 1 on a task of more than two classes, whose fits and figures take
     several times a two-class task's, so that they start before the short jobs, not after."""
     return 1 if len(PLAN.tasks[w.task].labels) > 2 else 0
-
-
-def detector_gpu(w):
-    return detector(w).gpu
 
 
 def detector_env(w):
@@ -295,38 +340,49 @@ def model_arg(name):
 
 
 def judge_model_arg(name):
-    """A judge's model entry: one server for a model served here (a judge job sends a few dozen
-    requests: a second server's start-up would cost more than it saves)."""
-    return as_arg(one_server(MODELS[name]))
+    return as_arg(judge_entry(name))
 
 
-def one_server(entry):
+def judge_entry(name):
+    """A judge's model entry as its job runs it: one server for a model served here (its
+    requests go out at once; a second server's start-up would cost more than it saves)."""
+    entry = MODELS[name]
     return {**entry, "serve": {**entry["serve"], "replicas": 1}} if entry.get("serve") else entry
 
 
-def served_here(name):
-    """A registry model this machine serves for its jobs (serve:, no api_base): they run the server."""
-    return bool(MODELS[name].get("serve")) and not MODELS[name].get("api_base")
+def served_here(entry):
+    """A registry entry this machine serves for its jobs (serve:, no api_base): they run the server."""
+    return bool(entry.get("serve")) and not entry.get("api_base")
 
 
-def llm_threads(name, servers=None):
-    """A job that serves its model runs its servers' threads (each replica's, or `servers`')."""
-    if not served_here(name):
+def llm_threads(entry):
+    """A job that serves its model runs its servers' threads (each replica's)."""
+    if not served_here(entry):
         return 1
-    serve = MODELS[name]["serve"]
-    return int(serve.get("threads", 1)) * int(servers or serve.get("replicas", 1))
+    return int(entry["serve"].get("threads", 1)) * int(entry["serve"].get("replicas", 1))
 
 
-def llm_gpu(name):
+def llm_gpu(entry):
     """A job that serves its model on a GPU (serve.device cuda...) asks for one (config/llm_gpu.yaml)."""
-    return 1 if served_here(name) and str(MODELS[name]["serve"].get("device", "cpu")).startswith("cuda") else 0
+    return 1 if served_here(entry) and str(entry["serve"].get("device", "cpu")).startswith("cuda") else 0
 
 
-def llm_mem_mb(name, base, servers=None):
-    """A job that serves its model holds the model and the server too (aicd.llm.engines, per replica)."""
-    replicas = int(servers or MODELS[name]["serve"].get("replicas", 1)) if served_here(name) else 0
-    extra = server_mem_mb(MODELS[name]) * replicas if replicas else 0
-    return lambda w, attempt: (base + extra) * attempt
+def llm_res(rule, entry_of):
+    """An LLM job's resources: its row of the table, plus, where it serves its model here, the
+    server's memory (aicd.llm.engines, per server) and a GPU where it serves on one. `entry_of`:
+    the job's model entry, as the job runs it."""
+    row = job_resources.for_rule(rule)
+
+    def server_mb(w):
+        entry = entry_of(w)
+        return server_mem_mb(entry) * int(entry["serve"].get("replicas", 1)) if served_here(entry) else 0
+
+    return {
+        "mem_mb": lambda w, input, attempt: job_resources.mem_mb(row, input.size_mb, attempt=attempt)
+        + server_mb(w) * attempt,
+        "runtime": lambda w, attempt: row.runtime * attempt,
+        "gpu": lambda w: llm_gpu(entry_of(w)),
+    }
 
 
 def generator_card_scored(model):

@@ -30,10 +30,9 @@ rule normalize:
     # 8: the largest source (DroidCollection, ~1 CPU-hour per 4 threads at the paper's scale)
     # is the dataset stage's critical path (BENCHMARKS.md, paper scale); dataset.resources.threads
     # lowers it (the demo's 1: beside a one-thread job on 2 cores instead of waiting for both)
-    threads: lambda w: min(8, int((dataset_spec().get("resources") or {}).get("threads", 8)))
+    threads: normalize_threads
     resources:
-        mem_mb=mem_mb(2000, 6),
-        runtime=lambda w, attempt: 240 * attempt,
+        **res("normalize"),
     params:
         guard=guard("normalize"),
         spec=lambda w: as_arg(
@@ -61,10 +60,9 @@ rule dataset_pool:
     priority: 20  # as normalize
     conda:
         env("core")
-    threads: 1
+    threads: rule_threads("dataset_pool")
     resources:
-        mem_mb=mem_mb(4000, 6),
-        runtime=lambda w, attempt: 480 * attempt,
+        **res("dataset_pool"),
     params:
         guard=guard("dataset_pool"),
         spec=lambda w: as_arg(
@@ -95,6 +93,8 @@ rule dataset_card:
         OUT.benchmark("dataset_card", "card")
     conda:
         env("core")
+    resources:
+        **res("dataset_card"),
     params:
         tasks=lambda w: as_arg({t: PLAN.tasks[t].title for t in PLAN.built_tasks()}),
         sources=lambda w: as_arg(

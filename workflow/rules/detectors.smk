@@ -33,9 +33,7 @@ rule detect:
         detector_env
     threads: detector_threads
     resources:
-        mem_mb=detector_mem_mb(),
-        runtime=detector_runtime(),
-        gpu=detector_gpu,
+        **detector_res(),
     params:
         guard=guard("detect"),
         spec=detector_spec,

@@ -17,11 +17,9 @@ rule sandbox_image:
         OUT.benchmark("sandbox_image", "image")
     conda:
         env("sandbox")
-    threads: 1
+    threads: rule_threads("sandbox_image")
     resources:
-        docker=1,
-        mem_mb=lambda w, attempt: 4000 * attempt,
-        runtime=lambda w, attempt: 120 * attempt,
+        **res("sandbox_image"),
     params:
         guard=guard("sandbox_image"),
         base=lambda w: config["execution"]["base"],
@@ -51,9 +49,7 @@ rule execute:
         env("sandbox")
     threads: lambda w: config["execution"]["workers"]
     resources:
-        docker=1,
-        mem_mb=lambda w, threads, attempt: (2000 + 1000 * threads) * attempt,
-        runtime=lambda w, attempt: 240 * attempt,
+        **res("execute"),
     params:
         guard=guard("execute"),
         spec=lambda w: as_arg(config_slice(config["execution"], ["workers", "recycle_after", "sample", "limits"])),
@@ -75,5 +71,7 @@ rule execution_report:
         OUT.benchmark("execution_report", "report")
     conda:
         env("core")
+    resources:
+        **res("execution_report"),
     shell:
         "python -m aicd.report execution --reports {input} --out {output} > {log} 2>&1"

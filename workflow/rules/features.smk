@@ -19,9 +19,7 @@ rule features:
     # all from the plan (aicd.plan.FeaturePlan), as the list of GPU jobs has them
     threads: lambda w: feature(w).threads
     resources:
-        mem_mb=lambda w, input, attempt: feature(w).job_mem_mb(input.size_mb, attempt),
-        runtime=lambda w, attempt: feature(w).runtime * attempt,
-        gpu=lambda w: feature(w).gpu,
+        **feature_res(),
     params:
         guard=guard("features"),
         spec=feature_spec,

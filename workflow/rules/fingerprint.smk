@@ -19,6 +19,8 @@ rule input_fingerprint:
         OUT.benchmark("input_fingerprint", "inputs")
     conda:
         env("core")
+    resources:
+        **res("input_fingerprint"),
     params:
         release=lambda w: as_arg(
             {t: config["tasks"][t]["release"] for t, s in PLAN.tasks.items() if s.mode == "release"}

@@ -20,11 +20,9 @@ rule instructions:
         OUT.benchmark("instructions", "instructions")
     conda:
         env("llm")
-    threads: lambda w: llm_threads(PLAN.instructor)
+    threads: lambda w: llm_threads(MODELS[PLAN.instructor])
     resources:
-        mem_mb=lambda w, attempt: llm_mem_mb(PLAN.instructor, 2000)(w, attempt),
-        runtime=lambda w, attempt: 240 * attempt,
-        gpu=lambda w: llm_gpu(PLAN.instructor),
+        **llm_res("instructions", lambda w: MODELS[PLAN.instructor]),
     params:
         guard=guard("instructions"),
         # the cap rides in the instructor's entry, so a run without one plans as before
@@ -58,11 +56,9 @@ rule generate:
         model=one_of(PLAN.generators),
     conda:
         env("llm")
-    threads: lambda w: llm_threads(w.model)
+    threads: lambda w: llm_threads(MODELS[w.model])
     resources:
-        mem_mb=lambda w, attempt: llm_mem_mb(w.model, 2000)(w, attempt),
-        runtime=lambda w, attempt: 240 * attempt,
-        gpu=lambda w: llm_gpu(w.model),
+        **llm_res("generate", lambda w: MODELS[w.model]),
     params:
         guard=guard("generate"),
         model=lambda w: model_arg(w.model),
@@ -91,6 +87,8 @@ rule generation_report:
         OUT.benchmark("generation_report", "report")
     conda:
         env("core")
+    resources:
+        **res("generation_report"),
     params:
         disabled=lambda w: as_arg(
             {"models": [m for m in MODELS if m not in PLAN.generators], "hint": endpoint_hint(MODELS)}

@@ -28,13 +28,9 @@ rule judge:
         judge=one_of(PLAN.judges),
     conda:
         env("llm")
-    threads: lambda w: llm_threads(PLAN.judges[w.judge]["model"], servers=1)
+    threads: lambda w: llm_threads(judge_entry(PLAN.judges[w.judge]["model"]))
     resources:
-        mem_mb=lambda w, input, attempt: llm_mem_mb(
-            PLAN.judges[w.judge]["model"], 2000 + 4 * input.size_mb, servers=1
-        )(w, attempt),
-        runtime=lambda w, attempt: 240 * attempt,
-        gpu=lambda w: llm_gpu(PLAN.judges[w.judge]["model"]),
+        **llm_res("judge", lambda w: judge_entry(PLAN.judges[w.judge]["model"])),
     params:
         guard=guard("judge"),
         model=lambda w: judge_model_arg(PLAN.judges[w.judge]["model"]),
@@ -64,6 +60,8 @@ rule table8:
         OUT.benchmark("table8", "table8")
     conda:
         env("core")
+    resources:
+        **res("table8"),
     params:
         layout=lambda w: as_arg(layouts.table8_layout(PLAN, endpoint_hint(MODELS))),
         tables_dir=lambda w, output: parent(output.tex),

@@ -19,9 +19,7 @@ rule train_causal_lm:
         env("neural")
     threads: detector_threads
     resources:
-        mem_mb=detector_mem_mb(),
-        runtime=detector_runtime(),
-        gpu=detector_gpu,
+        **detector_res(),
     params:
         guard=guard("train_causal_lm"),
         settings=lambda w: as_arg(lm_spec(w)),

@@ -26,10 +26,9 @@ rule ood_split:
         task=one_of(PLAN.ood_tasks()),
     conda:
         env("core")
-    threads: 1
+    threads: rule_threads("ood_split")
     resources:
-        mem_mb=mem_mb(2000, 6),
-        runtime=30,
+        **res("ood_split"),
     params:
         guard=guard("ood_split"),
         spec=lambda w: as_arg(task(w).ood),
@@ -62,6 +61,8 @@ rule ood_table:
         OUT.benchmark("ood_table", "ood_table")
     conda:
         env("core")
+    resources:
+        **res("ood_table"),
     params:
         layout=lambda w: as_arg(layouts.ood_layout(PLAN)),
         stem=lambda w, output: output.md[: -len(".md")],
@@ -91,6 +92,8 @@ rule loco_table:
         OUT.benchmark("loco_table", "loco_table")
     conda:
         env("core")
+    resources:
+        **res("loco_table"),
     params:
         layout=lambda w: as_arg(layouts.loco_layout(PLAN)),
         stem=lambda w, output: output.md[: -len(".md")],

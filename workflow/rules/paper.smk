@@ -21,6 +21,8 @@ rule subset_tables:
         OUT.benchmark("subset_tables", "subset_tables")
     conda:
         env("core")
+    resources:
+        **res("subset_tables"),
     params:
         layout=lambda w: as_arg(layouts.subset_tables_layout(PLAN)),
         tables_dir=lambda w, output: parent(output.summary),
@@ -42,6 +44,8 @@ rule paper_figures:
     priority: 3  # the report's longest chain (figures, paper section, report): started once the last score is in
     conda:
         env("core")
+    resources:
+        **res("paper_figures"),
     params:
         layout=lambda w: as_arg(layouts.figures_layout(PLAN)),
         measurements=lambda w, input: (f"--measurements {' '.join(input.measurements)}" if input.measurements else ""),
@@ -63,10 +67,9 @@ rule analyses:
     priority: multiclass_first  # as the task's fits: a many-class task's figures are the long ones
     conda:
         env("core")
-    threads: 1
+    threads: rule_threads("analyses")
     resources:
-        mem_mb=mem_mb(2000, 8),
-        runtime=lambda w, attempt: 60 * attempt,
+        **res("analyses"),
     params:
         guard=guard("analyses"),
         args=analyses_args,
@@ -96,6 +99,8 @@ rule paper_section:
         OUT.benchmark("paper_section", "paper_section")
     conda:
         env("core")
+    resources:
+        **res("paper_section"),
     params:
         layout=lambda w: as_arg(layouts.paper_layout(PLAN)),
         zero_shot=lambda w, input: f"--zero-shot {' '.join(input.zero_shot)}" if input.zero_shot else "",

@@ -33,6 +33,8 @@ rule reproduction:
         OUT.benchmark("reproduction", "reproduction")
     conda:
         env("core")
+    resources:
+        **res("reproduction"),
     params:
         layout=lambda w: as_arg(layouts.reproduction_layout(PLAN)),
         tables_dir=lambda w, output: parent(output.md),
@@ -85,6 +87,8 @@ rule report:
         OUT.benchmark("report", "report")
     conda:
         env("core")
+    resources:
+        **res("report"),
     params:
         layout=lambda w: as_arg(layouts.report_layout(PLAN)),
         tables_dir=lambda w, output: parent(output.tex),
@@ -115,6 +119,8 @@ rule generator_card:
         model=one_of(PLAN.generators),
     conda:
         env("core")
+    resources:
+        **res("generator_card"),
     params:
         model=lambda w: as_arg(MODELS[w.model]),  # the whole entry: the card says who made it
         scored=lambda w: as_arg(generator_card_scored(w.model)),

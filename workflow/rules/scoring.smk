@@ -15,10 +15,9 @@ rule score:
     priority: 3  # a second's job that the figures and tables wait for: right after its fit
     conda:
         env("core")
-    threads: 1
+    threads: rule_threads("score")
     resources:
-        mem_mb=lambda w, attempt: 2000 * attempt,
-        runtime=30,
+        **res("score"),
     params:
         guard=guard("score"),
         labels=lambda w: labels_arg(PLAN.score_labels(w.task, w.detector)),
@@ -54,9 +53,7 @@ rule calibrate:
         detector_env
     threads: detector_threads
     resources:
-        mem_mb=detector_mem_mb(),
-        runtime=detector_runtime(),
-        gpu=detector_gpu,
+        **detector_res(),
     params:
         guard=guard("calibrate"),
         spec=detector_spec,

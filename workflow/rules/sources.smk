@@ -12,10 +12,9 @@ rule source:
         OUT.benchmark("source", "{source}")
     conda:
         env("core")
-    threads: 1
+    threads: rule_threads("source")
     resources:
-        mem_mb=lambda w, attempt: 4000 * attempt,
-        runtime=lambda w, attempt: 120 * attempt,
+        **res("source"),
     params:
         guard=guard("source"),
         spec=lambda w: as_arg(source_spec(w.source)),

@@ -20,12 +20,9 @@ rule task_split:
     conda:
         env("core")
     # language identification of release rows runs in parallel (capped by --cores)
-    threads: lambda w: 16 if task(w).mode == "release" else 1
+    threads: task_split_threads
     resources:
-        # a release task has no snakemake input (the release is read inside the job), so its
-        # memory follows the paper's sizes instead (BENCHMARKS.md, paper scale)
-        mem_mb=lambda w, input, attempt: (32000 if task(w).mode == "release" else 2000 + 6 * input.size_mb) * attempt,
-        runtime=lambda w, attempt: 120 * attempt,
+        **task_split_res(),
     params:
         guard=guard("task_split"),
         mode=lambda w: task(w).mode,
@@ -57,10 +54,9 @@ rule calibration_reference:
     priority: 3  # every calibration of the task waits for it: early, so they fill the cores beside the fits
     conda:
         env("core")
-    threads: 1
+    threads: rule_threads("calibration_reference")
     resources:
-        mem_mb=lambda w, input, attempt: (2000 + 4 * input.size_mb) * attempt,
-        runtime=lambda w, attempt: 60 * attempt,
+        **res("calibration_reference"),
     params:
         guard=guard("calibration_reference"),
         spec=calibration_reference_spec,

@@ -20,10 +20,9 @@ rule test_set:
         test_set=none_of(PLAN.perturbed_sets()),
     conda:
         env("core")
-    threads: 1
+    threads: rule_threads("test_set")
     resources:
-        mem_mb=mem_mb(2000, 4),
-        runtime=30,
+        **res("test_set"),
     params:
         guard=guard("test_set"),
         spec=lambda w: as_arg(
@@ -53,10 +52,9 @@ rule perturbed_test_set:
         test_set=one_of(PLAN.perturbed_sets()),
     conda:
         env("core")
-    threads: 1
+    threads: rule_threads("perturbed_test_set")
     resources:
-        mem_mb=mem_mb(2000, 4),
-        runtime=30,
+        **res("perturbed_test_set"),
     params:
         guard=guard("perturbed_test_set"),
         kind=lambda w: task(w).test_sets[w.test_set]["perturbation"],
@@ -83,9 +81,7 @@ rule predict_test_set:
         detector_env
     threads: detector_threads
     resources:
-        mem_mb=detector_mem_mb(),
-        runtime=detector_runtime(),
-        gpu=detector_gpu,
+        **detector_res(),
     params:
         guard=guard("predict_test_set"),
         # the config entry: the user's own code it names (a kind: python detector's class) is
@@ -110,10 +106,9 @@ rule score_test_set:
         OUT.benchmark("score_test_set", "{task}", "{test_set}", "{detector}")
     conda:
         env("core")
-    threads: 1
+    threads: rule_threads("score_test_set")
     resources:
-        mem_mb=lambda w, attempt: 2000 * attempt,
-        runtime=30,
+        **res("score_test_set"),
     params:
         guard=guard("score_test_set"),
         labels=lambda w: labels_arg(PLAN.score_labels(w.task, w.detector)),
