@@ -42,6 +42,8 @@ if not workflow.deployment_settings.deployment_method:
 
 include: "workflow/rules/utils.smk"
 include: "workflow/rules/common.smk"
+include: "workflow/rules/resources.smk"
+include: "workflow/rules/inputs.smk"
 
 
 # What the plan leaves out on this machine, and what the run's root and record say, once where

@@ -6,4 +6,6 @@ limits and a persistent request cache owned by the project.
 - prompts: versioned prompt templates (config/prompts/*.vN.yaml);
 - endpoint: whether a model can be reached from the machine running the job;
 - failures: a job's failed requests, a warning or, past a share, a user error;
-- local_server: a local model served for one job on loopback."""
+- local_server: a local model served for one job on loopback;
+- engines: the servers it can be served by (vLLM, transformers serve), their settings and needs;
+- server_guard: the process that takes a server's whole tree down with its job."""

@@ -11,7 +11,13 @@ GenerationPlan; the rules (workflow/rules/common.smk) and every list built on th
 GPU jobs, the notes) read them from there. No rule names a kind or a feature set.
 
 Names: a "pair" is one Table 4 cell (task, detector); "judge detectors" are the LLM judges'
-prediction names (aicd.published.judge_detector)."""
+prediction names (aicd.published.judge_detector).
+
+- core: the Plan and the queries the rules and the reports make of it;
+- jobs: a task's tables, a feature set's job and a detector's jobs, and their builders;
+- generation: the LLM and sandbox stages' plan, and the lines that say what is left out;
+- resources: the one table of job resources every rule reads;
+- files: the rules' input builders (RunFiles), pure functions of the plan and the run's roots."""
 
 from __future__ import annotations
 
