@@ -132,6 +132,14 @@ def test_the_adapted_threshold_splits_a_two_class_collection_and_says_what_it_is
     assert adapt(scores, groups, seed=0) == fitted                      # seeded
     assert not adapt(scores[:10], seed=0)["available"]                  # too few rows to fit a mixture
     assert "fewer than the 20" in adapt(scores[:10], seed=0)["why"]
+    # a probability of exactly 0 or 1 is an infinite log-odds: the mixture is fitted all the same,
+    # and the rows it holds at the extremes fall on their side of the threshold
+    extreme = scores.copy()
+    extreme[[0, 500]] = [-np.inf, np.inf]
+    fitted = adapt(extreme, groups, seed=0)
+    assert fitted["available"]
+    flagged = extreme > adapted_thresholds(fitted, groups)
+    assert not flagged[0] and flagged[500] and (flagged == machine).mean() > 0.95
 
 
 def test_held_with_a_confidence_a_language_needs_more_programs_and_the_file_says_so():

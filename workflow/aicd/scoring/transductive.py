@@ -51,6 +51,13 @@ def adapt(scores, groups=None, seed: int = 0, min_group: int = MIN_GROUP, min_ro
         out["why"] = (f"{len(scores)} rows, fewer than the {min_rows} a two-component mixture is fitted on"
                       if len(scores) < min_rows else "some scores are NaN")
         return out
+    finite = np.isfinite(scores)
+    if not finite.any():
+        out["why"] = "no score is finite"
+        return out
+    # a probability of exactly 0 or 1 is an infinite log-odds (aicd.data.scores.threshold_score):
+    # held at the most extreme finite score, which keeps every row's rank and the mixture defined
+    scores = np.clip(scores, scores[finite].min(), scores[finite].max())
     z, info = _standardise(scores, groups, min_group)
     if np.ptp(z) == 0:
         out["why"] = "every score is the same: nothing to split"
