@@ -115,7 +115,8 @@ def test_a_judge_sample_with_no_rows_is_a_user_error(tmp_path, repo):
     table(3, domain="algorithmic").to_parquet(tmp_path / "test.parquet")
     model = {"name": "J", "litellm_model": "openai/none", "api_base": "http://127.0.0.1:9/v1", "params": {}}
     with pytest.raises(AicdError, match=r"judge J: the 0.05 sample of 3 test rows .* is empty; raise judging.fraction"):
-        judge_main(["--model", json.dumps(model), "--mode", "zs", "--test", str(tmp_path / "test.parquet"),
-                    "--labels", "human", "machine", "--prompts", str(repo / "config" / "prompts" / "judge.v1.yaml"),
-                    "--llm", json.dumps({"cache": str(tmp_path / "c.sqlite")}),
-                    "--out", str(tmp_path / "p.parquet"), "--report", str(tmp_path / "r.json")])
+        run = {"task": "T1", "mode": "zs", "test": str(tmp_path / "test.parquet"), "labels": ["human", "machine"],
+               "out": str(tmp_path / "p.parquet"), "report": str(tmp_path / "r.json")}
+        judge_main(["--model", json.dumps(model), "--runs", json.dumps([run]),
+                    "--prompts", str(repo / "config" / "prompts" / "judge.v1.yaml"),
+                    "--llm", json.dumps({"cache": str(tmp_path / "c.sqlite")})])

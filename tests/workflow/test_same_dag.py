@@ -121,9 +121,10 @@ def test_execute_without_an_engine_fails_with_one_line(tmp_path, engine, message
 def test_judge_without_its_key_fails_with_one_line(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "GEMINI_API_KEY"}
     model = json.dumps({"name": "gemma-3-27b-it", "api_key_env": "GEMINI_API_KEY", "params": {}})
-    proc = subprocess.run([sys.executable, "-m", "aicd.judge", "--model", model, "--mode", "zs", "--test", "x.parquet",
-                           "--labels", "human", "machine", "--prompts", "p.yaml", "--out", str(tmp_path / "o"),
-                           "--report", str(tmp_path / "r")], capture_output=True, text=True, env=env, timeout=120)
+    run = {"task": "T1", "mode": "zs", "test": "x.parquet", "labels": ["human", "machine"],
+           "out": str(tmp_path / "o"), "report": str(tmp_path / "r")}
+    proc = subprocess.run([sys.executable, "-m", "aicd.judge", "--model", model, "--runs", json.dumps([run]),
+                           "--prompts", "p.yaml"], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode != 0
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "set GEMINI_API_KEY" in errors[0], proc.stderr

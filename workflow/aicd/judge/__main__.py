@@ -30,7 +30,8 @@ def parse_runs(value) -> list[JudgeRun]:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aicd.judge", description=__doc__,
+    # allow_abbrev off: an old `--mode` must not be read as `--model`
+    parser = argparse.ArgumentParser(prog="python -m aicd.judge", description=__doc__, allow_abbrev=False,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, type=json_arg, help="the judge's registry entry, as JSON")
     parser.add_argument("--runs", required=True, type=json_list_arg,
