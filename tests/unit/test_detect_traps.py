@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from aicd.cli import main as aicd
-from aicd.scoring.calibration import min_reference
+from aicd.data.metrics import min_reference
 from components import require
 from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
 

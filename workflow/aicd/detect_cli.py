@@ -78,7 +78,7 @@ examples (the demo's models; another run's root works the same):
   aicd detect src/ --model results/models/binary/minilm        # an encoder: a folder
 
 Without --calibrate-on or --calibration the thresholds are the workflow's calibration of the model
-(results/calibration/TASK/DETECTOR.json, beside the model), else the validation threshold, else
+(results/calibration/TASK/DETECTOR.json, beside the model), else thresholds calibrated on the validation humans, else
 none; stderr says which, and that their FPR is not known for your code (such thresholds flagged
 0-68.5% of the human code of collections they had not seen, at 5%: docs/calibration.md).
 --adapt-to-input adds a threshold adapted to the unlabelled input, labelled
@@ -287,10 +287,10 @@ def check_thresholds(args, source, languages) -> None:
 def apply_thresholds(source, result: pd.DataFrame, fpr: float) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The labelled files with their machine scores and thresholds, and the per-language summary;
     (result, None) where there are no thresholds."""
-    from .scoring.calibrate_model import machine_scores_of
+    from .data.scores import threshold_score
     from .scoring.deploy import held_out_warnings, hold, language_summary, tie_warnings
 
-    scores = machine_scores_of(result)
+    scores = threshold_score(result)
     if scores is None:
         if source.calibration is not None:
             say("the detector gives no human score: no thresholds; `label` is the model's own label")
@@ -306,11 +306,11 @@ def apply_thresholds(source, result: pd.DataFrame, fpr: float) -> tuple[pd.DataF
 
 def adapt_to_input(args, held: pd.DataFrame) -> pd.DataFrame:
     """--adapt-to-input: the thresholds adapted to these files' own scores, in columns of their own."""
-    from .scoring.calibrate_model import machine_scores_of
+    from .data.scores import threshold_score
     from .scoring.calibration import flag
     from .scoring.transductive import ADAPTED, adapt, adapted_thresholds
 
-    scores = machine_scores_of(held)
+    scores = threshold_score(held)
     if scores is None or held.empty:
         say(f"--adapt-to-input: no human score to adapt ({ADAPTED})")
         return held

@@ -18,8 +18,9 @@ from threadpoolctl import threadpool_limits
 
 from ..common.errors import AicdError
 from ..data.families import HUMAN
+from ..data.metrics import machine_score
 from ..data.schema import SPLITS
-from ..data.scores import THRESHOLD_SCORE, declare, machine_score, stored, threshold_score
+from ..data.scores import THRESHOLD_SCORE, declare, stored, threshold_score
 from ..features import store
 from . import build
 from .output_check import check_labels, check_scores, describe

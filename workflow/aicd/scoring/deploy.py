@@ -9,8 +9,11 @@ In order of preference:
    code, docs/calibration.md);
 3. the validation split's human rows of the task the model was fitted on
    (RESULTS/validation_scores/TASK/DETECTOR.parquet, their languages from
-   RESULTS/tasks/TASK/validation.parquet): the validation threshold, the training data's own
-   languages and domains only, so its FPR on other code is not known;
+   RESULTS/tasks/TASK/validation.parquet), calibrated as a reference of human code is (per
+   language, split-conformal on one half, the other half measuring it): "calibrated on the
+   validation humans", not a score file's "validation threshold" (a quantile of all of them,
+   aicd.data.metrics.quantile_threshold); the training data's own languages and domains only, so
+   its FPR on other code is not known;
 4. none: the model's own label (`pred`) only.
 
 A calibration belongs to one model (its sha256): one made for another is refused. A language of
@@ -26,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..data.metrics import min_reference
 from ..data.scores import THRESHOLD_SCORE
 from ..outputs import Outputs
 from .calibration import (
@@ -36,7 +40,6 @@ from .calibration import (
     Calibration,
     fit_size_needed,
     flag,
-    min_reference,
     more_needed,
 )
 
@@ -138,7 +141,7 @@ def validation_calibration(model_path, identity: dict, fpr: float, seed: int) ->
     result = calibrate(scores[THRESHOLD_SCORE].to_numpy(dtype=float), langs, None, sorted({fpr, *FPRS}),
                        HELD_OUT, seed)
     reference = {"from": f"the validation split's human rows of task {task} ({path})", "rows": int(len(scores))}
-    return Source("validation", f"the validation threshold: {len(scores)} human rows of the validation split of task "
+    return Source("validation", f"calibrated on the validation humans: {len(scores)} human rows of the validation split of task "
                                 f"{task}, the training data's own languages and domains ({path}); no calibration on "
                                 "other human code", Calibration(identity, reference, result))
 
