@@ -208,6 +208,12 @@ def save_fitted(obj, target) -> None:
             data = _deflate_schema(sio.dumps(portable(obj), compression=zipfile.ZIP_STORED))
     except (TypeError, ValueError, AttributeError) as err:
         raise AicdError(f"cannot store {type(obj).__name__} at {target} without pickle ({_why(err)})") from None
+    untrusted = sorted(set(sio.get_untrusted_types(data=data)) - trusted_types())
+    if untrusted:  # refused now: a file no reader would open (aicd detect, the calibrate job, a test set)
+        raise AicdError(f"{type(obj).__name__} at {target}: it holds types this project does not trust when it "
+                        f"reads a fitted file, so nothing could read it back: {', '.join(untrusted)}; declare them on "
+                        f"the kind's class, stored_types = ({', '.join(repr(t) for t in untrusted)},) "
+                        "(docs/adding_a_detector.md, \"What the class declares\")")
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
 
