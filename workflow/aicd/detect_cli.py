@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .common.errors import AicdError
+from .common.words import counted
 
 log = logging.getLogger("aicd")
 
@@ -215,7 +216,7 @@ def calibrate_now(args, model, identity: dict, progress, labelled: pd.DataFrame)
     rows = files.rows
     both = also_labelled(rows, labelled)
     if both.any():
-        say(f"reference: {int(both.sum())} files are also among the files to label: left out of the reference (the "
+        say(f"reference: {counted(both.sum(), 'file')} {'is' if both.sum() == 1 else 'are'} also among the files to label: left out of the reference (the "
             f"same file or the same code; a reference file is at or under its own threshold), e.g. "
             f"{rows['path'][both].iloc[0]}")
         rows = rows[~both]
@@ -233,7 +234,7 @@ def calibrate_now(args, model, identity: dict, progress, labelled: pd.DataFrame)
         calibration.save(args.save_calibration)
         say(f"calibration saved to {args.save_calibration} (reuse: --calibration {args.save_calibration})")
     counts = ", ".join(f"{k} {v}" for k, v in calibration.reference["by_language"].items())
-    return f"set now on your human code ({where}): {len(rows)} reference files ({counts})", calibration
+    return f"set now on your human code ({where}): {counted(len(rows), 'reference file')} ({counts})", calibration
 
 
 def also_labelled(reference: pd.DataFrame, labelled: pd.DataFrame) -> pd.Series:
@@ -320,7 +321,7 @@ def adapt_to_input(args, held: pd.DataFrame) -> pd.DataFrame:
         return held
     thresholds = adapted_thresholds(fitted, held["language"].to_numpy(dtype=object))
     held = held.assign(adapted_threshold=thresholds, flagged_adapted=flag(scores, thresholds))
-    say(f"adapted_threshold and flagged_adapted are {ADAPTED} (the {len(held)} files given): a two-component "
+    say(f"adapted_threshold and flagged_adapted are {ADAPTED} (the {counted(len(held), 'file')} given): a two-component "
         f"mixture on their own scores, standardised per language; it assumes they hold both human and machine "
         f"code, and is not a threshold with a known false-positive rate ({int(held['flagged_adapted'].sum())} "
         "flagged)")

@@ -45,6 +45,7 @@ class PythonDetector(Detector):
 
     inputs = "text"
     uses_validation = True   # a score function's threshold; a class may take the validation rows
+    holds_users_objects = True  # what its object holds is vouched for when read (trust_types, --trust-type)
     PARAMS = ParamSpec("a python detector", (
         Param("object", (str,), None, "ours", "package.module:Name of a class with fit/predict(/predict_scores) "
                                               "on code strings"),

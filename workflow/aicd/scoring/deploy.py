@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..common.words import counted
 from ..data.metrics import min_reference
 from ..data.scores import THRESHOLD_SCORE
 from ..outputs import Outputs
@@ -188,10 +189,10 @@ def refusal(small: list[dict], fpr: float, calibration: Calibration, reference: 
     it was not given and a pooled threshold exists."""
     key = f"{fpr:g}"
     pooled = calibration.result["pooled"]
-    parts = [f"{s['language']}: {s['n']} reference files ({s['fit_n']} in the fitting part, {s['need']} needed: add "
+    parts = [f"{s['language']}: {counted(s['n'], 'reference file')} ({s['fit_n']} in the fitting part, {s['need']} needed: add "
              f"{s['more']} more)" if s["n"] else f"{s['language']}: no reference files (add {s['more']})" for s in small]
     if pooled["at"][key]["threshold"] is None:
-        head = (f"the reference holds {pooled['n']} files in all: too few for any threshold at {fpr:.0%} FPR, the "
+        head = (f"the reference holds {counted(pooled['n'], 'file')} in all: too few for any threshold at {fpr:.0%} FPR, the "
                 f"pooled one included: {'; '.join(parts)}")
     else:
         head = (f"too few human reference files for a threshold of its own at {fpr:.0%} FPR in {len(small)} "
@@ -299,6 +300,6 @@ def tie_warnings(held: pd.DataFrame, calibration: Calibration, fpr: float) -> li
                          "flags fewer than its rank promises; the detector's scores do not tell them apart")
         at_it = int((files["machine_score"] == files["threshold"]).sum())
         if at_it > TIE_SHARE * len(files):
-            lines.append(f"{language}: {at_it} of {len(files)} files to label score exactly their threshold "
+            lines.append(f"{language}: {at_it} of {counted(len(files), 'file')} to label score exactly their threshold "
                          f"{at['threshold']:.6g} (over {TIE_SHARE:.0%}): not flagged, whatever they are")
     return lines
