@@ -49,7 +49,6 @@ from aicd.data.scores import stored  # noqa: E402
 from aicd.detectors import build  # noqa: E402
 from aicd.detectors.fitting import predict_in_blocks, validation_scores  # noqa: E402
 from aicd.report.loco import detector_records, markdown  # noqa: E402
-from aicd.scoring.loco import TARGET_FPR  # noqa: E402
 from aicd.splits import loco  # noqa: E402
 
 LM_PARAMS = {"model": "package:smollm2-135m-instruct", "window": 128, "batch_size": 8, "dtype": "auto"}
@@ -104,16 +103,15 @@ DETECTORS = {**BASELINES, **FUSED}
 
 
 def merged_config(paths: list[str]) -> dict:
-    """The config files merged as snakemake merges them (later files win, mappings recursively)."""
-    def merge(a: dict, b: dict) -> dict:
-        out = dict(a)
-        for k, v in b.items():
-            out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-        return out
+    """The config files merged as snakemake merges them (later files win, mappings recursively)
+    and validated as the workflow validates a config: its defaults filled in, a wrong key refused."""
+    from aicd.config import validate_config
+    from snakemake.utils import update_config
 
     config: dict = {}
     for path in paths:
-        config = merge(config, yaml.safe_load(Path(path).read_text()))
+        update_config(config, yaml.safe_load(Path(path).read_text()))
+    validate_config(config)
     return config
 
 
@@ -282,7 +280,7 @@ def default_reference(tables: dict, predictions: pd.DataFrame, validation: pd.Da
 
 def inner_auroc(name: str, collections: dict, held: str, features: Features, seed: int) -> dict:
     """AUROC of one candidate on each training collection of the fold `held`, left out in turn."""
-    from aicd.scoring.thresholds import auroc
+    from aicd.data.metrics import auroc
 
     inner = {c: t for c, t in collections.items() if c != held}
     runs = run_folds(name, inner, list(inner), features, seed, prefix=f"{held}/")
@@ -352,6 +350,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     config = merged_config(args.config)
     seed = config.get("seed", 0) if args.seed is None else args.seed
+    fpr = config["calibration"]["view_fpr"]  # the target FPR of the calibrated views, as the workflow's table
     collections = collections_of(config, seed, args.max_rows)
     library = library_reference(config, args.library, seed)
     memoise_views()
@@ -364,7 +363,7 @@ def main(argv=None):
         runs[name] = run_folds(name, collections, list(collections), features, seed, library=library,
                                references=references[name])
         cost[name] = {"wall_s": time.perf_counter() - started, "cpu_s": cpu_seconds() - cpu}
-        records[name] = detector_records(name, runs[name], seed, references=references[name])
+        records[name] = detector_records(name, runs[name], seed, fpr, references=references[name])
         s = records[name]["summary"]["auroc"]
         print(f"{name:30s} AUROC mean {100 * s['mean']:.1f} worst {100 * s['worst']:.1f}  "
               f"({cost[name]['cpu_s']:.0f} CPU-s)", flush=True)
@@ -372,13 +371,13 @@ def main(argv=None):
         names_ = pair.split("+")
         if all(n in runs for n in names_):
             label = f"rank average {' + '.join(names_)} (transductive)"
-            records[label] = detector_records(label, rank_average(runs, names_), seed)
+            records[label] = detector_records(label, rank_average(runs, names_), seed, fpr)
     chosen = {}
     if candidates:
         selected, chosen = select(candidates, collections, runs, features, seed)
         picked = {held: references[c["picked"]][held] for held, c in chosen.items()}
-        records["fused (selected)"] = detector_records("fused (selected)", selected, seed, references=picked)
-    text = markdown(records, {}, TARGET_FPR, reference=reference_words(args.library, library))
+        records["fused (selected)"] = detector_records("fused (selected)", selected, seed, fpr, references=picked)
+    text = markdown(records, {}, fpr, reference=reference_words(args.library, library))
     if chosen:
         text += "\n### The fused detector's selection, per fold (inner LOCO over the training collections)\n\n"
         text += "\n".join(f"- {held}: {c['picked']}" for held, c in chosen.items()) + "\n"

@@ -298,4 +298,4 @@ def test_a_long_read_says_how_far_it_is(fitted, tmp_path, capsys):
     assert big.stat().st_size > 2**18
     assert aicd(["detect", str(big), "--model", str(model), "--out", str(tmp_path / "o.csv")]) == 0
     said = capsys.readouterr().err
-    assert "aicd detect: labelling 1 files (" in said and "aicd detect: labelled 1 files" in said
+    assert "aicd detect: labelling 1 file (" in said and "aicd detect: labelled 1 file;" in said

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from aicd.cli import main as aicd
-from aicd.scoring.calibration import VERSION, Calibration, min_reference, more_needed
+from aicd.data.metrics import min_reference
+from aicd.scoring.calibration import VERSION, Calibration, more_needed
 from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
 
 EXT = {"Python": ".py", "C++": ".cpp", "Java": ".java"}

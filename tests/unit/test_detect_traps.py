@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from aicd.cli import main as aicd
-from aicd.scoring.calibration import min_reference
+from aicd.data.metrics import min_reference
 from components import require
 from fitted_task_helpers import fit_detector, fit_features, task_tables, write_task
 
@@ -105,7 +105,7 @@ def test_a_file_to_label_given_twice_is_labelled_once(demo, tmp_path, capsys):
     assert list(got["path"][got["status"] == "scored"]) == [str(one)]
     assert all(str(one) in why for why in got["why"][got["status"] != "scored"])
     err = capsys.readouterr().err
-    assert "1 files labelled" in err and "1 duplicate_file" in err and "1 duplicate_code" in err
+    assert "1 file labelled" in err and "1 duplicate_file" in err and "1 duplicate_code" in err
 
 
 def test_a_reference_file_with_the_code_of_a_file_to_label_is_left_out(demo, tmp_path, capsys):

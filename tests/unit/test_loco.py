@@ -156,7 +156,7 @@ def test_fold_metrics_read_as_their_names_say():
     s = np.round(rng.normal(size=400) + 0.9 * pos, 2)
     vpos = rng.random(300) < 0.5
     vs = np.round(rng.normal(size=300) + 1.2 * vpos, 2)
-    m, draws = fold_metrics(s, pos, vs, vpos, seed=1, resamples=200)
+    m, draws = fold_metrics(s, pos, vs, vpos, 0.05, seed=1, resamples=200)
     t = m["val_threshold"]
     assert m["auroc"] == pytest.approx(roc_auc_score(pos, s))
     assert m["val_macro_f1"] == pytest.approx(f1_score(vpos, vs > t, average="macro"))
@@ -172,7 +172,7 @@ def test_fold_metrics_read_as_their_names_say():
     assert sure["threshold"] >= cal["threshold"] and sure["fpr"] <= cal["fpr"] and sure["tpr"] <= cal["tpr"]
     lo, hi = m["auroc_ci"]
     assert lo < m["auroc"] < hi and len(draws["auroc"]) == 200
-    worse, _ = fold_metrics(-s, pos, vs, vpos, seed=2, resamples=200)
+    worse, _ = fold_metrics(-s, pos, vs, vpos, 0.05, seed=2, resamples=200)
     total = summary({"a": m, "b": worse}, {"a": draws, "b": _})
     assert total["auroc"]["worst"] == pytest.approx(1 - m["auroc"]) and total["auroc"]["mean"] == pytest.approx(0.5)
     assert total["auroc"]["worst_ci"][1] < total["auroc"]["mean_ci"][0]
@@ -210,7 +210,7 @@ def test_too_few_reference_humans_give_no_calibrated_threshold():
 
     pos = np.array([False] * 18 + [True] * 90)  # Advent of Code's 18 humans: halves of 9 < 19
     s = np.linspace(0, 1, 108)
-    m, _ = fold_metrics(s, pos, s, pos, resamples=10)
+    m, _ = fold_metrics(s, pos, s, pos, 0.05, resamples=10)
     assert m["calibrated"]["threshold"] is None and "fewer than the 19" in m["calibrated"]["why"]
     assert "fewer than the 59" in m["calibrated_confident"]["why"]
 
@@ -248,7 +248,7 @@ def test_the_table_job_reads_every_fold_in_the_configs_order(tmp_path):
     (tmp_path / "calibration" / "loco_b" / "good.test.json").write_text(json.dumps(view))
     table(["--layout", json.dumps(layout), "--predictions", *map(str, preds), "--validation-scores", *map(str, vals),
            "--calibration-views", str(tmp_path / "calibration" / "loco_b" / "good.test.json"),
-           "--out-stem", str(tmp_path / "loco")])
+           "--fpr", "0.05", "--out-stem", str(tmp_path / "loco")])
     text = (tmp_path / "loco.md").read_text()
     default = text[text.index("### Calibrated on the default reference"):]
     assert "config/loco.yaml names none" in default
@@ -313,7 +313,7 @@ def test_the_default_reference_sets_per_language_thresholds_held_to_every_human_
 
     def fpr_of(language, shift=0.0):
         here = langs == language
-        return default_reference(s[here] + shift * ~pos[here], pos[here], langs[here], ref, ref_lang)
+        return default_reference(s[here] + shift * ~pos[here], pos[here], langs[here], ref, ref_lang, 0.05)
 
     a, b, c = fpr_of("A"), fpr_of("B"), fpr_of("C")
     assert a["fpr"] == pytest.approx(0.05, abs=0.015) and b["fpr"] == pytest.approx(norm.sf(norm.isf(0.05) + 1), abs=0.01)
@@ -322,15 +322,15 @@ def test_the_default_reference_sets_per_language_thresholds_held_to_every_human_
     shifted = fpr_of("A", 1.0)
     assert shifted["fpr"] == pytest.approx(norm.sf(norm.isf(0.05) - 1), abs=0.03)
     assert shifted["fpr"] <= shifted["fpr_upper"] < shifted["fpr"] + 0.03 and shifted["humans"] == 3000
-    whole = default_reference(s, pos, langs, ref, ref_lang)
+    whole = default_reference(s, pos, langs, ref, ref_lang, 0.05)
     assert whole["humans"] == n and whole["reference_humans"] == 6000 and whole["reference_fit"] == 3000
     assert 0 < whole["tpr"] < 1 and whole["without_threshold"] == 0
-    m, draws = fold_metrics(s, pos, s, pos, resamples=20, reference=(ref, ref_lang, langs))
+    m, draws = fold_metrics(s, pos, s, pos, 0.05, resamples=20, reference=(ref, ref_lang, langs))
     assert m["default_reference"]["fpr"] == pytest.approx(whole["fpr"])
-    other, other_draws = fold_metrics(s, pos, s, pos, resamples=20, reference=(ref - 1, ref_lang, langs))
+    other, other_draws = fold_metrics(s, pos, s, pos, 0.05, resamples=20, reference=(ref - 1, ref_lang, langs))
     total = summary({"x": m, "y": other}, {"x": draws, "y": other_draws})["default_reference"]
     assert total["collections"] == 2 and total["fpr_worst"] == other["default_reference"]["fpr"] > whole["fpr"]
-    small = default_reference(s, pos, langs, ref[:30], ref_lang[:30])
+    small = default_reference(s, pos, langs, ref[:30], ref_lang[:30], 0.05)
     assert small["fpr"] is None and "fewer than the 19" in small["why"]
 
 

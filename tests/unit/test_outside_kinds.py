@@ -184,3 +184,70 @@ def test_a_config_names_a_class_as_module_colon_class(installed, monkeypatch):
         for added in set(REGISTRY) - before:
             del REGISTRY[added]
         sys.modules.pop("aicd_extra_kinds", None)
+
+
+BROKEN_PYPROJECT = '''
+[build-system]
+requires = ["setuptools"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "aicd-broken-kind"
+version = "0.2.0"
+
+[project.entry-points."aicd.detectors"]
+broken_kind = "aicd_broken_kind:Broken"
+
+[tool.setuptools]
+py-modules = ["aicd_broken_kind"]
+'''
+
+
+@pytest.fixture(scope="module")
+def broken(installed):
+    """A second package beside the first whose module fails on import (a missing dependency)."""
+    source = installed.parent / "aicd-broken-kind"
+    source.mkdir()
+    (source / "pyproject.toml").write_text(BROKEN_PYPROJECT)
+    (source / "aicd_broken_kind.py").write_text("import a_library_that_is_not_installed\n")
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                           "--no-index", "--no-deps", "--no-build-isolation", "--target", str(installed),
+                           str(source)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return installed
+
+
+def test_a_plug_in_that_does_not_load_fails_only_the_run_that_uses_it(broken, tmp_path, repo):
+    """Installed beside the others, a package whose module does not import: the schema, a
+    config that does not name its kind, the plan and the demo's dry run work as before; a config
+    that names its kind stops with one line naming the package and what failed."""
+    out = python(f"""
+        import json
+        from aicd.common.errors import AicdError
+        from aicd.config import schema, validate_config
+        from aicd.plan import Plan
+
+        kinds = [c["if"]["properties"]["kind"]["const"] for c in schema()["definitions"]["detector"]["allOf"]]
+        config = {CONFIG!r}
+        validate_config(config)
+        Plan.from_config(config)
+        bad = json.loads(json.dumps(config))
+        bad["detectors"]["mine"] = {{"kind": "broken_kind", "title": "B"}}
+        try:
+            validate_config(bad)
+            said = None
+        except AicdError as err:
+            said = str(err)
+        print(json.dumps({{"kinds": kinds, "said": said}}))
+        """, broken, tmp_path)
+    got = json.loads(out)
+    assert "longer_code" in got["kinds"] and "broken_kind" not in got["kinds"]
+    assert "aicd-broken-kind 0.2.0" in got["said"] and "ModuleNotFoundError" in got["said"]
+    assert "fix or uninstall that package" in got["said"] and "\n" not in got["said"].strip()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(broken), os.environ.get("PYTHONPATH", "")]),
+           "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--snakefile", str(repo / "Snakefile"),
+                           "--directory", str(tmp_path / "demo"), "--cores", "2", "--configfile",
+                           str(repo / "config" / "demo.yaml")], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "rule detect:" in proc.stdout

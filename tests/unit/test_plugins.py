@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from aicd.common.errors import AicdError
+from aicd.data.metrics import best_threshold
 from aicd.detectors.__main__ import main as detectors_main
-from aicd.detectors.plugins import best_threshold
 from aicd.plan import Plan
 from fitted_task_helpers import task_with_validation
 
@@ -69,9 +69,9 @@ def test_a_score_function_gets_its_threshold_on_validation(task, tmp_path):
 def test_best_threshold_maximises_macro_f1():
     scores = np.array([0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9])
     human = np.array([1, 1, 1, 0, 1, 0, 0, 0], bool)
-    t = best_threshold(scores, human)
+    t, _ = best_threshold(scores, ~human)
     assert t in (0.3, 0.6)  # either cut misplaces one row; nothing does better
-    assert best_threshold(np.array([0.5, 0.5, 0.9]), np.array([1, 0, 0], bool)) == 0.5  # never between equal scores
+    assert best_threshold(np.array([0.5, 0.5, 0.9]), np.array([0, 1, 1], bool))[0] == 0.5  # never between equal scores
 
 
 def test_the_plan_reads_zero_shot_and_binarising_from_the_params():

@@ -12,12 +12,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from aicd.data.metrics import quantile_threshold as threshold_at
 from aicd.detectors.__main__ import main as detectors_main
 from aicd.report import threshold_table
 from aicd.report.marks import Marks
 from aicd.report.table4 import Column, Row
 from aicd.scoring.__main__ import main as scoring_main
-from aicd.scoring.thresholds import threshold_at, threshold_metrics, threshold_problem, thresholds_resampled
+from aicd.scoring.thresholds import threshold_metrics, threshold_problem, thresholds_resampled
 from fitted_task_helpers import task_with_validation
 
 HERE = Path(__file__).resolve().parent

@@ -10,9 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from aicd.common.errors import AicdError
+from aicd.data.metrics import auroc
+from aicd.data.metrics import quantile_threshold as threshold_at
 from aicd.detectors.__main__ import main as detectors_main
 from aicd.scoring.__main__ import main as scoring_main
-from aicd.scoring.thresholds import BINS, auroc, auroc_interval, rates, threshold_at, threshold_metrics
+from aicd.scoring.thresholds import BINS, auroc_interval, rates, threshold_metrics
 from fitted_task_helpers import fit_features, task_tables, write_task
 from sklearn.metrics import roc_auc_score
 
@@ -181,7 +183,7 @@ def test_validation_rows_without_a_score_are_counted_and_left_out():
 def test_average_ranks_are_scipys_rankdata_to_the_bit():
     """The scoring jobs rank without importing scipy.stats: the same floats, ties sharing their
     mean rank, NaN propagated."""
-    from aicd.scoring.thresholds import average_ranks
+    from aicd.data.metrics import average_ranks
     from scipy.stats import rankdata
 
     rng = np.random.default_rng(11)

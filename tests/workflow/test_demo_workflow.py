@@ -245,7 +245,7 @@ def test_report_opens_with_the_paper_beside_ours_and_marks_what_cannot_be_truste
         if not point:
             continue
         p = pd.read_parquet(results / "predictions" / task / f"{detector}.parquet", columns=["gold", "score_human"])
-        # machine-score in float64, as aicd.data.scores.machine_score reads the float32 column
+        # machine-score in float64, as aicd.data.metrics.machine_score reads the float32 column
         fpr, tpr, _ = roc_curve(p["gold"] != "human", 1.0 - p["score_human"].to_numpy(float), drop_intermediate=False)
         ok = fpr <= 0.01
         assert point["tpr"] == pytest.approx(tpr[ok].max(), abs=1e-12), (detector, task)

@@ -10,7 +10,8 @@ The AICD Bench command:
     aicd submission check|score PRED     a hidden-label submission: check it, score it into results
     aicd leaderboard DIR --out SITE      a static leaderboard site from submission results
     aicd fetch-inputs                    download and verify the pinned inputs (make pinned-inputs)
-    aicd site-profile DIR                your cluster's Snakemake profile, outside the repository"""
+    aicd site-profile DIR                your cluster's Snakemake profile, outside the repository
+    aicd serve-local MODEL               serve the packaged local LLM on 127.0.0.1 until Ctrl-C"""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 
 from .common.errors import AicdError
 from .common.stagecli import json_arg, run, setup_logging  # noqa: F401  (stages and tests import them here too)
+from .common.words import counted
 
 log = logging.getLogger("aicd")
 
@@ -30,8 +32,7 @@ examples (paths the demo creates; another run's root, e.g. results/own_detector,
   aicd detect my_repo/ --model results/models/binary/svm_tfidf.skops
   aicd detect a.py b.java --model results/models/binary/lr_tfidf.skops --out predictions.csv   # or .jsonl
   # thresholds at 5% FPR set on human code you trust, saved for reuse (aicd detect --help)
-  aicd detect new/ --model results/models/binary/robust.skops --calibrate-on old_human_code/ \
-      --save-calibration robust.json
+  aicd detect new/ --model results/models/binary/robust.skops --calibrate-on old_code/ --save-calibration r.json
 
   # score a SemEval-2026 Task 13 submission (id,label with integer labels) against gold
   aicd score submission.csv gold.parquet --label-map 0=human,1=machine --json score.json
@@ -184,7 +185,7 @@ def _print_score(result: dict) -> None:
 
     ci = result["macro_f1_ci"]
     interval = f" (95% CI {ci[0]:.4f} to {ci[1]:.4f})" if ci else ""
-    print(f"{result['n']} rows (coverage {result['coverage']:.1%}): macro-F1 {result['macro_f1']:.4f}"
+    print(f"{counted(result['n'], 'row')} (coverage {result['coverage']:.1%}): macro-F1 {result['macro_f1']:.4f}"
           f"{interval}, accuracy {result['accuracy']:.4f}")
     per_class = pd.DataFrame([{"class": c, **v} for c, v in result["per_class"].items()])
     _print_table(per_class, "{:.4f}")
@@ -272,7 +273,7 @@ def compare_command(args) -> None:
                       args.resamples, args.seed)
     lo, hi = r["difference_ci"]
     p = f"p < {1 / r['resamples']:.4g}" if r["p_value"] == 0 else f"p = {r['p_value']:.4f}"
-    print(f"{r['n']} rows; macro-F1 A {r['macro_f1_a']:.4f}, B {r['macro_f1_b']:.4f}")
+    print(f"{counted(r['n'], 'row')}; macro-F1 A {r['macro_f1_a']:.4f}, B {r['macro_f1_b']:.4f}")
     print(f"A - B = {_signed(r['difference'])} (95% CI {_signed(lo)} to {_signed(hi)}), {p} "
           f"(paired bootstrap, {r['resamples']} resamples, seed {r['seed']}; the interval and p come from the same "
           f"resamples: the interval excludes 0 exactly when p <= 0.05)")

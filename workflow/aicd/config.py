@@ -34,7 +34,8 @@ def _problems(err) -> list[tuple[str, str]]:
     path = list(err.absolute_path)
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         allowed = list(err.schema.get("properties") or {})
-        return [(_where(path + [k]), f"unknown key{did_you_mean(k, allowed)}; allowed here: {', '.join(allowed)}")
+        here = ", ".join(allowed) or "none (nothing may be set here)"
+        return [(_where(path + [k]), f"unknown key{did_you_mean(k, allowed)}; allowed here: {here}")
                 for k in err.instance if k not in allowed]
     detail = err.message
     if err.validator == "enum":
@@ -296,6 +297,12 @@ def _depth(layer, keys) -> int:
 COMMAND_LINE = "the command line (--config)"
 
 
+# snakemake's --config gives a value nested in a mapping as text ('calibration={fpr_confidence: 0.95}'
+# holds the string '0.95'): a type the schema refuses there is that, not a wrong number
+TEXT_FROM_THE_COMMAND_LINE = (" (snakemake's --config passes a value inside a mapping as text: give it in a config "
+                              "file of yours, --configfile mine.yaml, or as a top-level key)")
+
+
 def explain_error(err: Exception, configfiles, base: str | None = None, command_line=None) -> str:
     """A refusal as the user reads it: each `config.KEY: ...` line of the message names where KEY
     is set: the command line where `--config` gives it (`command_line`: snakemake's
@@ -327,6 +334,8 @@ def explain_error(err: Exception, configfiles, base: str | None = None, command_
             best, at = max(depths) if depths else (0, -1)
             if best:
                 line = f"{m.group(1)}{loaded[at][0]}: {m.group(2)}: {m.group(3)}"
+                if loaded[at][0] == COMMAND_LINE and re.search(r"^'.*' is not of type", m.group(3)):
+                    line += TEXT_FROM_THE_COMMAND_LINE
             elif m.group(2) == "(top level)" and loaded:
                 line = f"{m.group(1)}{loaded[-1][0]}: {m.group(2)}: {m.group(3)}"
             else:  # a default (or --config where the caller did not say what it gave)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .common.errors import AicdError
+from .common.words import counted
 
 log = logging.getLogger("aicd")
 
@@ -78,7 +79,7 @@ examples (the demo's models; another run's root works the same):
   aicd detect src/ --model results/models/binary/minilm        # an encoder: a folder
 
 Without --calibrate-on or --calibration the thresholds are the workflow's calibration of the model
-(results/calibration/TASK/DETECTOR.json, beside the model), else the validation threshold, else
+(results/calibration/TASK/DETECTOR.json, beside the model), else thresholds calibrated on the validation humans, else
 none; stderr says which, and that their FPR is not known for your code (such thresholds flagged
 0-68.5% of the human code of collections they had not seen, at 5%: docs/calibration.md).
 --adapt-to-input adds a threshold adapted to the unlabelled input, labelled
@@ -215,7 +216,7 @@ def calibrate_now(args, model, identity: dict, progress, labelled: pd.DataFrame)
     rows = files.rows
     both = also_labelled(rows, labelled)
     if both.any():
-        say(f"reference: {int(both.sum())} files are also among the files to label: left out of the reference (the "
+        say(f"reference: {counted(both.sum(), 'file')} {'is' if both.sum() == 1 else 'are'} also among the files to label: left out of the reference (the "
             f"same file or the same code; a reference file is at or under its own threshold), e.g. "
             f"{rows['path'][both].iloc[0]}")
         rows = rows[~both]
@@ -233,7 +234,7 @@ def calibrate_now(args, model, identity: dict, progress, labelled: pd.DataFrame)
         calibration.save(args.save_calibration)
         say(f"calibration saved to {args.save_calibration} (reuse: --calibration {args.save_calibration})")
     counts = ", ".join(f"{k} {v}" for k, v in calibration.reference["by_language"].items())
-    return f"set now on your human code ({where}): {len(rows)} reference files ({counts})", calibration
+    return f"set now on your human code ({where}): {counted(len(rows), 'reference file')} ({counts})", calibration
 
 
 def also_labelled(reference: pd.DataFrame, labelled: pd.DataFrame) -> pd.Series:
@@ -287,10 +288,10 @@ def check_thresholds(args, source, languages) -> None:
 def apply_thresholds(source, result: pd.DataFrame, fpr: float) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The labelled files with their machine scores and thresholds, and the per-language summary;
     (result, None) where there are no thresholds."""
-    from .scoring.calibrate_model import machine_scores_of
+    from .data.scores import threshold_score
     from .scoring.deploy import held_out_warnings, hold, language_summary, tie_warnings
 
-    scores = machine_scores_of(result)
+    scores = threshold_score(result)
     if scores is None:
         if source.calibration is not None:
             say("the detector gives no human score: no thresholds; `label` is the model's own label")
@@ -306,11 +307,11 @@ def apply_thresholds(source, result: pd.DataFrame, fpr: float) -> tuple[pd.DataF
 
 def adapt_to_input(args, held: pd.DataFrame) -> pd.DataFrame:
     """--adapt-to-input: the thresholds adapted to these files' own scores, in columns of their own."""
-    from .scoring.calibrate_model import machine_scores_of
+    from .data.scores import threshold_score
     from .scoring.calibration import flag
     from .scoring.transductive import ADAPTED, adapt, adapted_thresholds
 
-    scores = machine_scores_of(held)
+    scores = threshold_score(held)
     if scores is None or held.empty:
         say(f"--adapt-to-input: no human score to adapt ({ADAPTED})")
         return held
@@ -320,7 +321,7 @@ def adapt_to_input(args, held: pd.DataFrame) -> pd.DataFrame:
         return held
     thresholds = adapted_thresholds(fitted, held["language"].to_numpy(dtype=object))
     held = held.assign(adapted_threshold=thresholds, flagged_adapted=flag(scores, thresholds))
-    say(f"adapted_threshold and flagged_adapted are {ADAPTED} (the {len(held)} files given): a two-component "
+    say(f"adapted_threshold and flagged_adapted are {ADAPTED} (the {counted(len(held), 'file')} given): a two-component "
         f"mixture on their own scores, standardised per language; it assumes they hold both human and machine "
         f"code, and is not a threshold with a known false-positive rate ({int(held['flagged_adapted'].sum())} "
         "flagged)")

@@ -98,7 +98,9 @@ rule loco_table:
         layout=lambda w: as_arg(layouts.loco_layout(PLAN)),
         stem=lambda w, output: output.md[: -len(".md")],
         seed=SEED,
+        fpr=lambda w: config["calibration"]["view_fpr"],  # the calibrated views' target: the table's heading
     shell:
         "python -m aicd.report loco --layout {params.layout} --predictions {input.predictions}"
         " --validation-scores {input.validation} --calibration-views {input.views} --seed {params.seed}"
+        " --fpr {params.fpr}"
         " --out-stem {params.stem} > {log} 2>&1"

@@ -6,9 +6,9 @@
 - registry: the registry class of every pluggable kind (detectors, feature sets);
 - stagecli: the command-line plumbing of every `python -m aicd.<stage>`;
 - parallel: per-row work spread over a job's threads, results in input order;
-- cuts: the threshold that maximises binary macro-F1, every cut at once;
 - memguard: a job over its memory stops with a message naming the resource to raise;
 - subprocesses: helper processes a job starts, never left behind;
 - repo: the checkout the package runs from;
+- words: a count said in words (1 file, 2 files);
 - text_cache: values computed from a text (LM statistics, AST features, stylometry) kept once
   computed, shared by a run's jobs."""

@@ -17,6 +17,11 @@ _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", 
                type(None): "null"}
 
 
+# where a library argument the workflow sets itself is set instead (ParamSpec.reserved)
+SET_BY_SEED = "the run's seed sets it: config `seed`"
+SET_BY_THREADS = "a job's threads set it: the entry's `resources: {threads: N}` (at most the kind's max_threads)"
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
@@ -76,13 +81,16 @@ class ParamSpec:
     open=True: names outside the spec pass on to the underlying library (CatBoost, scikit-learn),
     whose own check runs on their values; `library` (called only when a name is outside the
     spec) gives the names the library takes, so a misspelled one is refused with a did-you-mean
-    over both, as every other key is, rather than with the library's own message."""
+    over both, as every other key is, rather than with the library's own message. `reserved`:
+    library names the workflow sets itself (name -> where to say it instead: the seed, a job's
+    threads), refused with that advice rather than with the library's "multiple values"."""
 
     owner: str
     params: tuple[Param, ...] = ()
     open: bool = False
     note: str = ""
     library: Callable[[], Iterable[str]] | None = field(default=None, compare=False, repr=False)
+    reserved: dict = field(default_factory=dict, compare=False, repr=False)
     by_name: dict = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -95,6 +103,10 @@ class ParamSpec:
         """The params with defaults filled in; ValueError/TypeError naming the first bad one."""
         unknown = sorted(set(params) - set(self.by_name))
         verb = "have" if self.owner.endswith("features") else "has"
+        taken = [name for name in unknown if name in self.reserved]
+        if taken:
+            name = taken[0]
+            raise TypeError(f"{self.owner}: the workflow sets {name!r} itself; {self.reserved[name]}")
         if unknown and not self.open:
             raise TypeError(f"{self.owner} {verb} no parameter {', '.join(map(repr, unknown))}; "
                             f"it takes {', '.join(sorted(self.by_name)) or 'none'}")

@@ -18,7 +18,9 @@ Kinds from outside the package, without editing it:
 - an installed package's entry points in the registry's group (`aicd.detectors`, `aicd.features`),
   e.g. in its pyproject.toml `[project.entry-points."aicd.detectors"] my_kind = "my_pkg.kinds:MyDetector"`:
   loaded the first time the registry is listed or asked for a name it lacks, each admitted as if
-  registered here (one that does not load is an error naming its package);
+  registered here. One that does not load (its import fails, or its class is refused) is left
+  out of the listing and recorded, so it breaks no run that does not use it; a run that asks for
+  it by name stops with one line naming its package and what failed;
 - a name written `package.module:Class` (a config's `kind:`): imported when first asked for and
   registered under that name.
 On the ground floor: every stage may import it."""
@@ -73,6 +75,7 @@ class Registry(MutableMapping):
         self.group = entry_points     # the entry point group of outside packages' kinds
         self._classes: dict[str, type] = {}
         self._outside_loaded = entry_points is None
+        self.broken: dict[str, str] = {}  # name -> why an outside package's kind did not load
 
     def load_entry_points(self) -> None:
         """Register every installed package's kind in the entry point group (once)."""
@@ -84,12 +87,11 @@ class Registry(MutableMapping):
         for point in sorted(entry_points(group=self.group), key=lambda p: p.name):
             package = f"{point.dist.name} {point.dist.version}" if point.dist else "an installed package"
             try:
-                cls = point.load()
-            except Exception as err:  # whatever the package's import raises: one line naming it
-                raise AicdError(f"{self.what} {point.name!r} ({point.value}, entry point group {self.group} of "
-                                f"{package}) does not load: {type(err).__name__}: {err}; fix or uninstall that "
-                                "package") from None
-            self[point.name] = cls
+                self[point.name] = point.load()
+            except Exception as err:  # whatever the package's import raises: kept for the run that asks for it
+                self.broken[point.name] = (f"{self.what} {point.name!r} ({point.value}, entry point group "
+                                           f"{self.group} of {package}) does not load: {type(err).__name__}: {err}; "
+                                           "fix or uninstall that package")
 
     def register(self, name: str) -> Callable[[type], type]:
         def wrap(cls: type) -> type:
@@ -112,6 +114,8 @@ class Registry(MutableMapping):
         if not isinstance(name, str):
             raise self.unknown(name) from None
         self.load_entry_points()
+        if name in self.broken:
+            raise AicdError(self.broken[name])
         if name not in self._classes and ":" in name and self.group:  # package.module:Class
             self[name] = import_object(name, self.what)
         if name not in self._classes:

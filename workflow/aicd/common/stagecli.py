@@ -21,26 +21,24 @@ def setup_logging(verbose: bool = False) -> None:
     )
 
 
-def json_list_arg(text: str) -> list:
-    """argparse type for a JSON list passed by a rule."""
+def _json_of(text: str, kind: type, what: str):
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
-        raise AicdError(f"expected a JSON list, got {text[:80]!r}: {err}") from None
-    if not isinstance(value, list):
-        raise AicdError(f"expected a JSON list, got {type(value).__name__}")
+        raise AicdError(f"expected a JSON {what}, got {text[:80]!r}: {err}") from None
+    if not isinstance(value, kind):
+        raise AicdError(f"expected a JSON {what}, got {type(value).__name__}")
     return value
+
+
+def json_list_arg(text: str) -> list:
+    """argparse type for a JSON list passed by a rule."""
+    return _json_of(text, list, "list")
 
 
 def json_arg(text: str) -> dict:
     """argparse type for a JSON object passed by a rule (its slice of the config)."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise AicdError(f"expected a JSON object, got {text[:80]!r}: {err}") from None
-    if not isinstance(value, dict):
-        raise AicdError(f"expected a JSON object, got {type(value).__name__}")
-    return value
+    return _json_of(text, dict, "object")
 
 
 def run(main: Callable[[Sequence[str] | None], None], argv: Sequence[str] | None = None) -> int:

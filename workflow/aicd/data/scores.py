@@ -12,8 +12,9 @@ AUROC and the TPR at a fixed FPR read only the order of the scores, so each kind
 calibration (ECE) needs probabilities. The kind travels in the predictions parquet's metadata
 (pandas `attrs["aicd"]["score_kind"]`) and into the score file.
 
-Scores are stored as float32; `machine_score` turns score_human into the score a threshold is
-set on the same way for validation and test rows, so equal values are equal on both sides.
+Scores are stored as float32; `machine_score` (aicd.data.metrics) turns score_human into the
+score a threshold is set on the same way for validation and test rows, so equal values are equal
+on both sides.
 
 `threshold_score` is the score a calibration on human code sets its thresholds on
 (aicd.scoring.calibration): float64, and for probabilities the log-odds that a row is not human,
@@ -42,16 +43,16 @@ def stored(values) -> np.ndarray:
     return np.asarray(values, dtype=float).astype(STORED)
 
 
-def machine_score(score_human) -> np.ndarray:
-    """1 - score_human at stored precision, computed in float64 (the threshold's scale)."""
-    return 1.0 - stored(score_human).astype(np.float64)
 
 
-def threshold_score(table: pd.DataFrame, kind: str | None) -> np.ndarray | None:
+def threshold_score(table: pd.DataFrame, kind: str | None = None) -> np.ndarray | None:
     """The float64 machine score of each row that thresholds on human code are set on (higher:
     more machine-like; the module's docstring): None where the table has no score_human column.
-    kind: what the score columns hold (SCORE_KINDS; None: probabilities where they lie in [0, 1])."""
+    kind: what the score columns hold (SCORE_KINDS; None: what the table declares, else
+    probabilities where they lie in [0, 1])."""
     from .families import HUMAN
+
+    kind = kind or declared(table)
 
     column = f"score_{HUMAN}"
     if column not in table.columns or table[column].isna().all():

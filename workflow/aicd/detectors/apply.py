@@ -42,6 +42,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..common.errors import AicdError
+from ..common.words import counted
 from ..data.schema import canonical_language
 from ..data.scores import declare
 from ..normalize.langid import FIT_MIN
@@ -72,7 +73,7 @@ class FileTable:
         if not self.skipped:
             return ""
         parts = ", ".join(f"{n} {reason} (e.g. {self.examples[reason]})" for reason, n in self.skipped.most_common())
-        return f"skipped {sum(self.skipped.values())} files: {parts}"
+        return f"skipped {counted(sum(self.skipped.values()), 'file')}: {parts}"
 
 
 def _inside(path: Path, roots: list[Path]) -> bool:
@@ -274,10 +275,10 @@ def detect(model, table: FileTable, progress: Progress | None = None) -> pd.Data
     size = int(rows["code"].str.len().sum())
     big = progress is not None and (size > LONG_READ or len(rows) > 1000)  # seconds of work: say so
     if big:
-        progress(f"aicd detect: labelling {len(rows):,} files ({size / 2**20:.1f} MB)", force=True)
+        progress(f"aicd detect: labelling {counted(len(rows), 'file')} ({size / 2**20:.1f} MB)", force=True)
     predictions = model.predict_rows(rows[["code", "language"]])
     if big:
-        progress(f"aicd detect: labelled {len(rows):,} files; checking their languages", force=True)
+        progress(f"aicd detect: labelled {counted(len(rows), 'file')}; checking their languages", force=True)
     out = pd.concat([rows[["path", "language", "language_from"]].reset_index(drop=True),
                      predictions.reset_index(drop=True)], axis=1)
     out["language_fit"] = rows["language_fit"].round(3).to_numpy()
@@ -329,5 +330,5 @@ def flag_summary(result: pd.DataFrame, model) -> str:
         parts.append(f"{len(unseen)} in a language the model saw no training row of ({why})")
     if not getattr(model, "train_languages", None):
         parts.append("the model records no training languages (fitted by an older version): languages not checked")
-    return f"{len(result)} files labelled, {flagged} outside what the benchmark measured" + \
+    return f"{counted(len(result), 'file')} labelled, {flagged} outside what the benchmark measured" + \
         (f": {'; '.join(parts)}" if parts else "")

@@ -141,7 +141,20 @@ def save_bundle(bundle: FittedModel, path: str | Path) -> None:
         detector.save(path)
         save_fitted(replace(bundle, detector=None), Path(path) / BUNDLE_FILE)
     else:
-        save_fitted(bundle, path)
+        # a kind: python object may hold library types its entry's trust_types vouches for only
+        # when read (and aicd detect's --trust-type): its file is not checked here
+        mixed = any(getattr(held, "holds_users_objects", False) for held in with_wrapped(detector))
+        save_fitted(bundle, path, vouched=None if mixed else users_code(detector))
+
+
+def users_code(detector) -> list[str]:
+    """The types of the user's own code a bundle may hold, which its readers trust because the
+    config names them (configured_code): the class of a kind given as package.module:Class, and
+    what its params name."""
+    held = with_wrapped(detector)
+    names = [t for d in held for t in configured_code({"params": d.params})]
+    return names + [f"{type(d).__module__}.{type(d).__qualname__}" for d in held
+                    if not type(d).__module__.startswith("aicd.")]
 
 
 def configured_code(spec: dict | None) -> list[str]:

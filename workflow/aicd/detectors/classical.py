@@ -11,7 +11,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
 from ..common.errors import AicdError
-from ..common.params import Param, ParamSpec
+from ..common.params import SET_BY_SEED, SET_BY_THREADS, Param, ParamSpec
 from ..models.fitted_files import type_name
 from .base import Detector, register
 from .linear import BlockStandardScaler, SquaredHingeSVC
@@ -78,7 +78,8 @@ class LogisticRegressionDetector(_SklearnDetector):
         Param("C", (float,), 1.0, "library", "inverse regularisation strength", minimum=0, exclusive_minimum=True),
         Param("max_iter", (int,), 1000, "ours", "L-BFGS iterations (scikit-learn's 100 stop short here)", minimum=1),
     ), open=True, note="any other LogisticRegression argument of scikit-learn",
-        library=lambda: LogisticRegression().get_params())
+        library=lambda: LogisticRegression().get_params(),
+        reserved={"random_state": SET_BY_SEED, "n_jobs": SET_BY_THREADS})
 
     def _estimator(self):
         return make_pipeline(self._scaler(), LogisticRegression(random_state=self.seed, **self._library_params()))
@@ -114,7 +115,8 @@ class LinearSvmDetector(_SklearnDetector):
         Param("tol", (float,), None, "ours", "stopping tolerance (null: 1e-5 for lbfgs, LinearSVC's 1e-4 for liblinear)",
               minimum=0, exclusive_minimum=True),
         Param("max_iter", (int,), 1000, "ours", "iteration cap", minimum=1),
-    ), open=True, note="LinearSVC's other arguments, with solver: liblinear", library=lambda: LinearSVC().get_params())
+    ), open=True, note="LinearSVC's other arguments, with solver: liblinear", library=lambda: LinearSVC().get_params(),
+        reserved={"random_state": SET_BY_SEED})
 
 
     def _estimator(self):
@@ -176,7 +178,9 @@ class CatBoostDetector(Detector):
               exclusive_minimum=True),
         Param("early_stopping_rounds", (int,), None, "ours", "stop when validation loss has not improved for this "
               "many iterations (null: off)", minimum=1),
-    ), open=True, note="any other CatBoostClassifier argument", library=lambda: catboost_arguments())
+    ), open=True, note="any other CatBoostClassifier argument", library=lambda: catboost_arguments(),
+        reserved={"random_seed": SET_BY_SEED, "thread_count": SET_BY_THREADS,
+                  "verbose": "its jobs' logs are kept quiet", "allow_writing_files": "it writes no files of its own"})
 
     @property
     def uses_validation(self) -> bool:

@@ -18,8 +18,9 @@ from threadpoolctl import threadpool_limits
 
 from ..common.errors import AicdError
 from ..data.families import HUMAN
+from ..data.metrics import machine_score
 from ..data.schema import SPLITS
-from ..data.scores import THRESHOLD_SCORE, declare, machine_score, stored, threshold_score
+from ..data.scores import THRESHOLD_SCORE, declare, stored, threshold_score
 from ..features import store
 from . import build
 from .output_check import check_labels, check_scores, describe
@@ -361,7 +362,7 @@ VALIDATION_OTHERS = 2000  # rows of the other classes scored beside the human on
 
 
 def validation_scores(detector, X, y: np.ndarray, rows: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """id, domain, gold, machine_score (1 - score_human, aicd.data.scores.machine_score) and
+    """id, domain, gold, machine_score (1 - score_human, aicd.data.metrics.machine_score) and
     threshold_score (the float64 score a calibration's thresholds are set on: threshold_score) of the
     validation split's human rows, on which a threshold at a fixed false-positive rate is set,
     and of a seeded sample of its other rows (as many as the human rows, at most

@@ -30,9 +30,9 @@ import logging
 import numpy as np
 from scipy.optimize import minimize
 
-from ..common.cuts import best_threshold
 from ..common.errors import AicdError
 from ..common.params import Param, ParamSpec
+from ..data.metrics import best_threshold
 from .base import Detector, register
 
 log = logging.getLogger("aicd.detectors.fused")

@@ -31,29 +31,12 @@ from ..common.params import Param, ParamSpec
 from ..common.registry import import_object
 from ..data.families import HUMAN
 from ..data.ids import disagreement, match
+from ..data.metrics import best_threshold
 from .base import Detector, register
 
 MACHINE = "machine"
 
 
-def best_threshold(scores: np.ndarray, human: np.ndarray) -> float:
-    """The cut (score > t: machine) with the highest macro-F1 of human vs machine."""
-    order = np.argsort(scores)
-    s, h = scores[order], human[order]
-    n, n_human = len(s), int(h.sum())
-    # cut after position i: rows 0..i human, the rest machine
-    human_below = np.cumsum(h)
-    machine_below = np.arange(1, n + 1) - human_below
-    tp_h, fp_h = human_below, machine_below
-    fn_h = n_human - human_below
-    tp_m, fp_m = (n - n_human) - machine_below, fn_h
-    fn_m = machine_below
-    f_h = np.divide(2 * tp_h, 2 * tp_h + fp_h + fn_h, out=np.zeros(n), where=(2 * tp_h + fp_h + fn_h) > 0)
-    f_m = np.divide(2 * tp_m, 2 * tp_m + fp_m + fn_m, out=np.zeros(n), where=(2 * tp_m + fp_m + fn_m) > 0)
-    macro = (f_h + f_m) / 2
-    last_of_value = np.append(s[1:] != s[:-1], True)  # a cut between equal scores is not a cut
-    best = int(np.argmax(np.where(last_of_value, macro, -1)))
-    return float(s[best])
 
 
 @register("python")
@@ -62,6 +45,7 @@ class PythonDetector(Detector):
 
     inputs = "text"
     uses_validation = True   # a score function's threshold; a class may take the validation rows
+    holds_users_objects = True  # what its object holds is vouched for when read (trust_types, --trust-type)
     PARAMS = ParamSpec("a python detector", (
         Param("object", (str,), None, "ours", "package.module:Name of a class with fit/predict(/predict_scores) "
                                               "on code strings"),
@@ -137,7 +121,7 @@ class PythonDetector(Detector):
             human = np.asarray(rows_y, dtype=object) == HUMAN
             if human.all() or not human.any():
                 raise AicdError("score_function: the validation rows hold one class only: no threshold can be set")
-            self.threshold_ = best_threshold(self._function_scores(rows_x), human)
+            self.threshold_ = best_threshold(self._function_scores(rows_x), ~human)[0]
             return self
         accepts = inspect.signature(self.user_.fit).parameters
         if len(accepts) >= 4 or any(p.kind == p.VAR_POSITIONAL for p in accepts.values()):

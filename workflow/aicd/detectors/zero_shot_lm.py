@@ -25,8 +25,8 @@ import numpy as np
 
 from ..common.errors import AicdError
 from ..common.params import Param, ParamSpec
+from ..data.metrics import auroc, best_threshold
 from .base import Detector, pd_isna, register
-from .fast_detectgpt import auroc, best_threshold
 
 log = logging.getLogger("aicd.detectors.zero_shot_lm")
 
@@ -50,6 +50,9 @@ PARAMS = ParamSpec("a zero-shot LM criterion", (
 
 @register("zero_shot_lm")
 class ZeroShotLMDetector(Detector):
+    # 2: its validation threshold is the exact cut that maximises macro-F1 at a criterion value
+    # (aicd.data.metrics), not a midpoint from a grid of at most 2,001
+    VERSION = 2
     zero_shot = True
     binarise = True
     environment = "neural"  # its feature set's LM (applying it to new code scores the code again)

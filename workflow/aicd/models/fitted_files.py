@@ -198,8 +198,10 @@ def _indexed_skops_zip(sio):
         persist.ZipFile = zipfile.ZipFile
 
 
-def save_fitted(obj, target) -> None:
-    """Write obj to target as a skops file, atomically."""
+def save_fitted(obj, target, vouched=None) -> None:
+    """Write obj to target as a skops file, atomically. Given `vouched` (the user's own code that
+    the config names, trusted again when it is read), a type neither it nor the package trusts
+    stops the write: a file no reader would open."""
     from ..common.io import atomic_path
 
     sio = skops_io()
@@ -208,6 +210,13 @@ def save_fitted(obj, target) -> None:
             data = _deflate_schema(sio.dumps(portable(obj), compression=zipfile.ZIP_STORED))
     except (TypeError, ValueError, AttributeError) as err:
         raise AicdError(f"cannot store {type(obj).__name__} at {target} without pickle ({_why(err)})") from None
+    untrusted = [] if vouched is None else sorted(
+        t for t in set(sio.get_untrusted_types(data=data)) - trusted_types(vouched) if not _in_packages(t, vouched))
+    if untrusted:  # refused now: a file no reader would open (aicd detect, the calibrate job, a test set)
+        raise AicdError(f"{type(obj).__name__} at {target}: it holds types this project does not trust when it "
+                        f"reads a fitted file, so nothing could read it back: {', '.join(untrusted)}; declare them on "
+                        f"the kind's class, stored_types = ({', '.join(repr(t) for t in untrusted)},) "
+                        "(docs/adding_a_detector.md, \"What the class declares\")")
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
 

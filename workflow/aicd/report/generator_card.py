@@ -31,10 +31,10 @@ import pandas as pd
 from .. import published
 from ..common.io import read_json, write_json, write_text
 from ..common.stagecli import json_arg
-from ..data.scores import machine_score
+from ..data.metrics import auroc, machine_score
 from ..scoring.bootstrap import RESAMPLES
 from ..scoring.roc_point import roc_point
-from ..scoring.thresholds import auroc, auroc_interval
+from ..scoring.thresholds import auroc_interval
 from .generation_losses import losses, losses_lines
 from .intervals import DIGITS_SAYS, supported_digits, with_interval
 from .llm_tables import card_line

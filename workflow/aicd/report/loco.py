@@ -24,9 +24,8 @@ import pandas as pd
 from ..common.io import write_json, write_text
 from ..common.stagecli import json_arg
 from ..data.families import HUMAN
-from ..data.scores import machine_score
-from ..scoring.calibration import min_reference
-from ..scoring.loco import HALVINGS, LOCO_FPR_CONFIDENCE, MISS_MARGIN, TARGET_FPR, fold_metrics, summary
+from ..data.metrics import machine_scores, min_reference
+from ..scoring.loco import HALVINGS, LOCO_FPR_CONFIDENCE, MISS_MARGIN, fold_metrics, summary
 from .latex import latex_text
 from .table4 import plain_title
 
@@ -44,7 +43,7 @@ SECTIONS = (
 
 
 def detector_records(detector: str, folds: dict[str, tuple[pd.DataFrame, pd.DataFrame]], seed: int,
-                     fpr: float = TARGET_FPR, references: dict | None = None, views: dict | None = None
+                     fpr: float, references: dict | None = None, views: dict | None = None
                      ) -> dict | None:
     """{folds: {collection: metrics}, summary} of one detector, from its (predictions, validation
     scores) per held-out collection; None where it gives no human score. The default reference,
@@ -56,11 +55,11 @@ def detector_records(detector: str, folds: dict[str, tuple[pd.DataFrame, pd.Data
         column = f"score_{HUMAN}"
         if column not in predictions or predictions[column].isna().all() or validation.empty:
             return None
-        scores = machine_score(predictions[column].to_numpy(dtype=float))
+        scores = machine_scores(predictions)
         metrics[collection], draws[collection] = fold_metrics(
             scores, predictions["gold"].to_numpy(dtype=object) != HUMAN,
             validation["machine_score"].to_numpy(dtype=float), validation["gold"].to_numpy(dtype=object) != HUMAN,
-            seed + i, fpr, reference=references.get(collection))
+            fpr, seed + i, reference=references.get(collection))
         if collection in views:
             metrics[collection]["default_reference"] = from_view(views[collection])
     return {"folds": metrics, "summary": summary(metrics, draws)}
@@ -163,7 +162,7 @@ WORKFLOW_REFERENCE = (
     "collection itself. benchmarks/loco.py adds the gathered library code)")
 
 
-def markdown(records: dict, titles: dict, fpr: float = TARGET_FPR, left_out: list | None = None,
+def markdown(records: dict, titles: dict, fpr: float, left_out: list | None = None,
              reference: str = WORKFLOW_REFERENCE) -> str:
     why = (f"\nLeft out (no human-class score on every held-out collection): {', '.join(left_out)}.\n"
            if left_out else "")
@@ -228,7 +227,7 @@ def latex(records: dict, titles: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_tables(records: dict, titles: dict, out_stem: str | Path, fpr: float = TARGET_FPR,
+def write_tables(records: dict, titles: dict, out_stem: str | Path, fpr: float,
                  left_out: list | None = None, reference: str = WORKFLOW_REFERENCE) -> None:
     stem = Path(out_stem)
     write_text(markdown(records, titles, fpr, left_out, reference), stem.with_suffix(".md"))
@@ -249,6 +248,8 @@ def main(argv=None) -> None:
                         help="results/calibration/{task}/{detector}.test.json of the calibrated pairs (the default "
                              "reference's view)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fpr", type=float, required=True,
+                        help="the target FPR of the calibrated views (the config's calibration.view_fpr)")
     parser.add_argument("--out-stem", required=True, help="results/tables/loco (writes .md, .tex and .json)")
     args = parser.parse_args(argv)
     folds, titles = args.layout["folds"], args.layout["detectors"]
@@ -264,10 +265,10 @@ def main(argv=None) -> None:
     order = args.layout.get("order") or list(folds.values())
     records, left_out = {}, []
     for detector, got in by_detector.items():
-        record = detector_records(detector, {c: got[c] for c in order if c in got}, args.seed,
+        record = detector_records(detector, {c: got[c] for c in order if c in got}, args.seed, args.fpr,
                                   views=views.get(detector))
         if record is not None and len(record["folds"]) == len(order):
             records[detector] = record
         else:
             left_out.append(plain_title(titles.get(detector, detector)))
-    write_tables(records, {d: plain_title(t) for d, t in titles.items()}, args.out_stem, left_out=left_out)
+    write_tables(records, {d: plain_title(t) for d, t in titles.items()}, args.out_stem, args.fpr, left_out=left_out)

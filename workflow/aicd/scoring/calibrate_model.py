@@ -32,11 +32,6 @@ VIEW_FPR = 0.05
 RESAMPLES = 1000
 
 
-def machine_scores_of(predictions: pd.DataFrame, kind: str | None = None) -> np.ndarray | None:
-    """The float64 machine scores thresholds are set on (aicd.data.scores.threshold_score: the
-    log-odds of not human for probabilities) of a model's predictions, whose score columns hold
-    `kind` (default: what the table declares); None where it gives no human score."""
-    return threshold_score(predictions, kind or declared(predictions))
 
 
 def score_kind_of(model) -> str:
@@ -57,7 +52,7 @@ def reference_description(reference: pd.DataFrame, where: str) -> dict:
 
 
 def reference_scores(model, reference: pd.DataFrame, known: dict | None = None) -> np.ndarray | None:
-    """The model's machine score of every reference row (machine_scores_of): from `known` (id ->
+    """The model's machine score of every reference row (aicd.data.scores.threshold_score): from `known` (id ->
     that score, e.g. the fit job's validation_scores of the validation humans, the same model's
     scores) where it has the row's id, else predicted; None where the model gives no human score."""
     known = known or {}
@@ -66,7 +61,7 @@ def reference_scores(model, reference: pd.DataFrame, known: dict | None = None) 
     scores = np.full(len(reference), np.nan)
     scores[have] = [known[i] for i in ids[have]]
     if (~have).any():
-        predicted = machine_scores_of(model.predict_rows(reference.loc[~have, ["code", "language"]]),
+        predicted = threshold_score(model.predict_rows(reference.loc[~have, ["code", "language"]]),
                                       score_kind_of(model))
         if predicted is None:
             return None
@@ -117,7 +112,7 @@ def test_view(calibration: Calibration, predictions: pd.DataFrame, test: pd.Data
               seed: int = 0, resamples: int = RESAMPLES, adapted: bool = True) -> dict:
     """The calibrated view of one detector on the test split (see the module's docstring)."""
     rows = test[["id", "language"]].merge(predictions, on="id", how="inner")
-    scores = machine_scores_of(rows, calibration.score_kind or declared(predictions))
+    scores = threshold_score(rows, calibration.score_kind or declared(predictions))
     if scores is None:
         return {"available": False, "why": "the detector gives no score for the human class"}
     is_human = rows["gold"].astype(str).to_numpy() == HUMAN

@@ -23,45 +23,18 @@ that the held-out part supports at that confidence."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from ..data.metrics import check_confidence, conformal_rank, min_reference
 from .thresholds import FPRS as THRESHOLD_FPRS
 
 CONFIDENCE = 0.95
 
 
-def check_confidence(confidence: float | None) -> None:
-    """None (on average) or a probability in [0.5, 1): below 0.5 the threshold would hold its FPR
-    less often than the average rule does."""
-    if confidence is not None and not 0.5 <= confidence < 1:
-        raise ValueError(f"confidence {confidence}: None (held on average) or a probability in [0.5, 1)")
 
 
-def min_reference(fpr: float, confidence: float | None = None) -> int:
-    """The fewest reference programs with a conformal threshold at this target FPR (held on
-    average, or with `confidence` over the reference drawn)."""
-    check_confidence(confidence)
-    if confidence is None:
-        return max(1, math.ceil(1 / fpr - 1 - 1e-9))
-    return max(1, math.ceil(math.log(1 - confidence) / math.log(1 - fpr) - 1e-9))
 
 
-def conformal_rank(n: int, fpr: float, confidence: float | None = None) -> int | None:
-    """k (1-based) of the order statistic that is the threshold, or None where n is too small."""
-    if confidence is None:
-        k = math.ceil((n + 1) * (1 - fpr) - 1e-9)
-        return k if 1 <= k <= n else None
-    if n < min_reference(fpr, confidence):
-        return None
-    from scipy.special import betainc  # scipy.special, not scipy.stats: a tenth of the import
-
-    ranks = np.arange(1, n + 1)
-    # P(the k-th smallest of n humans' scores lets more than fpr of humans through) = P(Bin(n, 1 - fpr) >= k)
-    # = I_{1-fpr}(k, n - k + 1), the regularized incomplete beta (binom.sf(k - 1, ...) to the bit)
-    holds = betainc(ranks, n - ranks + 1, 1 - fpr) <= 1 - confidence + 1e-12
-    return int(ranks[holds][0])
 
 
 def conformal_threshold(human_scores, fpr: float, confidence: float | None = None) -> float | None:

@@ -9,8 +9,11 @@ In order of preference:
    code, docs/calibration.md);
 3. the validation split's human rows of the task the model was fitted on
    (RESULTS/validation_scores/TASK/DETECTOR.parquet, their languages from
-   RESULTS/tasks/TASK/validation.parquet): the validation threshold, the training data's own
-   languages and domains only, so its FPR on other code is not known;
+   RESULTS/tasks/TASK/validation.parquet), calibrated as a reference of human code is (per
+   language, split-conformal on one half, the other half measuring it): "calibrated on the
+   validation humans", not a score file's "validation threshold" (a quantile of all of them,
+   aicd.data.metrics.quantile_threshold); the training data's own languages and domains only, so
+   its FPR on other code is not known;
 4. none: the model's own label (`pred`) only.
 
 A calibration belongs to one model (its sha256): one made for another is refused. A language of
@@ -26,6 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..common.words import counted
+from ..data.metrics import min_reference
 from ..data.scores import THRESHOLD_SCORE
 from ..outputs import Outputs
 from .calibration import (
@@ -36,7 +41,6 @@ from .calibration import (
     Calibration,
     fit_size_needed,
     flag,
-    min_reference,
     more_needed,
 )
 
@@ -138,7 +142,7 @@ def validation_calibration(model_path, identity: dict, fpr: float, seed: int) ->
     result = calibrate(scores[THRESHOLD_SCORE].to_numpy(dtype=float), langs, None, sorted({fpr, *FPRS}),
                        HELD_OUT, seed)
     reference = {"from": f"the validation split's human rows of task {task} ({path})", "rows": int(len(scores))}
-    return Source("validation", f"the validation threshold: {len(scores)} human rows of the validation split of task "
+    return Source("validation", f"calibrated on the validation humans: {len(scores)} human rows of the validation split of task "
                                 f"{task}, the training data's own languages and domains ({path}); no calibration on "
                                 "other human code", Calibration(identity, reference, result))
 
@@ -185,10 +189,10 @@ def refusal(small: list[dict], fpr: float, calibration: Calibration, reference: 
     it was not given and a pooled threshold exists."""
     key = f"{fpr:g}"
     pooled = calibration.result["pooled"]
-    parts = [f"{s['language']}: {s['n']} reference files ({s['fit_n']} in the fitting part, {s['need']} needed: add "
+    parts = [f"{s['language']}: {counted(s['n'], 'reference file')} ({s['fit_n']} in the fitting part, {s['need']} needed: add "
              f"{s['more']} more)" if s["n"] else f"{s['language']}: no reference files (add {s['more']})" for s in small]
     if pooled["at"][key]["threshold"] is None:
-        head = (f"the reference holds {pooled['n']} files in all: too few for any threshold at {fpr:.0%} FPR, the "
+        head = (f"the reference holds {counted(pooled['n'], 'file')} in all: too few for any threshold at {fpr:.0%} FPR, the "
                 f"pooled one included: {'; '.join(parts)}")
     else:
         head = (f"too few human reference files for a threshold of its own at {fpr:.0%} FPR in {len(small)} "
@@ -296,6 +300,6 @@ def tie_warnings(held: pd.DataFrame, calibration: Calibration, fpr: float) -> li
                          "flags fewer than its rank promises; the detector's scores do not tell them apart")
         at_it = int((files["machine_score"] == files["threshold"]).sum())
         if at_it > TIE_SHARE * len(files):
-            lines.append(f"{language}: {at_it} of {len(files)} files to label score exactly their threshold "
+            lines.append(f"{language}: {at_it} of {counted(len(files), 'file')} to label score exactly their threshold "
                          f"{at['threshold']:.6g} (over {TIE_SHARE:.0%}): not flagged, whatever they are")
     return lines

@@ -29,8 +29,9 @@ import pandas as pd
 from ..common.errors import AicdError
 from ..common.io import read_any
 from ..data.ids import disagreement, disagreements, match
+from ..data.metrics import machine_score
 from ..data.schema import ABSTAIN
-from ..data.scores import declared_in_file, machine_score
+from ..data.scores import declared_in_file
 from ..sources.ingest import label_key
 from .bootstrap import RESAMPLES, describe, paired_test
 from .metrics import breakdown, class_order, classification_scores

@@ -39,22 +39,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..common.cuts import best_threshold, macro_f1_of_cells
+from ..data.metrics import auroc, auroc_of_counts, best_threshold, macro_f1_of_cells, min_reference
 from .bootstrap import RESAMPLES, _draw, _interval
 from .calibration import (
     HELD_OUT,
     Calibration,
     calibrate,
     conformal_threshold,
-    min_reference,
     operating_point,
     realised_fpr,
     split_reference,
 )
 from .roc_point import bin_draws
-from .thresholds import _auroc_of_counts, auroc
 
-TARGET_FPR = 0.05
 # The own-half view held with a confidence (aicd detect --fpr-confidence): a setting of the protocol,
 # not the level of the Clopper-Pearson bounds, though both are 0.95.
 LOCO_FPR_CONFIDENCE = 0.95
@@ -109,7 +106,7 @@ def over_halvings(human: np.ndarray, machine: np.ndarray, fpr: float, seed: int,
 
 
 def default_reference(test_scores, test_positive, test_languages, reference_scores, reference_languages,
-                      fpr: float = TARGET_FPR, seed: int = 0) -> dict:
+                      fpr: float, seed: int = 0) -> dict:
     """Per-language thresholds set on human reference scores (calibrate: aicd detect's rule, the
     reference's own held-out half measuring them) held to every row of the collection."""
     ref = np.asarray(reference_scores, dtype=float)
@@ -132,7 +129,7 @@ def default_reference(test_scores, test_positive, test_languages, reference_scor
             "threshold": None if at["threshold"] is None else float(at["threshold"])}
 
 
-def fold_metrics(test_scores, test_positive, val_scores, val_positive, seed: int = 0, fpr: float = TARGET_FPR,
+def fold_metrics(test_scores, test_positive, val_scores, val_positive, fpr: float, seed: int = 0,
                  resamples: int = RESAMPLES, reference: tuple | None = None) -> tuple[dict, dict]:
     """(metrics of one held-out collection, their resamples {auroc, macro_f1, human_fpr}: arrays of
     `resamples` values, for the intervals over collections). `reference`: (reference human
@@ -146,7 +143,7 @@ def fold_metrics(test_scores, test_positive, val_scores, val_positive, seed: int
     binned = bin_draws(s, pos, resamples, seed)  # (resamples, bins, [human, machine])
     cell_draws = _draw(np.array([tp, fp, fn, tn], dtype=float), resamples, seed + 1)
     humans = cell_draws[:, 1] + cell_draws[:, 3]
-    draws = {"auroc": _auroc_of_counts(binned[..., 1], binned[..., 0]),
+    draws = {"auroc": auroc_of_counts(binned[..., 1], binned[..., 0]),
              "macro_f1": macro_f1_of_cells(*cell_draws.T),
              "human_fpr": np.divide(cell_draws[:, 1], humans, out=np.full(resamples, np.nan), where=humans > 0)}
     metrics = {

@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..common.errors import AicdError
+from ..common.words import counted
 from ..data.ids import disagreement, match
 from ..data.schema import ABSTAIN
 from ..data.scores import declared
@@ -79,7 +80,7 @@ def check_label_set(values, labels: list, what: str, allow_abstain: bool = False
     allowed = set(labels) | ({ABSTAIN} if allow_abstain else set())
     outside = Counter(str(v) for v in values if v not in allowed)
     if outside:
-        named = ", ".join(f"{v!r} ({n} rows)" for v, n in outside.most_common())
+        named = ", ".join(f"{v!r} ({counted(n, 'row')})" for v, n in outside.most_common())
         raise AicdError(f"{what} labels outside {label_set} {list(labels)}: {named}; {advice}")
 
 
@@ -95,7 +96,7 @@ def check_scorable(merged: pd.DataFrame, labels: list | None) -> None:
         missing = merged[column].isna()
         if missing.any():
             eg = ", ".join(repr(str(i)) for i in merged.loc[missing, "id"].head(3))
-            raise AicdError(f"{int(missing.sum())} rows have no {what} label (e.g. id {eg}): nothing scored; give "
+            raise AicdError(f"{counted(missing.sum(), 'row')} {'has' if missing.sum() == 1 else 'have'} no {what} label (e.g. id {eg}): nothing scored; give "
                             f"every row its {what} label, or leave those rows out")
     if labels:
         check_label_set(merged["gold"], labels, "gold")

@@ -2,7 +2,7 @@
 true-positive rate at a fixed false-positive rate on human code, in two views named for what
 they are.
 
-The machine-score of a row is 1 - score_human (aicd.data.scores.machine_score; T1: the machine
+The machine-score of a row is 1 - score_human (aicd.data.metrics.machine_score; T1: the machine
 probability; T3: hybrid, adversarial and machine together, as the paper binarises it for
 Fast-DetectGPT).
 
@@ -41,13 +41,11 @@ milliseconds; the AUROC itself is exact."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
 from ..data.families import HUMAN
-from ..data.scores import machine_score
+from ..data.metrics import auroc, auroc_of_counts, machine_scores, min_humans_quantile, quantile_threshold
 from .bootstrap import LEVEL, RESAMPLES, _interval
 from .roc_point import BINS, bin_draws, roc_point  # noqa: F401  (BINS: the bins the intervals draw over)
 
@@ -60,46 +58,12 @@ PLACE_ORDER = {"all": 0, "domain": 1, "subset": 2, "language": 3}  # shift's lik
 TRANSFER_FACTOR = 2.0  # a realised test FPR above this many times the nominal one: the threshold does not transfer
 
 
-def machine_scores(table: pd.DataFrame) -> np.ndarray | None:
-    """1 - score_human per row, or None when the detector gives no score for the human class."""
-    column = f"score_{HUMAN}"
-    if column not in table.columns or table[column].isna().all():
-        return None
-    return machine_score(table[column].to_numpy(dtype=float))
 
 
-def average_ranks(values: np.ndarray) -> np.ndarray:
-    """1-based ranks, tied values sharing their mean rank (scipy.stats.rankdata's default, the
-    same floats; NaN anywhere gives NaN everywhere, as rankdata propagates it). Here because
-    importing scipy.stats costs every scoring job ~0.4 CPU-s."""
-    values = np.asarray(values)
-    if values.dtype.kind == "f" and np.isnan(values).any():
-        return np.full(values.shape, np.nan)
-    order = np.argsort(values, kind="mergesort")
-    ordered = values[order]
-    first = np.concatenate(([True], ordered[1:] != ordered[:-1])) if len(ordered) else np.zeros(0, bool)
-    starts = np.flatnonzero(first)
-    ends = np.append(starts[1:], len(ordered))
-    ranks = np.empty(len(ordered))
-    ranks[order] = ((starts + 1 + ends) / 2.0)[np.cumsum(first) - 1]
-    return ranks
 
 
-def auroc(scores: np.ndarray, positive: np.ndarray) -> float | None:
-    """Mann-Whitney AUROC (ties count a half); None without both classes."""
-    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
-    if n_pos == 0 or n_neg == 0:
-        return None
-    ranks = average_ranks(scores)
-    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
-def _auroc_of_counts(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
-    """AUROC of (..., bins) counts of positives and negatives per ascending score bin."""
-    below = np.cumsum(neg, axis=-1) - neg  # negatives in lower bins
-    wins = (pos * (below + neg / 2.0)).sum(axis=-1)
-    total = pos.sum(axis=-1) * neg.sum(axis=-1)
-    return np.divide(wins, total, out=np.full(total.shape, np.nan), where=total > 0)
 
 
 def auroc_interval(scores: np.ndarray, positive: np.ndarray, resamples: int, seed: int,
@@ -108,24 +72,17 @@ def auroc_interval(scores: np.ndarray, positive: np.ndarray, resamples: int, see
     if resamples < 1 or positive.all() or not positive.any():
         return None
     draws = bin_draws(scores, positive, resamples, seed) if draws is None else draws
-    values = _auroc_of_counts(draws[..., 1], draws[..., 0])
+    values = auroc_of_counts(draws[..., 1], draws[..., 0])
     return _interval(values[~np.isnan(values)], level) if (~np.isnan(values)).any() else None
 
 
-def threshold_at(human_scores: np.ndarray, fpr: float) -> float | None:
-    """The smallest observed t with at most fpr of human_scores above it (None for no rows)."""
-    s = np.sort(np.asarray(human_scores, dtype=float))
-    if len(s) == 0:
-        return None
-    allowed = int(np.floor(fpr * len(s)))  # human rows that may score above t
-    return float(s[len(s) - 1 - allowed]) if allowed < len(s) else float(s[0]) - 1.0
 
 
 def threshold_problem(human_scores: np.ndarray, threshold: float, fpr: float) -> dict | None:
     """Why a threshold set on these validation human scores cannot stand for the FPR, or None:
     {reason, short (for a table cell), why (the whole sentence)}."""
     human = np.asarray(human_scores, dtype=float)
-    n, need = len(human), int(np.ceil(1.0 / fpr - 1e-9))
+    n, need = len(human), min_humans_quantile(fpr)
     if n < need:
         return {"reason": "few_validation_humans", "short": f"< {need} val. humans",
                 "why": f"{n} validation human rows, fewer than 1 / FPR = {need}: no threshold can leave "
@@ -182,7 +139,7 @@ def transfer(at: dict, fpr: float) -> bool | None:
     """Does the threshold hold its FPR on the test's humans (realised <= TRANSFER_FACTOR x nominal)?
     None where that is not measured, or measured on fewer than 1/FPR human rows: there a single
     false positive is already more than the nominal rate, so the group cannot tell."""
-    if at.get("fpr") is None or (at.get("humans") or 0) < math.ceil(1 / fpr - 1e-9):
+    if at.get("fpr") is None or (at.get("humans") or 0) < min_humans_quantile(fpr):
         return None
     return bool(at["fpr"] <= TRANSFER_FACTOR * fpr)
 
@@ -212,7 +169,7 @@ def per_domain_thresholds(validation: pd.DataFrame, fpr: float) -> dict[str, dic
     need = int(np.ceil(1.0 / fpr))
     for domain, rows in validation.groupby("domain", dropna=True):
         if len(rows) >= need:
-            out[str(domain)] = {"threshold": threshold_at(rows["machine_score"].to_numpy(), fpr),
+            out[str(domain)] = {"threshold": quantile_threshold(rows["machine_score"].to_numpy(), fpr),
                                 "validation_human_rows": int(len(rows))}
     return out
 
@@ -283,7 +240,7 @@ def deployment(result: dict, test: pd.DataFrame, scores, positive, validation: p
                 "reason": "no_validation_humans", "short": "no val. humans",
                 "why": "the validation rows hold no human row: no threshold can be set"}}
             continue
-        thresholds[key] = threshold_at(human, fpr)
+        thresholds[key] = quantile_threshold(human, fpr)
         resampled[key] = thresholds_resampled(human, fpr, resamples, seed)  # once: every group shares it
         at = at_threshold(scores, positive, thresholds[key], fpr, resampled[key], resamples, seed)
         at["validation_fpr"] = float((human > thresholds[key]).mean())
