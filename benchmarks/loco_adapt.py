@@ -99,7 +99,7 @@ def reference_rows(collections: dict, seed: int) -> dict:
 
 
 COUNTERPARTS = ("hybrid_rewrite", "inverse_instruction")
-REWRITE_SAMPLE = 50   # machine rows per collection rewritten for the rewrite distance
+REWRITE_SAMPLE = 30   # machine rows per collection rewritten for the rewrite distance
 
 
 def write_counterparts(collections: dict, seed: int, only: list[str] | None = None) -> None:
