@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from aicd.cli import main as aicd
 from components import require
-from unit.fitted_task_helpers import fit_detector, fit_features, task_with_validation
 from test_local_model import servers
+from unit.fitted_task_helpers import fit_detector, fit_features, task_with_validation
 
 LM = {"model": "package:smollm2-135m-instruct", "window": 64, "batch_size": 8, "dtype": "auto"}
 N_REFERENCE = 24   # Python reference files: 12 adapting, 12 calibrating (the pooled threshold: --pool-small)
