@@ -178,6 +178,7 @@ VARIANTS = {
     "adapted_lm_trained_sep": ({"parts": ["lm", "trained"], "weights": "separation"}, BOTH),
 }
 FOLDS = OUT / "folds"
+FALLBACKS: set = set()   # (variant, collection, why) where a variant could not adapt (too few counterparts)
 
 
 def counterpart_rows(name: str, protocols: list[str]) -> pd.DataFrame:
@@ -228,6 +229,7 @@ def scores_of(variant: str, parts: dict, ref: tuple, counterparts: pd.DataFrame,
               ) -> np.ndarray:
     """Every test row's machine score under one variant (fused: the fold's fused detector)."""
     from aicd.adapt.fusion import AdaptedFusion, Rows
+    from aicd.common.errors import AicdError
 
     if variant == "fused":
         return parts["test_fused"]
@@ -235,14 +237,18 @@ def scores_of(variant: str, parts: dict, ref: tuple, counterparts: pd.DataFrame,
         return parts["test_lm"]
     settings, protocols = VARIANTS[variant]
     test, _, _, adapting, _ = ref
-    keep = counterparts["protocol"].isin(protocols).to_numpy()
     ids = test["id"].to_numpy()
     position = {i: k for k, i in enumerate(ids[adapting])}
+    keep = (counterparts["protocol"].isin(protocols) & counterparts["reference_id"].isin(position)).to_numpy()
     of_human = counterparts.loc[keep, "reference_id"].map(position).to_numpy()
     humans = Rows(parts["test_lm"][adapting], parts["test_trained"][adapting], list(test["code"].to_numpy()[adapting]))
     machines = Rows(parts["counterparts_lm"][keep], parts["counterparts_trained"][keep],
                     list(counterparts.loc[keep, "code"]))
-    fusion = AdaptedFusion(settings, seed).fit(humans, machines, of_human, pair=pairs.get(tuple(protocols)))
+    try:
+        fusion = AdaptedFusion(settings, seed).fit(humans, machines, of_human, pair=pairs.get(tuple(protocols)))
+    except AicdError as err:   # too few programs to adapt on: the fused detector as it is, recorded
+        FALLBACKS.add((variant, test["collection"].iloc[0], str(err)))
+        return parts["test_fused"]
     pairs.setdefault(tuple(protocols), (fusion.pair_oof_, fusion.pair_) if "pair" in fusion.parts_ else None)
     every = Rows(parts["test_lm"], parts["test_trained"], list(test["code"]))
     return fusion.score(every)
@@ -313,7 +319,8 @@ def run(collections: dict, seed: int, variants: list[str], select: bool) -> dict
             print(f"fold {held}: picked {picked} (inner mean AUROC "
                   + ", ".join(f"{v} {100 * np.mean(list(a.values())):.1f}/{100 * min(a.values()):.1f}"
                               for v, a in inner.items()) + ")", flush=True)
-    return {"outer": outer, "selection": selection, "rewrite_distance": rewrite_distance(collections, refs)}
+    return {"outer": outer, "selection": selection, "rewrite_distance": rewrite_distance(collections, refs),
+            "fallbacks": sorted(FALLBACKS)}
 
 
 def rewrite_distance(collections: dict, refs: dict) -> dict:
@@ -361,7 +368,7 @@ def markdown(result: dict, collections: list[str]) -> str:
     own = [c for c in collections if c in NOT_OWN]
     head = "| detector | " + " | ".join(
         f"{c} ({outer['fused'][c]['humans']} h / {outer['fused'][c]['machines']} m){few(min(outer['fused'][c]['humans'], outer['fused'][c]['machines']))}"
-        for c in collections) + " | mean / worst (6) | mean / worst (4 not the writer's) |"
+        for c in collections) + f" | mean / worst ({len(collections)}) | mean / worst ({len(own)}: {', '.join(own)}) |"
     lines = ["#### AUROC x 100 on the measuring rows (the other half of each collection's humans, every machine row)",
              "", head, "|" + "---|" * (len(collections) + 3)]
     for v, cells in outer.items():
