@@ -126,7 +126,7 @@ def write_counterparts(collections: dict, seed: int, only: list[str] | None = No
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["collections", "counterparts", "run"])
+    ap.add_argument("step", choices=["collections", "counterparts", "prefit", "run"])
     ap.add_argument("--config", nargs="+", default=CONFIGS)
     ap.add_argument("--seed", type=int)
     args, rest = ap.parse_known_args(argv)
@@ -140,13 +140,17 @@ def main(argv=None):
         only = [c for c in (rest[0].split(",") if rest else []) if c]
         write_counterparts(collections, seed, only)
         return
+    global FIT_CODE
+    FIT_CODE = fit_code()
+    if args.step == "prefit":
+        prefit(collections, seed)
+        return
     run_args = argparse.ArgumentParser()
     run_args.add_argument("--variants", default=",".join(VARIANTS))
     run_args.add_argument("--select", action="store_true", help="the nested selection among --variants")
     run_args.add_argument("--out")
     run_args.add_argument("--json")
     opts = run_args.parse_args(rest)
-    base.CODE = base.code_digest()
     started, cpu = time.perf_counter(), base.cpu_seconds()
     result = run(collections, seed, [v for v in opts.variants.split(",") if v], opts.select)
     result["cost"] = {"wall_s": time.perf_counter() - started, "cpu_s": base.cpu_seconds() - cpu}
@@ -178,6 +182,7 @@ VARIANTS = {
     "adapted_lm_trained_sep": ({"parts": ["lm", "trained"], "weights": "separation"}, BOTH),
 }
 FOLDS = OUT / "folds"
+FIT_CODE = ""   # fit_code(), set by main
 FALLBACKS: set = set()   # (variant, collection, why) where a variant could not adapt (too few counterparts)
 
 
@@ -189,39 +194,77 @@ def counterpart_rows(name: str, protocols: list[str]) -> pd.DataFrame:
         ["id", "reference_id", "code", "language", "protocol"]].reset_index(drop=True)
 
 
-def fold_parts(prefix: str, tables: dict, features, seed: int) -> dict:
-    """The fused detector fitted on the fold's train rows (its threshold on its validation rows):
-    its LM and trained parts on the test rows and on the counterparts, kept on disk."""
+def fit_code() -> str:
+    """What a fold's fused fit depends on beside its rows: the feature and detector code."""
     import hashlib
 
-    from aicd.detectors import build
+    digest = hashlib.sha256()
+    for folder in ("features", "detectors", "codetools", "lm", "common"):
+        for path in sorted((REPO / "workflow" / "aicd" / folder).rglob("*.py")):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
-    key = hashlib.sha256(json.dumps([FUSED, prefix, seed, base.CODE, *[sorted(t["id"]) for t in tables.values()]]
-                                    ).encode()).hexdigest()[:24]
-    path = FOLDS / f"{key}.npz"
+
+def fitted_fold(prefix: str, tables: dict, seed: int) -> tuple[list, object, dict]:
+    """(fitted featurizers, the fused detector, its parts on the test rows): fitted on the fold's
+    train rows (its threshold on its validation rows), kept on disk (a pickle of this run's own
+    making, keyed by the fold's rows, the seed and the fit code)."""
+    import hashlib
+    import pickle
+
+    from aicd.detectors import build
+    from aicd.features.registry import build as build_features
+
+    ids = [sorted(tables[s]["id"]) for s in ("train", "validation", "test")]
+    key = hashlib.sha256(json.dumps([FUSED, prefix, seed, FIT_CODE, *ids]).encode()).hexdigest()[:24]
+    path = FOLDS / f"{key}.pickle"
     if path.is_file():
-        return dict(np.load(path))
+        return pickle.loads(path.read_bytes())
     parts, kind, params = FUSED
+    featurizers, X, names = [], {s: [] for s in ("train", "validation", "test")}, []
+    for feature_kind, feature_params in parts:
+        featurizer = build_features(feature_kind, feature_params, seed)
+        if hasattr(featurizer, "cache_dir"):
+            featurizer.cache_dir = str(base.LM_CACHE)
+        X["train"].append(featurizer.fit_transform(tables["train"]))
+        for split in ("validation", "test"):
+            X[split].append(featurizer.transform(tables[split]))
+        names += list(featurizer.feature_names)
+        featurizers.append(featurizer)
+    X = {s: np.hstack(m).astype(np.float32) for s, m in X.items()}
     detector = build(kind, params, seed=seed, threads=1)
-    X, detector.feature_names = features.get(prefix, parts, tables)
-    y = {s: detector.label_of(t["target"].to_numpy(dtype=object)) for s, t in tables.items() if "target" in t}
+    detector.feature_names = names
+    y = {s: detector.label_of(tables[s]["target"].to_numpy(dtype=object)) for s in ("train", "validation")}
     detector.fit(X["train"], y["train"], X["validation"], y["validation"])
-    out = {}
-    for split in ("test", "counterparts"):
-        got = detector.parts(X[split])
-        out[f"{split}_lm"], out[f"{split}_trained"] = got["lm"], got["rest"]
-        out[f"{split}_fused"] = detector.fused_score(X[split])
+    fitted = (featurizers, detector, parts_of(detector, X["test"]))
     FOLDS.mkdir(parents=True, exist_ok=True)
-    np.savez(path, **out)
+    path.write_bytes(pickle.dumps(fitted))
+    return fitted
+
+
+def parts_of(detector, X) -> dict:
+    got = detector.parts(X)
+    return {"lm": got["lm"], "trained": got["rest"], "fused": detector.fused_score(X)}
+
+
+def fold_parts(prefix: str, tables: dict, seed: int) -> dict:
+    """The fold's fused detector's parts on the test rows (test_*) and on the counterparts
+    (counterparts_*; their LM statistics from the per-text cache)."""
+    featurizers, detector, test = fitted_fold(prefix, tables, seed)
+    out = {f"test_{k}": v for k, v in test.items()}
+    if "counterparts" in tables:
+        X = np.hstack([f.transform(tables["counterparts"]) for f in featurizers]).astype(np.float32)
+        out.update({f"counterparts_{k}": v for k, v in parts_of(detector, X).items()})
     return out
 
 
-def fold_tables(collections: dict, held: str, seed: int, counterparts: pd.DataFrame) -> dict:
+def fold_tables(collections: dict, held: str, seed: int, counterparts: pd.DataFrame | None = None) -> dict:
     from aicd.splits import loco
 
     tables, _ = loco.leave_one_collection_out(collections, held, seed)
     tables["test"] = tables["test"].sort_values("id").reset_index(drop=True)
-    tables["counterparts"] = counterparts.assign(target="machine")
+    if counterparts is not None:
+        tables["counterparts"] = counterparts.assign(target="machine")
     return tables
 
 
@@ -277,11 +320,11 @@ def point(scores: np.ndarray, ref: tuple, adapted: bool) -> dict:
 PAIRS: dict = {}   # {collection: {protocols: (out-of-fold scores, pair part)}}: a pair part reads its collection only
 
 
-def measure(collections: dict, held: str, refs: dict, counterparts: dict, names: list[str], features, seed: int,
+def measure(collections: dict, held: str, refs: dict, counterparts: dict, names: list[str], seed: int,
             prefix: str = "") -> dict:
     """{variant: point} on one held-out collection, the fused detector fitted on the others."""
     tables = fold_tables(collections, held, seed, counterparts[held])
-    parts = fold_parts(prefix + held, tables, features, seed)
+    parts = fold_parts(prefix + held, tables, seed)
     pairs = PAIRS.setdefault(held, {})
     return {v: point(scores_of(v, parts, refs[held], counterparts[held], pairs, seed), refs[held],
                      adapted=v in VARIANTS) for v in names}
@@ -292,14 +335,26 @@ def pick(inner: dict[str, dict]) -> str:
     return base.pick(inner)
 
 
+def prefit(collections: dict, seed: int) -> None:
+    """Every outer and inner fold's fused detector, fitted before the counterparts exist."""
+    for held in collections:
+        started = time.perf_counter()
+        fitted_fold(held, fold_tables(collections, held, seed), seed)
+        inner = {c: t for c, t in collections.items() if c != held}
+        for c in inner:
+            fitted_fold(f"{held}/{c}", fold_tables(inner, c, seed), seed)
+        print(f"fold {held}: fitted with its {len(inner)} inner folds ({time.perf_counter() - started:.0f} s)",
+              flush=True)
+
+
 def run(collections: dict, seed: int, variants: list[str], select: bool) -> dict:
     refs = reference_rows(collections, seed)
     counterparts = {c: counterpart_rows(c, BOTH) for c in collections}
-    features, names = base.Features(seed), ["fused", "lm_part", *variants]
+    names = ["fused", "lm_part", *variants]
     outer: dict = {v: {} for v in names}
     for held in collections:
         started = time.perf_counter()
-        for v, got in measure(collections, held, refs, counterparts, names, features, seed).items():
+        for v, got in measure(collections, held, refs, counterparts, names, seed).items():
             outer[v][held] = got
         print(f"fold {held}: " + ", ".join(f"{v} {100 * outer[v][held]['auroc']:.1f}" for v in names)
               + f" ({time.perf_counter() - started:.0f} s)", flush=True)
@@ -310,7 +365,7 @@ def run(collections: dict, seed: int, variants: list[str], select: bool) -> dict
             inner_collections = {c: t for c, t in collections.items() if c != held}
             inner = {v: {} for v in variants}
             for c in inner_collections:
-                got = measure(inner_collections, c, refs, counterparts, variants, features, seed, prefix=f"{held}/")
+                got = measure(inner_collections, c, refs, counterparts, variants, seed, prefix=f"{held}/")
                 for v in variants:
                     inner[v][c] = got[v]["auroc"]
             picked = pick(inner)
