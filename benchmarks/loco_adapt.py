@@ -162,9 +162,6 @@ def main(argv=None):
         Path(opts.json).write_text(json.dumps(result, indent=1, default=str))
 
 
-if __name__ == "__main__":
-    main()
-
 
 # ------------------------------------------------------------------ run: the folds, adapted and not
 
@@ -452,3 +449,7 @@ def markdown(result: dict, collections: list[str]) -> str:
     lines += [f"| {c} | {r['humans']} | {r['machines']} | {100 * r['auroc']:.1f}{few(min(r['humans'], r['machines']))} "
               f"| {r['human_mean']:.3f} / {r['machine_mean']:.3f} |" for c, r in rd.items()]
     return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
