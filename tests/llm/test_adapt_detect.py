@@ -18,7 +18,7 @@ from test_local_model import servers
 from unit.fitted_task_helpers import fit_detector, fit_features, task_with_validation
 
 LM = {"model": "package:smollm2-135m-instruct", "window": 64, "batch_size": 8, "dtype": "auto"}
-N_REFERENCE = 24   # Python reference files: 12 adapting, 12 calibrating (the pooled threshold: --pool-small)
+N_REFERENCE = 40   # Python reference files: 20 adapting, 20 calibrating (--held-out 0: all 20 set the threshold)
 
 
 @pytest.fixture(scope="module")
@@ -60,10 +60,10 @@ def fitted(trial_raw, tmp_path_factory):
 def test_detect_adapts_a_fused_detector_to_the_reference_and_a_rerun_sends_nothing(fitted, capsys):
     out, cache = fitted["root"] / "labels.csv", fitted["root"] / "requests.sqlite"
     args = ["detect", str(fitted["labelled"]), "--model", str(fitted["model"]), "--calibrate-on",
-            str(fitted["reference"]), "--adapt", "--adapt-cache", str(cache), "--pool-small", "--out", str(out)]
+            str(fitted["reference"]), "--adapt", "--adapt-cache", str(cache), "--held-out", "0", "--out", str(out)]
     assert aicd(args) == 0
     err = capsys.readouterr().err
-    assert "counterparts of 12 reference files (the adapting part; the other 12 set the thresholds)" in err
+    assert "counterparts of 20 reference files (the adapting part; the other 20 set the thresholds)" in err
     assert "parts weighted by how they tell the reference from its counterparts: lm" in err
     assert "--adapt" in err and not servers()   # the calibration names the adaptation; no server left
     table = pd.read_csv(out)
@@ -77,6 +77,13 @@ def test_detect_adapts_a_fused_detector_to_the_reference_and_a_rerun_sends_nothi
     assert "0 requests sent" in again and "served by" not in again
     assert pd.read_csv(out)["machine_score"].tolist() == pytest.approx(table["machine_score"].tolist(), abs=1e-6)
     assert time.perf_counter() - started < 120
+
+
+def test_a_reference_too_small_once_halved_is_refused_saying_so(fitted, capsys):
+    args = ["detect", str(fitted["labelled"]), "--model", str(fitted["model"]), "--calibrate-on",
+            str(fitted["reference"]), "--adapt", "--adapt-cache", str(fitted["root"] / "requests.sqlite")]
+    assert aicd(args) != 0   # 20 calibrating files, half of them held out: 10 fitting, 19 needed
+    assert "the other half adapted the detector, so add twice as many files" in capsys.readouterr().err
 
 
 def test_adapt_refuses_a_model_that_is_not_a_fused_detector(fitted, capsys):

@@ -301,7 +301,9 @@ def check_thresholds(args, source, languages) -> None:
     no_pooled = source.calibration.result["pooled"]["at"][f"{args.fpr:g}"]["threshold"] is None
     if small and (no_pooled or (source.yours and not args.pool_small)):
         reference = "--calibrate-on" if args.calibrate_on else "--calibration" if args.calibration else source.kind
-        raise AicdError(refusal(small, args.fpr, source.calibration, reference, args.pool_small))
+        adapting = (" (--adapt: these are the calibrating half of the reference; the other half adapted the "
+                    "detector, so add twice as many files)") if args.adapt else ""
+        raise AicdError(refusal(small, args.fpr, source.calibration, reference, args.pool_small) + adapting)
     if small:
         mix = source.calibration.reference.get("by_language") or {}
         say(f"held to the pooled threshold (too few reference files of their own): "
