@@ -440,7 +440,13 @@ def markdown(result: dict, collections: list[str]) -> str:
         lines.append(f"| {v} | " + " | ".join(row) + " | " + " | ".join(tail) + " |")
     if result["selection"]:
         lines += ["", "#### The nested selection, per fold (inner LOCO over the training collections)", ""]
-        lines += [f"- {h}: {s['picked']}" for h, s in result["selection"].items()]
+        variants = list(next(iter(result["selection"].values()))["inner_auroc"])
+        lines += ["| held-out fold | " + " | ".join(variants) + " | picked |", "|" + "---|" * (len(variants) + 2)]
+        for h, s in result["selection"].items():
+            cells = [f"{100 * np.mean(list(a.values())):.1f} / {100 * min(a.values()):.1f}"
+                     for a in s["inner_auroc"].values()]
+            lines.append(f"| {h} | " + " | ".join(cells) + f" | {s['picked']} |")
+        lines += ["", "(inner mean / worst AUROC x 100 over the fold's training collections, each held out in turn)"]
     rd = result["rewrite_distance"]
     lines += ["", "#### The rewrite distance (zero-shot, nothing fitted): AUROC x 100 of the similarity of a program "
                   "to the local model's rewrite of it, the adapting part's humans against a seeded sample of machine "
@@ -448,6 +454,9 @@ def markdown(result: dict, collections: list[str]) -> str:
               "|---|---|---|---|---|"]
     lines += [f"| {c} | {r['humans']} | {r['machines']} | {100 * r['auroc']:.1f}{few(min(r['humans'], r['machines']))} "
               f"| {r['human_mean']:.3f} / {r['machine_mean']:.3f} |" for c, r in rd.items()]
+    if result.get("fallbacks"):
+        lines += ["", "Not adapted (too few counterparts; the fused detector's score stands): "
+                  + "; ".join(f"{v} on {c}" for v, c, _ in result["fallbacks"])]
     return "\n".join(lines) + "\n"
 
 
