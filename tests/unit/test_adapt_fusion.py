@@ -97,3 +97,33 @@ def test_an_answer_is_a_counterpart_only_when_it_is_code_and_not_the_reference()
     assert counterpart_problem("This function adds\ntwo numbers and\nreturns the sum of them.", reference,
                                "Python") == "not_parsed"
     assert counterpart_problem("def add(x, y):\n    s = x + y\n    return s\n", reference, "Python") is None
+
+
+def test_the_gate_takes_the_weight_of_a_pair_part_that_ranks_the_input_against_the_detector(trial_raw):
+    human_code, machine_code = _pairs(trial_raw, 40)
+    n = len(human_code)
+    flat = np.zeros(n)
+    settings = {"parts": ["lm", "pair"], "gate": True}
+    fitted = AdaptedFusion(settings).fit(_rows(human_code, flat, flat), _rows(machine_code, flat + 0.1, flat),
+                                         np.arange(n))
+    assert fitted.weights_["pair"] > 0
+    inputs = human_code + machine_code
+    pair = fitted.part_scores(Rows(np.zeros(2 * n), None, inputs))["pair"]
+    against = Rows(np.zeros(2 * n), None, inputs, fused=-pair)       # the detector ranks the files the other way
+    assert AdaptedFusion(settings).fit(_rows(human_code, flat, flat), _rows(machine_code, flat + 0.1, flat),
+                                       np.arange(n)).gate(against).weights_["pair"] == 0.0
+    along = Rows(np.zeros(2 * n), None, inputs, fused=pair)
+    gated = fitted.gate(along)
+    assert gated.agreement_ == pytest.approx(1.0) and gated.weights_["pair"] > 0
+    few = Rows(np.zeros(5), None, inputs[:5], fused=pair[:5])         # too few files to read an agreement
+    assert AdaptedFusion(settings).fit(_rows(human_code, flat, flat), _rows(machine_code, flat + 0.1, flat),
+                                       np.arange(n)).gate(few).weights_ == {"lm": 1.0, "pair": 0.0}
+
+
+def test_the_delexicalised_pair_view_reads_neither_comments_nor_names(trial_raw):
+    rows = Rows(np.zeros(2), None, ["def f(total):\n    # SECRET\n    return total + 1\n",
+                                     "int g(int count) { /* SECRET */ return count + 1; }"], ["Python", "C++"])
+    text = rows.text("delex")
+    assert all("SECRET" not in t and "total" not in t and "count" not in t for t in text)
+    assert "ID" in text[0].split() and "NUM" in text[1].split()
+    assert rows.text("chars") == rows.code

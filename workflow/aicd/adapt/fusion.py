@@ -37,6 +37,7 @@ from ..common.params import Param, ParamSpec
 from ..scoring.thresholds import auroc
 
 PARTS = ("lm", "trained", "pair")
+GATE_MIN = 20   # files to label the gate needs to read an agreement
 WEIGHTS = ("separation", "fixed")
 PARAMS = ParamSpec("the adapted fusion", (
     Param("parts", (list,), ["lm", "trained", "pair"], "ours", "which parts are mixed (lm is always one)"),
@@ -47,6 +48,11 @@ PARAMS = ParamSpec("the adapted fusion", (
           maximum=1.0),
     Param("C", (int, float), 1.0, "ours", "the pair part's inverse L2 strength", minimum=1e-6),
     Param("folds", (int,), 5, "ours", "the pair part's out-of-fold folds (grouped by reference program)", minimum=2),
+    Param("view", (str,), "chars", "ours", "the pair part's view: chars (character 2-4-grams of the code as "
+          "written) or delex (word 1-3-grams of the delexicalised tokens: no comments, names, literals)",
+          choices=("chars", "delex")),
+    Param("gate", (bool,), False, "ours", "the pair part's weight times the rank correlation (floored at 0) of "
+          "its scores with the fused detector's over the files to label (unlabelled: transductive)"),
 ))
 
 
@@ -58,24 +64,38 @@ class Rows:
     lm: np.ndarray
     trained: np.ndarray | None
     code: list[str]
+    language: list | None = None      # the pair part's delexicalised view reads it
+    fused: np.ndarray | None = None   # the fused detector's own score (the gate reads it)
 
     def part(self, name: str) -> np.ndarray | None:
         return getattr(self, name)
+
+    def text(self, view: str) -> list[str]:
+        """The code as the pair part reads it: as written (chars), or delexicalised (no comments,
+        names ID, literals STR / NUM: aicd.codetools.tokens), tokens one space apart."""
+        if view == "chars":
+            return list(self.code)
+        from ..codetools.tokens import delexicalised_tokens
+
+        languages = self.language if self.language is not None else [None] * len(self.code)
+        return [" ".join(delexicalised_tokens(c, lang)) for c, lang in zip(self.code, languages)]
 
 
 class PairPart:
     """Character 2-4-gram TF-IDF + class-balanced logistic regression: reference (0) against
     counterparts (1)."""
 
-    def __init__(self, C: float = 1.0, seed: int = 0):
-        self.C, self.seed = C, seed
+    def __init__(self, C: float = 1.0, seed: int = 0, view: str = "chars"):
+        self.C, self.seed, self.view = C, seed, view
 
     def fit(self, code: list[str], machine: np.ndarray) -> PairPart:
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
 
-        self.vectorizer = TfidfVectorizer(analyzer="char", ngram_range=(2, 4), sublinear_tf=True, min_df=2,
-                                          max_features=1 << 16, dtype=np.float32)
+        grams = {"analyzer": "char", "ngram_range": (2, 4)} if self.view == "chars" else \
+            {"analyzer": "word", "ngram_range": (1, 3), "token_pattern": r"\S+", "lowercase": False}
+        self.vectorizer = TfidfVectorizer(**grams, sublinear_tf=True, min_df=2, max_features=1 << 16,
+                                          dtype=np.float32)
         X = self.vectorizer.fit_transform(code)
         self.model = LogisticRegression(C=self.C, class_weight="balanced", max_iter=2000, random_state=self.seed)
         self.model.fit(X, machine.astype(int))
@@ -85,8 +105,8 @@ class PairPart:
         return self.model.decision_function(self.vectorizer.transform(code)).astype(np.float64)
 
 
-def out_of_fold(code: list[str], machine: np.ndarray, groups: np.ndarray, C: float, folds: int, seed: int
-                ) -> np.ndarray:
+def out_of_fold(code: list[str], machine: np.ndarray, groups: np.ndarray, C: float, folds: int, seed: int,
+                view: str = "chars") -> np.ndarray:
     """The pair part's score of every pair row from a fit that did not see its group."""
     from sklearn.model_selection import GroupKFold
 
@@ -97,17 +117,18 @@ def out_of_fold(code: list[str], machine: np.ndarray, groups: np.ndarray, C: flo
         if len(np.unique(machine[fit])) < 2:
             out[held] = 0.0
             continue
-        out[held] = PairPart(C, seed).fit(list(code_arr[fit]), machine[fit]).score(list(code_arr[held]))
+        out[held] = PairPart(C, seed, view).fit(list(code_arr[fit]), machine[fit]).score(list(code_arr[held]))
     return out
 
 
-def fit_pair(human_code, counterpart_code, of_human, C: float = 1.0, folds: int = 5, seed: int = 0
-             ) -> tuple[np.ndarray, PairPart]:
-    """(out-of-fold scores of the reference then the counterparts, the pair part fitted on all)."""
+def fit_pair(human_code, counterpart_code, of_human, C: float = 1.0, folds: int = 5, seed: int = 0,
+             view: str = "chars") -> tuple[np.ndarray, PairPart]:
+    """(out-of-fold scores of the reference then the counterparts, the pair part fitted on all);
+    the code as `view` gives it (Rows.text)."""
     code = list(human_code) + list(counterpart_code)
     machine = np.r_[np.zeros(len(human_code)), np.ones(len(counterpart_code))].astype(bool)
     groups = np.r_[np.arange(len(human_code)), np.asarray(of_human)]
-    return out_of_fold(code, machine, groups, C, folds, seed), PairPart(C, seed).fit(code, machine)
+    return out_of_fold(code, machine, groups, C, folds, seed, view), PairPart(C, seed, view).fit(code, machine)
 
 
 @dataclass
@@ -152,8 +173,9 @@ class AdaptedFusion:
         if self._given_pair is not None:
             scores, self.pair_ = self._given_pair
         else:
-            scores, self.pair_ = fit_pair(humans.code, counterparts.code, of_human, float(self.setting("C")),
-                                          int(self.setting("folds")), self.seed)
+            view = self.setting("view")
+            scores, self.pair_ = fit_pair(humans.text(view), counterparts.text(view), of_human,
+                                          float(self.setting("C")), int(self.setting("folds")), self.seed, view)
         self.pair_oof_ = np.asarray(scores, dtype=np.float64)
         return self.pair_oof_
 
@@ -173,10 +195,30 @@ class AdaptedFusion:
             weights = {p: floor if p == "lm" else v * (1.0 - floor) / rest for p, v in weights.items()}
         return weights
 
+    def gate(self, rows: Rows) -> AdaptedFusion:
+        """settings gate: the pair part's weight times max(0, Spearman's rho of its scores and the
+        fused detector's over `rows`, the files to label; no labels read). A pair part that ranks
+        the user's files against the detector as trained loses its weight; the weights are
+        renormalised. Fewer than GATE_MIN rows: the pair part gets no weight."""
+        from scipy.stats import spearmanr
+
+        if not self.setting("gate") or "pair" not in self.parts_:
+            return self
+        rho = 0.0
+        if len(rows.code) >= GATE_MIN and rows.fused is not None:
+            rho = float(spearmanr(self.part_scores(rows)["pair"], rows.fused).statistic)
+        self.agreement_ = rho if rho == rho else 0.0
+        weights = {**self.weights_, "pair": self.weights_["pair"] * max(0.0, self.agreement_)}
+        total = sum(weights.values())
+        self.weights_ = {p: w / total for p, w in weights.items()} if total > 0 else \
+            {p: float(p == "lm") for p in self.parts_}
+        return self
+
     def part_scores(self, rows: Rows) -> dict[str, np.ndarray]:
         out = {}
         for part in self.parts_:
-            raw = self.pair_.score(list(rows.code)) if part == "pair" else np.asarray(rows.part(part), np.float64)
+            raw = self.pair_.score(rows.text(self.pair_.view)) if part == "pair" else \
+                np.asarray(rows.part(part), np.float64)
             mean, sd = self.scale_[part]
             out[part] = (raw - mean) / sd
         return out
@@ -188,4 +230,5 @@ class AdaptedFusion:
 
     def summary(self) -> dict:
         return {"settings": {**PARAMS.defaults(), **self.settings}, "parts": self.parts_, "weights": self.weights_,
-                "separation_auroc": self.separation_, "rows": self.rows_}
+                "separation_auroc": self.separation_, "rows": self.rows_,
+                "agreement": getattr(self, "agreement_", None)}
