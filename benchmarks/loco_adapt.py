@@ -256,11 +256,18 @@ def parts_of(detector, X) -> dict:
 def fold_parts(prefix: str, tables: dict, seed: int) -> dict:
     """The fold's fused detector's parts on the test rows (test_*) and on the counterparts
     (counterparts_*; their LM statistics from the per-text cache)."""
+    import hashlib
+
     featurizers, detector, test = fitted_fold(prefix, tables, seed)
     out = {f"test_{k}": v for k, v in test.items()}
     if "counterparts" in tables:
-        X = np.hstack([f.transform(tables["counterparts"]) for f in featurizers]).astype(np.float32)
-        out.update({f"counterparts_{k}": v for k, v in parts_of(detector, X).items()})
+        ids = [sorted(tables[s]["id"]) for s in ("train", "validation", "test", "counterparts")]
+        key = hashlib.sha256(json.dumps([FUSED, prefix, seed, FIT_CODE, *ids]).encode()).hexdigest()[:24]
+        path = FOLDS / f"{key}.counterparts.npz"
+        if not path.is_file():
+            X = np.hstack([f.transform(tables["counterparts"]) for f in featurizers]).astype(np.float32)
+            np.savez(path, **parts_of(detector, X))
+        out.update({f"counterparts_{k}": v for k, v in np.load(path).items()})
     return out
 
 
