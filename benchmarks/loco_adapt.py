@@ -170,17 +170,17 @@ FUSED = base.DETECTORS["fused_all_tfidf_avg50"]   # the shipped default's constr
 # adapted fusion's settings (aicd.adapt.fusion.PARAMS) and which counterparts it fits on.
 BOTH, REWRITES = list(COUNTERPARTS), ["hybrid_rewrite"]
 VARIANTS = {
-    "adapted_sep": ({"parts": ["lm", "trained", "pair"], "weights": "separation"}, BOTH),
-    "adapted_sep_floor50": ({"parts": ["lm", "trained", "pair"], "weights": "separation", "lm_floor": 0.5}, BOTH),
-    "adapted_sep_rewrites": ({"parts": ["lm", "trained", "pair"], "weights": "separation"}, REWRITES),
-    "adapted_lm_pair_sep": ({"parts": ["lm", "pair"], "weights": "separation"}, BOTH),
-    "adapted_lm_pair_avg50": ({"parts": ["lm", "pair"], "weights": "fixed", "lm_weight": 0.5}, BOTH),
-    "adapted_all_avg50": ({"parts": ["lm", "trained", "pair"], "weights": "fixed", "lm_weight": 0.5}, BOTH),
-    "adapted_lm_trained_sep": ({"parts": ["lm", "trained"], "weights": "separation"}, BOTH),
+    "adapted_sep": ({"parts": ["lm", "trained", "pair"], "weights": "separation", "view": "chars", "gate": False}, BOTH),
+    "adapted_sep_floor50": ({"parts": ["lm", "trained", "pair"], "weights": "separation", "lm_floor": 0.5, "view": "chars", "gate": False}, BOTH),
+    "adapted_sep_rewrites": ({"parts": ["lm", "trained", "pair"], "weights": "separation", "view": "chars", "gate": False}, REWRITES),
+    "adapted_lm_pair_sep": ({"parts": ["lm", "pair"], "weights": "separation", "view": "chars", "gate": False}, BOTH),
+    "adapted_lm_pair_avg50": ({"parts": ["lm", "pair"], "weights": "fixed", "lm_weight": 0.5, "view": "chars", "gate": False}, BOTH),
+    "adapted_all_avg50": ({"parts": ["lm", "trained", "pair"], "weights": "fixed", "lm_weight": 0.5, "view": "chars", "gate": False}, BOTH),
+    "adapted_lm_trained_sep": ({"parts": ["lm", "trained"], "weights": "separation", "view": "chars", "gate": False}, BOTH),
     # added after run 7's outer figures were read (not blind; recorded as such): the pair part on
     # the delexicalised view, and gated on its agreement with the fused detector over the files to label
-    "adapted_sep_delex": ({"parts": ["lm", "trained", "pair"], "weights": "separation", "view": "delex"}, BOTH),
-    "adapted_sep_gated": ({"parts": ["lm", "trained", "pair"], "weights": "separation", "gate": True}, BOTH),
+    "adapted_sep_delex": ({"parts": ["lm", "trained", "pair"], "weights": "separation", "view": "delex", "gate": False}, BOTH),
+    "adapted_sep_gated": ({"parts": ["lm", "trained", "pair"], "weights": "separation", "gate": True, "view": "chars"}, BOTH),
     "adapted_sep_delex_gated": ({"parts": ["lm", "trained", "pair"], "weights": "separation", "view": "delex",
                                  "gate": True}, BOTH),
 }

@@ -33,7 +33,7 @@ def test_a_part_that_tells_the_pairs_apart_backwards_gets_no_weight(trial_raw):
     # the LM part ranks the counterparts above the reference; the trained part the other way round
     humans = _rows(human_code, rng.normal(0, 1, n), rng.normal(1, 1, n))
     machines = _rows(machine_code, rng.normal(1.5, 1, n), rng.normal(-1, 1, n))
-    fusion = AdaptedFusion({"parts": ["lm", "trained", "pair"]}).fit(humans, machines, np.arange(n))
+    fusion = AdaptedFusion({"parts": ["lm", "trained", "pair"], "view": "chars"}).fit(humans, machines, np.arange(n))
     assert fusion.separation_["trained"] < 0.5 < fusion.separation_["lm"]
     assert fusion.weights_["trained"] == 0.0 and fusion.weights_["lm"] > 0
     assert sum(fusion.weights_.values()) == pytest.approx(1.0)
@@ -47,7 +47,7 @@ def test_the_pair_part_reads_the_code_and_is_weighted_out_of_fold(trial_raw):
     human_code, machine_code = _pairs(trial_raw, 60)
     n = len(human_code)
     flat = np.zeros(n)
-    fusion = AdaptedFusion({"parts": ["lm", "pair"]}).fit(_rows(human_code, flat, flat),
+    fusion = AdaptedFusion({"parts": ["lm", "pair"], "view": "chars"}).fit(_rows(human_code, flat, flat),
                                                           _rows(machine_code, flat, flat), np.arange(n))
     # trial humans and machines differ in style: the pair part separates them out of fold, the flat LM part not at all
     assert fusion.separation_["pair"] > 0.7 and fusion.separation_["lm"] == 0.5
@@ -103,7 +103,7 @@ def test_the_gate_takes_the_weight_of_a_pair_part_that_ranks_the_input_against_t
     human_code, machine_code = _pairs(trial_raw, 40)
     n = len(human_code)
     flat = np.zeros(n)
-    settings = {"parts": ["lm", "pair"], "gate": True}
+    settings = {"parts": ["lm", "pair"], "gate": True, "view": "chars"}
     fitted = AdaptedFusion(settings).fit(_rows(human_code, flat, flat), _rows(machine_code, flat + 0.1, flat),
                                          np.arange(n))
     assert fitted.weights_["pair"] > 0

@@ -481,13 +481,13 @@ def detect_command(args) -> None:
 def adapt_now(args, model, progress, labelled: pd.DataFrame):
     """--adapt: (the model adapted on the reference's adapting part, the calibrating part's rows)."""
     from .adapt.counterparts import Writer
-    from .adapt.detect import adapt, check_adaptable, describe
+    from .adapt.detect import adapt, check_adaptable, describe, gate
 
     check_adaptable(model)
     reference = reference_files(args, progress, labelled)
     adapted, calibrating = adapt(model, reference, Writer(cache=args.adapt_cache, seed=args.seed), seed=args.seed,
                                  say=say)
-    say(describe(adapted.report))
+    say(describe(gate(adapted, labelled)))
     return adapted, calibrating
 
 

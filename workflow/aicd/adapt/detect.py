@@ -46,23 +46,38 @@ class AdaptedModel:
             raise AttributeError(name)
         return getattr(self.__dict__["base"], name)
 
-    def rows(self, table: pd.DataFrame) -> tuple[Rows, np.ndarray, object]:
-        X = self.base.inputs_for(table)
-        parts = self.base.detector.parts(X)
-        return Rows(parts["lm"], parts.get("rest"), list(table["code"])), X, parts
+    def rows(self, table: pd.DataFrame) -> tuple[Rows, dict]:
+        """(the programs as the fusion reads them, the fused detector's own label and novelty per
+        program); each program's features computed once (the gate reads the files to label,
+        and labelling them reads them again)."""
+        memo = self.__dict__.setdefault("memo", {})
+        codes, languages = list(table["code"]), [str(v) for v in table["language"]]
+        new = [k for k, key in enumerate(zip(codes, languages)) if key not in memo]
+        if new:
+            X = self.base.inputs_for(table.iloc[new])
+            parts, detector = self.base.detector.parts(X), self.base.detector
+            fused, pred = detector.fused_score(X), detector.predict(X)
+            novelty = getattr(detector, "novelty_", None)
+            ood = novelty.score(X) if novelty is not None else np.full(len(new), np.nan)
+            for j, k in enumerate(new):
+                memo[(codes[k], languages[k])] = (parts["lm"][j], None if parts.get("rest") is None else
+                                                  parts["rest"][j], fused[j], pred[j], ood[j])
+        got = [memo[key] for key in zip(codes, languages)]
+        trained = None if got and got[0][1] is None else _column(got, 1)
+        return (Rows(_column(got, 0), trained, codes, languages, _column(got, 2)),
+                {"pred": _column(got, 3, object), "ood_score": _column(got, 4)})
 
     def predict_rows(self, table: pd.DataFrame) -> pd.DataFrame:
         out = pd.DataFrame({"id": table["id"].to_numpy()} if "id" in table.columns else {}, index=range(len(table)))
         if table.empty:
             out["pred"] = pd.Series([], dtype=object)
             return out
-        rows, X, _ = self.rows(table)
+        rows, own = self.rows(table)
         score = self.fusion.score(rows)
-        out["pred"] = np.asarray(self.base.detector.predict(X), dtype=object)
+        out["pred"] = own["pred"]
         out["score_human"], out["score_machine"] = (-score).astype(np.float32), score.astype(np.float32)
-        novelty = getattr(self.base.detector, "novelty_", None)
-        if novelty is not None:
-            out["ood_score"] = novelty.score(X)
+        if not np.isnan(own["ood_score"]).all():
+            out["ood_score"] = own["ood_score"]
         return out
 
 
@@ -87,14 +102,27 @@ def adapt(model, reference: pd.DataFrame, writer: Writer, settings: dict | None 
         raise AicdError(f"--adapt: the local model wrote {len(kept)} usable counterparts of {len(humans)} files "
                         f"({kept_summary(written)}): too few to adapt on")
     base = AdaptedModel(model, AdaptedFusion(settings or {}, seed), {})
-    human_rows, _, _ = base.rows(humans)
-    counterpart_rows, _, _ = base.rows(kept.assign(id=kept["reference_id"] + ":" + kept["protocol"]))
+    human_rows, _ = base.rows(humans)
+    counterpart_rows, _ = base.rows(kept.assign(id=kept["reference_id"] + ":" + kept["protocol"]))
     of_human = kept["reference_id"].map({i: k for k, i in enumerate(humans["id"])}).to_numpy()
     base.fusion.fit(human_rows, counterpart_rows, of_human)
     base.report = {"adapting": int(len(humans)), "calibrating": int(len(calibrating)),
                    "counterparts": kept_summary(written), "requests_sent": writer.sent,
                    "seconds": round(time.perf_counter() - started, 1), **base.fusion.summary()}
     return base, reference.iloc[calibrating].reset_index(drop=True)
+
+
+def _column(got: list, i: int, dtype=np.float64) -> np.ndarray:
+    return np.array([g[i] for g in got], dtype=dtype)
+
+
+def gate(adapted: AdaptedModel, to_label: pd.DataFrame) -> AdaptedModel:
+    """The fusion's gate (aicd.adapt.fusion, setting gate) read on the files to label: no label of
+    theirs is read, only how the pair part ranks them against the fused detector."""
+    rows, _ = adapted.rows(to_label)
+    adapted.fusion.gate(rows)
+    adapted.report.update(weights=adapted.fusion.weights_, agreement=getattr(adapted.fusion, "agreement_", None))
+    return adapted
 
 
 def describe(report: dict) -> str:
@@ -104,4 +132,7 @@ def describe(report: dict) -> str:
     kept = ", ".join(f"{p} {c['kept']}/{c['asked']}" for p, c in report["counterparts"].items())
     return (f"adapted on {report['adapting']} reference files and their counterparts ({kept} kept; "
             f"{report['requests_sent']} requests sent, {report['seconds']:.0f} s); parts weighted by how they tell the "
-            f"reference from its counterparts: {weights}")
+            f"reference from its counterparts: {weights}"
+            + ("" if report.get("agreement") is None else
+               f"; the pair part's rank agreement with the fused detector over the files to label "
+               f"{report['agreement']:.2f} (its weight times that, floored at 0)"))

@@ -48,10 +48,10 @@ PARAMS = ParamSpec("the adapted fusion", (
           maximum=1.0),
     Param("C", (int, float), 1.0, "ours", "the pair part's inverse L2 strength", minimum=1e-6),
     Param("folds", (int,), 5, "ours", "the pair part's out-of-fold folds (grouped by reference program)", minimum=2),
-    Param("view", (str,), "chars", "ours", "the pair part's view: chars (character 2-4-grams of the code as "
+    Param("view", (str,), "delex", "ours", "the pair part's view: chars (character 2-4-grams of the code as "
           "written) or delex (word 1-3-grams of the delexicalised tokens: no comments, names, literals)",
           choices=("chars", "delex")),
-    Param("gate", (bool,), False, "ours", "the pair part's weight times the rank correlation (floored at 0) of "
+    Param("gate", (bool,), True, "ours", "the pair part's weight times the rank correlation (floored at 0) of "
           "its scores with the fused detector's over the files to label (unlabelled: transductive)"),
 ))
 
