@@ -146,7 +146,8 @@ def main(argv=None):
         prefit(collections, seed)
         return
     run_args = argparse.ArgumentParser()
-    run_args.add_argument("--variants", default=",".join(RUN7))
+    run_args.add_argument("--variants", default=",".join(VARIANTS), help="default: every candidate (run 9's ten); "
+                          "run 7 read the seven declared first (RUN7)")
     run_args.add_argument("--select", action="store_true", help="the nested selection among --variants")
     run_args.add_argument("--out")
     run_args.add_argument("--json")
