@@ -131,9 +131,10 @@ def add_parser(sub, raw) -> None:
     cal.add_argument("--adapt", action="store_true", help="with --calibrate-on and a fused detector: adapt it to "
                      "the reference first. The local model (SmolLM2-135M-Instruct, served by vLLM on 127.0.0.1) "
                      "writes machine counterparts of half of each language's reference files, a part fitted on "
-                     "them joins the detector's parts, each weighted by how well it tells those files from their "
-                     "counterparts, and the other half sets the thresholds (so a language needs twice the "
-                     "files: 74 at 5%%). Requests are cached (--adapt-cache): a rerun sends none")
+                     "them (the delexicalised code) joins the detector's parts, each weighted by how well it tells "
+                     "those files from their counterparts (the fitted part also by its rank agreement with the "
+                     "detector over the files to label), and the other half sets the thresholds (so a language "
+                     "needs twice the files: 74 at 5%%). Requests are cached (--adapt-cache): a rerun sends none")
     cal.add_argument("--adapt-cache", default="llm_cache/requests.sqlite", metavar="FILE",
                      help="--adapt's request cache (default llm_cache/requests.sqlite)")
     cal.add_argument("--adapt-to-input", action="store_true", help="also a threshold adapted to the unlabelled "
@@ -487,7 +488,7 @@ def adapt_now(args, model, progress, labelled: pd.DataFrame):
     reference = reference_files(args, progress, labelled)
     adapted, calibrating = adapt(model, reference, Writer(cache=args.adapt_cache, seed=args.seed), seed=args.seed,
                                  say=say)
-    say(describe(gate(adapted, labelled)))
+    say(describe(gate(adapted, labelled).report))
     return adapted, calibrating
 
 
