@@ -127,3 +127,29 @@ def test_the_delexicalised_pair_view_reads_neither_comments_nor_names(trial_raw)
     assert all("SECRET" not in t and "total" not in t and "count" not in t for t in text)
     assert "ID" in text[0].split() and "NUM" in text[1].split()
     assert rows.text("chars") == rows.code
+
+
+def test_detect_adapt_says_what_the_adaptation_did(monkeypatch, capsys):
+    """`aicd detect --adapt`'s one line on stderr is read from the adapted model's report (the
+    adaptation itself stubbed: tests/llm/test_adapt_detect.py runs it with the local model)."""
+    from types import SimpleNamespace
+
+    import aicd.adapt.counterparts as counterparts
+    import aicd.adapt.detect as adapt_detect
+    import aicd.detect_cli as detect_cli
+    import pandas as pd
+
+    report = {"adapting": 20, "calibrating": 20, "counterparts": {"hybrid_rewrite": {"kept": 11, "asked": 20}},
+              "requests_sent": 60, "seconds": 149.0, "weights": {"lm": 0.4, "trained": 0.6, "pair": 0.0},
+              "separation_auroc": {"lm": 0.9, "trained": 0.98, "pair": 0.95}, "agreement": 0.0}
+    adapted = adapt_detect.AdaptedModel(object(), None, report)
+    monkeypatch.setattr(adapt_detect, "check_adaptable", lambda model: None)
+    monkeypatch.setattr(adapt_detect, "adapt", lambda *args, **kwargs: (adapted, pd.DataFrame()))
+    monkeypatch.setattr(adapt_detect, "gate", lambda model, to_label: model)
+    monkeypatch.setattr(counterparts, "Writer", lambda **kwargs: None)
+    monkeypatch.setattr(detect_cli, "reference_files", lambda *args: pd.DataFrame())
+    got, _ = detect_cli.adapt_now(SimpleNamespace(adapt_cache="cache.sqlite", seed=0), object(), None, pd.DataFrame())
+    assert got is adapted
+    err = capsys.readouterr().err
+    assert "adapted on 20 reference files and their counterparts (hybrid_rewrite 11/20 kept; 60 requests sent" in err
+    assert "lm 0.40 (AUROC 90), trained 0.60 (AUROC 98), pair 0.00 (AUROC 95)" in err
