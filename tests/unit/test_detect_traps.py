@@ -271,7 +271,9 @@ def test_without_a_reference_of_yours_the_fpr_on_your_code_is_not_known(demo, re
 
 def test_the_help_examples_parse_and_name_models_the_demo_writes(repo):
     """Every `aicd detect` example of --help parses with aicd's parser, passes the checks that need no
-    model, and names a model the demo writes where the demo writes it (a file, or a folder by its kind)."""
+    model, and names a model the run it comes from writes where that run writes it (a file, or a folder
+    by its kind): the demo's under results/, the leave-one-collection-out run's (config/loco.yaml, its
+    own root) under results/loco/."""
     import re
     import shlex
 
@@ -281,17 +283,21 @@ def test_the_help_examples_parse_and_name_models_the_demo_writes(repo):
     from aicd.detectors import REGISTRY
     from aicd.outputs import Outputs
 
-    demo_config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
+    runs = {"results": yaml.safe_load((repo / "config" / "demo.yaml").read_text())}
+    loco = yaml.safe_load((repo / "config" / "loco.yaml").read_text())
+    runs[loco["results"]] = loco
     lines = [re.sub(r"\s+#\s.*$", "", line).strip() for line in re.sub(r"\s*\\\n\s*", " ", EXAMPLES).splitlines()]
     examples = [line for line in lines if line.startswith("aicd detect ")]
     assert len(examples) >= 6
     for example in examples:
         args = build_parser().parse_args(shlex.split(example)[1:])
         check_args(args)
+        root = "results/loco" if args.model.startswith("results/loco/") else "results"
+        config = runs[root]
         task, name = Path(args.model).parent.name, Path(args.model).name.removesuffix(".skops")
-        assert task in demo_config["tasks"] and name in demo_config["detectors"], example
-        kind = REGISTRY[demo_config["detectors"][name]["kind"]]
-        out = Outputs("results")
+        assert task in config["tasks"] and name in config["detectors"], example
+        kind = REGISTRY[config["detectors"][name]["kind"]]
+        out = Outputs(root)
         assert args.model == (out.model(task, name) if kind.traits().storage == "file" else out.model_folder(task, name))
 
 

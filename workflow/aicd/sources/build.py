@@ -49,6 +49,14 @@ def read_inputs(spec: dict, report: dict) -> dict:
                 if os.path.isfile(path):
                     key, record = file_input(path)
                     inputs[key if part["part"] is None else f"{part['part']}/{key}"] = record
+        elif "pinned_table" in location:
+            from .pinned_table import table_entry
+
+            entry = table_entry(location["pinned_table"])
+            inputs[f"pinned:{location['pinned_table']}"] = {"kind": "pinned", "file": entry["file"],
+                                                           "sha256": entry["sha256"],
+                                                           "member": entry["table"]["member"],
+                                                           "member_sha256": entry["table"]["member_sha256"]}
         else:
             key, record = hub_input(location, resolved)
             inputs[key] = record

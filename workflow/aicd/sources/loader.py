@@ -35,9 +35,13 @@ def load_table(location: dict, split: str | None = None) -> pd.DataFrame:
     location["split"] for Hub tables; for local files pass the split's own location."""
     if "files" in location:
         return _load_local(location["files"])
+    if "pinned_table" in location:
+        from .pinned_table import read_pinned_table
+
+        return read_pinned_table(location["pinned_table"], location.get("code_from"))
     if "hub" in location:
         return _load_hub(location, split or location.get("split", "train"))
-    raise AicdError(f"a data location needs 'files' or 'hub', got keys {sorted(location)}")
+    raise AicdError(f"a data location needs 'files', 'pinned_table' or 'hub', got keys {sorted(location)}")
 
 
 def _load_local(files: str | list[str]) -> pd.DataFrame:
@@ -213,8 +217,11 @@ def source_parts(spec: dict) -> list[dict]:
             return [{"part": str(k), "language": canonical_language(str(k)), "location": {"files": v}}
                     for k, v in files.items()]
         return [{"part": None, "language": None, "location": {"files": files}}]
+    if "pinned_table" in spec:
+        return [{"part": None, "language": None,
+                 "location": {k: spec[k] for k in ("pinned_table", "code_from") if k in spec}}]
     if "hub" not in spec:
-        raise AicdError(f"a source needs 'files', 'hub' or 'gather', got keys {sorted(spec)}")
+        raise AicdError(f"a source needs 'files', 'pinned_table', 'hub' or 'gather', got keys {sorted(spec)}")
     base = {k: spec[k] for k in ("hub", "revision", "gated") if k in spec}
     names = spec.get("names") or [spec.get("name")]
     dirs = spec.get("data_dirs") or [spec.get("data_dir")]
@@ -295,8 +302,8 @@ def read_source(spec: dict, seed: int) -> tuple[pd.DataFrame, dict, dict]:
 
 
 def _load_part(location: dict) -> pd.DataFrame:
-    if "files" in location:
-        return _load_local(location["files"])
+    if "files" in location or "pinned_table" in location:
+        return load_table(location)
     return _load_hub(location, location.get("split", "train"))
 
 
