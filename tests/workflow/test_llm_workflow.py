@@ -146,7 +146,7 @@ def test_a_second_model_served_here_by_vllm_rebuilds_only_its_own_jobs(llm_demo,
     try:
         jobs = planned_jobs(run(repo, workdir, *TARGETS, "-n", "--config", "reprobe=true").stdout)
         assert jobs == [("generate", "model=SmolLM2-sampled"), ("generation_report", "")]
-        run(repo, workdir, *TARGETS)
+        run(repo, workdir, *TARGETS, "--config", "reprobe=true")  # a new endpoint is taken in as the plan says
         rows = pd.read_parquet(workdir / "results" / "generations" / "SmolLM2-sampled.parquet")
         assert len(rows) and set(rows["generator"]) == {"SmolLM2-sampled"} and rows["raw"].str.len().min() > 0
         assert {p.name: p.stat().st_mtime_ns for p in (workdir / "results" / "generations").glob("*.parquet")
