@@ -36,22 +36,15 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from local_server import group_cpu  # noqa: E402
+
 NEEDS_STATEMENT = ("inverse_instruction", "adversarial")
 
 
 def group_cpu_seconds(pgid: int) -> float:
     """user + system CPU of every live process in the process group (and their reaped children)."""
-    tick, total = os.sysconf("SC_CLK_TCK"), 0
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:
-            total += sum(int(f) for f in fields[11:15])
-    return total / tick
+    return sum(group_cpu(pgid).values())
 
 
 def own_cpu_seconds() -> float:

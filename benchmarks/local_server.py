@@ -58,6 +58,21 @@ def prompts(generations: int, judgements: int) -> tuple[list, list]:
     return gen_msgs, judge_msgs
 
 
+def group_cpu(pgid: int) -> dict[str, float]:
+    """user + system CPU seconds (with reaped children's) of each live process of a process group."""
+    tick, seen = os.sysconf("SC_CLK_TCK"), {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:
+            seen[pid] = sum(int(f) for f in fields[11:15]) / tick
+    return seen
+
+
 class GroupCpu:
     """CPU seconds of every process in a process group, sampled in a thread (a process that
     ends between samples keeps what it had at the last one)."""
@@ -73,16 +88,7 @@ class GroupCpu:
             time.sleep(0.2)
 
     def sample(self) -> None:
-        tick = os.sysconf("SC_CLK_TCK")
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == self.pgid:
-                self.seen[name] = (int(fields[11]) + int(fields[12])) / tick
+        self.seen.update(group_cpu(self.pgid))
 
     def total(self) -> float:
         self.sample()

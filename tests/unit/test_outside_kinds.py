@@ -57,24 +57,16 @@ class LineShapeExtra(Featurizer):
     fit_transform = transform
 '''
 
-PYPROJECT = '''
-[build-system]
-requires = ["setuptools"]
-build-backend = "setuptools.build_meta"
+def pyproject(name: str, module: str, version: str, entry_points: dict) -> str:
+    """An installable package's pyproject.toml: one module, its aicd entry points."""
+    groups = "\n".join(f'[project.entry-points."{group}"]\n' + "".join(f'{k} = "{module}:{v}"\n' for k, v in eps.items())
+                       for group, eps in entry_points.items())
+    return (f'[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n[project]\n'
+            f'name = "{name}"\nversion = "{version}"\n\n{groups}\n[tool.setuptools]\npy-modules = ["{module}"]\n')
 
-[project]
-name = "aicd-extra-kinds"
-version = "0.1.0"
 
-[project.entry-points."aicd.detectors"]
-longer_code = "aicd_extra_kinds:LongerCode"
-
-[project.entry-points."aicd.features"]
-line_shape_extra = "aicd_extra_kinds:LineShapeExtra"
-
-[tool.setuptools]
-py-modules = ["aicd_extra_kinds"]
-'''
+PYPROJECT = pyproject("aicd-extra-kinds", "aicd_extra_kinds", "0.1.0", {
+    "aicd.detectors": {"longer_code": "LongerCode"}, "aicd.features": {"line_shape_extra": "LineShapeExtra"}})
 
 CONFIG = {
     "tasks": {"T1": {"title": "T1", "release": {"files": {"train": "train.parquet", "test": "test.parquet"}},
@@ -186,21 +178,8 @@ def test_a_config_names_a_class_as_module_colon_class(installed, monkeypatch):
         sys.modules.pop("aicd_extra_kinds", None)
 
 
-BROKEN_PYPROJECT = '''
-[build-system]
-requires = ["setuptools"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "aicd-broken-kind"
-version = "0.2.0"
-
-[project.entry-points."aicd.detectors"]
-broken_kind = "aicd_broken_kind:Broken"
-
-[tool.setuptools]
-py-modules = ["aicd_broken_kind"]
-'''
+BROKEN_PYPROJECT = pyproject("aicd-broken-kind", "aicd_broken_kind", "0.2.0",
+                             {"aicd.detectors": {"broken_kind": "Broken"}})
 
 
 @pytest.fixture(scope="module")
