@@ -24,7 +24,7 @@ METER_CAP = "SYS_PTRACE"
 # (rootful), the runner takes itself and tini out of the OOM killer's reach (oom_score_adj
 # -1000) and pins each program at 1000, which lowering and pinning need this capability for. A
 # program killed for memory that only its exit frees (shared memory, dropped from its mapping)
-# otherwise left the runner the next victim, before that exit came (containers/sandbox/runner.py).
+# otherwise left the runner the next victim, before that exit came (containers/sandbox/spawning.py).
 OOM_GUARD_CAP = "SYS_RESOURCE"
 CAP_SYS_RESOURCE = 24  # its bit in a capability set
 
@@ -87,7 +87,7 @@ WATCH_POLL_S = 0.01
 MEMFD_MOUNT = "/dev/memfd"
 # At its time limit a program that still wants the CPU, slowed by others' load, runs on while its
 # CPU time stays within its share (time limit x cpus), up to this many times the limit
-# (containers/sandbox/runner.py, deadline). A program asleep, or slowed by itself (more threads
+# (containers/sandbox/cpu_share.py, deadline). A program asleep, or slowed by itself (more threads
 # wanting the CPU than its share has CPUs), never waits for it.
 WALL_GRACE = 10
 # RLIMIT_DATA counts writable mappings, used or not: a JVM with -Xss64m maps ~800 MB of thread
