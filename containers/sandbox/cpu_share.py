@@ -5,7 +5,7 @@ that still runs has timed out or was slowed by others' load (docs/sandbox.md, "T
 import os
 import time
 
-from program_user import SANDBOX, kill_program_user, program_pids
+from program_user import SANDBOX, kill_program_user, sandbox_pids
 from spawning import kill_group
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -20,6 +20,24 @@ def _stat(pid) -> list[str] | None:
         return None
 
 
+def process_seconds(pid) -> float:
+    """A process's CPU time and that of the children it has waited for. /proc/PID/stat gives each
+    in whole clock ticks (10 ms), rounded down: for a hundred processes of a fork bomb that is up
+    to a second unseen, and the bomb passed its share by that much before a count saw it. So a
+    process's own time is read exactly too where the kernel shows it (/proc/PID/schedstat: its
+    first thread's run time in ns, the whole of a single-threaded process), taking the larger."""
+    fields = _stat(pid)
+    if not fields:
+        return 0.0
+    own = (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime: every thread's
+    try:
+        with open(f"/proc/{pid}/schedstat") as fh:
+            own = max(own, int(fh.read().split()[0]) / 1e9)
+    except (OSError, ValueError, IndexError):
+        pass
+    return own + (int(fields[13]) + int(fields[14])) / CLK_TCK  # cutime, cstime
+
+
 def reaped_ticks(pid) -> int:
     """CPU time of the children a process has waited for (cutime + cstime), in clock ticks."""
     fields = _stat(pid)
@@ -28,30 +46,31 @@ def reaped_ticks(pid) -> int:
 
 class CpuBudget:
     """The program's CPU time against its share of one step (the step's time limit times
-    `cpus`), counted for the whole sandbox as a cgroup accounts it: every process of the
-    program's user, live or a zombie (its threads' time and that of the children it has waited
-    for), and the orphans the container's init (tini, PID 1) has reaped since the step began.
-    Init is read first and the processes in pid order, so a process reaped between two reads is
-    missed for one count rather than counted twice, and only two counts over the share in a row
-    stop the program. (Children of a process that ignores SIGCHLD are reaped unaccounted: a count
-    cannot see their time once they are gone; docs/sandbox.md.)"""
+    `cpus`), counted for the whole sandbox as a cgroup accounts it: every process in the container
+    but its init and the runner (sandbox_pids), live or a zombie (its threads' time and that of
+    the children it has waited for), and the orphans the container's init (tini, PID 1) has
+    reaped since the step began. Init is read first and the processes in pid order, so a process
+    reaped between two reads is missed for one count rather than counted twice, but for a pid
+    that wrapped below its parent's: a count over the share is taken again at once, and only two
+    in a row stop the program. (Children of a process that ignores SIGCHLD are reaped
+    unaccounted: a count cannot see their time once they are gone; docs/sandbox.md.)"""
 
     def __init__(self, seconds: float, cpus: float):
         self.limit, self.cpus = seconds * cpus, cpus
         self.init_base = reaped_ticks(1)
-        self.over = 0
 
     def seconds(self, pids) -> float:
-        ticks = reaped_ticks(1) - self.init_base
-        for pid in pids:
-            fields = _stat(pid)
-            if fields:
-                ticks += sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
-        return ticks / CLK_TCK
+        return (reaped_ticks(1) - self.init_base) / CLK_TCK + sum(process_seconds(pid) for pid in pids)
 
-    def exceeded(self, seconds: float) -> bool:
-        self.over = self.over + 1 if seconds > self.limit else 0
-        return self.over >= 2
+    def past_share(self) -> float | None:
+        """The seconds counted once the program is past its share (two counts in a row, the
+        second at once); None while within it."""
+        seconds = 0.0
+        for _ in range(2):
+            seconds = self.seconds(sandbox_pids())
+            if seconds <= self.limit:
+                return None
+        return seconds
 
 
 def running(pids) -> int:
@@ -90,7 +109,7 @@ def deadline(proc, state, done, seconds, budget=None, grace=1.0):
     end, idle, crowded = time.monotonic() + max(0.0, grace - 1) * seconds, 0, 0
     share = max(1, -int(-budget.cpus // 1)) if budget is not None else 0  # whole CPUs, rounded up
     while SANDBOX and budget is not None and time.monotonic() < end:
-        pids = program_pids()
+        pids = sandbox_pids()
         counted = budget.seconds(pids)
         if counted > budget.limit:
             state.setdefault("cpu", round(counted, 2))

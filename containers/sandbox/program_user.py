@@ -7,8 +7,8 @@ import signal
 import time
 
 SANDBOX = os.environ.get("AICD_SANDBOX") == "1"
-# The program's user: 10001 by default; the pool names another where the container has a user
-# namespace of its own (aicd.sandbox.isolation.program_uid). Set by the pool, never the program.
+# The program's user: chosen by the pool for each container (aicd.sandbox.isolation.program_uid),
+# never by the program; 10001 when none is named (a host run, an ad-hoc `docker run`).
 PROGRAM_UID = PROGRAM_GID = int(os.environ.get("AICD_PROGRAM_UID") or 10001)
 
 
@@ -43,6 +43,28 @@ def real_uid(pid: str) -> int | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def sandbox_pids() -> list[int]:
+    """Every process in the container but its init (tini, PID 1) and this runner, in pid order:
+    the program's, and the runner's own short-lived children, which become the program's user
+    (spawn, as_program_user). Found without reading a file per process, for the counts that run
+    while a fork bomb fills the process table."""
+    skip = {1, os.getpid()}
+    return sorted(pid for pid in map(int, filter(str.isdigit, os.listdir("/proc"))) if pid not in skip)
+
+
+def program_tasks() -> int:
+    """The tasks (threads included, zombies too) of sandbox_pids: what RLIMIT_NPROC counts of the
+    program's user, for the fork gate (gate.task_room)."""
+    total = 0
+    for pid in sandbox_pids():
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                total += max(1, int(fh.read().rsplit(")", 1)[1].split()[17]))  # num_threads
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
 
 
 def program_pids() -> list[int]:

@@ -81,6 +81,7 @@ def run_job(job, folder):
     if job.get("compile"):
         comp = step(job["compile"], folder, "", float(limits.get("compile_s", 30)), cap, limits)
         result["compile"] = {k: comp[k] for k in ("exit_code", "stderr", "wall_s", "timed_out")}
+        result["compile"]["cpu_s"] = comp["cpu_s"]
         if comp["exit_code"] != 0 or comp["timed_out"]:
             result["status"] = "compile_error"
             return result

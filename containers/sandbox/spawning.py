@@ -127,12 +127,13 @@ def load(name):
 
 def spawn(argv, cwd, limits=(), env=None, filtered=None):
     """fork + exec in a new session, as the program's user inside the image, under `limits`
-    (child_rlimits); filtered: under the program's own seccomp filter (gate.py, program_filter's
-    arguments), whose listener the result carries where it has one. (Hand-written rather than
-    subprocess: that import alone costs ~8 ms of every program's start-up.) All other
-    descriptors are non-inheritable (PEP 446), so exec closes them."""
+    (child_rlimits); filtered: under the program's own seccomp filter (gate.Options, from
+    supervision.program_filter), whose listener the result carries where it has one.
+    (Hand-written rather than subprocess: that import alone costs ~8 ms of every program's
+    start-up.) All other descriptors are non-inheritable (PEP 446), so exec closes them."""
     gated = filtered is not None
     gate = load("gate") if gated else None
+    program = gate.compiled(filtered) if gated else None  # built here: the child only makes system calls
     pipes = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, and errors before exec (close-on-exec)
     pair = gate.socket.socketpair() if gated else None
     try:
@@ -171,7 +172,7 @@ def spawn(argv, cwd, limits=(), env=None, filtered=None):
             if gated:
                 stage = "gate"
                 pair[0].close()
-                gate.install_and_send(pair[1], **filtered)
+                gate.install_and_send(pair[1], program)
                 pair[1].close()
             stage = "exec"
             os.execvpe(argv[0], argv, env or program_env(cwd))

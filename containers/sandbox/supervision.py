@@ -1,14 +1,14 @@
 """One step under watch: the program's output read and capped, its input written, its time
 limit kept (cpu_share.py), and the limits the engine cannot set counted while it runs and
 enforced by stopping it: tmpfs inodes, memory (meter.py) and CPU time, with the answers to its
-own seccomp filter (gate.py)."""
+own seccomp filter (gate.py): new inodes, forks, memfds, inotify instances."""
 
 import os
 import threading
 import time
 
 from cpu_share import CpuBudget, deadline
-from program_user import PROGRAM_GID, PROGRAM_UID, SANDBOX, kill_program_user, program_pids
+from program_user import PROGRAM_GID, PROGRAM_UID, SANDBOX, kill_program_user, program_tasks
 from spawning import SandboxFault, child_rlimits, kill_group, load, program_env, spawn
 
 
@@ -104,48 +104,69 @@ def program_status() -> dict:
     return processes
 
 
-def over_limit(rlimits, budget=None, shared=None) -> dict:
-    """What the program has gone past of the limits the runner watches itself: {"inodes": mount},
-    {"memory": MB counted} or {"cpu": seconds counted}; empty while within them. shared: where
-    the program has made shared mappings, the step's record of its shared objects (meter.py)."""
+def over_memory(rlimits, state) -> dict:
+    """{"inodes": mount} or {"memory": MB counted} where the program has gone past a tmpfs's inode
+    cap or its memory, as the runner counts them; empty while within them. The step's records
+    in `state`: its shared objects where it has made shared mappings, and the families of the
+    sockets it has made (meter.py)."""
     mount = over_inode_cap(rlimits.get("inodes") or {})
     if mount:
         return {"inodes": mount}
-    memory = SANDBOX and rlimits.get("memory_mb")
-    if not (memory or (SANDBOX and budget is not None)):
+    if not (SANDBOX and rlimits.get("memory_mb")):
         return {}
-    processes = program_status()
-    if memory:
-        counted = load("meter").charged_mb(processes, rlimits.get("memory_mounts") or (),
-                                              float(rlimits["memory_mb"]), shared)
-        if counted > float(rlimits["memory_mb"]):
-            return {"memory": round(counted, 1)}
-    if budget is not None:
-        seconds = budget.seconds(processes)
-        if budget.exceeded(seconds):
-            return {"cpu": round(seconds, 2)}
-    return {}
+    sockets = state.get("sockets")
+    counted = load("meter").charged_mb(program_status(), rlimits.get("memory_mounts") or (),
+                                       float(rlimits["memory_mb"]), state.get("shared"),
+                                       frozenset(sockets) if sockets is not None else None)
+    return {"memory": round(counted, 1)} if counted > float(rlimits["memory_mb"]) else {}
 
 
-# A count that reads the program's mappings (meter.py) can take milliseconds: the next waits at
-# least this many times as long, so counting never takes more than a fifth of a CPU.
+def over_cpu(budget) -> dict:
+    """{"cpu": seconds counted} once the program is past its CPU share (CpuBudget.past_share)."""
+    seconds = budget.past_share()
+    return {} if seconds is None else {"cpu": round(seconds, 2)}
+
+
+# A count that reads the program's mappings (meter.py), or a hundred processes' CPU times, can take
+# milliseconds: the next of its kind waits at least this many times as long, so counting never
+# takes more than a fifth of a CPU.
 COUNT_SHARE = 4
+
+
+class Cadence:
+    """One kind of count in the watch, run every poll or, where it was costly, less often."""
+
+    def __init__(self, count):
+        self.count, self.due = count, 0.0
+
+    def run(self, poll_s: float) -> dict:
+        started = time.monotonic()
+        if started < self.due:
+            return {}
+        breach = self.count()
+        self.due = started + max(poll_s, COUNT_SHARE * (time.monotonic() - started))
+        return breach
 
 
 def watch(rlimits, proc, state, done, budget=None):
     """Where the engine cannot cap a tmpfs's inodes (Podman refuses nr_inodes), the container's
     memory or its CPU (rootless on cgroup v1), count them while the program runs and stop it at
     the cap, as the kernel would: a flood of empty files, an allocation loop or a fork bomb would
-    otherwise take the host."""
-    poll_s, took = float(rlimits.get("poll_s", 0.01)), 0.0
-    while not done.wait(max(poll_s, COUNT_SHARE * took)):
-        started = time.monotonic()
-        breach = over_limit(rlimits, budget, state.get("shared"))
-        if breach:
-            (key, value), = breach.items()
-            stop_program(proc, state, key, value)
-            return
-        took = time.monotonic() - started
+    otherwise take the host. The CPU time is counted on a cadence of its own, so a costly memory
+    count (a hundred processes' mappings) never delays the stop at the CPU share."""
+    poll_s = float(rlimits.get("poll_s", 0.01))
+    cadences = []
+    if rlimits.get("inodes") or rlimits.get("memory_mb"):
+        cadences.append(Cadence(lambda: over_memory(rlimits, state)))
+    if budget is not None:
+        cadences.append(Cadence(lambda: over_cpu(budget)))
+    while not done.wait(poll_s):
+        for cadence in cadences:
+            breach = cadence.run(poll_s)
+            if breach:
+                (key, value), = breach.items()
+                stop_program(proc, state, key, value)
+                return
 
 
 def stop_program(proc, state, key, value) -> None:
@@ -159,15 +180,17 @@ def stop_program(proc, state, key, value) -> None:
         kill_program_user()
 
 
-def program_filter(rlimits) -> dict | None:
-    """The arguments of the program's own seccomp filter (gate.install_and_send), where the runner
-    stands in for a limit: the inode gate where it counts inodes and the kernel allows it, and
-    memfds made by the runner (or refused) where it counts memory. None: no filter."""
-    inodes = bool(rlimits.get("inodes")) and bool(rlimits.get("inode_gate"))
-    memfds = rlimits.get("memfd")
-    if not (inodes or memfds):
-        return None
-    return {"inodes": inodes, "memfds": memfds or "allow"}
+def program_filter(rlimits):
+    """The program's own seccomp filter (gate.Options), where the runner stands in for a limit: the
+    inode gate where it counts inodes, the fork gate where it counts processes (both where the
+    kernel lets a notified call go on), memfds made by the runner (or refused) where it counts
+    memory, the inotify share where it has one. None: no filter."""
+    gate = load("gate")
+    options = gate.Options(inodes=bool(rlimits.get("inodes")) and bool(rlimits.get("inode_gate")),
+                           memfds=rlimits.get("memfd") or gate.ALLOW,
+                           tasks=bool(rlimits.get("nproc")) and bool(rlimits.get("fork_gate")),
+                           inotify=bool(rlimits.get("inotify")))
+    return options if options.notifies else None
 
 
 def memfd_maker(folder: str):
@@ -184,6 +207,21 @@ def memfd_maker(folder: str):
     return make
 
 
+def gate_answers(gate, proc, state, rlimits):
+    """How the runner answers the program's filter (gate.Answers): new inodes against the caps
+    (the program stopped at one), memfds made on its own tmpfs, shared mappings and sockets noted
+    for the memory count, forks against the process limit, inotify calls against the share."""
+    nproc, inotify = rlimits.get("nproc"), rlimits.get("inotify")
+    return gate.Answers(
+        full=gate.cap_check(rlimits.get("inodes") or {}),
+        at_cap=lambda mount: stop_program(proc, state, "inodes", mount),
+        make_memfd=memfd_maker(rlimits["memfd_dir"]) if rlimits.get("memfd") == gate.EMULATE else None,
+        on_shared=lambda: state.setdefault("shared", {}),
+        on_socket=lambda family: state.setdefault("sockets", set()).add(family),
+        has_room=gate.task_room(int(nproc), program_tasks) if nproc and rlimits.get("fork_gate") else None,
+        inotify=list(inotify) if inotify else None)
+
+
 def helpers(proc, state, done, rlimits, cap, stdin, budget) -> list:
     """The threads beside a step's program: its output readers, its input, the runner's counts
     where the engine cannot cap a limit, and the answers to its own seccomp filter."""
@@ -192,25 +230,24 @@ def helpers(proc, state, done, rlimits, cap, stdin, budget) -> list:
     threads = [threading.Thread(target=reader, args=(proc.stdout, cap, out, state, proc), daemon=True),
                threading.Thread(target=reader, args=(proc.stderr, cap, err, state, proc), daemon=True),
                threading.Thread(target=feed, args=(proc.stdin, stdin), daemon=True)]
-    caps = rlimits.get("inodes") or {}
     cpu_watched = budget if SANDBOX and rlimits.get("cpus") else None
-    if caps or rlimits.get("memory_mb") or cpu_watched is not None:
+    if rlimits.get("inodes") or rlimits.get("memory_mb") or cpu_watched is not None:
         threads.append(threading.Thread(target=watch, args=(rlimits, proc, state, done, cpu_watched), daemon=True))
-    if proc.listener is not None:  # every new file (and memfd) waits for this thread's answer
+    if proc.listener is not None:  # every new inode, fork, memfd ... waits for this thread's answer
         gate = load("gate")
-        make = memfd_maker(rlimits["memfd_dir"]) if rlimits.get("memfd") == gate.EMULATE else None
         threads.append(threading.Thread(target=gate.serve, daemon=True, args=(
-            proc.listener, gate.cap_check(caps), done, lambda mount: stop_program(proc, state, "inodes", mount),
-            make, lambda: state.setdefault("shared", {}))))
+            proc.listener, gate_answers(gate, proc, state, rlimits), done)))
     return threads
 
 
 def step(argv, cwd, stdin, wall_s, cap, limits=None):
     limits = limits or {}
     rlimits = limits.get("rlimits") or {}
-    caps = rlimits.get("inodes") or {}
     started = time.monotonic()
-    ooms = oom_kills() if SANDBOX else None
+    # Where the runner counts memory there is no cgroup of the container's own (what the cgroup
+    # files show is the host's, masked): its own count is what stops a program for memory.
+    counts_memory = SANDBOX and bool(rlimits.get("memory_mb"))
+    ooms = oom_kills() if SANDBOX and not counts_memory else None
     share = rlimits.get("cpu_share")
     budget = CpuBudget(wall_s, float(share)) if SANDBOX and share else None
     try:
@@ -229,10 +266,11 @@ def step(argv, cwd, stdin, wall_s, cap, limits=None):
     for t in threads:
         start_helper(t, proc, state)
     _, status, usage = os.wait4(proc.pid, 0)
-    counted = budget.seconds(program_pids()) + usage.ru_utime + usage.ru_stime if budget is not None else None
+    ended = time.monotonic()  # the program's main process is gone: stopped, or done
     kill_group(proc)  # whatever the program left in its group
-    if SANDBOX:
-        kill_program_user()  # ... and whatever left the group: its pipes then close
+    left = kill_program_user() if SANDBOX else []  # ... and whatever left the group: its pipes then close
+    # Every process gone and reaped: the whole sandbox's CPU time, exactly (init's reaped orphans).
+    counted = budget.seconds(left) + usage.ru_utime + usage.ru_stime if budget is not None else None
     done.set()  # after the kill: the gate answers until no process of the program is left
     for t in [timer, *threads]:
         t.join(timeout=2)
@@ -240,23 +278,24 @@ def step(argv, cwd, stdin, wall_s, cap, limits=None):
         os.close(proc.listener)
     if counted is not None and rlimits.get("cpus") and counted > budget.limit:
         state["timed_out"] = True  # past its CPU share between two counts (a cgroup's quota would not let it)
-    return step_result(state, status, usage, started, caps, ooms, counted)
+    state["oom"] = ooms is not None and (oom_kills() or 0) > ooms
+    return step_result(state, status, usage, ended - started, rlimits, counts_memory or ooms is not None, counted)
 
 
-def step_result(state, status, usage, started, caps, ooms, counted) -> dict:
+def step_result(state, status, usage, wall_s, rlimits, oom_known, counted) -> dict:
+    caps = rlimits.get("inodes") or {}
     used = inodes_used(caps)
     if caps and not (state.get("inodes") or state.get("memory")):
         state["inodes"] = over_inode_cap(caps)  # a flood that ended between two counts
-    state["oom"] = ooms is not None and (oom_kills() or 0) > ooms
     code = os.waitstatus_to_exitcode(status)
     return {
         "exit_code": code, "signal": -code if code < 0 else None,
         "stdout": b"".join(state["out"]).decode("utf-8", "replace"),
         "stderr": b"".join(state["err"]).decode("utf-8", "replace"),
         "timed_out": state.get("timed_out", False), "overflow": state["overflow"], "oom": state["oom"],
-        "oom_known": ooms is not None, "pids_exhausted": state.get("pids_exhausted", False),
+        "oom_known": oom_known, "pids_exhausted": state.get("pids_exhausted", False),
         "inode_limit": state.get("inodes"), "memory_stop": bool(state.get("memory")),
         "memory_counted_mb": state.get("memory"), **({"inodes_used": used} if caps else {}),
         **({"cpu_counted_s": round(max(counted, state.get("cpu") or 0), 3)} if counted is not None else {}),
-        "wall_s": time.monotonic() - started, "cpu_s": usage.ru_utime + usage.ru_stime, "max_rss_kb": usage.ru_maxrss,
+        "wall_s": wall_s, "cpu_s": usage.ru_utime + usage.ru_stime, "max_rss_kb": usage.ru_maxrss,
     }
