@@ -32,9 +32,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "workflow"))
 sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "tests" / "sandbox"))
 
-from test_limits_hold import FORK_BOMB, MEMFDS_3GB, MEMFDS_UNSEEN_3GB, NEIGHBOUR  # noqa: E402  the tests' probes
+from test_fork_storms import FORK_BOMB, NEIGHBOUR  # noqa: E402  the tests' probes
+from test_limits_hold import MEMFDS_3GB, MEMFDS_UNSEEN_3GB  # noqa: E402
 
 RUN = [{"stdin": ""}]
 MEMFD_RATE = textwrap.dedent("""
@@ -154,7 +156,7 @@ def main() -> None:
             copy_image(image, connect("docker"), engine)
         boxes = []
         try:
-            boxes = [Container(image, limits, job="bench-leaks", pool_id="bench-leaks", engine=engine, pool_size=2)
+            boxes = [Container(image, limits, job="bench-leaks", pool_id="bench-leaks", engine=engine)
                      for _ in range(2)]
             print(f"{engine.describe()}: the runner stands in for {', '.join(engine.unenforced) or 'nothing'}",
                   flush=True)

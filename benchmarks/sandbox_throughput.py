@@ -6,8 +6,12 @@ program), one long-lived container per path, the paths taking turns program by p
   docker  the pool's transport: the `docker` SDK's attach socket to Docker's daemon
   podman  the same through rootless Podman's Docker-compatible service
 
+and, for each path whose container's processes this host sees, the CPU milliseconds a program
+cost its sandbox (the runner's own threads, the program and its compile, as the host's kernel
+counts them): what others' load on the machine changes far less than programs per second.
+
   python benchmarks/sandbox_throughput.py [--n 20] [--languages Python C] [--podman-user aicd-podman] [--image TAG]
-      [--baseline-image TAG]
+      [--baseline-image TAG] [--no-cli] [--no-podman] [--no-docker]
 
 Needs Docker and the sandbox image (python -m aicd.sandbox images); for the Podman column,
 Podman (run as root: a user with an /etc/subuid range, whose service is started here; the image
@@ -91,20 +95,46 @@ class CliContainer:
         self.proc.wait(timeout=120)
 
 
-def rates(boxes: dict, job: dict, n: int) -> dict[str, float | None]:
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def host_cpu_s(box) -> float | None:
+    """The CPU time a container's init (tini) and runner have used, with all they have reaped, as
+    the host's kernel counts it (the runner's own threads, and every program and compile it ran);
+    None where the container's processes are not visible here (a CLI container, a remote engine)."""
+    ident = getattr(box, "id", None)
+    try:
+        init = box.engine.client.api.inspect_container(ident)["State"]["Pid"]
+        with open(f"/proc/{init}/task/{init}/children") as fh:
+            pids = [init, *map(int, fh.read().split())]
+        total = 0
+        for pid in pids:
+            with open(f"/proc/{pid}/stat") as fh:
+                total += sum(int(x) for x in fh.read().rsplit(")", 1)[1].split()[11:15])
+        return total / CLK_TCK
+    except (AttributeError, OSError, KeyError, TypeError, ValueError):
+        return None
+
+
+def rates(boxes: dict, job: dict, n: int) -> tuple[dict, dict]:
     """Programs per second on each path, the paths taking turns program by program, so that a
-    change in the machine's load falls on all of them alike, after one untimed program each.
-    None: a program did not pass."""
-    spent = dict.fromkeys(boxes, 0.0)
+    change in the machine's load falls on all of them alike, after one untimed program each
+    (None: a program did not pass); and the CPU milliseconds each program cost its sandbox, as
+    the host's kernel counts them (host_cpu_s), which others' load changes far less than the
+    wall clock (None where not visible)."""
+    spent, cpu = dict.fromkeys(boxes, 0.0), dict.fromkeys(boxes, 0.0)
     passed = dict.fromkeys(boxes, True)
     for box in boxes.values():  # untimed: a fresh container's first compile reads the toolchain from disk
         box.run(job)
     for _ in range(n):
         for path, box in boxes.items():
-            started = time.perf_counter()
+            before, started = host_cpu_s(box), time.perf_counter()
             passed[path] &= box.run(job)["status"] == "ok"
             spent[path] += time.perf_counter() - started
-    return {path: n / spent[path] if passed[path] else None for path in boxes}
+            after = host_cpu_s(box)
+            cpu[path] = None if None in (before, after, cpu[path]) else cpu[path] + after - before
+    return ({path: n / spent[path] if passed[path] else None for path in boxes},
+            {path: 1000 * cpu[path] / n if cpu[path] is not None else None for path in boxes})
 
 
 def podman_engine(user: str | None):
@@ -121,6 +151,20 @@ def podman_engine(user: str | None):
     return engine
 
 
+def row(language: str, kind: str, measured: dict, cpu_ms: dict, engines) -> str:
+    """One line of the table: programs per second on each path, the SDK against the CLI, each
+    engine against its baseline image, then the CPU ms per program and each engine's ratio."""
+    ratio = measured["docker"] / measured["cli"] if measured.get("docker") and measured.get("cli") else None
+    cells = " ".join(f"{r:9.2f}" if r else "      n/a" for r in measured.values())
+    cells += "".join(f" {e.name}÷base {measured[e.name] / measured[e.name + '-base']:.2f}" for e in engines
+                     if measured.get(f"{e.name}-base") and measured.get(e.name))
+    cells += f" {ratio:8.2f}" if ratio else ""
+    cells += "  cpu " + " ".join(f"{ms:.1f}" if ms is not None else "n/a" for ms in cpu_ms.values())
+    return f"{language:<11} {kind:<6} {cells}" + "".join(
+        f" {e.name}÷base {cpu_ms[e.name] / cpu_ms[e.name + '-base']:.2f}" for e in engines
+        if cpu_ms.get(f"{e.name}-base") and cpu_ms.get(e.name))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=20, help="programs per cell")
@@ -129,6 +173,8 @@ def main() -> None:
                         help="run as root: the user whose rootless Podman is measured (an /etc/subuid range)")
     parser.add_argument("--no-podman", action="store_true", help="leave the Podman column out")
     parser.add_argument("--no-cli", action="store_true", help="leave the cli column out")
+    parser.add_argument("--no-docker", action="store_true",
+                        help="leave the docker columns out (Docker still supplies the image to Podman)")
     parser.add_argument("--image", default=None, help="the sandbox image (default: this checkout's context tag)")
     parser.add_argument("--baseline-image", default=None,
                         help="also run this image (say, main's) on each engine, taking turns with --image: "
@@ -156,7 +202,7 @@ def main() -> None:
         if not args.no_cli:
             boxes["cli"] = CliContainer(image, limits, runner_limits(docker, limits))
         print(f"image {image}; cli container ready in {time.perf_counter() - started:.1f} s")
-        for engine in engines:
+        for engine in engines[1:] if args.no_docker else engines:
             started = time.perf_counter()
             boxes[engine.name] = Container(image, limits, job="benchmark", engine=engine)
             print(f"{engine.describe()}: container ready in {time.perf_counter() - started:.1f} s; "
@@ -164,17 +210,11 @@ def main() -> None:
             if args.baseline_image:
                 boxes[f"{engine.name}-base"] = Container(args.baseline_image, limits, job="benchmark", engine=engine)
         paths = list(boxes)
-        print(f"{'language':<11} {'program':<6} " + " ".join(f"{p + '/s':>9}" for p in paths) + f" {'sdk÷cli':>8}")
+        print(f"{'language':<11} {'program':<6} " + " ".join(f"{p + '/s':>9}" for p in paths) + f" {'sdk÷cli':>8}"
+              + "  CPU ms per program: " + " ".join(paths))
         for language in args.languages or HELLO:
             for kind, code in (("hello", HELLO[language]), ("cpu", CPU[language])):
-                job = job_for(language, code, RUN)
-                measured = rates(boxes, job, args.n)
-                ratio = measured["docker"] / measured["cli"] if measured.get("docker") and measured.get("cli") else None
-                cells = " ".join(f"{r:9.2f}" if r else "      n/a" for r in measured.values())
-                cells += "".join(f" {e.name}÷base {measured[e.name] / measured[e.name + '-base']:.2f}" for e in engines
-                                 if measured.get(f"{e.name}-base") and measured.get(e.name))
-                print(f"{language:<11} {kind:<6} {cells} {ratio:8.2f}" if ratio else f"{language:<11} {kind:<6} {cells}",
-                      flush=True)
+                print(row(language, kind, *rates(boxes, job_for(language, code, RUN), args.n), engines), flush=True)
     finally:
         for box in boxes.values():
             box.remove()

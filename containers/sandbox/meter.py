@@ -18,6 +18,8 @@ file cache of the image, not the program's. So the count is, over every process 
     while it lives, touched or not, less its mapped pages (counted as shared memory). Its pages
     stay when a process unmaps them or drops them (MADV_DONTNEED), and no count outside a cgroup
     sees them then: 3 GB touched in 64 MB steps, each dropped, showed a few MB.
+  + where the program has made sockets: the data held in the socket buffers of its network
+    namespace (socket_memory.py), which a cgroup charges too.
 
 Walking every mapping (/proc/PID/smaps) is costly (milliseconds for a few hundred MB mapped),
 so a check goes only as far as it must: the resident counters of /proc/PID/status give an upper
@@ -28,6 +30,8 @@ program's smaps and descriptors (the pool grants it where the runner counts memo
 
 import os
 import stat
+
+from socket_memory import socket_bytes
 
 KB = 1024
 # memfds, shared anonymous mappings and SysV segments live on the kernel's internal shmem mount:
@@ -255,17 +259,20 @@ def without_memory(pids) -> set:
     return {pid for pid in pids if memory_view(pid) is None}
 
 
-def charged_mb(processes: dict, mounts, limit_mb: float, shared: dict | None = None) -> float:
+def charged_mb(processes: dict, mounts, limit_mb: float, shared: dict | None = None,
+               sockets: frozenset | None = None) -> float:
     """The program's memory in MB, as exact as deciding `> limit_mb` needs: processes is
     {pid: status fields (parse_status)}; mounts the tmpfs mounts whose files are the program's;
-    shared, where the program has made shared mappings, the step's shared_anon_ends record.
+    shared, where the program has made shared mappings, the step's shared_anon_ends record;
+    sockets, where it has made sockets, their address families (their buffers are counted).
 
     A count over the limit is taken again without the processes that have released their memory
     since their status was read. A process exiting during the count keeps its counters as read
     before (its mapped files among them), while its files are read after, unmapped: counted
     twice, a program that stayed within its limit was stopped after printing its output."""
+    held_in_sockets = socket_bytes(sockets) if sockets else 0
     while True:
-        counted = _charged_mb(processes, mounts, limit_mb, shared)
+        counted = _charged_mb(processes, mounts, limit_mb, shared) + held_in_sockets / (1 << 20)
         gone = without_memory(processes) if counted > limit_mb else set()
         if not gone:
             return counted

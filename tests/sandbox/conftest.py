@@ -102,6 +102,19 @@ def spare(engine, sandbox_image, pool):
     """A container beside the session pool's, with its limits, used directly (no recycling after
     a breach) by the tests that need the very container a program used, or a second one: one per
     session, as each costs 10-40 s to make and as long to remove on Docker's vfs driver."""
-    box = Container(sandbox_image, pool.limits, job="test-spare", pool_id=SPARES, engine=engine, pool_size=2)
+    box = Container(sandbox_image, pool.limits, job="test-spare", pool_id=SPARES, engine=engine)
     yield box
     box.remove()
+
+
+@pytest.fixture(scope="session")
+def pair(engine, sandbox_image, pool, spare):
+    """Two containers of one pool of two, used directly (a breach here does not recycle them: on
+    Docker's vfs each new container costs 10-40 s, and the runner must answer in the very
+    container a hostile program used): a fresh one, and the session's spare of the same pool.
+    The session pool is another pool: another job of the same user on the same node."""
+    box = Container(sandbox_image, pool.limits, job="test-pair", pool_id=SPARES, engine=engine)
+    try:
+        yield box, spare
+    finally:
+        box.remove()

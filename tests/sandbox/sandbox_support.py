@@ -44,6 +44,19 @@ def stdout(result, test=0):
     return result["tests"][test]["stdout"] if result["tests"] else ""
 
 
+def run(box, language, code, tests=RUN):
+    """One program in a container used directly (aicd.sandbox.pool.Container)."""
+    from aicd.sandbox.languages import job_for
+
+    return box.run(job_for(language, code, tests))
+
+
+def still_fine(box):
+    """The next program in the same container runs and prints: the runner answers."""
+    after = run(box, *HELLO)
+    assert after["status"] == "ok" and stdout(after).strip() == "still fine", after
+
+
 def run_once(engine, image, command, *, seccomp=True, user=None, binds=(), limits=None,
              timeout=600) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of one command in a sandbox container with the pool's
@@ -73,3 +86,79 @@ def run_once(engine, image, command, *, seccomp=True, user=None, binds=(), limit
         return code, "".join(lines), "\n".join(stream.stderr)
     finally:
         remove_container(engine, ident)
+
+
+class HostMemory:
+    """The host's kernel memory while a program runs, sampled every 10 ms from /proc/meminfo (the
+    kernel's own count, which no container can change): how far Slab (task structs, page tables'
+    bookkeeping, socket and file objects) rose above its level at the start, how far MemAvailable
+    fell, and the longest this sampling thread waited for its 10 ms sleep (a host starved of CPU).
+    A context manager: the figures are read after it ends."""
+
+    def __init__(self):
+        import threading
+
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    @staticmethod
+    def meminfo_mb() -> dict:
+        with open("/proc/meminfo") as fh:
+            return {line.split(":")[0]: int(line.split()[1]) / 1024 for line in fh}
+
+    def _sample(self):
+        import time
+
+        last = time.monotonic()
+        while not self._stop.wait(0.01):
+            now = time.monotonic()
+            self.longest_wait_s, last = max(self.longest_wait_s, now - last), now
+            seen = self.meminfo_mb()
+            self.slab_rise_mb = max(self.slab_rise_mb, seen["Slab"] - self._start["Slab"])
+            self.available_fall_mb = max(self.available_fall_mb, self._start["MemAvailable"] - seen["MemAvailable"])
+
+    def __enter__(self):
+        self._start = self.meminfo_mb()
+        self.slab_rise_mb = self.available_fall_mb = self.longest_wait_s = 0.0
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+class SandboxCpu:
+    """The CPU time the host's kernel counts for what a container's programs did while a job ran,
+    read on the host apart from the runner's own count: the container's init (tini) and the
+    runner reap every process of a program (the runner waits for the program it started, tini for
+    the orphans), and what a process has reaped is its cutime + cstime, sums the kernel keeps
+    exactly and rounds to clock ticks only when read. Less the job's compile step, which the
+    result reports (`compiled_s`, 0 where a runner does not say). A context manager: `seconds`
+    once it ends."""
+
+    CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self, box):
+        init = box.engine.client.api.inspect_container(box.id)["State"]["Pid"]
+        with open(f"/proc/{init}/task/{init}/children") as fh:
+            self.pids = [init, *map(int, fh.read().split())]  # tini, and its one child: the runner
+
+    def reaped_s(self) -> float:
+        total = 0
+        for pid in self.pids:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += int(fields[13]) + int(fields[14])
+        return total / self.CLK_TCK
+
+    def __enter__(self):
+        self._start = self.reaped_s()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = self.reaped_s() - self._start
+
+    def of_run(self, result) -> float:
+        """The run step's share of `seconds`: the job's less its compile step's."""
+        return self.seconds - ((result.get("compile") or {}).get("cpu_s") or 0.0)

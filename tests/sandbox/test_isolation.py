@@ -16,6 +16,7 @@ import pytest
 from aicd.sandbox.engine import SERVICE_PREFIX
 from aicd.sandbox.images import LOCAL_BASE, image_exists
 from aicd.sandbox.languages import job_for
+from aicd.sandbox.masks import HOST_DISKS, HOST_LOAD, HOST_NODES, disk_folders
 from components import require
 from sandbox_support import RUN, run_once, stdout
 
@@ -142,6 +143,41 @@ def test_the_program_learns_no_host_path_memory_size_uptime_or_kernel_build(spar
         assert all(line.split(":", 2)[2] == "/" for line in seen["cgroup"]), seen["cgroup"]
     assert not any(spare.id in line for line in seen["cgroup"]), seen["cgroup"]
     assert seen["uptime"] == "" and seen["version"] == "", seen
+
+
+# Reads each path given on stdin (the start of a file's text, a folder's first entries, or why
+# neither), and the cgroup folders under each controller's mount: what a program learns of the
+# host's load, disks, NUMA nodes and other containers.
+READ_HOST_FACTS = textwrap.dedent("""
+    import json, os, sys
+    seen = {}
+    for path in json.load(sys.stdin):
+        try:
+            seen[path] = sorted(os.listdir(path))[:5] if os.path.isdir(path) else open(path).read()[:60]
+        except OSError as err:
+            seen[path] = err.strerror
+    cgroups = {}
+    for controller in sorted(os.listdir("/sys/fs/cgroup")):
+        folder = os.path.join("/sys/fs/cgroup", controller)
+        if os.path.isdir(folder):
+            cgroups[controller] = sorted(e for e in os.listdir(folder) if os.path.isdir(os.path.join(folder, e)))[:5]
+    print(json.dumps({"seen": seen, "cgroups": cgroups}))
+""")
+
+
+def test_the_hosts_load_disks_numa_nodes_and_cgroups_read_empty(spare):
+    """The host's load average, pressure stall figures, interrupt counts, disks (their sizes
+    and traffic, under /proc and /sys), NUMA nodes' memory use and, where the engine gives no
+    cgroup namespace (Podman), the host's cgroup tree (other engines' folders, the engine
+    service's memory use): every file reads empty, every folder is empty, on both engines. Before,
+    all of them showed the host's."""
+    paths = [*HOST_LOAD, *HOST_DISKS, *disk_folders(), *HOST_NODES]
+    result = spare.run(job_for("Python", READ_HOST_FACTS, [{"stdin": json.dumps(paths)}]))
+    assert result["status"] == "ok", result
+    seen = json.loads(stdout(result))
+    shown = {path: value for path, value in seen["seen"].items() if value not in ("", [], "No such file or directory")}
+    assert not shown, shown
+    assert all(folders == [] for folders in seen["cgroups"].values()), seen["cgroups"]  # no /docker, /libpod_parent
 
 
 IO_URING_CALLS = textwrap.dedent("""

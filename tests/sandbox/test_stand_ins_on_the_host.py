@@ -29,17 +29,19 @@ MB = 1 << 20
 pytestmark = pytest.mark.skipif(not gate.SUPPORTED, reason=f"no seccomp filter for {os.uname().machine}")
 
 
-def under_the_gate(work, allowed: int, make_memfd=None, on_shared=None):
-    """Run `work` in a child process under the gate, answering as the runner does with a cap of
-    `allowed` creations (memfds made by make_memfd where given, else refused); (the child's exit
-    code, notifications answered for inodes, at_cap calls)."""
+def under_the_gate(work, allowed: int, make_memfd=None, on_shared=None, options=None, **answers):
+    """Run `work` in a child process under the gate (gate.Options, by default the inode gate with
+    memfds made by make_memfd where given, else refused), answering as the runner does with a cap
+    of `allowed` creations and `answers` (gate.Answers' others); (the child's exit code,
+    notifications answered for inodes, at_cap calls)."""
     parent_end, child_end = socket.socketpair()
+    program = gate.compiled(options or gate.Options(memfds=gate.EMULATE if make_memfd else gate.REFUSE))
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
             parent_end.close()
-            gate.install_and_send(child_end, memfds=gate.EMULATE if make_memfd else gate.REFUSE)
+            gate.install_and_send(child_end, program)
             child_end.close()
             code = work()
         finally:
@@ -53,7 +55,8 @@ def under_the_gate(work, allowed: int, make_memfd=None, on_shared=None):
         asked[0] += 1
         return "/cap" if asked[0] > allowed else None
 
-    server = threading.Thread(target=gate.serve, args=(listener, full, stop, capped.append, make_memfd, on_shared))
+    answering = gate.Answers(full=full, at_cap=capped.append, make_memfd=make_memfd, on_shared=on_shared, **answers)
+    server = threading.Thread(target=gate.serve, args=(listener, answering, stop))
     server.start()
     _, status = os.waitpid(pid, 0)
     stop.set()
@@ -85,6 +88,100 @@ def test_the_gate_refuses_the_first_new_file_past_the_cap_and_nothing_else(tmp_p
 
     code, asked, capped = under_the_gate(work, allowed=40)
     assert (code, asked, capped) == (3, 41, ["/cap"])  # 40 made, the 41st refused with ENOSPC
+
+
+def test_hard_links_whiteouts_and_extended_attributes_wait_for_the_gate(tmp_path):
+    """Each takes a share of a tmpfs's inode budget: link, linkat, renameat2 with RENAME_WHITEOUT
+    and setxattr are handed to the runner like open and mkdir, and the first past the cap is
+    refused; a plain rename, which makes nothing, never waits."""
+    import ctypes
+
+    base = tmp_path / "base"
+    base.write_text("x")
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def work():
+        os.rename(base, tmp_path / "moved")  # no new inode: not handed over
+        os.rename(tmp_path / "moved", base)
+        os.link(base, tmp_path / "l1")
+        os.link(base, tmp_path / "l2", follow_symlinks=False)  # linkat
+        os.setxattr(base, "user.note", b"x")
+        whiteout = libc.renameat2(-100, str(base).encode(), -100, str(tmp_path / "w").encode(), 1 << 2)
+        if whiteout != 0 and ctypes.get_errno() not in (errno.EINVAL, errno.EPERM):  # no whiteouts here: ENOSPC
+            return 3 if ctypes.get_errno() == errno.ENOSPC else 4
+        return 5 if whiteout == 0 else 0
+
+    code, asked, capped = under_the_gate(work, allowed=3)
+    assert (code, asked, capped) == (3, 4, ["/cap"]), (code, asked, capped)  # the fourth, the whiteout, refused
+
+
+def test_forks_past_the_process_limit_are_refused_with_eagain():
+    """With room for 3 tasks the fourth fork waits for the runner's tick and fails with EAGAIN, as
+    the kernel's limit would fail it, before the kernel allocated anything for it."""
+    def work():
+        children = []
+        for _ in range(4):
+            try:
+                child = os.fork()
+            except OSError as err:
+                return 0 if err.errno == errno.EAGAIN and len(children) == 3 else 3
+            if child == 0:
+                os._exit(0)
+            children.append(child)
+        return 4
+
+    made = []  # the children let through, which the count finds when it counts again (none exits here)
+    room = gate.task_room(3, lambda: len(made))
+
+    def has_room():
+        if not room():
+            return False
+        made.append(1)
+        return True
+
+    code, _, _ = under_the_gate(work, 0, options=gate.Options(inodes=False, memfds=gate.ALLOW, tasks=True),
+                                has_room=has_room)
+    assert (code, len(made)) == (0, 3)
+
+
+def test_inotify_past_the_share_is_refused():
+    """A share of 2 instances and 3 watches: the third instance is EMFILE, the fourth watch
+    ENOSPC (the kernel's answers at a user's limit)."""
+    import ctypes
+
+    def work():
+        libc = ctypes.CDLL(None, use_errno=True)
+        first = libc.inotify_init1(os.O_CLOEXEC)
+        if first < 0 or libc.inotify_init1(os.O_CLOEXEC) < 0 or libc.inotify_init1(os.O_CLOEXEC) >= 0:
+            return 3
+        if ctypes.get_errno() != errno.EMFILE:
+            return 4
+        watched = [libc.inotify_add_watch(first, path, 2) for path in (b"/", b"/tmp", b"/usr", b"/etc")]
+        return 0 if watched[3] < 0 and ctypes.get_errno() == errno.ENOSPC and min(watched[:3]) >= 0 else 5
+
+    options = gate.Options(inodes=False, memfds=gate.ALLOW, inotify=True)
+    assert under_the_gate(work, 0, options=options, inotify=[2, 3])[0] == 0
+
+
+def test_sockets_are_told_and_the_socket_diagnostics_refused():
+    """Where the runner counts memory each socket's family is told to it (from then on it counts
+    the socket buffers), and the kernel's socket diagnostics, which it reads them from, are
+    refused to the program."""
+    told = []
+
+    def work():
+        socket.socket(socket.AF_UNIX).close()
+        socket.socketpair()[0].close()
+        socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).close()  # NETLINK_ROUTE
+        try:
+            socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4).close()  # NETLINK_SOCK_DIAG
+            return 6
+        except PermissionError:
+            return 0
+
+    code, _, _ = under_the_gate(work, 0, options=gate.Options(inodes=False, memfds=gate.EMULATE),
+                                on_socket=told.append)
+    assert code == 0 and told == [socket.AF_UNIX, socket.AF_UNIX, socket.AF_NETLINK], (code, told)
 
 
 def test_the_cap_check_counts_again_once_the_room_it_saw_is_used():

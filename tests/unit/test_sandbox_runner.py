@@ -269,26 +269,84 @@ def engine_facts():
         assert each.stage is None or not each.stage.exists()
 
 
-def test_the_runners_process_limit_is_per_container_where_each_has_its_own_user_namespace(engine_facts):
+def test_the_runners_process_limit_is_per_container_each_with_a_uid_of_its_own(engine_facts):
     """RLIMIT_NPROC counts the processes of one uid in one user namespace. Rootless Podman gives
-    each container its own (--userns=auto), so the limit is `pids` whatever the pool's size; in
-    a namespace that the pool's containers share (rootless Docker) it grows with the pool, so one
-    program's fork loop cannot starve the programs beside it."""
-    from aicd.sandbox.isolation import USERNS_PROGRAM_UID, container_config, limits_line, program_uid, runner_limits
+    each container its own (--userns=auto); elsewhere each container's program has a uid of its
+    own (PROGRAM_UIDS), so the limit is `pids` whatever the pool's size, and each fork is checked
+    against it before it is made where the kernel lets a notified call go on."""
+    from aicd.sandbox.isolation import (
+        PROGRAM_UIDS,
+        UID_LABEL,
+        USERNS_PROGRAM_UID,
+        container_config,
+        inode_gate,
+        limits_line,
+        program_uid,
+        runner_limits,
+    )
     from aicd.sandbox.limits import Limits
 
     podman = engine_facts("podman", "4.3.1", True, "1", ())  # cgroup v1: no limit enforced
     lim = Limits()
-    assert runner_limits(podman, lim)["nproc"] == runner_limits(podman, lim, containers=4)["nproc"] == lim.pids
-    assert f"RLIMIT_NPROC {lim.pids} in each container's own user namespace" in limits_line(podman, lim, 4)
+    assert runner_limits(podman, lim)["nproc"] == lim.pids and runner_limits(podman, lim)["fork_gate"] == inode_gate()
+    assert f"RLIMIT_NPROC {lim.pids} in each container's own user namespace" in limits_line(podman, lim)
     assert program_uid(podman) == USERNS_PROGRAM_UID
     rootless_docker = engine_facts("docker", "20.10", True, "1", ())
-    assert runner_limits(rootless_docker, lim, containers=4)["nproc"] == 4 * lim.pids
-    assert f"RLIMIT_NPROC {4 * lim.pids}, {lim.pids} per container" in limits_line(rootless_docker, lim, 4)
+    assert runner_limits(rootless_docker, lim)["nproc"] == lim.pids
+    assert f"RLIMIT_NPROC {lim.pids} for a uid of each container's own" in limits_line(rootless_docker, lim)
     rootful = engine_facts("docker", "20.10", False, "1", ("memory", "pids", "cpu"))
-    assert "nproc" not in runner_limits(rootful, lim, containers=4)  # the cgroup's pids limit holds per container
-    config = container_config(rootful, "image", lim, {})["HostConfig"]
-    assert "UsernsMode" not in config and "SYS_PTRACE" not in config["CapAdd"]
+    assert "nproc" not in runner_limits(rootful, lim)  # the cgroup's pids limit holds per container
+    config = container_config(rootful, "image", lim, {}, uid=PROGRAM_UIDS[7])
+    assert "UsernsMode" not in config["HostConfig"] and "SYS_PTRACE" not in config["HostConfig"]["CapAdd"]
+    assert f"AICD_PROGRAM_UID={PROGRAM_UIDS[7]}" in config["Env"] and config["Labels"][UID_LABEL] == str(PROGRAM_UIDS[7])
+
+
+def test_program_uids_are_no_host_account_and_fit_a_rootless_namespace():
+    """Above Debian's regular accounts (UID_MAX 60000), below nobody, and mapped in a user
+    namespace of 65,536 ids."""
+    from aicd.sandbox.isolation import PROGRAM_UIDS
+
+    assert PROGRAM_UIDS.start > 60000 and PROGRAM_UIDS.stop <= 65534 and len(PROGRAM_UIDS) > 1000
+
+
+def test_rootless_programs_get_a_share_of_the_users_inotify_limits(engine_facts, tmp_path):
+    """Half of the user's limit, split among the containers its subordinate ids allow at once."""
+    from aicd.sandbox.isolation import USERNS_IDS, user_limit_share
+
+    limit = tmp_path / "max_user_instances"
+    limit.write_text("128\n")
+    podman = engine_facts("podman", "4.3.1", True, "1", ())
+    podman.subordinate_ids = 65536
+    assert user_limit_share(podman, str(limit), 0) == 1 == 128 // 2 // (65536 // USERNS_IDS)
+    limit.write_text("8192\n")
+    assert user_limit_share(podman, str(limit), 0) == 8192 // 2 // 64
+    assert user_limit_share(podman, str(tmp_path / "missing"), 640) == 640 // 2 // 64
+
+
+def test_the_hosts_load_disks_and_nodes_are_masked_on_both_engines(engine_facts):
+    """Docker takes the whole list; Podman its `mask=` option, with a folder whose path has a
+    colon bound over by an empty one (the option splits on colons); the cgroup tree where the
+    engine gives no cgroup namespace and the runner counts memory."""
+    from aicd.sandbox.masks import CGROUP_TREE, DOCKER_MASKED, HOST_DISKS, HOST_LOAD, HOST_NODES, mask_settings
+
+    docker = mask_settings(engine_facts("docker", "20.10", False, "1", ("memory", "pids", "cpu")))
+    assert set(docker["MaskedPaths"]) >= {*DOCKER_MASKED, *HOST_LOAD, *HOST_DISKS, *HOST_NODES}
+    assert CGROUP_TREE not in docker["MaskedPaths"]  # a cgroup namespace of its own
+    podman = mask_settings(engine_facts("podman", "4.3.1", True, "1", ()))
+    masked = podman["SecurityOpt"][0].removeprefix("mask=").split(":")
+    assert set(masked) >= {*HOST_LOAD, *HOST_DISKS, *HOST_NODES, CGROUP_TREE}
+    assert all(":" in mount["Target"] and mount["ReadOnly"] for mount in podman["Mounts"])
+
+
+def test_the_socket_diagnostics_are_allowed_only_where_the_runner_counts_memory(engine_facts):
+    from aicd.sandbox.isolation import NETLINK_SOCK_DIAG, seccomp_profile
+
+    def diag(engine):
+        return any(rule["names"] == ["socket"] and {"index": 2, "value": NETLINK_SOCK_DIAG, "op": "SCMP_CMP_EQ"}
+                   in rule.get("args", []) for rule in seccomp_profile(engine)["syscalls"])
+
+    assert diag(engine_facts("podman", "4.3.1", True, "1", ()))
+    assert not diag(engine_facts("docker", "20.10", False, "1", ("memory", "pids", "cpu")))
 
 
 def test_signals_the_runner_was_handed_ignored_are_default_in_the_program(repo, tmp_path):

@@ -4,6 +4,7 @@ Podman (`python -m aicd.sandbox`).
 - engine: the container engine (Docker, or Podman rootless on a cluster) and what it can enforce;
 - images: the optional debootstrap base and the sandbox image, tagged by their build context;
 - isolation: what every container is given and denied, on each engine;
+- masks: what a program is not shown of the host (paths masked in every container);
 - limits: the sandbox's limits and the memory budget every cap must fit in;
 - languages: how each of the nine languages is built, checked and run;
 - owner: who made a container or a scratch folder, and whether that process is gone;

@@ -90,6 +90,7 @@ class Engine:
     scratch: Path | None = None     # private folder of that service: its socket and log
     stage: Path | None = None       # private folder of files for the engine: /etc files, the seccomp profile
     oom_guard: bool = True          # whether containers may ask for isolation.OOM_GUARD_CAP (False once refused)
+    subordinate_ids: int = 0        # rootless Podman: the user's subordinate uids (0: not known)
     _closed: bool = field(default=False, repr=False)
 
     @property
@@ -106,12 +107,11 @@ class Engine:
         mode = "rootless" if self.rootless else "rootful"
         return f"{self.name} {self.version} ({mode}, cgroup v{self.cgroup_version})"
 
-    def seccomp_option(self, profile: Path) -> str:
+    def seccomp_option(self, profile: dict) -> str:
         """`seccomp=...` for SecurityOpt: Docker's API takes the profile's JSON, Podman's a path
         that the service can read (a copy in a world-readable folder of our own)."""
-        if self.name == "docker":
-            return "seccomp=" + json.dumps(json.loads(profile.read_text()), separators=(",", ":"))
-        return f"seccomp={self.staged(profile.name, profile.read_bytes())}"
+        text = json.dumps(profile, separators=(",", ":"))
+        return "seccomp=" + (text if self.name == "docker" else str(self.staged("seccomp.json", text)))
 
     def staged(self, name: str, content: str | bytes) -> Path:
         """A world-readable file of ours with `content`, for the engine to read or bind-mount
@@ -125,6 +125,13 @@ class Engine:
             staged.chmod(0o644)
             os.replace(staged, copy)
         return copy
+
+    def empty_folder(self) -> Path:
+        """An empty, world-readable folder of ours, for the engine to bind over a path it masks."""
+        folder = self._stage() / "empty"
+        folder.mkdir(mode=0o755, exist_ok=True)
+        folder.chmod(0o555)
+        return folder
 
     def _stage(self) -> Path:
         if self.stage is None:
@@ -208,10 +215,21 @@ def _facts(client, name: str) -> tuple[str, bool, str, frozenset]:
     return info["ServerVersion"], rootless, str(info.get("CgroupVersion", "1")), frozenset(enforced)
 
 
+def _subordinate_ids(client) -> int:
+    """Rootless Podman: how many subordinate uids its user has (its uid map less the user's own
+    uid), which bounds the containers that user can have at once with a user namespace each."""
+    info = client.api._result(client.api._get(client.api._url("/libpod/info")), json=True)
+    mapped = (info["host"].get("idMappings") or {}).get("uidmap") or []
+    return sum(int(entry.get("size", 0)) for entry in mapped if entry.get("container_id") != 0)
+
+
 def _connected(client, name: str, service=None, scratch=None) -> Engine:
     remove_stale_scratch()  # what a killed job left in the temporary folder
     version, rootless, cgroup, enforced = _facts(client, name)
-    return Engine(name, client, version, rootless, cgroup, enforced, service, scratch)
+    engine = Engine(name, client, version, rootless, cgroup, enforced, service, scratch)
+    if name == "podman" and rootless:
+        engine.subordinate_ids = _subordinate_ids(client)
+    return engine
 
 
 def _podman_sockets() -> list[str]:

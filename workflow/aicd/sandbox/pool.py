@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import hashlib
 import json
 import logging
 import queue
@@ -36,13 +37,17 @@ from .engine import Engine, available, shared
 from .isolation import (
     CONTEXT,
     OOM_GUARD_CAP,
+    PROGRAM_UIDS,
     RUNNER_CAPS,
     SECCOMP_PROFILE,
+    UID_LABEL,
     USERNS_IDS,
     WALL_GRACE,
     container_config,
     isolation_flags,
     limits_line,
+    per_container_userns,
+    program_uid,
     runner_limits,
 )
 from .languages import TOOLCHAINS, job_for
@@ -69,6 +74,34 @@ def owner_labels(job: str = "", pool_id: str = "") -> dict[str, str]:
     """Labels that let remove_stale_containers find a container whose owner died, and a pool
     find its own."""
     return {LABEL: "1", "aicd.owner": owner_label(), "aicd.job": job, "aicd.pool": pool_id}
+
+
+# The program uids this process has given its containers and not yet taken back (free_program_uid).
+_UIDS_HERE: set[int] = set()
+_UIDS_LOCK = threading.Lock()
+
+
+def free_program_uid(engine: Engine, seed: str) -> int:
+    """A program uid for a new container (isolation.PROGRAM_UIDS): one no other sandbox container
+    on the engine has (their UID_LABEL) and none this process has just given out, the first free
+    one from a place `seed` (the pool's id) picks, so that pools starting at once in other
+    processes start apart. Where each container has a user namespace of its own, the one uid
+    USERNS_PROGRAM_UID: its host uids are the container's own."""
+    if per_container_userns(engine):
+        return program_uid(engine)
+    try:
+        taken = {int(c.labels.get(UID_LABEL, 0)) for c in labelled(engine, f"{LABEL}=1")}
+    except _api_errors() + (ValueError,):
+        taken = set()
+    start = int(hashlib.sha256(seed.encode()).hexdigest(), 16) % len(PROGRAM_UIDS)
+    with _UIDS_LOCK:
+        for step in range(len(PROGRAM_UIDS)):
+            uid = PROGRAM_UIDS[(start + step) % len(PROGRAM_UIDS)]
+            if uid not in taken and uid not in _UIDS_HERE:
+                _UIDS_HERE.add(uid)
+                return uid
+    raise AicdError(f"every program uid of {PROGRAM_UIDS.start}-{PROGRAM_UIDS.stop - 1} is in use by a sandbox "
+                    "container on this engine: remove stale ones (docker ps -a --filter label=aicd.sandbox=1)")
 
 
 def _api_errors() -> tuple:
@@ -103,9 +136,21 @@ def remove_container(engine: Engine, ident: str, attempts: int = 5) -> bool:
     return False
 
 
-def labelled(engine: Engine, label: str) -> list:
-    """The containers (running or not) that carry `label` (key=value)."""
-    return engine.client.containers.list(all=True, filters={"label": label}, ignore_removed=True)
+@dataclass(frozen=True)
+class Listed:
+    """A container as the engine's list shows it."""
+
+    id: str
+    name: str
+    labels: dict
+
+
+def labelled(engine: Engine, label: str) -> list[Listed]:
+    """The containers (running or not) that carry `label` (key=value), from the engine's list
+    alone: the SDK's list inspects each container after, and one removed in between (a recycled
+    sandbox container) made Podman answer 500, not the 404 the SDK skips, which failed the caller."""
+    return [Listed(c["Id"], (c.get("Names") or [""])[0].lstrip("/"), c.get("Labels") or {})
+            for c in engine.client.api.containers(all=True, filters={"label": label})]
 
 
 def remove_stale_containers(engine: Engine | str = "auto") -> list[str]:
@@ -197,8 +242,7 @@ class Container:
     no interpreter start per program). If the owning process dies, the stream closes, the
     runner's stdin ends, it exits, and the engine removes the container."""
 
-    def __init__(self, image: str, limits: Limits, job: str = "", pool_id: str = "", engine: Engine | str = "auto",
-                 pool_size: int = 1):
+    def __init__(self, image: str, limits: Limits, job: str = "", pool_id: str = "", engine: Engine | str = "auto"):
         import docker.errors
 
         self.engine = shared(engine) if isinstance(engine, str) else engine
@@ -206,10 +250,11 @@ class Container:
         self.name = f"aicd-sbx-{uuid.uuid4().hex[:12]}"
         self.used = 0
         self.broken = False
-        self.runner_limits = runner_limits(self.engine, limits, pool_size)
+        self.runner_limits = runner_limits(self.engine, limits)
         api = self.engine.client.api
         self.id = None
         self._stream: AttachedStream | None = None
+        self.program_uid = free_program_uid(self.engine, pool_id or self.name)
         try:
             self._create_and_start(api, image, limits, job, pool_id)
         except docker.errors.ImageNotFound:
@@ -235,7 +280,7 @@ class Container:
         import docker.errors
 
         for attempt in (1, 2):
-            config = container_config(self.engine, image, limits, owner_labels(job, pool_id))
+            config = container_config(self.engine, image, limits, owner_labels(job, pool_id), uid=self.program_uid)
             self.id = api.create_container_from_config(config, name=self.name)["Id"]
             self._stream = AttachedStream(self.engine, self.id)  # before start: no line is missed
             try:
@@ -294,6 +339,7 @@ class Container:
             remove_container(self.engine, self.id)
         if self._stream is not None:
             self._stream.close()
+        _UIDS_HERE.discard(self.program_uid)
 
 
 def _userns_advice(error: str) -> str:
@@ -351,7 +397,7 @@ class SandboxPool:
         self.recycled = 0  # containers removed because a program breached a limit or left state
         self.stale_removed = remove_stale_containers(self.engine)
         # What this engine cannot promise here, once, at the start of the run.
-        (log.warning if self.engine.unenforced else log.info)("%s", limits_line(self.engine, self.limits, self.size))
+        (log.warning if self.engine.unenforced else log.info)("%s", limits_line(self.engine, self.limits))
         atexit.register(self.close)
 
     def _take(self) -> Container:
@@ -361,7 +407,7 @@ class SandboxPool:
             if self._free:
                 return self._free.pop()
             self.started += 1
-        container = Container(self.image, self.limits, self.job, self.pool_id, self.engine, self.size)
+        container = Container(self.image, self.limits, self.job, self.pool_id, self.engine)
         with self._lock:
             self._all.add(container)
             closed = self._closed
