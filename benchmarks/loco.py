@@ -159,14 +159,27 @@ def library_reference(config: dict, name: str, seed: int) -> pd.DataFrame | None
         print(f"library reference: {name} is a collection's source here: left out of every fold's reference "
               "(the validation humans alone)", flush=True)
         return None
-    source = (config.get("sources") or {}).get(name) or merged_config([str(REPO / "config" / "loco_local.yaml")])[
-        "sources"].get(name)
+    source = (config.get("sources") or {}).get(name) or local_sources(config).get(name)
     if source is None or "gather" not in source:
         raise SystemExit(f"--library {name}: no gathered source of that name in the config or config/loco_local.yaml")
     rows = build_source(name, source, seed)[0]
     rows = rows[rows["label"] == "human"].drop_duplicates("id").sort_values("id").reset_index(drop=True)
     print(f"library reference {name}: {len(rows)} human rows {rows['language'].value_counts().to_dict()}", flush=True)
     return rows.assign(target="human")
+
+
+def local_sources(config: dict) -> dict:
+    """The sources of config/loco_local.yaml (where the gathered library code is), validated as
+    a layer on the config (the file alone is no complete config)."""
+    import copy
+
+    from aicd.config import validate_config
+    from snakemake.utils import update_config
+
+    layered = copy.deepcopy(config)
+    update_config(layered, yaml.safe_load((REPO / "config" / "loco_local.yaml").read_text()))
+    validate_config(layered)
+    return layered["sources"]
 
 
 def memoise_views() -> None:
