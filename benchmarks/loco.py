@@ -1,24 +1,28 @@
 """Leave one collection out, outside the workflow: the collections of config/loco.yaml (built by
-the sources stage's own code), the same folds (aicd.splits.loco), the same metrics and table
-(aicd.scoring.loco, aicd.report.loco); every detector fitted in this process, each fold's feature
-sets fitted once and shared by the detectors that read them, the per-text views memoised and the
-LM statistics cached per text (results/cache/benchmarks/lm_stats, SQLite).
+the sources stage's own code), the same folds (aicd.splits.loco), the same detectors (the config's
+`detectors:` and `features:` entries, built by the workflow's constructors), the same metrics and
+table (aicd.scoring.loco, aicd.report.loco); every detector fitted in this process, each fold's
+feature sets fitted once and shared by the detectors that read them, the per-text views memoised
+and the LM statistics cached per text (results/cache/benchmarks/lm_stats, SQLite).
 
-`--select` runs the fused detector's selection rule (benchmarks/notes/deployable.md): inside each
-outer fold, every candidate is measured by leave-one-collection-out over that fold's *training*
-collections alone, the best by mean then worst AUROC is picked, and its numbers on the held-out
-collection make the row "fused (selected)". The held-out collection chooses nothing.
+What the workflow does not run is the fused detector's candidate variants, every one tried
+(benchmarks/loco_candidates.yaml, in the config's entry shape), and `--select`, their selection
+rule (benchmarks/notes/deployable.md): inside each outer fold, every candidate is measured by
+leave-one-collection-out over that fold's *training* collections alone, the best by mean then
+worst AUROC is picked, and its numbers on the held-out collection make the row "fused
+(selected)". The held-out collection chooses nothing.
 
 The default reference (the table's last section): per fold, the training collections' validation
 humans (scored by the fold's detector) and the gathered library code (`--library`, default
 local_code as config/loco_local.yaml gathers it: nine languages from pinned packages), which no
-collection holds here, set per-language thresholds at 5% (aicd detect's rule); every human row of
-the held-out collection measures them. A library source that is itself a collection's (with
+collection holds here, set per-language thresholds by the calibrate job's rule
+(aicd.scoring.calibrate_model, the config's `calibration:` settings); every human row of the
+held-out collection measures them. A library source that is itself a collection's (with
 config/loco_local.yaml) is left out of the reference, said so.
 
   python benchmarks/loco.py [--config config/loco.yaml [config/loco_local.yaml]] [--detectors a,b]
-                            [--select c1,c2,...] [--max-rows 600] [--library local_code|none]
-                            [--out loco.md] [--json loco.json]
+                            [--select c1,c2,...] [--candidates benchmarks/loco_candidates.yaml]
+                            [--max-rows 600] [--library local_code|none] [--out loco.md] [--json loco.json]
 
 Single-threaded BLAS/OpenMP (set before numpy loads): CPU seconds are per core."""
 
@@ -45,61 +49,70 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "workflow"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from aicd.data.scores import stored  # noqa: E402
-from aicd.detectors import build  # noqa: E402
+from aicd.data.scores import declared, stored  # noqa: E402
 from aicd.detectors.fitting import predict_in_blocks, validation_scores  # noqa: E402
 from aicd.report.loco import detector_records, markdown  # noqa: E402
 from aicd.splits import loco  # noqa: E402
 
-LM_PARAMS = {"model": "package:smollm2-135m-instruct", "window": 128, "batch_size": 8, "dtype": "auto"}
 LM_CACHE = REPO / "results" / "cache" / "benchmarks" / "lm_stats"
-TFIDF = ("tfidf", {"max_features": 5000, "ngram_max": 3, "svd_components": 500})
-AST = ("ast", {})
-LM = ("lm_stats", LM_PARAMS)
-LMC = ("lm_criteria", LM_PARAMS)  # the five criteria, standardised per language on human training rows
-LMC_RAW = ("lm_criteria", {**LM_PARAMS, "standardise": "none"})
-LOGLIK_Z = ("lm_criteria", {**LM_PARAMS, "criteria": ["loglik"]})
-LMC_CODE = ("lm_criteria", {**LM_PARAMS, "text": "no_comments"})  # the LM reads the code without its comments
-STYLE_Z = ("stylometry", {"standardise": "language"})
-DELEX = ("canon_tfidf", {"identifiers": "anonymous", "literals": "class", "max_features": 5000, "ngram_max": 3,
-                         "svd_components": 500})
-CB = {"iterations": 200, "depth": 6, "border_count": 32}  # as config/demo.yaml
+CANDIDATES = Path(__file__).resolve().parent / "loco_candidates.yaml"
 
-# name -> (feature parts, detector kind, params); parts "text": the code strings
-BASELINES = {
-    "cb_tfidf": ((TFIDF,), "catboost", CB), "cb_ast": ((AST,), "catboost", CB),
-    "cb_ast_tfidf": ((AST, TFIDF), "catboost", CB),
-    "svm_tfidf": ((TFIDF,), "linear_svm", {}), "svm_ast": ((AST,), "linear_svm", {}),
-    "svm_ast_tfidf": ((AST, TFIDF), "linear_svm", {}),
-    "lr_tfidf": ((TFIDF,), "logistic_regression", {}), "lr_ast": ((AST,), "logistic_regression", {}),
-    "lr_ast_tfidf": ((AST, TFIDF), "logistic_regression", {}),
-    "robust": ("text", "robust", {}),
-    **{f"zs_{c}": ((LM,), "zero_shot_lm", {"criterion": c}) for c in ("loglik", "logrank", "entropy", "lrr",
-                                                                       "fast_detectgpt")},
-}
-FUSED = {
-    "fused_loglik_z": ((LOGLIK_Z,), "fused", {"model": "average"}),
-    "fused_lm": ((LMC,), "fused", {"model": "average"}),
-    "fused_lm_raw": ((LMC_RAW,), "fused", {"model": "average"}),
-    **{f"fused_lm_style_avg{int(100 * w)}": ((LMC, STYLE_Z), "fused", {"model": "average", "lm_weight": w})
-       for w in (0.5, 0.7)},
-    **{f"fused_lm_delex_avg{int(100 * w)}": ((LMC, DELEX), "fused", {"model": "average", "lm_weight": w})
-       for w in (0.5, 0.7)},
-    **{f"fused_all_avg{int(100 * w)}": ((LMC, STYLE_Z, DELEX), "fused", {"model": "average", "lm_weight": w})
-       for w in (0.5, 0.7)},
-    "fused_lm_code": ((LMC_CODE,), "fused", {"model": "average"}),
-    "fused_lm_code_style_avg50": ((LMC_CODE, STYLE_Z), "fused", {"model": "average", "lm_weight": 0.5}),
-    # added after the first run's outer figures were read (benchmarks/notes/deployable.md, run 2)
-    "fused_lm_tfidf_avg50": ((LMC, TFIDF), "fused", {"model": "average", "lm_weight": 0.5}),
-    "fused_all_tfidf_avg50": ((LMC, STYLE_Z, DELEX, TFIDF), "fused", {"model": "average", "lm_weight": 0.5}),
-    "fused_all_code_avg50": ((LMC_CODE, STYLE_Z, DELEX), "fused", {"model": "average", "lm_weight": 0.5}),
-    "fused_all_avg30": ((LMC, STYLE_Z, DELEX), "fused", {"model": "average", "lm_weight": 0.3}),
-    "fused_all_avg50_c1": ((LMC, STYLE_Z, DELEX), "fused", {"model": "average", "lm_weight": 0.5, "C": 1.0}),
-    "fused_all_avg50_c001": ((LMC, STYLE_Z, DELEX), "fused", {"model": "average", "lm_weight": 0.5, "C": 0.01}),
-    "fused_lm_style_constrained": ((LMC, STYLE_Z), "fused", {"model": "constrained"}),
-    "fused_all_constrained": ((LMC, STYLE_Z, DELEX), "fused", {"model": "constrained"}),
-}
-DETECTORS = {**BASELINES, **FUSED}
+
+def detectors_of(config: dict, candidates: str | Path | None = CANDIDATES) -> tuple[dict, dict, dict]:
+    """(baselines, candidates, feature sets): the config's detectors, as it has them; the fused
+    candidates of `candidates` (benchmarks/loco_candidates.yaml: what the workflow runs none of,
+    in the config's entry shape); every feature set either names, the config's and the file's.
+    The candidates are validated with the config (their kinds, params and feature sets: the
+    schema's defaults filled in), and none may take a config name."""
+    import copy
+
+    from aicd.config import validate_config
+
+    extra = yaml.safe_load(Path(candidates).read_text()) if candidates else {}
+    features, detectors = extra.get("features") or {}, extra.get("detectors") or {}
+    taken = sorted((set(features) & set(config["features"])) | (set(detectors) & set(config["detectors"])))
+    if taken:
+        raise SystemExit(f"{candidates}: {', '.join(taken)} already name the config's entries: give the candidates "
+                         "names of their own")
+    both = copy.deepcopy(config)
+    both["features"].update(copy.deepcopy(features))
+    both["detectors"].update({n: {"title": n, **copy.deepcopy(e)} for n, e in detectors.items()})
+    validate_config(both)
+    return (dict(config["detectors"]), {n: {k: v for k, v in both["detectors"][n].items() if k != "title"}
+                                        for n in detectors}, both["features"])
+
+
+def feature_parts(featureset: str | None, features: dict) -> list[dict]:
+    """The feature set's parts as {kind, params} entries ([] for a detector that reads the code):
+    a concat set's parts, in order, else the set itself."""
+    if featureset is None:
+        return []
+    spec = features[featureset]
+    specs = [features[p] for p in spec["parts"]] if spec["kind"] == "concat" else [spec]
+    return [{"kind": s["kind"], "params": dict(s.get("params") or {})} for s in specs]
+
+
+def definition(name: str) -> dict:
+    """What the detector `name` is: its kind, params and feature parts (a fold's fit is keyed by
+    it, not by the name)."""
+    entry = DETECTORS[name]
+    return {"kind": entry["kind"], "params": dict(entry.get("params") or {}),
+            "features": feature_parts(entry.get("features"), FEATURES)}
+
+
+BASELINES: dict = {}   # config/loco.yaml's detectors (set by main: detectors_of)
+FUSED: dict = {}       # benchmarks/loco_candidates.yaml's
+FEATURES: dict = {}    # every feature set they name
+DETECTORS: dict = {}   # both
+
+
+def use_detectors(config: dict, candidates: str | Path | None = CANDIDATES) -> None:
+    """Set BASELINES, FUSED, FEATURES and DETECTORS from the config and the candidates file."""
+    baselines, fused, features = detectors_of(config, candidates)
+    for table, value in ((BASELINES, baselines), (FUSED, fused), (FEATURES, features),
+                         (DETECTORS, {**baselines, **fused})):
+        table.clear()
+        table.update(value)
 
 
 def merged_config(paths: list[str]) -> dict:
@@ -146,14 +159,27 @@ def library_reference(config: dict, name: str, seed: int) -> pd.DataFrame | None
         print(f"library reference: {name} is a collection's source here: left out of every fold's reference "
               "(the validation humans alone)", flush=True)
         return None
-    source = (config.get("sources") or {}).get(name) or merged_config([str(REPO / "config" / "loco_local.yaml")])[
-        "sources"].get(name)
+    source = (config.get("sources") or {}).get(name) or local_sources(config).get(name)
     if source is None or "gather" not in source:
         raise SystemExit(f"--library {name}: no gathered source of that name in the config or config/loco_local.yaml")
     rows = build_source(name, source, seed)[0]
     rows = rows[rows["label"] == "human"].drop_duplicates("id").sort_values("id").reset_index(drop=True)
     print(f"library reference {name}: {len(rows)} human rows {rows['language'].value_counts().to_dict()}", flush=True)
     return rows.assign(target="human")
+
+
+def local_sources(config: dict) -> dict:
+    """The sources of config/loco_local.yaml (where the gathered library code is), validated as
+    a layer on the config (the file alone is no complete config)."""
+    import copy
+
+    from aicd.config import validate_config
+    from snakemake.utils import update_config
+
+    layered = copy.deepcopy(config)
+    update_config(layered, yaml.safe_load((REPO / "config" / "loco_local.yaml").read_text()))
+    validate_config(layered)
+    return layered["sources"]
 
 
 def memoise_views() -> None:
@@ -164,31 +190,32 @@ def memoise_views() -> None:
 
 
 class Features:
-    """Each fold's feature sets, fitted on its train rows once and shared by the detectors that
-    read them."""
+    """Each fold's feature sets, each part (a {kind, params} entry) fitted on the fold's train rows
+    once (aicd.features.registry.build) and shared by the sets and detectors that read it."""
 
     def __init__(self, seed: int):
         self.seed, self.made = seed, {}
 
-    def get(self, fold: str, parts, tables: dict) -> tuple[dict, list]:
-        key = (fold, json.dumps(parts, sort_keys=True))
-        if key not in self.made:
-            self.made[key] = self._make(parts, tables)
-        return self.made[key]
+    def get(self, fold: str, parts: list[dict], tables: dict) -> tuple[dict, list]:
+        """({split: the parts' matrices side by side, float32}, feature names): a concat set's
+        columns, as aicd.features.registry.ConcatFeaturizer has them."""
+        made = [self._part(fold, part, tables) for part in parts]
+        return ({s: np.hstack([m[s] for m, _ in made]).astype(np.float32) for s in tables},
+                [n for _, names in made for n in names])
 
-    def _make(self, parts, tables: dict) -> tuple[dict, list]:
+    def _part(self, fold: str, part: dict, tables: dict) -> tuple[dict, list]:
         from aicd.features.registry import build as build_features
 
-        X, names = {s: [] for s in tables}, []
-        for kind, params in parts:
-            featurizer = build_features(kind, params, self.seed)
+        key = (fold, json.dumps(part, sort_keys=True))
+        if key not in self.made:
+            featurizer = build_features(part["kind"], part["params"], self.seed)
             if hasattr(featurizer, "cache_dir"):
                 featurizer.cache_dir = str(LM_CACHE)
-            X["train"].append(featurizer.fit_transform(tables["train"]))
+            X = {"train": featurizer.fit_transform(tables["train"])}
             for split in [s for s in tables if s != "train"]:  # validation, test, the library reference
-                X[split].append(featurizer.transform(tables[split]))
-            names += list(featurizer.feature_names)
-        return {s: np.hstack(m).astype(np.float32) for s, m in X.items()}, names
+                X[split] = featurizer.transform(tables[split])
+            self.made[key] = X, list(featurizer.feature_names)
+        return self.made[key]
 
 
 def cpu_seconds() -> float:
@@ -197,28 +224,37 @@ def cpu_seconds() -> float:
 
 
 def fit_fold(name: str, fold: str, tables: dict, features: Features, seed: int) -> tuple[pd.DataFrame, ...]:
-    """(test predictions: gold, score_human; validation scores: gold, machine_score; the library
-    reference's machine scores: id, machine_score, empty without one) of one detector."""
-    parts, kind, params = DETECTORS[name]
-    detector = build(kind, params, seed=seed, threads=1)
-    if parts == "text":
-        X = {s: t["code"].to_numpy(dtype=object) for s, t in tables.items()}
-    else:
-        X, detector.feature_names = features.get(fold, parts, tables)
-    y = {s: detector.label_of(t["target"].to_numpy(dtype=object)) for s, t in tables.items()}
+    """(test predictions: id, gold, score_human; validation scores: id, gold, machine_score,
+    threshold_score; the library reference's threshold scores: id, threshold_score, empty
+    without one) of one detector, built from its entry as the detect job builds it."""
+    from aicd.data.scores import THRESHOLD_SCORE, declare, threshold_score
+    from aicd.detectors.fitting import detector_inputs, new_detector, table_code, targets
+
+    entry = DETECTORS[name]
+    detector = new_detector(entry, seed, 1, None, None, None)
+    if detector.inputs == "features":
+        X, detector.feature_names = features.get(fold, feature_parts(entry.get("features"), FEATURES), tables)
+    else:  # the code, or nothing
+        X = detector_inputs(detector, entry, tables, None, None, table_code(tables))
+    y = {s: detector.label_of(targets(t, s)) for s, t in tables.items()}
     detector.fit(X["train"], y["train"], X["validation"], y["validation"])
-    _, scores = predict_in_blocks(detector, X["test"])
-    classes = [str(c) for c in detector.classes_]
     # at the precision a predictions file keeps (the validation scores are read at it too): a
     # threshold set on float32 validation scores is then applied to float32 test scores, as in the workflow
-    predictions = pd.DataFrame({"gold": y["test"], "score_human": stored(np.asarray(scores)[:, classes.index("human")])})
-    library = pd.DataFrame({"id": pd.Series(dtype=str), "machine_score": pd.Series(dtype=float)})
+    predictions = declare(scored(detector, X["test"], tables["test"]["id"]).assign(gold=y["test"]), detector.score_kind)
+    library = pd.DataFrame({"id": pd.Series(dtype=str), THRESHOLD_SCORE: pd.Series(dtype=float)})
     if "library" in tables:
-        _, lib = predict_in_blocks(detector, X["library"])
-        library = pd.DataFrame({"id": tables["library"]["id"].to_numpy(),
-                                "machine_score": 1.0 - stored(np.asarray(lib)[:, classes.index("human")])})
+        rows = scored(detector, X["library"], tables["library"]["id"])
+        library = pd.DataFrame({"id": rows["id"], THRESHOLD_SCORE: threshold_score(rows, detector.score_kind)})
     return (predictions, validation_scores(detector, X["validation"], y["validation"], tables["validation"], seed),
             library)
+
+
+def scored(detector, X, ids: pd.Series) -> pd.DataFrame:
+    """id and score_<class> of each row, as a predictions file keeps them (float32)."""
+    _, scores = predict_in_blocks(detector, X)
+    classes = [str(c) for c in detector.classes_]
+    return pd.DataFrame({"id": ids.astype(str).to_numpy(),
+                         **{f"score_{c}": stored(np.asarray(scores)[:, j]) for j, c in enumerate(classes)}})
 
 
 RUNS = REPO / "results" / "cache" / "benchmarks" / "loco_runs"
@@ -236,11 +272,13 @@ def code_digest() -> str:
 
 
 def run_folds(name: str, collections: dict, folds: list[str], features: Features, seed: int, prefix: str = "",
-              library: pd.DataFrame | None = None, references: dict | None = None) -> dict:
+              library: pd.DataFrame | None = None, views: dict | None = None, calibration: dict | None = None
+              ) -> dict:
     """{held-out collection: (predictions, validation scores)} over the given folds; each fold's
-    fit kept on disk (RUNS), keyed by the detector's entry, the fold's rows, the seed and the
-    code, so a later call with more candidates refits nothing it has. With `library`, each
-    fold's default reference goes into `references` (default_reference)."""
+    fit kept on disk (RUNS), keyed by the detector's definition, the fold's rows, the seed and the
+    code, so a later call with more candidates refits nothing it has. With `views`, each fold's
+    calibrated view on the default reference goes into it (default_reference_view, with the
+    config's `calibration` settings)."""
     import hashlib
 
     out = {}
@@ -248,7 +286,7 @@ def run_folds(name: str, collections: dict, folds: list[str], features: Features
         tables, _ = loco.leave_one_collection_out(collections, held, seed)
         if library is not None:
             tables["library"] = library
-        key = hashlib.sha256(json.dumps([DETECTORS[name], prefix + held, seed, CODE,
+        key = hashlib.sha256(json.dumps([definition(name), prefix + held, seed, CODE,
                                          *[sorted(t["id"]) for t in tables.values()]]).encode()).hexdigest()[:24]
         paths = [RUNS / f"{key}.{part}.parquet" for part in ("predictions", "validation", "library")]
         if all(p.is_file() for p in paths):
@@ -259,23 +297,36 @@ def run_folds(name: str, collections: dict, folds: list[str], features: Features
             for frame, path in zip(got, paths):
                 frame.to_parquet(path)
         out[held] = got[:2]
-        if references is not None:
-            references[held] = default_reference(tables, *got)
+        if views is not None:
+            views[held] = default_reference_view(tables, *got, calibration or {}, seed)
     return out
 
 
-def default_reference(tables: dict, predictions: pd.DataFrame, validation: pd.DataFrame, library: pd.DataFrame
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(reference machine scores, their languages, the test rows' languages) of one fold: the
-    rows of aicd.splits.loco.default_reference_rows, scored by the fold's detector (the validation
-    humans as its validation scores have them, the library rows as fit_fold scored them)."""
+def default_reference_view(tables: dict, predictions: pd.DataFrame, validation: pd.DataFrame, library: pd.DataFrame,
+                           settings: dict, seed: int) -> dict:
+    """The calibrate job's test view of one fold (aicd.scoring.calibrate_model, with the config's
+    calibration settings, as the workflow's loco table reads it): thresholds set on the fold's
+    default reference (aicd.splits.loco.default_reference_rows: its validation humans and the
+    library rows, scored by the fold's detector as its validation scores and fit_fold have them)."""
+    from aicd.data.families import HUMAN
+    from aicd.data.scores import THRESHOLD_SCORE
+    from aicd.scoring.calibrate_model import VIEW_FPR, calibration_of, test_view
+    from aicd.scoring.calibration import FPRS, HELD_OUT
+
     rows, _ = loco.default_reference_rows(tables, tables.get("library"))
-    scored = dict(zip(validation["id"], validation["machine_score"]))
-    scored.update(zip(library["id"], library["machine_score"]))
-    scores = rows["id"].map(scored).to_numpy(dtype=float)
+    humans = validation[validation["gold"].astype(str) == HUMAN]
+    known = dict(zip(humans["id"].astype(str), humans[THRESHOLD_SCORE].astype(float)))
+    known.update(zip(library["id"].astype(str), library[THRESHOLD_SCORE].astype(float)))
+    scores = rows["id"].astype(str).map(known).to_numpy(dtype=float)
     if np.isnan(scores).any():
         raise RuntimeError(f"{int(np.isnan(scores).sum())} default-reference rows have no score from the fold's fit")
-    return scores, rows["language"].to_numpy(dtype=object), tables["test"]["language"].astype(str).to_numpy(dtype=object)
+    where = "the fold's default reference: " + ", ".join(f"{k} {v}" for k, v in rows["origin"].value_counts().items())
+    s = settings
+    calibration = calibration_of(scores, rows, where, {"file": None, "sha256": None}, declared(predictions),
+                                 tuple(s.get("fprs", FPRS)), float(s.get("held_out", HELD_OUT)), seed,
+                                 int(s.get("floor", 0)), s.get("fpr_confidence"))
+    view = test_view(calibration, predictions, tables["test"], float(s.get("view_fpr", VIEW_FPR)), seed, adapted=False)
+    return {"reference": calibration.reference, **view}
 
 
 def inner_auroc(name: str, collections: dict, held: str, features: Features, seed: int) -> dict:
@@ -337,8 +388,11 @@ def main(argv=None):
     CODE = code_digest()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", nargs="+", default=[str(REPO / "config" / "loco.yaml")])
-    ap.add_argument("--detectors", default=",".join(BASELINES), help=f"any of {', '.join(DETECTORS)}")
+    ap.add_argument("--detectors", help="comma-separated (default: the config's detectors); any of the config's "
+                    "detectors and the candidates")
     ap.add_argument("--select", default="", help="fused candidates for the nested selection (comma-separated)")
+    ap.add_argument("--candidates", default=str(CANDIDATES),
+                    help="the candidate variants beside the config's detectors (a YAML of features: and detectors:)")
     ap.add_argument("--rank-average", default="zs_loglik+lr_tfidf",
                     help="reference rows: ranks averaged within each held-out collection, e.g. a+b;c+d")
     ap.add_argument("--max-rows", type=int, help="rows per collection (default: the config's; 0: every row)")
@@ -349,21 +403,26 @@ def main(argv=None):
     ap.add_argument("--json", help="write every record here")
     args = ap.parse_args(argv)
     config = merged_config(args.config)
+    use_detectors(config, args.candidates)
+    names = list(BASELINES) if args.detectors is None else [d for d in args.detectors.split(",") if d]
+    candidates = [d for d in args.select.split(",") if d]
+    unknown = [d for d in names + candidates if d not in DETECTORS]
+    if unknown:
+        raise SystemExit(f"no detector {', '.join(unknown)}: the config's are {', '.join(BASELINES)}; the "
+                         f"candidates {', '.join(FUSED)}")
     seed = config.get("seed", 0) if args.seed is None else args.seed
     fpr = config["calibration"]["view_fpr"]  # the target FPR of the calibrated views, as the workflow's table
     collections = collections_of(config, seed, args.max_rows)
     library = library_reference(config, args.library, seed)
     memoise_views()
-    features, runs, records, cost, references = Features(seed), {}, {}, {}, {}
-    names = [d for d in args.detectors.split(",") if d]
-    candidates = [d for d in args.select.split(",") if d]
+    features, runs, records, cost, views = Features(seed), {}, {}, {}, {}
     for name in dict.fromkeys(names + candidates):
         started, cpu = time.perf_counter(), cpu_seconds()
-        references[name] = {}
+        views[name] = {}
         runs[name] = run_folds(name, collections, list(collections), features, seed, library=library,
-                               references=references[name])
+                               views=views[name], calibration=config["calibration"])
         cost[name] = {"wall_s": time.perf_counter() - started, "cpu_s": cpu_seconds() - cpu}
-        records[name] = detector_records(name, runs[name], seed, fpr, references=references[name])
+        records[name] = detector_records(name, runs[name], seed, fpr, views=views[name])
         s = records[name]["summary"]["auroc"]
         print(f"{name:30s} AUROC mean {100 * s['mean']:.1f} worst {100 * s['worst']:.1f}  "
               f"({cost[name]['cpu_s']:.0f} CPU-s)", flush=True)
@@ -375,8 +434,8 @@ def main(argv=None):
     chosen = {}
     if candidates:
         selected, chosen = select(candidates, collections, runs, features, seed)
-        picked = {held: references[c["picked"]][held] for held, c in chosen.items()}
-        records["fused (selected)"] = detector_records("fused (selected)", selected, seed, fpr, references=picked)
+        picked = {held: views[c["picked"]][held] for held, c in chosen.items()}
+        records["fused (selected)"] = detector_records("fused (selected)", selected, seed, fpr, views=picked)
     text = markdown(records, {}, fpr, reference=reference_words(args.library, library))
     if chosen:
         text += "\n### The fused detector's selection, per fold (inner LOCO over the training collections)\n\n"

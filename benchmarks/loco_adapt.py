@@ -131,6 +131,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int)
     args, rest = ap.parse_known_args(argv)
     config = base.merged_config(args.config)
+    base.use_detectors(config)
     seed = config.get("seed", 0) if args.seed is None else args.seed
     if args.step == "collections":
         build_collections(config, seed)
@@ -166,7 +167,9 @@ def main(argv=None):
 
 # ------------------------------------------------------------------ run: the folds, adapted and not
 
-FUSED = base.DETECTORS["fused_all_tfidf_avg50"]   # the shipped default's construction, refitted per fold
+# the shipped default's construction, refitted per fold: config/loco.yaml's fused (the candidate
+# fused_all_tfidf_avg50 of benchmarks/loco_candidates.yaml, defined the same way)
+FUSED = "fused"
 # The candidates, declared before any was measured (benchmarks/notes/deployable.md, run 7): the
 # adapted fusion's settings (aicd.adapt.fusion.PARAMS) and which counterparts it fits on.
 BOTH, REWRITES = list(COUNTERPARTS), ["hybrid_rewrite"]
@@ -219,18 +222,17 @@ def fitted_fold(prefix: str, tables: dict, seed: int) -> tuple[list, object, dic
     import hashlib
     import pickle
 
-    from aicd.detectors import build
+    from aicd.detectors.fitting import new_detector
     from aicd.features.registry import build as build_features
 
     ids = [sorted(tables[s]["id"]) for s in ("train", "validation", "test")]
-    key = hashlib.sha256(json.dumps([FUSED, prefix, seed, FIT_CODE, *ids]).encode()).hexdigest()[:24]
+    key = hashlib.sha256(json.dumps([base.definition(FUSED), prefix, seed, FIT_CODE, *ids]).encode()).hexdigest()[:24]
     path = FOLDS / f"{key}.pickle"
     if path.is_file():
         return pickle.loads(path.read_bytes())
-    parts, kind, params = FUSED
     featurizers, X, names = [], {s: [] for s in ("train", "validation", "test")}, []
-    for feature_kind, feature_params in parts:
-        featurizer = build_features(feature_kind, feature_params, seed)
+    for part in base.definition(FUSED)["features"]:
+        featurizer = build_features(part["kind"], part["params"], seed)
         if hasattr(featurizer, "cache_dir"):
             featurizer.cache_dir = str(base.LM_CACHE)
         X["train"].append(featurizer.fit_transform(tables["train"]))
@@ -239,7 +241,7 @@ def fitted_fold(prefix: str, tables: dict, seed: int) -> tuple[list, object, dic
         names += list(featurizer.feature_names)
         featurizers.append(featurizer)
     X = {s: np.hstack(m).astype(np.float32) for s, m in X.items()}
-    detector = build(kind, params, seed=seed, threads=1)
+    detector = new_detector(base.DETECTORS[FUSED], seed, 1, None, None, None)
     detector.feature_names = names
     y = {s: detector.label_of(tables[s]["target"].to_numpy(dtype=object)) for s in ("train", "validation")}
     detector.fit(X["train"], y["train"], X["validation"], y["validation"])
@@ -263,7 +265,7 @@ def fold_parts(prefix: str, tables: dict, seed: int) -> dict:
     out = {f"test_{k}": v for k, v in test.items()}
     if "counterparts" in tables:
         ids = [sorted(tables[s]["id"]) for s in ("train", "validation", "test", "counterparts")]
-        key = hashlib.sha256(json.dumps([FUSED, prefix, seed, FIT_CODE, *ids]).encode()).hexdigest()[:24]
+        key = hashlib.sha256(json.dumps([base.definition(FUSED), prefix, seed, FIT_CODE, *ids]).encode()).hexdigest()[:24]
         path = FOLDS / f"{key}.counterparts.npz"
         if not path.is_file():
             X = np.hstack([f.transform(tables["counterparts"]) for f in featurizers]).astype(np.float32)

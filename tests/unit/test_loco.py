@@ -267,6 +267,19 @@ def test_the_table_job_reads_every_fold_in_the_configs_order(tmp_path):
     assert folds["beta"]["default_reference"]["reference_humans"] == 55 and "default_reference" not in folds["alpha"]
 
 
+def test_a_view_with_no_threshold_for_any_row_is_not_measured():
+    from aicd.report.loco import calibrated_rows, from_view
+
+    view = {"available": True, "fpr": 0.05, "rows": 60, "reference": {"rows": 12, "by_origin": {"validation": 12}},
+            "calibrated": {"tpr": 0.0, "fpr": 0.0, "humans": 31, "fpr_upper": 0.09, "without_threshold": 60},
+            "reference_held_out": {"threshold": None, "realised_fpr": None}, "pooled_languages": ["C++"]}
+    record = from_view(view)
+    assert record["fpr"] is None and record["reference_humans"] == 12 and "fewer reference humans" in record["why"]
+    rows = calibrated_rows({"d": {"folds": {"c": {"default_reference": record}}, "summary": {}}}, {},
+                           "default_reference")
+    assert rows == [["d", "n/a (12 ref.)", "", ""]]
+
+
 def test_the_local_layer_adds_a_fifth_collection_to_every_fold(repo, loco_config):
     """config/loco_local.yaml merged as snakemake merges config files (mappings recursively): every
     fold names the local model's collection and one more fold holds it out; the plan reads its

@@ -72,6 +72,10 @@ def from_view(view: dict) -> dict:
     if not view.get("available"):
         return {"fpr": None, "threshold": None, "why": view.get("why", "no calibrated view")}
     point, reference = view["calibrated"], view.get("reference") or {}
+    if point.get("without_threshold", 0) >= max(view.get("rows", 0), 1):  # too few reference programs for any threshold
+        return {"target_fpr": view["fpr"], "reference_humans": reference.get("rows"), "fpr": None, "threshold": None,
+                "why": f"fewer reference humans in the fitting half than the "
+                       f"{min_reference(view['fpr'], view.get('fpr_confidence'))} a {view['fpr']:.0%} target needs"}
     return {"target_fpr": view["fpr"], "fpr_confidence": view.get("fpr_confidence"), "reference_humans": reference.get("rows"),
             "reference_origins": reference.get("by_origin", {}),
             "reference_held_out_fpr": view["reference_held_out"].get("realised_fpr"), "humans": point["humans"],

@@ -81,6 +81,16 @@ def calibrate_on(model, model_path, reference: pd.DataFrame, where: str, fprs=FP
     scores = reference_scores(model, reference, known)
     if scores is None:
         return None, "the detector gives no score for the human class"
+    return calibration_of(scores, reference, where, model_identity(model_path), score_kind_of(model), fprs, held_out,
+                          seed, floor, confidence), ""
+
+
+def calibration_of(scores: np.ndarray, reference: pd.DataFrame, where: str, model: dict, score_kind: str | None,
+                   fprs=FPRS, held_out: float = HELD_OUT, seed: int = 0, floor: int = 0,
+                   confidence: float | None = None) -> Calibration:
+    """The calibration set on the reference rows' machine scores (threshold_score; a NaN score:
+    its row left out, counted), per language and (language, domain); `model`: model_identity of
+    the model that scored them."""
     finite = ~np.isnan(scores)
     if not finite.all():
         log.warning("%d reference rows have no score (NaN): left out", int((~finite).sum()))
@@ -88,8 +98,7 @@ def calibrate_on(model, model_path, reference: pd.DataFrame, where: str, fprs=FP
     domains = rows["domain"].to_numpy(dtype=object) if "domain" in rows.columns else None
     result = calibrate(scores[finite], rows["language"].to_numpy(dtype=object), domains, fprs, held_out, seed, floor,
                        confidence)
-    return Calibration(model_identity(model_path), reference_description(rows, where), result,
-                       score_kind_of(model)), ""
+    return Calibration(model, reference_description(rows, where), result, score_kind)
 
 
 def validation_known(path: str | None) -> dict:
