@@ -16,12 +16,11 @@ import jsonschema
 import yaml
 
 from . import published
+from .common.defaults import SCHEMA_PATH
 from .common.errors import AicdError
 from .common.registry import did_you_mean
 from .published import JUDGE_PREFIX
 from .records.baserun import COMMAND_LINE_FLAGS  # top-level booleans a user gives as --config KEY=true
-
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
 
 
 def _where(path) -> str:

@@ -1,0 +1,37 @@
+"""The config schema's defaults, read where code needs one outside a validated config (a
+stage's standalone CLI, a function's keyword default). The schema
+(workflow/schemas/config.schema.yaml) is their one home: a module that restated a value here
+would drift from the workflow's runs the day the schema changes.
+
+Ground floor, so any stage may read a default: it parses the YAML alone, without the
+detector and feature registries that aicd.config.schema() adds (and without jsonschema)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+
+
+@lru_cache(maxsize=1)
+def _raw_schema() -> dict:
+    # the C loader where built (a sixth of the pure-Python parse: this runs as a CLI starts)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(SCHEMA_PATH.read_text(), Loader=loader)
+
+
+def schema_default(key: str) -> Any:
+    """The schema's `default:` of a config key given as a dotted path of properties
+    ("calibration.view_fpr"); KeyError naming the key where the schema declares no default."""
+    node = _raw_schema()
+    for part in key.split("."):
+        node = (node.get("properties") or {}).get(part)
+        if node is None:
+            raise KeyError(f"the config schema has no key {key!r}")
+    if "default" not in node:
+        raise KeyError(f"the config schema gives {key!r} no default")
+    return node["default"]
