@@ -8,6 +8,7 @@ detector and feature registries that aicd.config.schema() adds (and without json
 
 from __future__ import annotations
 
+import copy
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -26,12 +27,18 @@ def _raw_schema() -> dict:
 
 def schema_default(key: str) -> Any:
     """The schema's `default:` of a config key given as a dotted path of properties
-    ("calibration.view_fpr"); KeyError naming the key where the schema declares no default."""
-    node = _raw_schema()
-    for part in key.split("."):
+    ("calibration.view_fpr"; "definitions.task.release.identify_language" inside an entry the
+    schema defines once); KeyError naming the key where the schema declares no default."""
+    full = node = _raw_schema()
+    parts = key.split(".")
+    if parts[0] == "definitions" and len(parts) > 1 and parts[1] in full["definitions"]:
+        node, parts = full["definitions"][parts[1]], parts[2:]
+    for part in parts:
+        while "$ref" in node:  # "#/definitions/NAME": a section the schema defines once (dataset)
+            node = full["definitions"][node["$ref"].rsplit("/", 1)[1]]
         node = (node.get("properties") or {}).get(part)
         if node is None:
             raise KeyError(f"the config schema has no key {key!r}")
     if "default" not in node:
         raise KeyError(f"the config schema gives {key!r} no default")
-    return node["default"]
+    return copy.deepcopy(node["default"])  # a list or mapping: the caller's own, never the cached schema's
