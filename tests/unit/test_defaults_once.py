@@ -95,3 +95,65 @@ def test_the_scan_finds_each_form():
         "RESAMPLES = 1000", "VIEW_FPR = 0.05", "resamples=1000", "held_out=0.5", "fpr=0.05",
         "--validation-fraction default=0.2", ".get('test_fraction', 0.2)", "next(..., 0.05)"]
     assert restatements("RESAMPLES = 1000\n", "scoring/bootstrap.py") == []  # its home
+
+
+# A config fallback, `section.get("key", value)` with the value the schema gives that key: the
+# form most of the restated defaults took (dedup, MinHash, llm, the plan's). Matched by the
+# key's name and value, so `.get("enabled", True)` is caught whichever section it reads; the
+# exceptions read something other than a config and are kept on purpose.
+KEPT = {
+    # a saved calibration file: one written before the floor was recorded had none, i.e. 0, whatever the schema says now
+    ("scoring/deploy.py", "floor"),
+    # the sandbox's execute job (its own module, changed separately)
+    ("sandbox/execute.py", "workers"),
+}
+
+
+def schema_defaults_by_name() -> dict[str, list]:
+    """key name -> the defaults the schema gives keys of that name, anywhere in it."""
+    from aicd.config import schema
+
+    out: dict[str, list] = {}
+
+    def walk(node, name):
+        if not isinstance(node, dict):
+            return
+        if name is not None and "default" in node and node["default"] is not None:
+            out.setdefault(name, []).append(node["default"])
+        for key, sub in (node.get("properties") or {}).items():
+            walk(sub, key)
+        for sub in (node.get("definitions") or {}).values():
+            walk(sub, None)
+        for key in ("allOf", "oneOf", "anyOf"):
+            for sub in node.get(key) or []:
+                walk(sub, name)
+        for key in ("then", "else"):
+            walk(node.get(key), name)
+
+    walk(schema(), None)
+    return out
+
+
+def config_fallbacks(source: str, where: str, defaults: dict) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and len(node.args) == 2 and all(isinstance(a, ast.Constant) for a in node.args):
+            key, value = node.args[0].value, node.args[1].value
+            if (where, key) not in KEPT and any(d == value and type(d) is type(value) for d in defaults.get(key, ())):
+                found.append(f"{where}:{node.lineno} .get({key!r}, {value!r})")
+    return found
+
+
+def test_no_config_fallback_restates_the_schemas_default():
+    defaults = schema_defaults_by_name()
+    found = [hit for path in sorted(PKG.rglob("*.py")) if "__pycache__" not in path.parts
+             for hit in config_fallbacks(path.read_text(), path.relative_to(PKG).as_posix(), defaults)]
+    assert not found, ("config fallbacks that restate the schema's default (read it: "
+                       f"aicd.common.defaults.schema_default(\"section.key\")): {found}")
+
+
+def test_the_fallback_scan_matches_name_and_value():
+    defaults = {"threshold": [0.8], "enabled": [True]}
+    source = "a = d.get('threshold', 0.8)\nb = d.get('threshold', 0.9)\nc = d.get('enabled', 1)\ne = d.get('other', 0.8)\n"
+    assert config_fallbacks(source, "m.py", defaults) == ["m.py:1 .get('threshold', 0.8)"]
