@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
-from aicd.scoring.thresholds import threshold_metrics
+from aicd.scoring.bootstrap import RESAMPLES
+from aicd.scoring.thresholds import FPRS, threshold_metrics
 
 
 def tables(rows: int, validation: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -39,7 +40,7 @@ def main() -> None:
     args = parser.parse_args()
     test, val = tables(args.rows, args.validation)
     started = time.perf_counter()
-    threshold_metrics(test, val, (0.01, 0.05), ("subset", "language", "domain", "generator"), 1000, 0)
+    threshold_metrics(test, val, FPRS, ("subset", "language", "domain", "generator"), RESAMPLES, 0)
     print(f"{args.rows:,} test rows, {args.validation:,} validation humans: {time.perf_counter() - started:.1f} s")
 
 

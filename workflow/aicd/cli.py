@@ -71,6 +71,8 @@ def build_parser():
 
 
 def _score_parser(sub, raw) -> None:
+    from .scoring.thresholds import FPRS
+
     s = sub.add_parser("score", help="score a predictions file against a gold file", formatter_class=raw,
                        description="Macro-F1 with a 95% bootstrap interval, accuracy, per-class precision/recall/F1 "
                                    "and per-subset breakdowns. PRED: a SemEval-2026 Task 13 submission (CSV id,label), "
@@ -96,8 +98,8 @@ def _score_parser(sub, raw) -> None:
     s.add_argument("--allow-missing", action="store_true", help="score only the gold ids that have a prediction "
                    "(the coverage is reported); by default a missing id is an error")
     s.add_argument("--fpr", type=float, nargs="+", default=None, metavar="RATE",
-                   help="false-positive rates on human code to give the TPR at (default 0.01 0.05); needs "
-                        "score_<class> columns in PRED and validation scores of human rows (--validation)")
+                   help=f"false-positive rates on human code to give the TPR at (default {' '.join(map(str, FPRS))}); "
+                        "needs score_<class> columns in PRED and validation scores of human rows (--validation)")
     s.add_argument("--validation", metavar="FILE", help="validation scores the thresholds are set on: a "
                    "validation_scores parquet (id, domain, machine_score; with a gold column, its human rows) or "
                    "predictions on validation rows with gold and score_human; found on its own for RESULTS/predictions/TASK/DETECTOR.parquet")
@@ -158,7 +160,9 @@ def _scoring_options(p) -> None:
                    "a label outside it is an error")
     p.add_argument("--label-map", help="integer (or other) labels to names, both files: 0=human,1=machine, "
                    "a JSON object, or a JSON file")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    from .scoring.bootstrap import RESAMPLES
+
+    p.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES})")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
 

@@ -16,12 +16,11 @@ import jsonschema
 import yaml
 
 from . import published
+from .common.defaults import SCHEMA_PATH, schema_default
 from .common.errors import AicdError
 from .common.registry import did_you_mean
 from .published import JUDGE_PREFIX
 from .records.baserun import COMMAND_LINE_FLAGS  # top-level booleans a user gives as --config KEY=true
-
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
 
 
 def _where(path) -> str:
@@ -131,7 +130,7 @@ def apply_defaults(config: dict, full: dict | None = None) -> None:
 def stage_on(config: dict, name: str) -> bool:
     """An LLM or sandbox stage is planned unless its section is absent or says enabled: false."""
     section = config.get(name)
-    return bool(section) and section.get("enabled", True) is not False
+    return bool(section) and section.get("enabled", schema_default(f"{name}.enabled")) is not False
 
 
 def _generation_problems(generation: dict, sources, names: str) -> list[str]:

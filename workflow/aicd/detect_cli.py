@@ -93,7 +93,12 @@ version trusts, and a pickle (an older aicd's model) only with --trust-pickle.""
 
 
 def add_parser(sub, raw) -> None:
+    from .common.defaults import schema_default
     from .models.fitted_files import add_trust_arguments
+
+    # the workflow's defaults (its calibrated view's FPR, its held-out share), so the command
+    # sets the thresholds a run would
+    fpr, held_out = schema_default("calibration.view_fpr"), schema_default("calibration.held_out")
 
     d = sub.add_parser("detect", help="apply a fitted detector to code files or folders", formatter_class=raw,
                        description="Label code files as the fitted detector's classes (e.g. human / machine), "
@@ -110,8 +115,8 @@ def add_parser(sub, raw) -> None:
     d.add_argument("--out", help="write every file's row to this .csv or .jsonl instead of printing a table")
     d.add_argument("--language", help="the language of every file (overrides extension and identification)")
     cal = d.add_argument_group("thresholds at a false-positive rate on human code")
-    cal.add_argument("--fpr", type=float, default=0.05, help="the false-positive rate on human code the thresholds "
-                     "are for (default 0.05)")
+    cal.add_argument("--fpr", type=float, default=fpr, help="the false-positive rate on human code the thresholds "
+                     f"are for (default {fpr:g})")
     cal.add_argument("--calibrate-on", nargs="+", metavar="PATH", help="files or folders of human code (code you "
                      "know people wrote: earlier years' submissions, your team's repository): per-language "
                      "thresholds at --fpr set on them now")
@@ -127,7 +132,7 @@ def add_parser(sub, raw) -> None:
     cal.add_argument("--pool-small", action="store_true", help="hold a language with too few reference files to "
                      "the threshold of all reference files together (marked pooled) instead of refusing")
     cal.add_argument("--held-out", type=float, default=None, help="share of each language's reference files held "
-                     "out to measure the FPR bound (default 0.5)")
+                     f"out to measure the FPR bound (default {held_out:g})")
     cal.add_argument("--seed", type=int, default=0, help="seed of the held-out split and of --adapt-to-input")
     cal.add_argument("--adapt", action="store_true", help="with --calibrate-on and a fused detector: adapt it to "
                      "the reference first. The local model (SmolLM2-135M-Instruct, served by vLLM on 127.0.0.1) "

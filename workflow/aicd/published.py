@@ -15,6 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from .common.defaults import schema_default
+
 PUBLISHED = Path(__file__).resolve().parent / "published.yaml"
 
 
@@ -200,7 +202,8 @@ def comparability(entry: dict) -> dict:
     `paper` key (comparable unless it says otherwise; the note says what differs, and is the
     reason where it is not comparable)."""
     paper = entry.get("paper") or {}
-    return {"comparable": bool(paper.get("comparable", True)), "note": paper.get("note")}
+    return {"comparable": bool(paper.get("comparable", schema_default("definitions.detector.paper.comparable"))),
+            "note": paper.get("note")}
 
 
 def match_judge(model: str, mode: str) -> str | None:

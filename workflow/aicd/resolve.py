@@ -17,6 +17,7 @@ import json
 import os
 from pathlib import Path
 
+from .common.defaults import schema_default
 from .common.errors import AicdError
 from .common.io import write_text
 from .config import stage_on
@@ -31,12 +32,12 @@ def probe(config: dict, models: dict) -> dict:
     if stage_on(config, "execution") and execution["enabled"] == "auto":
         from .sandbox.pool import docker_available
 
-        out["execution"] = docker_available(execution.get("engine", "auto"))  # the engine the jobs will use
+        out["execution"] = docker_available(execution.get("engine", schema_default("execution.engine")))  # the engine the jobs will use
     if stage_on(config, "generation") and config["generation"]["enabled"] == "auto":
         from .generate.registry import enabled_models, has_endpoint
 
         gen = config["generation"]
-        out["generators"] = enabled_models(models, gen.get("models", "all"))
+        out["generators"] = enabled_models(models, gen.get("models", schema_default("generation.models")))
         out["instructor"] = bool(gen.get("instructor") and has_endpoint(models[gen["instructor"]]))
     if stage_on(config, "judging") and config["judging"]["enabled"] == "auto":
         from .generate.registry import has_endpoint

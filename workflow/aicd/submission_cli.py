@@ -9,6 +9,8 @@ from .common.errors import AicdError
 
 
 def add_parsers(sub, raw) -> None:
+    from .scoring.bootstrap import RESAMPLES
+
     s = sub.add_parser("submission", help="check or score a hidden-label submission", formatter_class=raw,
                        description="check: is a predictions file a valid submission for a task (format, one "
                                    "prediction per test id, labels in the task's set)? Every problem is named with "
@@ -36,7 +38,7 @@ def add_parsers(sub, raw) -> None:
     g.add_argument("--task", required=True)
     g.add_argument("--validation", metavar="FILE", help="validation scores of human rows, for TPR at a fixed FPR")
     g.add_argument("--out", required=True, help="the results file (JSON)")
-    g.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    g.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES})")
     g.add_argument("--seed", type=int, default=0)
     _common(g)
 
@@ -47,7 +49,7 @@ def add_parsers(sub, raw) -> None:
                        epilog="example:\n  aicd leaderboard board/ --out site/    # then open site/index.html")
     b.add_argument("folder", metavar="DIR")
     b.add_argument("--out", required=True, metavar="SITE", help="output folder (index.html, leaderboard.json)")
-    b.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the paired test")
+    b.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples of the paired test (default {RESAMPLES})")
     b.add_argument("--seed", type=int, default=0)
 
 

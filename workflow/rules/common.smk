@@ -7,6 +7,7 @@
 
 from snakemake.utils import min_version
 
+from aicd.common.defaults import schema_default
 from aicd.common.errors import AicdError
 from aicd.config import apply_defaults, explain_error, stage_on, validate_config
 from aicd.generate.registry import check_config_models, endpoint_hint, job_entry, load_registry, with_max_tokens

@@ -13,7 +13,8 @@ rule normalize:
         table=OUT.table(),
         execution=lambda w: (
             OUT.execution(w.name)
-            if dataset_spec().get("execution_filter", "none") != "none" and w.name in PLAN.executions
+            if dataset_spec().get("execution_filter", schema_default("dataset.execution_filter")) != "none"
+            and w.name in PLAN.executions
             else []
         ),
     output:

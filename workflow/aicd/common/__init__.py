@@ -3,6 +3,7 @@
 - errors: AicdError, the one exception for mistakes a user can fix;
 - io: atomic writers and small readers;
 - params: parameter specs (type, default, where the default comes from) of the kinds' settings;
+- defaults: a config key's default read from the config schema, for code outside a validated config;
 - registry: the registry class of every pluggable kind (detectors, feature sets);
 - stagecli: the command-line plumbing of every `python -m aicd.<stage>`;
 - parallel: per-row work spread over a job's threads, results in input order;

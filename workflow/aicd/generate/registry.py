@@ -10,6 +10,7 @@ import jsonschema
 import yaml
 
 from .. import published
+from ..common.defaults import schema_default
 from ..common.errors import AicdError
 from ..data.families import FAMILIES, OTHER, family_of
 
@@ -109,7 +110,7 @@ def check_config_models(config: dict, models: dict[str, dict]) -> None:
     if on("generation"):
         gen = config["generation"]
         try:
-            enabled_models(models, gen.get("models", "all"), environ={})
+            enabled_models(models, gen.get("models", schema_default("generation.models")), environ={})
         except AicdError as err:
             problems.append(f"config.generation.models: {err}")
         if gen.get("instructor") and gen["instructor"] not in models:

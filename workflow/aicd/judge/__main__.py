@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..common.defaults import schema_default
 from ..common.errors import AicdError
 from ..common.io import write_json, write_parquet
 from ..common.stagecli import json_arg, json_list_arg, run
@@ -37,7 +38,8 @@ def main(argv=None) -> None:
     parser.add_argument("--runs", required=True, type=json_list_arg,
                         help="JSON list of {task, mode, test, labels, out, report[, target, params]}")
     parser.add_argument("--prompts", required=True, help="config/prompts/judge.vN.yaml")
-    parser.add_argument("--fraction", type=float, default=0.05)
+    parser.add_argument("--fraction", type=float, default=schema_default("judging.fraction"),
+                        help="the share of each test split judged (default: the config's judging.fraction)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--llm", type=json_arg, default={})
     parser.add_argument("--max-rows", type=int, default=None, help="at most this many rows of each stratified sample")

@@ -22,6 +22,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map fet
 import litellm
 
 from ..codetools.codetext import extract_code
+from ..common.defaults import schema_default
 from .cache import RequestCache, request_key
 
 log = logging.getLogger(__name__)
@@ -36,16 +37,20 @@ RETRYABLE = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError
              litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)
 
 
-# Larger answers are failures, never cached: no program in the benchmark is near 1 MB, and
-# runaway outputs of 20 MB once filled the request cache.
-DEFAULT_MAX_RESPONSE_BYTES = 1_000_000
+# The config's `llm:` defaults, for a client made outside a run (client_from_config passes the
+# run's). Larger answers than max_response_bytes are failures, never cached: no program in the
+# benchmark is near 1 MB, and runaway outputs of 20 MB once filled the request cache.
+DEFAULT_MAX_RESPONSE_BYTES = schema_default("llm.max_response_bytes")
+CACHE, CONCURRENCY, TIMEOUT = (schema_default(f"llm.{k}") for k in ("cache", "concurrency", "timeout"))
+MAX_RETRIES, BACKOFF_BASE, BACKOFF_MAX = (schema_default(f"llm.{k}") for k in ("max_retries", "backoff_base",
+                                                                               "backoff_max"))
 
 
 @dataclass
 class RetryPolicy:
-    max_retries: int = 5
-    backoff_base: float = 1.0
-    backoff_max: float = 60.0
+    max_retries: int = MAX_RETRIES
+    backoff_base: float = BACKOFF_BASE
+    backoff_max: float = BACKOFF_MAX
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         backoff = min(self.backoff_max, self.backoff_base * 2 ** attempt) * random.uniform(0.5, 1.0)
@@ -87,8 +92,8 @@ class RateLimiter:
 class LLMClient:
     model: dict                      # a registry entry: litellm_model, api_base?, api_key_env?, costs?
     cache: RequestCache
-    concurrency: int = 8
-    timeout: float = 120.0
+    concurrency: int = CONCURRENCY
+    timeout: float = float(TIMEOUT)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     rpm: float | None = None
     tpm: float | None = None
@@ -229,10 +234,11 @@ class LLMClient:
 def client_from_config(model: dict, llm: dict) -> LLMClient:
     """A client for one registry entry with the workflow's `llm:` settings."""
     return LLMClient(
-        model, RequestCache(llm.get("cache", "llm_cache/requests.sqlite")),
-        concurrency=model.get("concurrency", llm.get("concurrency", 8)),
-        timeout=model.get("timeout", llm.get("timeout", 120)),
-        retry=RetryPolicy(llm.get("max_retries", 5), llm.get("backoff_base", 1.0), llm.get("backoff_max", 60.0)),
+        model, RequestCache(llm.get("cache", CACHE)),
+        concurrency=model.get("concurrency", llm.get("concurrency", CONCURRENCY)),
+        timeout=model.get("timeout", llm.get("timeout", TIMEOUT)),
+        retry=RetryPolicy(llm.get("max_retries", MAX_RETRIES), llm.get("backoff_base", BACKOFF_BASE),
+                          llm.get("backoff_max", BACKOFF_MAX)),
         rpm=model.get("rpm"), tpm=model.get("tpm"),
         max_response_bytes=int(llm.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)),
     )

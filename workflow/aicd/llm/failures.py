@@ -11,11 +11,12 @@ import logging
 import re
 from collections import Counter
 
+from ..common.defaults import schema_default
 from ..common.errors import AicdError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_THRESHOLD = 1.0
+DEFAULT_THRESHOLD = schema_default("llm.fail_threshold")  # the config's, for a caller outside a run
 
 
 def _hint(error: str, model: dict) -> str:

@@ -15,6 +15,16 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..common.defaults import schema_default
+
+# the config's defaults (dataset.minhash, dataset.dedup), for a call outside a run: a job gets
+# the run's values from its spec
+NUM_PERM = schema_default("dataset.minhash.num_perm")
+SHINGLE_SIZE = schema_default("dataset.minhash.shingle_size")
+MINHASH_SEED = schema_default("dataset.minhash.seed")
+THRESHOLD = schema_default("dataset.dedup.threshold")
+FALSE_NEGATIVE_WEIGHT = schema_default("dataset.dedup.false_negative_weight")
+
 TOKEN = re.compile(r"\w+|[^\w\s]")
 _MIX = np.uint64(0x100000001B3)  # FNV-1a 64-bit prime: mixes token hashes into a shingle hash
 _TOKEN_HASHES: dict[str, int] = {}  # per-process memo of token -> CRC-32 (0 stored as 1)
@@ -45,7 +55,7 @@ def shingle_hashes(code: str, size: int) -> np.ndarray:
     return np.unique(out)
 
 
-def signature(code: str, num_perm: int = 128, shingle_size: int = 5, seed: int = 1) -> np.ndarray:
+def signature(code: str, num_perm: int = NUM_PERM, shingle_size: int = SHINGLE_SIZE, seed: int = MINHASH_SEED) -> np.ndarray:
     a, b = permutations(num_perm, seed)
     h = shingle_hashes(code, shingle_size)
     with np.errstate(over="ignore"):
@@ -59,7 +69,7 @@ def estimated_jaccard(sig_a: np.ndarray, sig_b: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=16)
-def lsh_params(threshold: float, num_perm: int, false_negative_weight: float = 0.8) -> tuple[int, int]:
+def lsh_params(threshold: float, num_perm: int, false_negative_weight: float = FALSE_NEGATIVE_WEIGHT) -> tuple[int, int]:
     """(bands, rows per band) minimising the weighted false-positive and false-negative areas
     of the LSH S-curve around the threshold (datasketch's criterion; its default weights are
     0.5/0.5, which gives 9 x 13 for 0.8 and finds only ~40% of pairs at exactly 0.8).

@@ -18,7 +18,7 @@ from ..common.io import atomic_path
 from ..data.schema import SAMPLE_COLUMNS
 from . import filters
 from .dedup import near_duplicates, survivors
-from .minhash import detection_probability, lsh_params
+from .minhash import FALSE_NEGATIVE_WEIGHT, NUM_PERM, THRESHOLD, detection_probability, lsh_params
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +43,9 @@ def build_pool(tables: list[pd.DataFrame], spec: dict) -> tuple[pd.DataFrame, di
             else pd.DataFrame(columns=[*POOL_COLUMNS, "reject", "_table", "_row"]))
     filter_report = _filter_report(rows)
     kept = rows[rows["reject"].isna()].reset_index(drop=True)
-    threshold = float(spec.get("threshold", 0.8))
-    num_perm = int(spec.get("num_perm", 128))
-    bands, per_band = lsh_params(threshold, num_perm, float(spec.get("false_negative_weight", 0.8)))
+    threshold = float(spec.get("threshold", THRESHOLD))
+    num_perm = int(spec.get("num_perm", NUM_PERM))
+    bands, per_band = lsh_params(threshold, num_perm, float(spec.get("false_negative_weight", FALSE_NEGATIVE_WEIGHT)))
     sigs = signatures_of(kept)
     if len(kept):
         labels, stats = near_duplicates(sigs, threshold, bands, per_band)

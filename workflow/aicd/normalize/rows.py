@@ -17,12 +17,13 @@ import pandas as pd
 from tqdm import tqdm
 
 from ..codetools.codetext import NO_CODE_BLOCK, clean_code, extract_code
+from ..common.defaults import schema_default
 from ..common.errors import AicdError
 from ..common.parallel import map_chunks
 from ..data.schema import LABELS, SAMPLE_COLUMNS, canonical_language
 from . import filters
 from .langid import DECISIVE, identify_language
-from .minhash import signature
+from .minhash import MINHASH_SEED, NUM_PERM, SHINGLE_SIZE, signature
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +47,9 @@ _CHUNK = 256
 def default_spec() -> dict:
     return {
         "filters": dict(filters.TABLE3),
-        "minhash": {"num_perm": 128, "shingle_size": 5, "seed": 1},
+        "minhash": {"num_perm": NUM_PERM, "shingle_size": SHINGLE_SIZE, "seed": MINHASH_SEED},
         "langid_min_margin": 0.0,
-        "execution_filter": "none",
+        "execution_filter": schema_default("dataset.execution_filter"),
     }
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import published
+from ..common.defaults import schema_default
 from .generation import GenerationPlan, dropped_protocol_notes, execution_plan, generation_plan, judge_plan, llm_notes
 from .jobs import detector_plan, feature_plan, task_plan
 
@@ -62,7 +63,7 @@ class Plan:
         notes += llm_notes([*gen.off, *judges_off], resolved, models, list(gen.named), config)
         notes += dropped_protocol_notes(tasks, gen, dataset, built)
         judging = config.get("judging") or {}
-        every_task = judging.get("tasks", "all") == "all"
+        every_task = judging.get("tasks", schema_default("judging.tasks")) == "all"
         return cls(
             tasks=tasks, detectors=detectors, features=features,
             pairs=tuple((t, d) for t in tasks for d, det in detectors.items() if t in det.tasks),
@@ -200,9 +201,10 @@ class Plan:
         their detectors whose model applies to new code (the dummies left out: a guess calibrated
         is still a guess), or those calibration.detectors names, less calibration.exclude."""
         spec = self.config.get("calibration") or {}
-        if not spec.get("enabled", True):
+        if not spec.get("enabled", schema_default("calibration.enabled")):
             return []
-        tasks, detectors = spec.get("tasks", "all"), spec.get("detectors", "all")
+        tasks = spec.get("tasks", schema_default("calibration.tasks"))
+        detectors = spec.get("detectors", schema_default("calibration.detectors"))
         return [(t, d) for t, d in self.pairs if "human" in self.tasks[t].labels and d not in spec.get("exclude", ())
                 and (tasks == "all" or t in tasks) and (detectors == "all" or d in detectors)
                 and self.detectors[d].applies_to_new_code and not self.detectors[d].dummy]

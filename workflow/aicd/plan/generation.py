@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..common.defaults import schema_default
 from ..config import stage_on
 from ..generate.protocols import NEEDS_INSTRUCTION
 
@@ -82,7 +83,7 @@ def _generators(config: dict, models: dict, resolved: dict, off: list) -> tuple[
         if not names:
             off.append("generation")
         return names, bool(resolved.get("instructor"))
-    names = list(models) if gen.get("models", "all") == "all" else list(gen["models"])
+    names = list(models) if gen.get("models", schema_default("generation.models")) == "all" else list(gen["models"])
     return names, bool(gen.get("instructor"))
 
 
@@ -138,7 +139,7 @@ def judge_plan(config: dict, models: dict, resolved: dict) -> tuple[dict, list[s
 
 
 def _record(config: dict) -> str:
-    return f"{str(config.get('results', 'results')).rstrip('/')}/resolved.json"
+    return f"{str(config.get('results', schema_default('results'))).rstrip('/')}/resolved.json"
 
 
 def llm_notes(off: list, resolved: dict, models: dict, named: list, config: dict) -> list[str]:

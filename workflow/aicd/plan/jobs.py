@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import published
+from ..common.defaults import schema_default
 from . import resources
 
 SPLITS = ("train", "validation", "test")
@@ -102,7 +103,7 @@ def mode_of(spec: dict, tasks_from: str) -> str:
 
 
 def task_plan(name: str, spec: dict, config: dict) -> TaskPlan:
-    return TaskPlan(name=name, title=spec["title"], mode=mode_of(spec, config.get("tasks_from", "release")),
+    return TaskPlan(name=name, title=spec["title"], mode=mode_of(spec, config.get("tasks_from", schema_default("tasks_from"))),
                     labels=tuple(spec.get("labels") or ()), kind=(spec.get("build") or {}).get("kind"),
                     source=(spec.get("derive") or {}).get("source"), ood=spec.get("ood"),
                     test_sets=dict(spec.get("test_sets") or {}))

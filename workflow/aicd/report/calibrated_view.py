@@ -24,6 +24,7 @@ import html
 from tabulate import tabulate
 
 from ..common.io import read_json
+from ..scoring.calibrate_model import VIEW_FPR
 from ..scoring.transductive import ADAPTED
 from .intervals import SAYS, with_interval
 from .latex import latex_text
@@ -159,7 +160,7 @@ def render(rows: list[Row], columns: list[Column], views: dict, references: dict
     references: task -> its reference report (reference.report.json)."""
     marks = marks or Marks()
     md, tex, page = [], [], []
-    fpr = next((v["fpr"] for v in views.values() if v.get("available")), 0.05)
+    fpr = next((v["fpr"] for v in views.values() if v.get("available")), VIEW_FPR)
     confidence = view_confidence(views.values())
     adapted = any("adapted" in v for v in views.values())
     for col in columns:

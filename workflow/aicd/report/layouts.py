@@ -6,6 +6,7 @@ to `python -m aicd.report SUBCOMMAND --layout` as JSON."""
 from __future__ import annotations
 
 from .. import published
+from ..common.defaults import schema_default
 
 
 def report_layout(plan) -> dict:
@@ -83,7 +84,8 @@ def table8_layout(plan, hint: str = "") -> dict:
 
 def _all_judge_tasks(plan) -> tuple:
     judging = plan.config.get("judging") or {}
-    return tuple(plan.tasks) if judging.get("tasks", "all") == "all" else tuple(judging["tasks"])
+    every = judging.get("tasks", schema_default("judging.tasks")) == "all"
+    return tuple(plan.tasks) if every else tuple(judging["tasks"])
 
 
 def ood_layout(plan) -> dict:

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..common.errors import AicdError
 from ..common.io import write_json, write_text
 from ..records.fingerprint import sha256_file
+from ..scoring.bootstrap import RESAMPLES
 from ..scoring.external import compare_files
 from .intervals import SAYS, with_interval
 from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS, small_classes
@@ -81,7 +82,7 @@ def paired_against(leader: dict, other: dict, resamples: int, seed: int) -> dict
     return {k: test[k] for k in ("difference", "difference_ci", "p_value")}
 
 
-def build(results: list[dict], resamples: int = 1000, seed: int = 0) -> dict:
+def build(results: list[dict], resamples: int = RESAMPLES, seed: int = 0) -> dict:
     """task -> ranked entries (what the page shows)."""
     boards = {}
     for task in sorted({r["task"] for r in results}):
@@ -180,7 +181,7 @@ def render(boards: dict) -> str:
     return "\n".join(parts) + "\n"
 
 
-def write_site(folder, out, resamples: int = 1000, seed: int = 0) -> dict:
+def write_site(folder, out, resamples: int = RESAMPLES, seed: int = 0) -> dict:
     boards = build(read_results(folder), resamples, seed)
     out = Path(out)
     write_text(render(boards), out / "index.html")

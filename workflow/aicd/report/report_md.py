@@ -271,7 +271,7 @@ def _calibrated_lines(table: Table4, tables: Path, rel: Callable) -> list[str]:
     if not table.calibrated:
         return ["## Calibrated on human reference code", "",
                 "Not run: calibration is off in this config (calibration.enabled), or no task has a human class.", ""]
-    fpr = next((v["fpr"] for v in table.calibrated.values() if v.get("available")), 0.05)
+    fpr = next((v["fpr"] for v in table.calibrated.values() if v.get("available")), calibrated_view.VIEW_FPR)
     return [f"## Calibrated on human reference code: TPR at {fpr * 100:g}% FPR with per-language thresholds (× 100)",
             "", calibrated_view.caption(fpr, calibrated_view.view_confidence(table.calibrated.values())), "",
             table.files["calibrated.md"],

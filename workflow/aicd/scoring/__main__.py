@@ -42,7 +42,7 @@ def main(argv=None) -> None:
     parser.add_argument("--validation-scores", nargs="?", default=None,
                         help="parquet of the validation split's human rows: id, domain, machine_score")
     parser.add_argument("--fpr", type=float, nargs="+", default=list(FPRS),
-                        help="false-positive rates on human code to report the TPR at (default: 0.01 0.05)")
+                        help=f"false-positive rates on human code to report the TPR at (default: {' '.join(map(str, FPRS))})")
     parser.add_argument("--versions", type=json_arg, default=None,
                         help="JSON: the task definition's and the detector kind's versions that made these predictions "
                              "(aicd.plan.Plan.versions), written into the score file")

@@ -20,16 +20,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..common.defaults import schema_default
 from ..common.errors import AicdError
 from ..data.families import HUMAN
 from ..data.scores import THRESHOLD_SCORE, declared, threshold_score
-from .calibration import FPRS, HELD_OUT, Calibration, calibrate, model_identity, operating_point
+from .bootstrap import RESAMPLES
+from .calibration import FLOOR, FPRS, HELD_OUT, Calibration, calibrate, model_identity, operating_point
 from .transductive import ADAPTED, adapt, adapted_thresholds
 
 log = logging.getLogger(__name__)
 
-VIEW_FPR = 0.05
-RESAMPLES = 1000
+# the config's defaults (workflow/schemas/config.schema.yaml), for a call outside a run: the
+# workflow passes every setting in --settings
+VIEW_FPR = schema_default("calibration.view_fpr")
+VIEW_ADAPTED = schema_default("calibration.adapted")
 
 
 
@@ -72,7 +76,7 @@ def reference_scores(model, reference: pd.DataFrame, known: dict | None = None) 
 
 
 def calibrate_on(model, model_path, reference: pd.DataFrame, where: str, fprs=FPRS, held_out: float = HELD_OUT,
-                 seed: int = 0, floor: int = 0, known: dict | None = None,
+                 seed: int = 0, floor: int = FLOOR, known: dict | None = None,
                  confidence: float | None = None) -> tuple[Calibration | None, str]:
     """(the model's calibration on these reference rows, "") or (None, why there is none).
     confidence: each FPR held with it over the reference drawn, not on average (calibrate)."""
@@ -118,7 +122,7 @@ def validation_known(path: str | None) -> dict:
 
 
 def test_view(calibration: Calibration, predictions: pd.DataFrame, test: pd.DataFrame, fpr: float = VIEW_FPR,
-              seed: int = 0, resamples: int = RESAMPLES, adapted: bool = True) -> dict:
+              seed: int = 0, resamples: int = RESAMPLES, adapted: bool = VIEW_ADAPTED) -> dict:
     """The calibrated view of one detector on the test split (see the module's docstring)."""
     rows = test[["id", "language"]].merge(predictions, on="id", how="inner")
     scores = threshold_score(rows, calibration.score_kind or declared(predictions))
@@ -183,7 +187,7 @@ def main(argv=None) -> None:
     reference = pd.read_parquet(args.reference)
     where = f"the human reference code of task {args.task} ({Path(args.reference).name}: its report says which)"
     calibration, why = calibrate_on(model, args.model, reference, where, tuple(s.get("fprs", FPRS)),
-                                    float(s.get("held_out", HELD_OUT)), int(s.get("seed", 0)), int(s.get("floor", 0)),
+                                    float(s.get("held_out", HELD_OUT)), int(s.get("seed", 0)), int(s.get("floor", FLOOR)),
                                     validation_known(args.validation_scores), s.get("fpr_confidence"))
     head = {"task": args.task, "detector": args.detector}
     if calibration is None:
@@ -195,7 +199,7 @@ def main(argv=None) -> None:
     predictions = pd.read_parquet(args.predictions)
     test = pd.read_parquet(args.test, columns=["id", "language"])
     view = test_view(calibration, predictions, test, float(s.get("view_fpr", VIEW_FPR)), int(s.get("seed", 0)),
-                     adapted=bool(s.get("adapted", True)))
+                     adapted=bool(s.get("adapted", VIEW_ADAPTED)))
     write_json({**head, "reference": calibration.reference, **view}, args.view)
 
 

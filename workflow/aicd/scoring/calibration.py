@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..common.defaults import schema_default
 from ..data.metrics import check_confidence, conformal_rank, min_reference
+from .bootstrap import RESAMPLES
 from .thresholds import FPRS as THRESHOLD_FPRS
 
 CONFIDENCE = 0.95
@@ -86,7 +88,8 @@ def split_reference(n: int, held_out: float, seed) -> tuple[np.ndarray, np.ndarr
 # with how many more reference programs it would need for its own.
 
 FPRS = THRESHOLD_FPRS  # the one home of the default FPRs: aicd.scoring.thresholds
-HELD_OUT = 0.5
+HELD_OUT = schema_default("calibration.held_out")  # the config's default, for calls outside a run
+FLOOR = schema_default("calibration.floor")
 POOLED = "pooled"
 
 
@@ -153,7 +156,7 @@ def at_fpr(fit_scores, held_scores, fpr: float, threshold: float | None = None,
 
 
 def calibrate(scores, languages, domains=None, fprs=FPRS, held_out: float = HELD_OUT, seed: int = 0,
-              floor: int = 0, confidence: float | None = None) -> dict:
+              floor: int = FLOOR, confidence: float | None = None) -> dict:
     """Per-language (and per (language, domain) where domains are given) thresholds at each FPR
     from human reference scores (machine scores: flag s > t), with the pooled threshold that
     small groups fall back to; each FPR held on average, or with `confidence` over the reference
@@ -346,7 +349,7 @@ def flag(scores, thresholds) -> np.ndarray:
         return np.where(np.isnan(thresholds), False, scores > thresholds)
 
 
-def operating_point(scores, is_human, thresholds, resamples: int = 1000, seed: int = 0) -> dict:
+def operating_point(scores, is_human, thresholds, resamples: int = RESAMPLES, seed: int = 0) -> dict:
     """What thresholds (one per row, e.g. Calibration.thresholds) do on labelled rows: TPR (the
     share of the other rows flagged) and realised FPR (of the human rows), each with its 95%
     bootstrap interval at the thresholds held fixed (aicd.scoring.thresholds.rates), the FPR's

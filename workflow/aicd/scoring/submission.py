@@ -16,6 +16,7 @@ from pathlib import Path
 from ..common.errors import AicdError
 from ..data.ids import match
 from ..records.fingerprint import sha256_file
+from .bootstrap import RESAMPLES
 from .external import GOLD_COLUMNS, PRED_COLUMNS, _label_text, read_any, score_file
 from .thresholds import FPRS
 
@@ -111,7 +112,7 @@ def read_metadata(path) -> dict:
 
 
 def score_submission(pred_path, metadata_path, gold_path, task: str, labels: list | None = None,
-                     label_map: dict | None = None, validation_path=None, fprs=FPRS, resamples: int = 1000,
+                     label_map: dict | None = None, validation_path=None, fprs=FPRS, resamples: int = RESAMPLES,
                      seed: int = 0) -> dict:
     """The results file's content; refuses a submission that fails the check."""
     meta = read_metadata(metadata_path)

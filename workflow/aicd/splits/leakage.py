@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..common.errors import AicdError
 from ..normalize.dedup import cross_pairs
-from ..normalize.minhash import lsh_params
+from ..normalize.minhash import FALSE_NEGATIVE_WEIGHT, NUM_PERM, THRESHOLD, lsh_params
 from ..normalize.pool import signatures_of
 
 EXAMPLES = 5
@@ -25,7 +25,8 @@ MAX_DROPPED = 0.01  # share of test rows a build may drop as near duplicates the
 
 
 def check_leakage(tables: dict[str, pd.DataFrame], signatures: dict[str, bytes], info: dict,
-                  threshold: float = 0.8, num_perm: int = 128, false_negative_weight: float = 0.8,
+                  threshold: float = THRESHOLD, num_perm: int = NUM_PERM,
+                  false_negative_weight: float = FALSE_NEGATIVE_WEIGHT,
                   drop_test_duplicates: bool = False) -> dict:
     """Report of each guard; raises AicdError naming the first violation. With
     drop_test_duplicates, test rows with a near duplicate in train or validation are removed

@@ -38,6 +38,10 @@ log = logging.getLogger("aicd.splits")
 
 BINARY = ("human", "machine")
 STRATA = ["label", "language"]
+# the share of each training collection that validates where the task's ood entry gives no
+# validation_fraction: a constant, not a schema default, because the schema would fill it into
+# every ood entry (of every protocol) and the split report that echoes the entry
+VALIDATION_FRACTION = 0.2
 
 
 def collection_rows(name: str, tables: list[pd.DataFrame], seed: int, max_rows: int | None = None
@@ -76,7 +80,7 @@ def check_collections(collections: dict[str, pd.DataFrame], hold_out: str) -> No
 
 
 def leave_one_collection_out(collections: dict[str, pd.DataFrame], hold_out: str, seed: int = 0,
-                             validation_fraction: float = 0.2) -> tuple[dict[str, pd.DataFrame], dict]:
+                             validation_fraction: float = VALIDATION_FRACTION) -> tuple[dict[str, pd.DataFrame], dict]:
     """({train, validation, test}, report) with `hold_out` the test collection; `collections`:
     name -> collection_rows' table."""
     check_collections(collections, hold_out)

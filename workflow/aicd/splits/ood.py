@@ -30,6 +30,9 @@ log = logging.getLogger("aicd.splits")
 
 TRIAL_LANGUAGES = ("Python", "Java", "C++")
 N_LARGEST = 6
+# protocol in_distribution's test share where the ood entry gives no test_fraction (a constant,
+# not a schema default, for the reason aicd.splits.loco.VALIDATION_FRACTION gives)
+TEST_FRACTION = 0.2
 
 
 def trial_samples(raw: pd.DataFrame) -> pd.DataFrame:
@@ -123,7 +126,7 @@ def _tables(trial: pd.DataFrame, pool: pd.DataFrame, test: pd.DataFrame, seed: i
     }
 
 
-def in_distribution(trial: pd.DataFrame, seed: int = 0, test_fraction: float = 0.2) -> dict[str, pd.DataFrame]:
+def in_distribution(trial: pd.DataFrame, seed: int = 0, test_fraction: float = TEST_FRACTION) -> dict[str, pd.DataFrame]:
     from .stratified import assign_splits
 
     split = assign_splits(trial, ["label", "language"], {"train": 1 - test_fraction, "test": test_fraction}, seed)

@@ -42,7 +42,7 @@ def loco_tables(spec: dict, sources: dict[str, pd.DataFrame], seed: int) -> tupl
         if left:
             dropped[name] = left
     tables, report = loco.leave_one_collection_out(collections, spec.get("hold_out"), seed,
-                                                   float(spec.get("validation_fraction", 0.2)))
+                                                   float(spec.get("validation_fraction", loco.VALIDATION_FRACTION)))
     return tables, {**report, "left_out": dropped}
 
 
@@ -51,7 +51,7 @@ def ood_tables(spec: dict, train_source: pd.DataFrame, test_source: pd.DataFrame
     protocol = spec.get("protocol")
     rows = train_source[train_source["label"].isin(["human", "machine"])].reset_index(drop=True)
     if protocol == "in_distribution":
-        tables = ood.in_distribution(rows, seed, float(spec.get("test_fraction", 0.2)))
+        tables = ood.in_distribution(rows, seed, float(spec.get("test_fraction", ood.TEST_FRACTION)))
     elif protocol == "codeaid":
         if test_source is None:
             raise AicdError("protocol codeaid needs a test source (ood.test: a source name)")

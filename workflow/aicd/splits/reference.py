@@ -29,10 +29,19 @@ import logging
 import numpy as np
 import pandas as pd
 
+from ..common.defaults import schema_default
 from ..common.errors import AicdError
 from ..data.families import HUMAN
 from ..normalize.dedup import cross_pairs, near_duplicates, survivors
-from ..normalize.minhash import lsh_params, signature
+from ..normalize.minhash import (
+    FALSE_NEGATIVE_WEIGHT,
+    MINHASH_SEED,
+    NUM_PERM,
+    SHINGLE_SIZE,
+    THRESHOLD,
+    lsh_params,
+    signature,
+)
 from ..normalize.pool import signatures_of
 
 log = logging.getLogger(__name__)
@@ -71,10 +80,10 @@ def library_rows(source_table: pd.DataFrame, spec: dict, name: str, per_language
 def split_humans(tables: dict[str, pd.DataFrame], pool: pd.DataFrame | None, spec: dict) -> list[pd.DataFrame]:
     """The validation split's human rows, and the pool's human rows in no split, as asked."""
     out = []
-    if spec.get("validation_humans", True):
+    if spec.get("validation_humans", schema_default("calibration.reference.validation_humans")):
         val = tables["validation"]
         out.append(val[val["target"].astype(str) == HUMAN].assign(origin="validation"))
-    if spec.get("unsplit_humans", True) and pool is not None:
+    if spec.get("unsplit_humans", schema_default("calibration.reference.unsplit_humans")) and pool is not None:
         placed = set().union(*(set(t["id"]) for t in tables.values()))
         rest = pool[~pool["id"].isin(placed) & (pool["label"] == "human")]
         out.append(rest.assign(origin="unsplit"))
@@ -91,8 +100,8 @@ def with_signatures(rows: pd.DataFrame, pool: pd.DataFrame | None, minhash: dict
     known = dict(zip(pool["id"], pool["minhash"])) if pool is not None and "minhash" in pool else {}
     if "minhash" in rows.columns:
         known.update({i: m for i, m in zip(rows["id"], rows["minhash"]) if isinstance(m, bytes)})
-    blobs = [known[i] if isinstance(known.get(i), bytes) else signature(code, minhash.get("num_perm", 128), minhash.get("shingle_size", 5),
-                                       minhash.get("seed", 1)).tobytes()
+    blobs = [known[i] if isinstance(known.get(i), bytes) else signature(code, minhash.get("num_perm", NUM_PERM),
+                                       minhash.get("shingle_size", SHINGLE_SIZE), minhash.get("seed", MINHASH_SEED)).tobytes()
              for i, code in zip(rows["id"], rows["code"])]
     return signatures_of(pd.DataFrame({"minhash": blobs}))
 
@@ -102,8 +111,9 @@ def drop_overlap(candidates: pd.DataFrame, tables: dict[str, pd.DataFrame], pool
     """Candidates less those in, or near duplicates of, the train and test splits (and, for
     rows not taken from validation, of validation), then kept once among themselves."""
     dedup, minhash = spec.get("dedup") or {}, spec.get("minhash") or {}
-    threshold = float(dedup.get("threshold", 0.8))
-    bands, rows = lsh_params(threshold, int(dedup.get("num_perm", 128)), float(dedup.get("false_negative_weight", 0.8)))
+    threshold = float(dedup.get("threshold", THRESHOLD))
+    bands, rows = lsh_params(threshold, int(dedup.get("num_perm", NUM_PERM)),
+                             float(dedup.get("false_negative_weight", FALSE_NEGATIVE_WEIGHT)))
     mine = with_signatures(candidates, pool, minhash)
     dropped = np.zeros(len(candidates), dtype=bool)
     report: dict = {}
@@ -144,8 +154,9 @@ def build_reference(tables: dict[str, pd.DataFrame], spec: dict, seed: int, task
     report: dict = {"task": task, "rule": __doc__.split("\n\n", 1)[1].strip(), "library": None}
     if library is not None:
         name, source_table = library
-        rows, report["library"] = library_rows(source_table, spec["library_spec"], name,
-                                               int(spec.get("per_language", 100)), seed, spec.get("normalize") or {})
+        per_language = int(spec.get("per_language", schema_default("calibration.reference.per_language")))
+        rows, report["library"] = library_rows(source_table, spec["library_spec"], name, per_language, seed,
+                                               spec.get("normalize") or {})
         parts.append(rows)
     for name, normalized in (sources or {}).items():
         parts.append(source_humans(name, normalized))

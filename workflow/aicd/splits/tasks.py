@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..common.defaults import schema_default
 from ..common.errors import AicdError
 from ..data.schema import SPLITS
+from ..normalize.minhash import FALSE_NEGATIVE_WEIGHT, NUM_PERM, THRESHOLD
 from ..sources.ingest import to_samples
 from ..sources.loader import load_table
 from .benchmark import build_task
@@ -48,8 +50,9 @@ def build_from_pool(pool: pd.DataFrame, spec: dict, seed: int, task: str) -> tup
     tables, info = build_task(pool, spec, seed, task)
     signatures = dict(zip(pool["id"], pool["minhash"]))
     dedup = spec.get("dedup", {})
-    leakage = check_leakage(tables, signatures, info, float(dedup.get("threshold", 0.8)), int(dedup.get("num_perm", 128)),
-                            float(dedup.get("false_negative_weight", 0.8)), drop_test_duplicates=True)
+    leakage = check_leakage(tables, signatures, info, float(dedup.get("threshold", THRESHOLD)),
+                            int(dedup.get("num_perm", NUM_PERM)),
+                            float(dedup.get("false_negative_weight", FALSE_NEGATIVE_WEIGHT)), drop_test_duplicates=True)
     dropped = sum(r.get("dropped_from_test", 0) for r in leakage.values())
     if dropped:
         log.warning("task %s: %d test rows had a near duplicate in train or validation that the pool's dedup did not "
@@ -74,7 +77,7 @@ def load_release_task(spec: dict, task: str, langid_cache: str | Path | None = N
     target = spec.get("target", "label")
     ingest_spec = {k: spec[k] for k in ("columns", "label_map", "label_audit", "defaults", "unmapped") if k in spec}
     ingest_spec["target"] = target
-    identify = release.get("identify_language", True)
+    identify = release.get("identify_language", schema_default("definitions.task.release.identify_language"))
     tables, split_reports, langid_reports = {}, {}, {}
     rows_in = 0
     for split in SPLITS:
