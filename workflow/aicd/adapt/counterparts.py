@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ..common.defaults import schema_default
 from ..common.errors import AicdError
 from ..common.repo import REPO
 from ..generate.answers import cut_repeats, unopened_blocks
@@ -86,7 +87,7 @@ class Writer:
 
     def client(self) -> LLMClient:
         return LLMClient(self.model, RequestCache(self.cache), concurrency=self.concurrency or
-                         int(self.model.get("concurrency", 8)), timeout=float(self.model.get("timeout", 1800)),
+                         int(self.model.get("concurrency") or schema_default("llm.concurrency")), timeout=float(self.model.get("timeout", 1800)),
                          retry=RetryPolicy(3, 1.0, 30.0))
 
     def write(self, rows: pd.DataFrame, protocols=("hybrid_rewrite",), progress=None) -> pd.DataFrame:
