@@ -52,6 +52,18 @@ class Outputs:
         """The input fingerprint (aicd.records.fingerprint)."""
         return f"{self.root}/inputs.json"
 
+    def run_record(self) -> str:
+        """Which run owns the root: its config files and base (aicd.records.runs)."""
+        return f"{self.root}/run.json"
+
+    def run_config(self) -> str:
+        """The run's validated config, as a run on this base reads it (aicd.records.baserun)."""
+        return f"{self.root}/run_config.yaml"
+
+    def resolved(self) -> str:
+        """What the machine offered the first plan, kept so later plans match (aicd.resolve)."""
+        return f"{self.root}/resolved.json"
+
     # ------------------------------------------------------------ sources, generation, execution
 
     def table(self, kind: str = "{kind}", name: str = "{name}") -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..config import stage_on
 from ..generate.protocols import NEEDS_INSTRUCTION
+from ..outputs import Outputs
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def judge_plan(config: dict, models: dict, resolved: dict) -> tuple[dict, list[s
 
 
 def _record(config: dict) -> str:
-    return f"{str(config.get('results', 'results')).rstrip('/')}/resolved.json"
+    return Outputs(config.get("results", "results")).resolved()
 
 
 def llm_notes(off: list, resolved: dict, models: dict, named: list, config: dict) -> list[str]:
