@@ -8,7 +8,9 @@ import inspect
 import re
 from pathlib import Path
 
-from aicd.outputs import Outputs
+import pytest
+from aicd.common.errors import AicdError
+from aicd.outputs import Outputs, parse, wildcards_of
 
 # an f-string that joins a root to a path: {RESULTS}/..., {DATA}/..., {made_by(t, d)}/...
 ROOT_JOINED = re.compile(r"\{\s*(RESULTS|DATA|[A-Za-z_]\w*\([^{}]*\))\s*\}/")
@@ -89,3 +91,25 @@ def test_a_method_gives_the_rules_pattern_and_an_input_functions_file():
         "results/logs/judge/{task}/{judge}_{mode}.server.log"
     assert out.benchmark("detect", "T1", "lr") == "results/benchmarks/detect/T1/lr.tsv"
     assert Outputs("base/run").split("T1", "test") == "base/run/tasks/T1/test.parquet"  # a run on a base reads there
+
+
+def test_a_path_parses_back_to_its_kind_and_wildcards():
+    out = Outputs("runs/mine")
+    for kind, args in [("predictions", ("T1", "lr")), ("test_set_scores", ("T1", "codeaid", "lr")),
+                       ("scores", ("T1", "lr")), ("calibration", ("T1", "lr")), ("calibration_view", ("T1", "lr")),
+                       ("reference_report", ("T1",)), ("model", ("T1", "svm")), ("model_folder", ("T1", "enc")),
+                       ("model_report", ("T1", "zs")), ("validation_scores", ("T1", "lr")), ("run_record", ())]:
+        path = getattr(out, kind)(*args)
+        parsed = parse(path)
+        assert (parsed.kind, parsed.root) == (kind, "runs/mine"), path
+        assert getattr(Outputs(parsed.root), kind)(**parsed.wildcards) == path  # and back again
+    assert parse("predictions/T1/lr.parquet").root == "."
+    assert parse("results/models/T1/enc/", "model_folder").detector == "enc"
+
+
+def test_a_path_of_another_kind_or_none_is_refused():
+    assert parse("results/scores/T1/lr.json", "predictions") is None
+    assert parse("notes/lr.parquet", "predictions") is None
+    assert wildcards_of("results/scores/T1/test_sets/p_rename/lr.json", "test_set_scores").test_set == "p_rename"
+    with pytest.raises(AicdError, match=r"RESULTS/calibration/\{task\}/\{detector\}.test.json"):
+        wildcards_of("results/calibration/T1/lr.json", "calibration_view")

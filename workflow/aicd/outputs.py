@@ -15,7 +15,11 @@ and benchmark follow one scheme: `log(rule, *names)`, `benchmark(rule, *names)`.
 
 from __future__ import annotations
 
+import inspect
+import re
 from dataclasses import dataclass
+
+from .common.errors import AicdError
 
 
 def wildcard(name: str) -> str:
@@ -237,3 +241,60 @@ class Outputs:
 
     def paper_results(self) -> str:
         return f"{self.root}/paper_results.md"
+
+
+# ------------------------------------------------------------ a path back to its kind
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What `parse` recovers of a file: its kind (the Outputs method), root and wildcards."""
+    kind: str
+    root: str
+    wildcards: dict
+
+    def __getattr__(self, name: str) -> str:
+        try:
+            return self.wildcards[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _patterns() -> list[tuple[int, str, re.Pattern]]:
+    """(literal characters, kind, regex) of each kind whose arguments are all wildcards: the
+    method's own pattern read back, so that a layout changed in its method is parsed as changed."""
+    found = []
+    for kind, method in inspect.getmembers(Outputs, inspect.isfunction):
+        params = [p for p in inspect.signature(method).parameters.values() if p.name != "self"]
+        if kind.startswith("_") or not all(isinstance(p.default, str) and p.default.startswith("{") for p in params):
+            continue
+        pattern = method(Outputs("ROOT"))[len("ROOT/"):]
+        literal = len(re.sub(r"\{\w+\}", "", pattern))
+        regex = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(pattern))
+        found.append((literal, kind, re.compile(rf"(?:(?P<root>.*)/)?{regex}")))
+    return sorted(found, key=lambda f: -f[0])
+
+
+def parse(path, kind: str | None = None) -> Parsed | None:
+    """The kind, root and wildcards of a path the layout names (of `kind` only, when given);
+    None where it names none. Where two kinds fit (models/T/d.skops is a model, and a model
+    folder named d.skops), the one spelling more of the path itself wins."""
+    text = str(path).rstrip("/")  # a folder given with its slash
+    for _, name, regex in _PATTERNS:
+        m = regex.fullmatch(text) if kind in (None, name) else None
+        if m:
+            wildcards = {k: v for k, v in m.groupdict().items() if k != "root"}
+            return Parsed(name, m.group("root") or ".", wildcards)
+    return None
+
+
+def wildcards_of(path, kind: str) -> Parsed:
+    """`parse(path, kind)`, refused where the path is not of that kind: a stage that reads its
+    task or detector off a file's path reads it from nowhere else."""
+    parsed = parse(path, kind)
+    if parsed is None:
+        raise AicdError(f"{path}: not where the workflow writes a file of this kind ({getattr(Outputs('RESULTS'), kind)()})")
+    return parsed
+
+
+_PATTERNS = _patterns()

@@ -24,6 +24,7 @@ from tabulate import tabulate
 
 from ..common.io import write_json, write_text
 from ..common.stagecli import json_arg
+from ..outputs import wildcards_of
 from .latex import latex_text
 from .table4 import plain_title
 
@@ -210,7 +211,7 @@ def main(argv=None) -> None:
         shap_figure(imp, names, f"{title}: {dtitle}\nmean |SHAP| (CatBoost)", figs / f"shap_{args.task}_{det}")
         summary["shap"][det] = f"shap_{det}.md"
     if args.predictions:
-        preds = {Path(p).stem: pd.read_parquet(p) for p in args.predictions}
+        preds = {wildcards_of(p, "predictions").detector: pd.read_parquet(p) for p in args.predictions}
         result = all_fail(preds, test, code_of=lambda ids: code_of(args.test, ids))
         write_json(result, out / "all_fail.json")
         write_text(all_fail_markdown(result, title), out / "all_fail.md")

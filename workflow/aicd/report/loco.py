@@ -25,6 +25,7 @@ from ..common.io import write_json, write_text
 from ..common.stagecli import json_arg
 from ..data.families import HUMAN
 from ..data.metrics import machine_scores, min_reference
+from ..outputs import wildcards_of
 from ..scoring.loco import HALVINGS, LOCO_FPR_CONFIDENCE, MISS_MARGIN, fold_metrics, summary
 from .latex import latex_text
 from .table4 import plain_title
@@ -255,11 +256,11 @@ def main(argv=None) -> None:
     folds, titles = args.layout["folds"], args.layout["detectors"]
     by_detector: dict[str, dict] = {}
     for pred, val in zip(args.predictions, args.validation_scores):
-        task, detector = Path(pred).parent.name, Path(pred).stem
+        task, detector = (named := wildcards_of(pred, "predictions")).task, named.detector
         by_detector.setdefault(detector, {})[folds[task]] = (pd.read_parquet(pred), pd.read_parquet(val))
     views: dict[str, dict] = {}
     for path in args.calibration_views:
-        task, detector = Path(path).parent.name, Path(path).name[: -len(".test.json")]
+        task, detector = (named := wildcards_of(path, "calibration_view")).task, named.detector
         if task in folds:
             views.setdefault(detector, {})[folds[task]] = json.loads(Path(path).read_text())
     order = args.layout.get("order") or list(folds.values())

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..common.io import read_json, write_text
 from ..common.stagecli import json_arg
+from ..outputs import wildcards_of
 from .latex import latex_text
 from .table4 import plain_title
 
@@ -158,7 +159,7 @@ def main(argv=None) -> None:
                             score["macro_f1"], tuple(score["macro_f1_ci"]) if score.get("macro_f1_ci") else None))
     perturbed = []
     for path in args.perturbed:
-        score, name = read_json(path), Path(path).parent.name
+        score, name = read_json(path), wildcards_of(path, "test_set_scores").test_set
         kind = kinds.get(score["task"], {}).get(name)
         if kind and score.get("flip_rate") and score.get("macro_f1") is not None:
             perturbed.append((plain_title(titles.get(score["detector"], score["detector"])), splits[score["task"]],

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..common.io import read_json, write_text
 from ..common.stagecli import json_arg
+from ..outputs import wildcards_of
 from ..records.fingerprint import stamp
 from . import calibrated_view, generation_losses, threshold_table
 from .data_block import data_block
@@ -147,7 +148,7 @@ def read_table4(src: ReportInputs) -> Table4:
         columns.append(Column(f"{t}·{s}", f"{task_titles.get(t, t)} · {title}"))
     for path in src.test_set_score_files:
         sc = read_json(path)
-        scores[(sc["detector"], f"{sc['task']}·{Path(path).parent.name}")] = sc
+        scores[(sc["detector"], f"{sc['task']}·{wildcards_of(path, 'test_set_scores').test_set}")] = sc
     references = {r["task"]: r for r in map(read_json, src.calibration_reports)}
     return Table4(rows=[Row(n, t, bool(d)) for n, t, d in layout["detectors"]], columns=columns,
                   task_columns=task_columns, scores=scores, paper_rows=layout.get("paper_rows"),
