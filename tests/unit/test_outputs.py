@@ -16,18 +16,27 @@ from aicd.outputs import Outputs, parse, wildcards_of
 ROOT_JOINED = re.compile(r"\{\s*(RESULTS|DATA|[A-Za-z_]\w*\([^{}]*\))\s*\}/")
 
 
-def folders() -> set[str]:
-    """The top folders of a results root, as Outputs lays it out (logs, tasks, predictions, ...)."""
-    found = set()
+def _examples():
+    """Each public method of Outputs called with "x" for every argument it takes by position: its
+    file under ROOT, e.g. ROOT/features/x/x/features.npz."""
     for name, method in inspect.getmembers(Outputs, inspect.isfunction):
         if name.startswith("_"):
             continue
         params = [p for p in inspect.signature(method).parameters.values() if p.name != "self"]
-        args = ["x" for p in params if p.kind is not p.KEYWORD_ONLY]
-        parts = method(Outputs("ROOT"), *args).split("/")
-        if len(parts) > 2:
-            found.add(parts[1])
+        yield method(Outputs("ROOT"), *["x" for p in params if p.kind is not p.KEYWORD_ONLY])
+
+
+def folders() -> set[str]:
+    """The top folders of a results root, as Outputs lays it out (logs, tasks, predictions, ...)."""
+    found = {parts[1] for parts in (e.split("/") for e in _examples()) if len(parts) > 2}
     return found - {"x"}  # table(kind, name): its kind is one of the others (sources, generations, execution)
+
+
+def file_names() -> set[str]:
+    """The names of the files Outputs spells whole, wildcards or arguments in no part of them
+    (run.json, pool.parquet, summary.json, features.npz, ...)."""
+    names = {e.rsplit("/", 1)[1] for e in _examples()}
+    return {n for n in names if "." in n and "x" not in re.split(r"[._]", n)}
 
 
 def code_lines(path: Path):
@@ -46,16 +55,32 @@ def code_lines(path: Path):
         yield number, line.split("  # ")[0]
 
 
-def spelled_paths(path: Path, tops: set[str]) -> list[str]:
-    strings = re.compile(r"""(?:f|r)?"((?:[^"\\]|\\.)*)"|(?:f|r)?'((?:[^'\\]|\\.)*)'""")
+STRINGS = re.compile(r"""(?:f|r)?"((?:[^"\\]|\\.)*)"|(?:f|r)?'((?:[^'\\]|\\.)*)'""")
+
+
+def spelled(text: str, tops: set[str], names: set[str]) -> bool:
+    """Whether one string literal's text spells a path of the layout: a root joined to a path, a
+    top folder with a path below it (predictions/...), or one of the layout's whole file names
+    (run.json, .../pool.parquet)."""
     folder = re.compile(rf"(?<![\w.])({'|'.join(map(re.escape, sorted(tops)))})/")
+    name = re.compile(rf"(?<![\w.{{}}-])({'|'.join(map(re.escape, sorted(names)))})(?![\w.])")
+    return bool(ROOT_JOINED.search(text) or folder.search(text) or name.search(text))
+
+
+def joined_folders(line: str, tops: set[str]) -> bool:
+    """A top folder with a path joined below it by pathlib's `/` (root / "tasks" / task): a path
+    spelled in parts. (A folder joined last is a folder of the same name elsewhere: REPO / "benchmarks".)"""
+    words = "|".join(map(re.escape, sorted(tops)))
+    return bool(re.search(rf"""(["'])({words})\1\s*/(?!/)""", line))
+
+
+def spelled_paths(path: Path, tops: set[str], names: set[str] | None = None) -> list[str]:
+    names = file_names() if names is None else names
     found = []
     for number, line in code_lines(path):
-        for m in strings.finditer(line):
-            text = m.group(1) if m.group(1) is not None else m.group(2)
-            if ROOT_JOINED.search(text) or folder.search(text):
-                found.append(f"{path.name}:{number}: {line.strip()}")
-                break
+        texts = [m.group(1) if m.group(1) is not None else m.group(2) for m in STRINGS.finditer(line)]
+        if joined_folders(line, tops) or any(spelled(t, tops, names) for t in texts):
+            found.append(f"{path.name}:{number}: {line.strip()}")
     return found
 
 

@@ -232,15 +232,47 @@ class Outputs:
     def figure(self, name: str, ext: str) -> str:
         return f"{self.figures_dir()}/{name}.{ext}"
 
+    def analysis(self, name: str, ext: str, task: str = TASK) -> str:
+        """One of the paper's analyses of a task (svm_ngrams.md, shap_{detector}.json, ...)."""
+        return f"{self.root}/analyses/{task}/{name}.{ext}"
+
     def analyses(self, task: str = TASK) -> str:
-        """The paper's analyses of a task (their summary; figures beside it)."""
-        return f"{self.root}/analyses/{task}/summary.json"
+        """The paper's analyses of a task: their summary, naming the others beside it."""
+        return self.analysis("summary", "json", task)
 
     def report(self) -> str:
         return f"{self.root}/report.md"
 
     def paper_results(self) -> str:
         return f"{self.root}/paper_results.md"
+
+
+# The layout under the config's default root, for help and messages that show the user a file.
+SHOWN = Outputs("results")
+
+
+def beside(folder, kind: str, *args: str) -> str:
+    """The file of `kind` (an Outputs method, with its arguments) in `folder`: for a stage given the
+    folder its kind lies in (results/dataset, results/tables), so its files keep the layout's names."""
+    return f"{str(folder).rstrip('/')}/{name_of(kind, *args)}"
+
+
+def name_of(kind: str, *args: str) -> str:
+    """The file name alone of a kind (summary.json; table8.md for tab("table8", "md"))."""
+    return getattr(Outputs("ROOT"), kind)(*args).rsplit("/", 1)[1]
+
+
+def relative(kind: str, *args: str, glob: bool = False) -> str:
+    """A kind's path relative to its root (scores/{task}/{detector}.json); with glob, its
+    wildcards as `*` (scores/*/*.json): what `aicd verify` compares of two roots."""
+    path = getattr(Outputs("ROOT"), kind)(*args)[len("ROOT/"):]
+    # any name with any extension is any file: tables/* (a table without one is still compared)
+    return re.sub(r"\{\w+\}", "*", path).replace("*.*", "*") if glob else path
+
+
+def folder_of(kind: str, *args: str) -> str:
+    """The top folder a kind lies in, with its slash (predictions/)."""
+    return relative(kind, *args).split("/", 1)[0] + "/"
 
 
 # ------------------------------------------------------------ a path back to its kind
