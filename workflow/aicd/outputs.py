@@ -232,6 +232,10 @@ class Outputs:
     def figure(self, name: str, ext: str) -> str:
         return f"{self.figures_dir()}/{name}.{ext}"
 
+    def shap_figure(self, ext: str, task: str = TASK, detector: str = DETECTOR) -> str:
+        """A SHAP analysis's figure: with the figures, not beside its analysis."""
+        return self.figure(f"shap_{task}_{detector}", ext)
+
     def analysis(self, name: str, ext: str, task: str = TASK) -> str:
         """One of the paper's analyses of a task (svm_ngrams.md, shap_{detector}.json, ...)."""
         return f"{self.root}/analyses/{task}/{name}.{ext}"

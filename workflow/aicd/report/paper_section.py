@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import published
 from ..common.io import read_json, write_text
 from ..common.stagecli import json_arg
-from ..outputs import wildcards_of
+from ..outputs import Outputs, wildcards_of
 from .intervals import supported_digits, with_interval
 from .llm_tables import card_line
 from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS
@@ -273,7 +273,7 @@ def _analyses(summaries: list[str], task_titles: dict, rel) -> list[str]:
             lines.append(f"- {title}: top n-grams per class of the TF-IDF SVM, back-projected through the SVD "
                          f"(Appendix D.1): [{rel(folder / s['svm'])}]({rel(folder / s['svm'])})")
         for det, md in (s.get("shap") or {}).items():
-            fig = folder.parent.parent / "figures" / f"shap_{s['task']}_{det}.png"  # beside its analyses' root
+            fig = Outputs(wildcards_of(path, "analyses").root).shap_figure("png", s["task"], det)
             lines.append(f"- {title}: mean |SHAP| per feature of `{det}` (CatBoost's SHAP values): "
                          f"[table]({rel(folder / md)}), [figure]({rel(fig)})")
         af = s.get("all_fail")
