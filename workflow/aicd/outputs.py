@@ -163,6 +163,10 @@ class Outputs:
     def features_cache(self) -> str:
         return f"{self.root}/cache/features"
 
+    def benchmark_cache(self, name: str) -> str:
+        """A benchmark script's own cache (benchmarks/), kept between its runs."""
+        return f"{self.root}/cache/benchmarks/{name}"
+
     def lm(self, detector: str = DETECTOR) -> str:
         """The causal LM trained for a detector (a folder)."""
         return f"{self.root}/lm/{detector}"
@@ -251,30 +255,37 @@ class Outputs:
         return f"{self.root}/paper_results.md"
 
 
-# The layout under the config's default root, for help and messages that show the user a file.
+# The layout under the config's default root, and under any root (RESULTS/models/TASK/...), for
+# help and messages that show the user a file.
 SHOWN = Outputs("results")
+ANY_ROOT = Outputs("RESULTS")
 
 
-def beside(folder, kind: str, *args: str) -> str:
+def beside(folder, kind, *args: str) -> str:
     """The file of `kind` (an Outputs method, with its arguments) in `folder`: for a stage given the
     folder its kind lies in (results/dataset, results/tables), so its files keep the layout's names."""
     return f"{str(folder).rstrip('/')}/{name_of(kind, *args)}"
 
 
-def name_of(kind: str, *args: str) -> str:
+def _under_root(kind, *args: str) -> str:
+    """A kind (an Outputs method or its name) under the root ROOT."""
+    return (getattr(Outputs("ROOT"), kind) if isinstance(kind, str) else kind.__get__(Outputs("ROOT")))(*args)
+
+
+def name_of(kind, *args: str) -> str:
     """The file name alone of a kind (summary.json; table8.md for tab("table8", "md"))."""
-    return getattr(Outputs("ROOT"), kind)(*args).rsplit("/", 1)[1]
+    return _under_root(kind, *args).rsplit("/", 1)[1]
 
 
-def relative(kind: str, *args: str, glob: bool = False) -> str:
+def relative(kind, *args: str, glob: bool = False) -> str:
     """A kind's path relative to its root (scores/{task}/{detector}.json); with glob, its
     wildcards as `*` (scores/*/*.json): what `aicd verify` compares of two roots."""
-    path = getattr(Outputs("ROOT"), kind)(*args)[len("ROOT/"):]
+    path = _under_root(kind, *args)[len("ROOT/"):]
     # any name with any extension is any file: tables/* (a table without one is still compared)
     return re.sub(r"\{\w+\}", "*", path).replace("*.*", "*") if glob else path
 
 
-def folder_of(kind: str, *args: str) -> str:
+def folder_of(kind, *args: str) -> str:
     """The top folder a kind lies in, with its slash (predictions/)."""
     return relative(kind, *args).split("/", 1)[0] + "/"
 

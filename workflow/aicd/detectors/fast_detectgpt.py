@@ -35,6 +35,7 @@ import numpy as np
 from ..common.params import Param, ParamSpec
 from ..data.metrics import auroc, best_threshold
 from ..lm.stats import backbone_and_head
+from ..outputs import relative
 from .base import Detector, pd_isna, register
 
 log = logging.getLogger("aicd.detectors.fast_detectgpt")
@@ -102,7 +103,7 @@ class FastDetectGPTDetector(Detector):
     @classmethod
     def prepared_inputs(cls, name: str, params: dict) -> dict[str, str]:
         """The causal LM the workflow trains for it (rule train_causal_lm), when train_lm is set."""
-        return {"lm": f"lm/{name}"} if (params or {}).get("train_lm") else {}
+        return {"lm": relative("lm", name)} if (params or {}).get("train_lm") else {}
 
     @property
     def settings(self) -> dict:

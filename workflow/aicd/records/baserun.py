@@ -28,7 +28,7 @@ from pathlib import Path
 import yaml
 
 from ..common.errors import AicdError
-from ..outputs import Outputs
+from ..outputs import Outputs, relative
 
 # Top-level booleans a user gives as --config KEY=true: they steer one run, they are not its
 # config (never recorded, never taken from a base).
@@ -83,7 +83,7 @@ def load(root: str) -> Base:
     except OSError:
         pass
     if run is None or text is None:
-        what = "no run" if run is None else "no recorded config (its run predates run_config.yaml)"
+        what = "no run" if run is None else f"no recorded config (its run predates {relative('run_config')})"
         raise AicdError(f"base {root}: {what} ({base.run_config()} is missing); run its config there first "
                         "(for the demo's results: make demo), then this run")
     config = yaml.safe_load(text)

@@ -159,11 +159,11 @@ COMPARED = (relative("tab", "*", "*", glob=True), relative("scores", glob=True),
 # What is not compared, and why (printed by `aicd verify`).
 SKIPPED = (f"{folder_of('log', 'x')} and {folder_of('benchmark', 'x')} (job logs and times), {relative('run_record')} "
            f"and {relative('resolved')} (the config files' paths and what the machine offered), and the intermediate "
-           "files whose numbers reach the compared ones: " + ", ".join(map(folder_of, (
-               "source", "pool")))
+           "files whose numbers reach the compared ones: " + ", ".join(map(folder_of, (Outputs.source, Outputs.pool)))
            + " beyond its card and counts, " + ", ".join(map(folder_of, (
-               "split", "features", "predictions", "validation_scores", "model", "lm", "checkpoints", "features_cache",
-               "generations", "judge_report", "execution"))))
+               Outputs.split, Outputs.features, Outputs.predictions, Outputs.validation_scores, Outputs.model, Outputs.lm,
+               Outputs.checkpoints, Outputs.features_cache, Outputs.generations, Outputs.judge_report,
+               Outputs.execution))))
 
 
 def results_dir(path: str | os.PathLike) -> Path:

@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import published
 from ..common.io import read_json, write_text
 from ..common.stagecli import json_arg
-from ..outputs import Outputs, wildcards_of
+from ..outputs import SHOWN, Outputs, wildcards_of
 from .intervals import supported_digits, with_interval
 from .llm_tables import card_line
 from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS
@@ -88,9 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--scores", nargs="*", default=[])
     parser.add_argument("--tables-dir", required=True)
     parser.add_argument("--figures-index", required=True)
-    parser.add_argument("--analyses", nargs="*", default=[], help="results/analyses/{task}/summary.json")
+    parser.add_argument("--analyses", nargs="*", default=[], help=SHOWN.analyses())
     parser.add_argument("--zero-shot", nargs="*", default=[],
-                        help="results/models/{task}/{detector}.json: the fit reports of zero-shot detectors")
+                        help=f"{SHOWN.model_report()}: the fit reports of zero-shot detectors")
     parser.add_argument("--out", required=True)
     return parser
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..common.io import read_json, write_text
 from ..common.stagecli import json_arg
-from ..outputs import wildcards_of
+from ..outputs import SHOWN, name_of, wildcards_of
 from ..records.fingerprint import stamp
 from . import calibrated_view, generation_losses, threshold_table
 from .data_block import data_block
@@ -203,7 +203,7 @@ def report_markdown(src: ReportInputs, table: Table4, paths: ReportPaths) -> str
     lines += ["## Data", ""]
     for rep in data_reports:
         lines += _data_summary(rep)
-    lines += ["", "Per-detector scores (per-class, per-subset, per-language): `results/scores/{task}/{detector}.json`.", ""]
+    lines += ["", f"Per-detector scores (per-class, per-subset, per-language): `{SHOWN.scores()}`.", ""]
     if table.inputs:
         lines += ["## Inputs", "", f"Fingerprint `{table.inputs['fingerprint']}` over {len(table.inputs['inputs'])} "
                   "inputs (`aicd verify RESULTS_A RESULTS_B` compares two runs):", ""]
@@ -277,7 +277,7 @@ def _calibrated_lines(table: Table4, tables: Path, rel: Callable) -> list[str]:
             "", calibrated_view.caption(fpr, calibrated_view.view_confidence(table.calibrated.values())), "",
             table.files["calibrated.md"],
             f"Also as [HTML]({rel(tables / 'calibrated.html')}) and [LaTeX]({rel(tables / 'calibrated.tex')}); "
-            "each model's calibration file: `results/calibration/{task}/{detector}.json` (`aicd detect` reads it "
+            f"each model's calibration file: `{SHOWN.calibration()}` (`aicd detect` reads it "
             "beside the model; docs/calibration.md explains it).", ""]
 
 
@@ -329,7 +329,7 @@ def _inputs_head(inputs: dict | None, link: str) -> list[str]:
     """The fingerprint line and, where a source fell short, the warnings, before Table 4."""
     if not inputs:
         return []
-    lines = [f"Inputs `{inputs['fingerprint']}`, code `{inputs.get('code')}` ([inputs.json]({link}); list below).", ""]
+    lines = [f"Inputs `{inputs['fingerprint']}`, code `{inputs.get('code')}` ([{name_of('inputs')}]({link}); list below).", ""]
     if inputs.get("warnings"):
         lines += ["## Warnings", ""] + [f"- {w}" for w in inputs["warnings"]] + [""]
     return lines
@@ -360,7 +360,7 @@ def _data_summary(rep: dict) -> list[str]:
     if "rejected_total" in rep:  # results/dataset/filter_report.json
         reasons = ", ".join(f"{k} {v}" for k, v in rep["rejected"].items()) or "none"
         return [f"- dataset filters (Table 3): {rep['rows_in']} rows in, {rep['kept']} kept; rejected: {reasons} "
-                "(dataset card: `results/dataset/README.md`)"]
+                f"(dataset card: `{SHOWN.dataset_card()}`)"]
     if "rows_per_band" in rep:  # results/dataset/dedup_report.json
         return [f"- deduplication (MinHash LSH, Jaccard >= {rep['threshold']}): {rep['rows_removed']} near duplicates "
                 f"removed, {rep['pool_rows']} rows in the pool"]
@@ -399,25 +399,25 @@ def main(argv=None) -> None:
     parser.add_argument("--layout", required=True, type=json_arg,
                         help='JSON {"tasks": [[name, title]], "detectors": [[name, title, is_dummy]], '
                              '"provisional": {task: evidence of an unpublished label map}}')
-    parser.add_argument("--scores", nargs="+", required=True, help="results/scores/{task}/{detector}.json files")
+    parser.add_argument("--scores", nargs="+", required=True, help=f"{SHOWN.scores()} files")
     parser.add_argument("--data-reports", nargs="*", default=[], help="source and split reports (JSON)")
     parser.add_argument("--tables-dir", required=True)
     parser.add_argument("--figures-dir", required=True)
-    parser.add_argument("--report", required=True, help="output report.md")
-    parser.add_argument("--paper-section", help="results/paper_results.md (Tables 5-7, figures, analyses), appended")
-    parser.add_argument("--inputs", default=None, help="results/inputs.json: the input fingerprint the tables carry")
+    parser.add_argument("--report", required=True, help=f"output {name_of('report')}")
+    parser.add_argument("--paper-section", help=f"{SHOWN.paper_results()} (Tables 5-7, figures, analyses), appended")
+    parser.add_argument("--inputs", default=None, help=f"{SHOWN.inputs()}: the input fingerprint the tables carry")
     parser.add_argument("--test-set-scores", nargs="*", default=[],
-                        help="results/scores/{task}/test_sets/{set}/{detector}.json: extra test sets, one column each")
+                        help=f"{SHOWN.test_set_scores(test_set='{set}')}: extra test sets, one column each")
     parser.add_argument("--test-set-reports", nargs="*", default=[],
-                        help="results/tasks/{task}/test_sets/{set}.report.json: rows removed, class balance")
+                        help=f"{SHOWN.test_set_report(test_set='{set}')}: rows removed, class balance")
     parser.add_argument("--generator-cards", nargs="*", default=[],
-                        help="results/generators/{model}.json: each generator's skipped prompts and dropped rows")
+                        help=f"{SHOWN.generator_card('json')}: each generator's skipped prompts and dropped rows")
     parser.add_argument("--reproduction", default=None,
-                        help="results/tables/reproduction.md: the paper beside ours, the report's first section")
+                        help=f"{SHOWN.tab('reproduction', 'md')}: the paper beside ours, the report's first section")
     parser.add_argument("--calibrated", nargs="*", default=[],
-                        help="results/calibration/{task}/{detector}.test.json: the calibrated view")
+                        help=f"{SHOWN.calibration_view()}: the calibrated view")
     parser.add_argument("--calibration-reports", nargs="*", default=[],
-                        help="results/calibration/{task}/reference.report.json: each task's reference")
+                        help=f"{SHOWN.reference_report()}: each task's reference")
     args = parser.parse_args(argv)
     src = ReportInputs(args.layout, args.scores, test_set_score_files=args.test_set_scores,
                        test_set_report_files=args.test_set_reports, data_report_files=args.data_reports,

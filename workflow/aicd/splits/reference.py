@@ -34,6 +34,7 @@ from ..data.families import HUMAN
 from ..normalize.dedup import cross_pairs, near_duplicates, survivors
 from ..normalize.minhash import lsh_params, signature
 from ..normalize.pool import signatures_of
+from ..outputs import SHOWN
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +183,7 @@ def main(argv=None) -> None:
     parser.add_argument("--pool", help="the deduplicated pool (a built task): MinHash signatures, unsplit rows")
     parser.add_argument("--library", nargs=2, metavar=("NAME", "TABLE"), help="the library source and its table")
     parser.add_argument("--source", nargs=2, action="append", default=[], metavar=("NAME", "NORMALIZED"),
-                        help="another source's normalized table (results/dataset/normalized/sources/NAME.parquet)")
+                        help=f"another source's normalized table ({SHOWN.normalized('sources', 'NAME')})")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True)
     parser.add_argument("--report", required=True)

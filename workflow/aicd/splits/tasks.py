@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..common.errors import AicdError
 from ..data.schema import SPLITS
+from ..outputs import SHOWN
 from ..sources.ingest import to_samples
 from ..sources.loader import load_table
 from .benchmark import build_task
@@ -44,7 +45,7 @@ def build_from_pool(pool: pd.DataFrame, spec: dict, seed: int, task: str) -> tup
                if c not in pool.columns]
     if missing:
         raise AicdError(f"task {task}: the pool has no column(s) {missing}; build it with "
-                        "`python -m aicd.normalize pool` (results/dataset/pool.parquet)")
+                        f"`python -m aicd.normalize pool` ({SHOWN.pool()})")
     tables, info = build_task(pool, spec, seed, task)
     signatures = dict(zip(pool["id"], pool["minhash"]))
     dedup = spec.get("dedup", {})
