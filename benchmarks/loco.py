@@ -48,11 +48,12 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from aicd.data.scores import stored  # noqa: E402
 from aicd.detectors import build  # noqa: E402
 from aicd.detectors.fitting import predict_in_blocks, validation_scores  # noqa: E402
+from aicd.outputs import Outputs  # noqa: E402
 from aicd.report.loco import detector_records, markdown  # noqa: E402
 from aicd.splits import loco  # noqa: E402
 
 LM_PARAMS = {"model": "package:smollm2-135m-instruct", "window": 128, "batch_size": 8, "dtype": "auto"}
-LM_CACHE = REPO / "results" / "cache" / "benchmarks" / "lm_stats"
+LM_CACHE = Path(Outputs(REPO / "results").benchmark_cache("lm_stats"))
 TFIDF = ("tfidf", {"max_features": 5000, "ngram_max": 3, "svd_components": 500})
 AST = ("ast", {})
 LM = ("lm_stats", LM_PARAMS)
@@ -221,7 +222,7 @@ def fit_fold(name: str, fold: str, tables: dict, features: Features, seed: int) 
             library)
 
 
-RUNS = REPO / "results" / "cache" / "benchmarks" / "loco_runs"
+RUNS = Path(Outputs(REPO / "results").benchmark_cache("loco_runs"))
 CODE = ""  # code_digest(), set by main
 
 
