@@ -20,7 +20,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..outputs import SHOWN, Outputs, folder_of, relative
+from ..outputs import SHOWN, Outputs, folder_of, relative, wildcards_of
 
 FINGERPRINT_CHARS = 12
 # What identifies an input's content, per kind (everything else in a record is description).
@@ -242,11 +242,11 @@ def main(argv=None) -> None:
     sources = {}
     for path in sorted(args.sources):
         report = read_json(path)
-        sources[report.get("source") or Path(path).name.split(".")[0]] = report
+        sources[report.get("source") or wildcards_of(path, "source_report").source] = report
     extra = release_inputs(args.release)
     for path in sorted(args.generations):
         _, record = file_input(path)
-        extra[f"generation:{Path(path).stem}"] = record
+        extra[f"generation:{wildcards_of(path, 'generations').model}"] = record
     info = collect(sources, extra, args.code)
     write_json(info, args.out)
     for line in info["warnings"]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import published
 from ..common.io import read_json, write_text
 from ..common.stagecli import json_arg
-from ..outputs import SHOWN, Outputs, wildcards_of
+from ..outputs import SHOWN, Outputs, beside, wildcards_of
 from .intervals import supported_digits, with_interval
 from .llm_tables import card_line
 from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS
@@ -225,9 +225,9 @@ def _subset_tables(tables: Path, rel) -> list[str]:
     for task in published.PAPER_TASKS:
         n = task.subset_table
         what = f"{task.name} macro-F1 {published.table(n)['measures']}, averaged over the paper's trained rows ± std"
-        md = tables / f"table{n}.md"
+        md = Path(beside(tables, "tab", f"table{n}", "md"))
         if md.is_file():
-            lines += [f"### Table {n}", "", f"{what} ([LaTeX]({rel(tables / f'table{n}.tex')})).", "",
+            lines += [f"### Table {n}", "", f"{what} ([LaTeX]({rel(beside(tables, 'tab', f'table{n}', 'tex'))})).", "",
                       md.read_text(), ""]
     return lines
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..common.io import read_json, write_text
 from ..common.stagecli import json_arg
-from ..outputs import SHOWN, name_of, wildcards_of
+from ..outputs import SHOWN, beside, name_of, wildcards_of
 from ..records.fingerprint import stamp
 from . import calibrated_view, generation_losses, threshold_table
 from .data_block import data_block
@@ -51,8 +51,15 @@ class ReportPaths:
     figures_dir: str
     report: str  # report.md; its links are relative to its folder
 
+    def table(self, name: str, ext: str) -> Path:
+        return Path(beside(self.tables_dir, "tab", name, ext))
+
+    def figure(self, name: str, ext: str) -> Path:
+        return Path(beside(self.figures_dir, "figure", name, ext))
+
     def confusion_stem(self, task: str) -> Path:
-        return Path(self.figures_dir) / f"confusion_{task}"
+        """The confusion figure's path but its extension (it is drawn as PDF and PNG)."""
+        return self.figure(f"confusion_{task}", "png").with_suffix("")
 
 
 @dataclass
@@ -95,9 +102,9 @@ class Table4:
                            stamp=stamp(self.inputs) if self.inputs else "", tags=self.tags)
         thresholds = threshold_table.render(self.rows, self.columns, self.scores, self.tags, self.calibrated)
         calibrated = calibrated_view.render(self.rows, self.task_columns, self.calibrated, self.references, self.tags)
-        return {"table4.tex": latex, "table4.md": markdown, "table4.html": html,
-                **dict(zip(("thresholds.md", "thresholds.tex", "thresholds.html"), thresholds)),
-                **dict(zip(("calibrated.md", "calibrated.tex", "calibrated.html"), calibrated))}
+        return {**{name_of("tab", "table4", e): t for e, t in zip(("tex", "md", "html"), (latex, markdown, html))},
+                **{name_of("tab", "thresholds", e): t for e, t in zip(("md", "tex", "html"), thresholds)},
+                **{name_of("tab", "calibrated", e): t for e, t in zip(("md", "tex", "html"), calibrated)}}
 
     @cached_property
     def markdown_with_intervals(self) -> str:
@@ -161,7 +168,7 @@ def write_report(src: ReportInputs, paths: ReportPaths) -> None:
     without scores has no row; report.md lists what ran)."""
     table = read_table4(src)
     for name, text in table.files.items():
-        write_text(text, Path(paths.tables_dir) / name)
+        write_text(text, beside(paths.tables_dir, "tab", *name.rsplit(".", 1)))
     draw_confusion_figures(table, paths)
     write_text(report_markdown(src, table, paths), paths.report)
 
@@ -194,7 +201,7 @@ def report_markdown(src: ReportInputs, table: Table4, paths: ReportPaths) -> str
     if src.reproduction:
         lines += _reproduction_lines(src.reproduction, table, paths, rel)
     lines += _inputs_head(table.inputs, rel(src.inputs_file) if src.inputs_file else "")
-    lines += _tables_lines(table, Path(paths.tables_dir), rel)
+    lines += _tables_lines(table, paths, rel)
     lines += _confusion_lines(table, paths, rel)
     lines += test_set_section([read_json(path) for path in src.test_set_report_files], dict(src.layout["tasks"]))
     lines += generation_losses.report_section([read_json(path) for path in src.generator_card_files])
@@ -247,27 +254,27 @@ def versions_lines(scores) -> list[str]:
 
 def _reproduction_lines(reproduction: str, table: Table4, paths: ReportPaths, rel: Callable) -> list[str]:
     """The paper beside ours (the reproduction table), its other formats and its figures."""
-    repro, figures = Path(reproduction), Path(paths.figures_dir)
+    repro = Path(reproduction)
     return [repro.read_text().rstrip(), "",
             f"Also as [HTML]({rel(repro.with_suffix('.html'))}), [LaTeX]({rel(repro.with_suffix('.tex'))}) and "
             f"[JSON]({rel(repro.with_suffix('.json'))}); figures: "
-            + ", ".join(f"[{c.title}]({rel(figures / f'reproduction_{c.name}.png')})"
-                        for c in table.task_columns if (figures / f"reproduction_{c.name}.png").is_file())
+            + ", ".join(f"[{c.title}]({rel(paths.figure(f'reproduction_{c.name}', 'png'))})"
+                        for c in table.task_columns if paths.figure(f"reproduction_{c.name}", "png").is_file())
             + ".", ""]
 
 
-def _tables_lines(table: Table4, tables: Path, rel: Callable) -> list[str]:
+def _tables_lines(table: Table4, paths: ReportPaths, rel: Callable) -> list[str]:
     """Table 4 with intervals, the test rows per class, and the threshold metrics."""
     return ["## Table 4: macro-F1 × 100", "", table.markdown_with_intervals,
-            f"LaTeX: [{rel(tables / 'table4.tex')}]({rel(tables / 'table4.tex')})", "",
+            f"LaTeX: [{rel(paths.table('table4', 'tex'))}]({rel(paths.table('table4', 'tex'))})", "",
             *class_support_section(table.scores, table.task_columns),
             "## Threshold metrics: AUROC and TPR at a fixed FPR on human code (× 100)", "",
-            threshold_table.CAPTION, "", table.files["thresholds.md"],
-            f"LaTeX: [{rel(tables / 'thresholds.tex')}]({rel(tables / 'thresholds.tex')})", "",
-            *_calibrated_lines(table, tables, rel)]
+            threshold_table.CAPTION, "", table.files[name_of("tab", "thresholds", "md")],
+            f"LaTeX: [{rel(paths.table('thresholds', 'tex'))}]({rel(paths.table('thresholds', 'tex'))})", "",
+            *_calibrated_lines(table, paths, rel)]
 
 
-def _calibrated_lines(table: Table4, tables: Path, rel: Callable) -> list[str]:
+def _calibrated_lines(table: Table4, paths: ReportPaths, rel: Callable) -> list[str]:
     """The calibrated view (thresholds set per language on human reference code), or why none."""
     if not table.calibrated:
         return ["## Calibrated on human reference code", "",
@@ -275,8 +282,9 @@ def _calibrated_lines(table: Table4, tables: Path, rel: Callable) -> list[str]:
     fpr = next((v["fpr"] for v in table.calibrated.values() if v.get("available")), 0.05)
     return [f"## Calibrated on human reference code: TPR at {fpr * 100:g}% FPR with per-language thresholds (× 100)",
             "", calibrated_view.caption(fpr, calibrated_view.view_confidence(table.calibrated.values())), "",
-            table.files["calibrated.md"],
-            f"Also as [HTML]({rel(tables / 'calibrated.html')}) and [LaTeX]({rel(tables / 'calibrated.tex')}); "
+            table.files[name_of("tab", "calibrated", "md")],
+            f"Also as [HTML]({rel(paths.table('calibrated', 'html'))}) and "
+            f"[LaTeX]({rel(paths.table('calibrated', 'tex'))}); "
             f"each model's calibration file: `{SHOWN.calibration()}` (`aicd detect` reads it "
             "beside the model; docs/calibration.md explains it).", ""]
 
