@@ -171,6 +171,10 @@ class Outputs:
         """The causal LM trained for a detector (a folder)."""
         return f"{self.root}/lm/{detector}"
 
+    def lm_report(self, detector: str = DETECTOR) -> str:
+        """The trained LM's own record (its data, held-out loss), inside its folder."""
+        return f"{self.lm(detector)}/lm.json"
+
     def model(self, task: str = TASK, detector: str = DETECTOR) -> str:
         """A fitted detector stored as a file (its kind's storage)."""
         return f"{self.model_folder(task, detector)}.skops"
