@@ -9,9 +9,13 @@ pattern and an input function its concrete file:
     Outputs("results").predictions()              # results/predictions/{task}/{detector}.parquet
     Outputs("results").predictions("binary", "lr_tfidf")
 
-The rule files and their input functions (workflow/rules/*.smk) ask here and spell no path of
-their own (tests/unit/test_outputs.py). docs/results.md says what each file holds. A job's log
-and benchmark follow one scheme: `log(rule, *names)`, `benchmark(rule, *names)`."""
+The rule files and their input functions (workflow/rules/*.smk), the package's modules and the
+benchmark scripts ask here and spell no path of their own (tests/unit/test_outputs.py): a stage
+given the folder its files lie in names them with `beside(folder, kind, ...)`, help and messages
+show the user a file with SHOWN (under the default root) or ANY_ROOT (RESULTS/...), and a path is
+read back into its kind and wildcards by `parse` / `wildcards_of` alone. docs/results.md says what
+each file holds. A job's log and benchmark follow one scheme: `log(rule, *names)`,
+`benchmark(rule, *names)`."""
 
 from __future__ import annotations
 
