@@ -157,7 +157,8 @@ def test_a_path_parses_back_to_its_kind_and_wildcards():
 
 def test_a_path_of_another_kind_or_none_is_refused():
     assert parse("results/scores/T1/lr.json", "predictions") is None
-    assert parse("notes/lr.parquet", "predictions") is None
+    assert parse("notes/lr.parquet", "predictions") is None and parse("notes/lr.parquet") is None
+    assert parse("results/sources/trial.parquet").kind == "source"  # not the tables' shared helper
     assert wildcards_of("results/scores/T1/test_sets/p_rename/lr.json", "test_set_scores").test_set == "p_rename"
     with pytest.raises(AicdError, match=r"RESULTS/calibration/\{task\}/\{detector\}.test.json"):
         wildcards_of("results/calibration/T1/lr.json", "calibration_view")

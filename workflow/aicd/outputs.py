@@ -309,8 +309,9 @@ class Parsed:
     wildcards: dict
 
     def __getattr__(self, name: str) -> str:
+        """A wildcard by name (parsed.task); read from __dict__, as copy and pickle ask before it is set."""
         try:
-            return self.wildcards[name]
+            return self.__dict__["wildcards"][name]
         except KeyError:
             raise AttributeError(name) from None
 
@@ -322,6 +323,8 @@ def _patterns() -> list[tuple[int, str, re.Pattern]]:
     for kind, method in inspect.getmembers(Outputs, inspect.isfunction):
         params = [p for p in inspect.signature(method).parameters.values() if p.name != "self"]
         if kind.startswith("_") or not all(isinstance(p.default, str) and p.default.startswith("{") for p in params):
+            continue
+        if kind == "table":  # the three tables' shared helper: any x/y.parquet would be one
             continue
         pattern = method(Outputs("ROOT"))[len("ROOT/"):]
         literal = len(re.sub(r"\{\w+\}", "", pattern))
@@ -348,7 +351,7 @@ def wildcards_of(path, kind: str) -> Parsed:
     task or detector off a file's path reads it from nowhere else."""
     parsed = parse(path, kind)
     if parsed is None:
-        raise AicdError(f"{path}: not where the workflow writes a file of this kind ({getattr(Outputs('RESULTS'), kind)()})")
+        raise AicdError(f"{path}: not where the workflow writes a file of this kind ({getattr(ANY_ROOT, kind)()})")
     return parsed
 
 
