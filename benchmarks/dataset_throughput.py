@@ -53,13 +53,15 @@ def pool_step() -> dict:
     """The pool job on the four normalized tables the normalize step left: read metadata and
     signatures, report, deduplicate, copy surviving code a table at a time."""
     from aicd.normalize.__main__ import main as normalize_main
+    from aicd.outputs import Outputs
 
     tables = sorted(str(p) for p in WORKDIR.glob("normalized_*.parquet"))
     started = time.perf_counter()
-    normalize_main(["pool", "--tables", *tables, "--outdir", str(WORKDIR / "dataset")])
+    pool_file = Outputs(WORKDIR).pool()  # the pool stage writes it in the folder it is given
+    normalize_main(["pool", "--tables", *tables, "--outdir", str(Path(pool_file).parent)])
     seconds = time.perf_counter() - started
     rows = sum(len(pd.read_parquet(t, columns=["id"])) for t in tables)
-    pool = len(pd.read_parquet(WORKDIR / "dataset" / "pool.parquet", columns=["id"]))
+    pool = len(pd.read_parquet(pool_file, columns=["id"]))
     return {"rows": rows, "seconds": seconds, "rows_per_s": rows / seconds, "pool_rows": pool,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 

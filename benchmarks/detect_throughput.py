@@ -63,6 +63,7 @@ def main() -> None:
     from aicd.detectors.apply import detect, read_files
     from aicd.detectors.bundle import load_bundle
     from aicd.features.__main__ import main as features_main
+    from aicd.outputs import beside
 
     raw = pd.read_parquet(args.trial).sort_values("row_id").reset_index(drop=True)
     if len(raw) < args.train + args.files:
@@ -81,14 +82,14 @@ def main() -> None:
             parts.append(i)
         if len(parts) > 1:
             features_main(["--spec", json.dumps({"kind": "concat"}), "--parts", *[str(tmp / f"part{i}.npz") for i in parts],
-                           "--part-models", *[str(tmp / f"part{i}.skops") for i in parts], "--out", str(tmp / "features.npz"),
-                           "--model", str(tmp / "featurizer.skops"), "--report", str(tmp / "features.json")])
+                           "--part-models", *[str(tmp / f"part{i}.skops") for i in parts], "--out", beside(tmp, "features"),
+                           "--model", beside(tmp, "featurizer"), "--report", str(tmp / "features.json")])
         else:
-            (tmp / "part0.npz").rename(tmp / "features.npz")
-            (tmp / "part0.skops").rename(tmp / "featurizer.skops")
+            (tmp / "part0.npz").rename(beside(tmp, "features"))
+            (tmp / "part0.skops").rename(beside(tmp, "featurizer"))
         detectors_main(["fit", "--spec", args.detector, "--train", str(tmp / "train.parquet"),
-                        "--test", str(tmp / "test.parquet"), "--features", str(tmp / "features.npz"),
-                        "--featurizer", str(tmp / "featurizer.skops"), "--out", str(tmp / "p.parquet"),
+                        "--test", str(tmp / "test.parquet"), "--features", beside(tmp, "features"),
+                        "--featurizer", beside(tmp, "featurizer"), "--out", str(tmp / "p.parquet"),
                         "--model", str(tmp / "model.skops")])
         folder = tmp / "code"
         folder.mkdir()

@@ -59,6 +59,7 @@ def run(det, X, variant: str, threads: int):
 
 def main(argv=None) -> None:
     from aicd.detectors.encoder import EncoderDetector
+    from aicd.outputs import Outputs
     from sklearn.metrics import f1_score
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -67,12 +68,12 @@ def main(argv=None) -> None:
     p.add_argument("--variants", nargs="+", default=["fp32", "bf16", "int8"])
     p.add_argument("--rows", type=int, default=None, help="the first N test rows only (a quick look)")
     args = p.parse_args(argv)
-    root = Path(args.results)
-    test = pd.read_parquet(root / "tasks" / "binary" / "test.parquet", columns=["code", "target"])
+    root = Outputs(args.results)
+    test = pd.read_parquet(root.split("binary", "test"), columns=["code", "target"])
     if args.rows:
         test = test.iloc[:args.rows]
     X, gold = test["code"].to_numpy(dtype=object), test["target"].to_numpy(dtype=object)
-    det = EncoderDetector.load(root / "models" / "binary" / "minilm", device="cpu", threads=1)
+    det = EncoderDetector.load(root.model_folder("binary", "minilm"), device="cpu", threads=1)
     labels = list(det.classes_)
     print(f"{len(X)} test rows; padded/real tokens {padding_waste(det, X):.3f} (length-sorted batches of "
           f"{det.settings['eval_batch_size']}, window {det.settings['window']})")

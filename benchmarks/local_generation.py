@@ -114,6 +114,7 @@ def main() -> None:
     from aicd.generate.registry import with_max_tokens
     from aicd.generate.run import generate, instructions
     from aicd.llm.local_server import LocalServer
+    from aicd.outputs import beside
 
     model = local_model(args.serve, args.params, args.concurrency)
     work = Path(args.keep or tempfile.mkdtemp(prefix="aicd-bench-gen-"))
@@ -126,7 +127,7 @@ def main() -> None:
         needing = {k: v for k, v in args.protocols.items() if k in NEEDS_STATEMENT}
         statements = None
         if needing:
-            statements = str(work / "instructions.parquet")
+            statements = beside(work, "instructions")
             instructor = with_max_tokens(served, args.instruction_max_tokens)
             m = measure("task statements", lambda: instructions(instructor, args.source, args.prompts, needing, llm,
                                                                 args.seed, statements), pgid)

@@ -51,10 +51,11 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from aicd.data.scores import declared, stored  # noqa: E402
 from aicd.detectors.fitting import predict_in_blocks, validation_scores  # noqa: E402
+from aicd.outputs import Outputs  # noqa: E402
 from aicd.report.loco import detector_records, markdown  # noqa: E402
 from aicd.splits import loco  # noqa: E402
 
-LM_CACHE = REPO / "results" / "cache" / "benchmarks" / "lm_stats"
+LM_CACHE = Path(Outputs(REPO / "results").benchmark_cache("lm_stats"))
 CANDIDATES = Path(__file__).resolve().parent / "loco_candidates.yaml"
 
 
@@ -257,7 +258,7 @@ def scored(detector, X, ids: pd.Series) -> pd.DataFrame:
                          **{f"score_{c}": stored(np.asarray(scores)[:, j]) for j, c in enumerate(classes)}})
 
 
-RUNS = REPO / "results" / "cache" / "benchmarks" / "loco_runs"
+RUNS = Path(Outputs(REPO / "results").benchmark_cache("loco_runs"))
 CODE = ""  # code_digest(), set by main
 
 

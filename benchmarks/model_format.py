@@ -44,6 +44,7 @@ def fit_models(trial: str, train: int, tmp: Path) -> list[Path]:
     import pandas as pd
     from aicd.detectors.__main__ import main as detectors_main
     from aicd.features.__main__ import main as features_main
+    from aicd.outputs import beside
 
     raw = pd.read_parquet(trial).sort_values("row_id").reset_index(drop=True).head(train + 500)
     table = pd.DataFrame({"id": [f"r{r}" for r in raw["row_id"]], "code": raw["code"], "language": raw["language"],
@@ -52,17 +53,17 @@ def fit_models(trial: str, train: int, tmp: Path) -> list[Path]:
     table.iloc[train:].to_parquet(tmp / "test.parquet")
     splits = ["--train", str(tmp / "train.parquet"), "--test", str(tmp / "test.parquet")]
     for name, spec in FEATURES.items():
-        features_main(["--spec", json.dumps(spec), *splits, "--threads", "2", "--out", str(tmp / name / "features.npz"),
-                       "--model", str(tmp / name / "featurizer.skops"), "--report", str(tmp / name / "report.json")])
-    parts = [str(tmp / p / "features.npz") for p in ("ast", "tfidf")]
-    features_main(["--spec", '{"kind": "concat"}', "--parts", *parts, "--out", str(tmp / "ast_tfidf" / "features.npz"),
-                   "--model", str(tmp / "ast_tfidf" / "featurizer.skops"),
-                   "--report", str(tmp / "ast_tfidf" / "report.json")])
+        features_main(["--spec", json.dumps(spec), *splits, "--threads", "2", "--out", beside(tmp / name, "features"),
+                       "--model", beside(tmp / name, "featurizer"), "--report", beside(tmp / name, "features_report")])
+    parts = [beside(tmp / p, "features") for p in ("ast", "tfidf")]
+    features_main(["--spec", '{"kind": "concat"}', "--parts", *parts, "--out", beside(tmp / "ast_tfidf", "features"),
+                   "--model", beside(tmp / "ast_tfidf", "featurizer"),
+                   "--report", beside(tmp / "ast_tfidf", "features_report")])
     models = []
     for name, (spec, features) in DETECTORS.items():
         started = time.perf_counter()
-        args = ["--features", str(tmp / features / "features.npz"),
-                "--featurizer", str(tmp / features / "featurizer.skops")] if features else []
+        args = ["--features", beside(tmp / features, "features"),
+                "--featurizer", beside(tmp / features, "featurizer")] if features else []
         detectors_main(["fit", "--spec", json.dumps(spec), *splits, *args, "--threads", "2", "--task", "binary",
                         "--out", str(tmp / f"{name}.parquet"), "--model", str(tmp / f"{name}.skops")])
         print(f"fitted {name} in {time.perf_counter() - started:.1f} s", file=sys.stderr)

@@ -48,6 +48,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO / "workflow"))  # aicd.outputs names the targets
 ROOT = Path("/tmp/aicd-paper-scale")
 NODE_CORES, NODE_MEM_MB = 16, 64_000
 SMALL_S = 5.0  # a job below this at the largest fraction is projected linearly: its exponent is noise
@@ -90,8 +91,9 @@ def dataset_config(files: dict) -> dict:
 def targets(stage: str, cfg: dict) -> list[str]:
     if stage == "release":
         return []  # the default target: Table 4, the report, Tables 5-7, the paper section
-    return ["results/dataset/pool.parquet"] + [f"results/tasks/{t}/{s}.parquet" for t in cfg["tasks"]
-                                               for s in ("train", "validation", "test")]
+    from aicd.outputs import SHOWN  # the config's own root, where snakemake is asked for them
+
+    return [SHOWN.pool()] + [SHOWN.split(t, s) for t in cfg["tasks"] for s in ("train", "validation", "test")]
 
 
 # ------------------------------------------------------------------------ run

@@ -36,6 +36,7 @@ TRIAL = DATA / "semeval2026-task13-trial" / "task_a_trial_subset.parquet"
 CODEAID = DATA / "codeaid-interview-answers" / "codeaid_answers.parquet"
 
 from aicd.detectors import build  # noqa: E402
+from aicd.outputs import SHOWN, Outputs  # noqa: E402
 from aicd.splits import ood  # noqa: E402
 
 # name -> (featureset or None for text detectors, detector kind, params)
@@ -117,7 +118,7 @@ UNIVERSAL = ("canon_tfidf", {"identifiers": "role", "tokens": "universal"})
 INVARIANT_STYLE = ("stylometry", {"text": "invariant"})
 # the packaged SmolLM2's token statistics (aicd.features.lm_stats), cached per text for every split and seed
 LM = ("lm_stats", {"model": "package:smollm2-135m-instruct", "window": 128, "batch_size": 8, "dtype": "auto"})
-LM_CACHE = REPO / "results" / "cache" / "benchmarks" / "lm_stats"
+LM_CACHE = Path(Outputs(REPO / "results").benchmark_cache("lm_stats"))
 TABLE_FEATURES = {"canon_tfidf": ("canon_tfidf",), "canon_anon": (("canon_tfidf", {"identifiers": "anonymous"}),),
                   "lm_stats": (LM,), "lm_stats+stylometry": (LM, "stylometry"),
                   "lm_stats+stylometry_invariant+canon_bound": (LM, INVARIANT_STYLE, BOUND),
@@ -336,7 +337,7 @@ def main(argv=None):
                     help="recalibrate every detector's scores on the validation rows (training.calibrate)")
     ap.add_argument("--out", help="write the markdown tables here")
     ap.add_argument("--json", help="write the raw results here")
-    ap.add_argument("--tables", help="also write <stem>.md/.tex through aicd.report.ood (e.g. results/tables/ood)")
+    ap.add_argument("--tables", help=f"also write <stem>.md/.tex through aicd.report.ood (e.g. {SHOWN.tables_dir()}/ood)")
     args = ap.parse_args(argv)
 
     trial = ood.trial_samples(pd.read_parquet(args.trial))

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from .common.errors import AicdError
 from .common.stagecli import json_arg, run, setup_logging  # noqa: F401  (stages and tests import them here too)
 from .common.words import counted
+from .outputs import ANY_ROOT, SHOWN
 
 log = logging.getLogger("aicd")
 
@@ -84,10 +85,10 @@ def _score_parser(sub, raw) -> None:
                                    "hidden-label submission against a task's test ids without gold labels: "
                                    "aicd submission check PRED --task TASK.",
                        epilog="examples:\n  aicd score submission.csv gold.csv --label-map 0=human,1=machine\n"
-                              "  aicd score results/predictions/binary/svm_tfidf.parquet results/tasks/binary/test.parquet "
+                              f"  aicd score {SHOWN.predictions('binary', 'svm_tfidf')} {SHOWN.split('binary', 'test')} "
                               "--json score.json\n"
                               "  # how many humans are wrongly accused at a threshold set for 1% FPR on validation\n"
-                              "  aicd score results/predictions/binary/lr_tfidf.parquet results/tasks/binary/test.parquet "
+                              f"  aicd score {SHOWN.predictions('binary', 'lr_tfidf')} {SHOWN.split('binary', 'test')} "
                               "--fpr 0.01\n"
                               "  aicd score mine.csv gold.csv --validation mine_on_validation.csv --fpr 0.01 0.05\n"
                               "  # a submission's format, ids and labels, before any gold is at hand\n"
@@ -102,7 +103,8 @@ def _score_parser(sub, raw) -> None:
                         "needs score_<class> columns in PRED and validation scores of human rows (--validation)")
     s.add_argument("--validation", metavar="FILE", help="validation scores the thresholds are set on: a "
                    "validation_scores parquet (id, domain, machine_score; with a gold column, its human rows) or "
-                   "predictions on validation rows with gold and score_human; found on its own for RESULTS/predictions/TASK/DETECTOR.parquet")
+                   "predictions on validation rows with gold and score_human; found on its own for "
+                   f"{ANY_ROOT.predictions('TASK', 'DETECTOR')}")
     s.add_argument("--json", dest="json_out", metavar="OUT", help="also write the full result as JSON")
 
 
@@ -113,8 +115,8 @@ def _compare_parser(sub, raw) -> None:
                                    "the interval excludes 0 exactly when p <= 0.05. Both files must cover every "
                                    "gold id.",
                        epilog="examples:\n  aicd compare a.csv b.csv gold.parquet --label-map 0=human,1=machine\n"
-                              "  aicd compare results/predictions/binary/svm_tfidf.parquet "
-                              "results/predictions/binary/lr_ast.parquet results/tasks/binary/test.parquet")
+                              f"  aicd compare {SHOWN.predictions('binary', 'svm_tfidf')} "
+                              f"{SHOWN.predictions('binary', 'lr_ast')} {SHOWN.split('binary', 'test')}")
     c.add_argument("pred_a", metavar="PRED_A")
     c.add_argument("pred_b", metavar="PRED_B")
     c.add_argument("gold", metavar="GOLD")
@@ -125,7 +127,7 @@ def _compare_parser(sub, raw) -> None:
 def _verify_parser(sub, raw) -> None:
     v = sub.add_parser("verify", help="compare two result trees (exit 0: identical, 1: not)", formatter_class=raw,
                        description="Are two runs the same? Compares their input fingerprints and code versions "
-                                   "(results/inputs.json). Same inputs and code: every table, score file, figure, "
+                                   f"({SHOWN.inputs()}). Same inputs and code: every table, score file, figure, "
                                    "analysis and report must be byte-identical, and each that differs is named; the "
                                    "last line says what is not compared (logs, times, intermediate files). "
                                    "Otherwise what differs is named.",

@@ -19,6 +19,7 @@ from . import published
 from .common.defaults import SCHEMA_PATH, schema_default
 from .common.errors import AicdError
 from .common.registry import did_you_mean
+from .outputs import Outputs
 from .published import JUDGE_PREFIX
 from .records.baserun import COMMAND_LINE_FLAGS  # top-level booleans a user gives as --config KEY=true
 
@@ -312,8 +313,8 @@ def explain_error(err: Exception, configfiles, base: str | None = None, command_
 
     layers = []
     if base:
-        layers.append((f"{str(base).rstrip('/')}/run_config.yaml (the base run's config)",
-                       Path(base) / "run_config.yaml"))
+        recorded = Outputs(base).run_config()
+        layers.append((f"{recorded} (the base run's config)", Path(recorded)))
     layers += [(str(f), Path(f)) for f in configfiles]
     loaded = []
     for name, path in layers:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from .common.errors import AicdError
 from .common.words import counted
+from .outputs import ANY_ROOT
 
 log = logging.getLogger("aicd")
 
@@ -110,7 +111,7 @@ def add_parser(sub, raw) -> None:
                        epilog=EXAMPLES + "\n\n" + COLUMNS)
     d.add_argument("paths", nargs="+", metavar="PATH", help="code files or folders")
     d.add_argument("--model", required=True, help="a fitted model written by the workflow: "
-                   "RESULTS/models/TASK/DETECTOR.skops (or the folder of an encoder); RESULTS is the run's root, "
+                   f"{ANY_ROOT.model('TASK', 'DETECTOR')} (or the folder of an encoder); RESULTS is the run's root, "
                    "results for the demo")
     d.add_argument("--out", help="write every file's row to this .csv or .jsonl instead of printing a table")
     d.add_argument("--language", help="the language of every file (overrides extension and identification)")

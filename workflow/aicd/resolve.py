@@ -21,8 +21,7 @@ from .common.defaults import schema_default
 from .common.errors import AicdError
 from .common.io import write_text
 from .config import stage_on
-
-RECORD = "resolved.json"
+from .outputs import Outputs
 
 
 def probe(config: dict, models: dict) -> dict:
@@ -124,7 +123,7 @@ def resolve(config: dict, models: dict, results: str | Path = "results", remote:
     recorded), for the plan's notes; `notes` receives a line for any other such answer.
     record=False (a dry run) writes only a first record, never a change. A config that leaves
     nothing to the machine needs no record."""
-    path = Path(results) / RECORD
+    path = Path(Outputs(results).resolved())
     if not asks(config):
         return {}
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .common.errors import AicdError
+from .outputs import ANY_ROOT, Outputs
 
 
 def add_parsers(sub, raw) -> None:
@@ -26,10 +27,10 @@ def add_parsers(sub, raw) -> None:
     actions = s.add_subparsers(dest="action", required=True)
     c = actions.add_parser("check", help="check a submission's format, ids and labels (exit 1: problems)")
     c.add_argument("pred", metavar="PRED")
-    c.add_argument("--task", required=True, help="the task (its test ids: RESULTS/tasks/TASK/test.parquet)")
+    c.add_argument("--task", required=True, help=f"the task (its test ids: {ANY_ROOT.split('TASK', 'test')})")
     c.add_argument("--results", default="results", metavar="RESULTS",
                    help="the run's results root (default results; a config's `results:`, e.g. results/own_detector)")
-    c.add_argument("--test", help="the file of the task's test ids (default RESULTS/tasks/TASK/test.parquet)")
+    c.add_argument("--test", help=f"the file of the task's test ids (default {ANY_ROOT.split('TASK', 'test')})")
     _common(c)
     g = actions.add_parser("score", help="score a submission against gold into a results file")
     g.add_argument("pred", metavar="PRED")
@@ -65,7 +66,7 @@ def submission_command(args) -> bool:
 
     label_map = parse_label_map(args.label_map)
     if args.action == "check":
-        test = args.test or str(Path(args.results) / "tasks" / args.task / "test.parquet")
+        test = args.test or Outputs(args.results).split(args.task, "test")
         if not Path(test).is_file():
             raise AicdError(f"{test}: no such file: give the task's test ids with --test FILE")
         ids, labels = task_ids_and_labels(test, args.labels)

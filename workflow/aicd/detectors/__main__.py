@@ -38,6 +38,7 @@ from ..common.stagecli import json_arg, run
 from ..features.registry import load_featurizer
 from ..features.tables import add_arguments, read_code, read_splits, read_table, split_paths
 from ..models.fitted_files import add_trust_arguments, package_trust
+from ..outputs import SHOWN, name_of
 from .base import REGISTRY
 from .bundle import configured_code, load_bundle, make_bundle, save_bundle
 from .fitting import fit_predict
@@ -50,7 +51,7 @@ def _prepared(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         name, sep, path = pair.partition("=")
         if not sep or not name or not path:
-            raise AicdError(f"--prepared {pair!r}: give NAME=PATH (e.g. lm=results/lm/fast_detectgpt)")
+            raise AicdError(f"--prepared {pair!r}: give NAME=PATH (e.g. lm={SHOWN.lm('fast_detectgpt')})")
         out[name] = path
     return out
 
@@ -117,8 +118,8 @@ def main(argv=None) -> None:
     f = sub.add_parser("fit", help="fit one detector and predict its task's test split")
     f.add_argument("--spec", required=True, type=json_arg, help="the detector's config entry, as JSON")
     add_arguments(f)
-    f.add_argument("--features", help="features.npz, for detectors that use features")
-    f.add_argument("--featurizer", help="the feature set's fitted featurizer.skops: stored in the model so it "
+    f.add_argument("--features", help=f"{name_of('features')}, for detectors that use features")
+    f.add_argument("--featurizer", help=f"the feature set's fitted {name_of('featurizer')}: stored in the model so it "
                    "applies to raw code, and used for test rows not in --features")
     f.add_argument("--prepared", nargs="*", default=[], metavar="NAME=PATH",
                    help="files another job made for this detector (its kind's prepared_inputs)")
@@ -133,7 +134,7 @@ def main(argv=None) -> None:
                    "sample of its other rows (the validation AUROC)")
     f.add_argument("--work-dir", help="scratch folder kept across a killed job (encoder checkpoints)")
     f.add_argument("--cache-dir", help="shared cache folder: an encoder's tokenised splits; for other kinds, the "
-                   "run's per-text feature values (results/cache/features: robust's stylometry)")
+                   f"run's per-text feature values ({SHOWN.features_cache()}: robust's stylometry)")
     p = sub.add_parser("predict", help="apply a fitted model to new rows")
     p.add_argument("--model", required=True, help="a fitted model (a .skops file or a folder)")
     p.add_argument("--test", required=True, help="the rows to predict (parquet: id, code, language, target)")

@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..common.errors import AicdError
 from ..models.fitted_files import SUFFIX, load_fitted, save_fitted
+from ..outputs import SHOWN
 from .base import REGISTRY, Detector
 
 log = logging.getLogger("aicd.detectors")
@@ -34,7 +35,7 @@ log = logging.getLogger("aicd.detectors")
 BUNDLE_FILE = f"bundle{SUFFIX}"   # inside a folder model
 OLD_BUNDLE_FILE = "bundle.pkl"    # what earlier versions wrote there (a pickle)
 FORMAT = 2                        # 1: a pickle; 2: skops
-REFIT = f"refit it (the workflow writes results/models/TASK/DETECTOR{SUFFIX})"
+REFIT = f"refit it (the workflow writes {SHOWN.model_folder('TASK', 'DETECTOR')}{SUFFIX})"
 
 
 def code_version() -> str:
@@ -194,7 +195,7 @@ def load_bundle(path: str | Path, device: str = "auto", threads: int = 1, trust_
     bundle, or a bare detector, which loads without a featurizer) is read only with trust_pickle."""
     path = Path(path)
     if not path.exists():
-        raise AicdError(f"model {path} does not exist (fit one with the workflow: results/models/TASK/DETECTOR{SUFFIX})")
+        raise AicdError(f"model {path} does not exist (fit one with the workflow: {SHOWN.model_folder('TASK', 'DETECTOR')}{SUFFIX})")
     if path.is_dir():
         meta_file, old_file = path / BUNDLE_FILE, path / OLD_BUNDLE_FILE
         if meta_file.exists() or old_file.exists():

@@ -13,6 +13,7 @@ from sklearn.svm import LinearSVC
 from ..common.errors import AicdError
 from ..common.params import SET_BY_SEED, SET_BY_THREADS, Param, ParamSpec
 from ..models.fitted_files import type_name
+from ..outputs import relative
 from .base import Detector, register
 from .linear import BlockStandardScaler, SquaredHingeSVC
 
@@ -24,7 +25,7 @@ def require_training_data(kind: str, X: np.ndarray, y: np.ndarray) -> None:
         raise AicdError(f"detector {kind}: the train split has no rows; rebuild the task with rows in train")
     if X.shape[1] == 0:
         raise AicdError(f"detector {kind}: the feature set has no columns for the {len(X)} train rows; "
-                        "check its features/.../report.json and its config (e.g. params of tfidf)")
+                        f"check its {relative('features_report')} and its config (e.g. params of tfidf)")
     if len(np.unique(y)) < 2:
         raise AicdError(f"detector {kind}: the train split has one class only ({np.unique(y).tolist()}); "
                         "a classifier needs two or more: give the task rows of its other classes")

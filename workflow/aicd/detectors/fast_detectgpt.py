@@ -35,6 +35,7 @@ import numpy as np
 from ..common.params import Param, ParamSpec
 from ..data.metrics import auroc, best_threshold
 from ..lm.stats import backbone_and_head
+from ..outputs import beside, relative
 from .base import Detector, pd_isna, register
 
 log = logging.getLogger("aicd.detectors.fast_detectgpt")
@@ -102,7 +103,7 @@ class FastDetectGPTDetector(Detector):
     @classmethod
     def prepared_inputs(cls, name: str, params: dict) -> dict[str, str]:
         """The causal LM the workflow trains for it (rule train_causal_lm), when train_lm is set."""
-        return {"lm": f"lm/{name}"} if (params or {}).get("train_lm") else {}
+        return {"lm": relative("lm", name)} if (params or {}).get("train_lm") else {}
 
     @property
     def settings(self) -> dict:
@@ -318,8 +319,8 @@ class FastDetectGPTDetector(Detector):
                 report["test_auroc"] = auroc(crit[ok], self.binarize(gold)[ok] == MACHINE)
                 report["binarized_from"] = sorted({str(g) for g in gold if g is not None})
         lm = self.prepared.get("lm")
-        if lm and (Path(lm) / "lm.json").is_file():
-            report["scoring_lm"] = json.loads((Path(lm) / "lm.json").read_text())
+        if lm and Path(beside(lm, "lm_report")).is_file():
+            report["scoring_lm"] = json.loads(Path(beside(lm, "lm_report")).read_text())
         return {"settings": dict(self.settings), "classes": list(map(str, self.classes_)), "threshold": self.threshold_,
                 "fit": getattr(self, "fit_report_", {}), "report": report}
 

@@ -22,6 +22,7 @@ from ..data.metrics import machine_score
 from ..data.schema import SPLITS
 from ..data.scores import THRESHOLD_SCORE, declare, stored, threshold_score
 from ..features import store
+from ..outputs import name_of
 from . import build
 from .output_check import check_labels, check_scores, describe
 from .validation import carve
@@ -83,7 +84,7 @@ def check_featurizer_matches(featurizer, features: str, names: list, matrices: d
     mine = list(featurizer.feature_names)
     if mine != list(names):
         raise AicdError(f"--featurizer does not belong to features {features}: it makes {len(mine)} features, "
-                        f"the file holds {len(names)} (or their names differ); pass that feature set's featurizer.skops")
+                        f"the file holds {len(names)} (or their names differ); pass that feature set's {name_of('featurizer')}")
     rows = min(rows, featurizer.verify_rows)  # a kind may say its transform costs too much
     for split in SPLITS[1:]:
         if not rows or not len(ids[split]) or not np.array_equal(ids[split], tables[split]["id"].to_numpy(dtype=str)):
@@ -96,7 +97,7 @@ def check_featurizer_matches(featurizer, features: str, names: list, matrices: d
         again = featurizer.transform(with_code(table, code(split, len(table))).iloc[picked])
         if not np.allclose(again, head[picked], rtol=1e-3, atol=1e-3, equal_nan=True):
             raise AicdError(f"--featurizer does not reproduce the {split} features stored in {features}: it was "
-                            "fitted on other rows; pass the featurizer.skops written with that features.npz")
+                            f"fitted on other rows; pass the {name_of('featurizer')} written with that {name_of('features')}")
 
 
 PREDICT_ROWS = 16_384  # rows predicted at a time: a detector's copies of a block (scaled, float64) stay small

@@ -19,6 +19,7 @@ from ..common.errors import AicdError
 from ..common.io import write_json
 from ..common.stagecli import json_arg, run
 from ..models.fitted_files import save_fitted
+from ..outputs import name_of
 from .compute import compute, concat_parts
 from .registry import FEATURIZERS
 from .tables import add_arguments, read_splits
@@ -31,9 +32,9 @@ def main(argv=None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spec", required=True, type=json_arg, help="the feature set's config entry, as JSON")
     add_arguments(parser, test_required=False)
-    parser.add_argument("--parts", nargs="*", default=[], help="features.npz files to concatenate (concat)")
+    parser.add_argument("--parts", nargs="*", default=[], help=f"{name_of('features')} files to concatenate (concat)")
     parser.add_argument("--part-models", nargs="*", default=[],
-                        help="the parts' fitted featurizers (concat; default: featurizer.skops beside each part)")
+                        help=f"the parts' fitted featurizers (concat; default: {name_of('featurizer')} beside each part)")
     parser.add_argument("--trust-pickle", action="store_true",
                         help="also read --part-models stored as a pickle (by an earlier version, or by someone "
                              "else): reading a pickle runs any code the file holds, so only for files you trust")
@@ -41,8 +42,8 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="processes for the per-row work (parsing, n-grams)")
     parser.add_argument("--cache-dir", default=None, help="where a kind keeps per-text values between jobs "
                         "(lm_stats: a causal LM's statistics, shared by every task of the run)")
-    parser.add_argument("--out", required=True, help="output features.npz")
-    parser.add_argument("--model", required=True, help="output fitted featurizer (a skops file: featurizer.skops)")
+    parser.add_argument("--out", required=True, help=f"output {name_of('features')}")
+    parser.add_argument("--model", required=True, help=f"output fitted featurizer (a skops file: {name_of('featurizer')})")
     parser.add_argument("--report", required=True, help="output JSON report")
     args = parser.parse_args(argv)
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..common.errors import AicdError
 from ..data.schema import SPLITS
+from ..outputs import name_of
 from . import store
 from .registry import ConcatFeaturizer, build, load_featurizer
 
@@ -94,7 +95,7 @@ def concat_parts(parts: list[str], part_models: list[str], out: str | Path, trus
     block; return (featurizer, names, rows per split)."""
     if len(parts) < 2:
         raise AicdError("a concat feature set needs at least two parts")
-    models = part_models or [str(Path(p).with_name("featurizer.skops")) for p in parts]
+    models = part_models or [str(Path(p).with_name(name_of("featurizer"))) for p in parts]
     if len(models) != len(parts):
         raise AicdError(f"{len(parts)} --parts but {len(models)} --part-models: give one fitted featurizer per part")
     fitted = [load_featurizer(path, trust_pickle) for path in models]
@@ -107,7 +108,7 @@ def concat_parts(parts: list[str], part_models: list[str], out: str | Path, trus
     names = [n for _, _, part_names in loaded for n in part_names]
     featurizer = ConcatFeaturizer(fitted)
     if featurizer.feature_names != names:
-        raise AicdError("the parts' featurizers do not match their features.npz (feature names differ): rebuild them")
+        raise AicdError(f"the parts' featurizers do not match their {name_of('features')} (feature names differ): rebuild them")
     rows = {}
     with store.writer(out) as writer:
         for split in SPLITS:

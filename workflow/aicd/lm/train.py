@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..common.params import Param, ParamSpec
+from ..outputs import beside
 
 log = logging.getLogger("aicd.lm")
 
@@ -177,7 +178,7 @@ def save(model, tokenizer, report: dict, path) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
-    (tmp / "lm.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+    Path(beside(tmp, "lm_report")).write_text(json.dumps(report, indent=2, default=str) + "\n")
     if path.exists():
         shutil.rmtree(path)
     os.replace(tmp, path)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ..common.defaults import schema_default
 from ..config import stage_on
 from ..generate.protocols import NEEDS_INSTRUCTION
+from ..outputs import Outputs
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,7 @@ def judge_plan(config: dict, models: dict, resolved: dict) -> tuple[dict, list[s
 
 
 def _record(config: dict) -> str:
-    return f"{str(config.get('results', schema_default('results'))).rstrip('/')}/resolved.json"
+    return Outputs(config.get("results", schema_default("results"))).resolved()
 
 
 def llm_notes(off: list, resolved: dict, models: dict, named: list, config: dict) -> list[str]:

@@ -28,8 +28,8 @@ from pathlib import Path
 import yaml
 
 from ..common.errors import AicdError
+from ..outputs import Outputs, relative
 
-RECORD = "run_config.yaml"
 # Top-level booleans a user gives as --config KEY=true: they steer one run, they are not its
 # config (never recorded, never taken from a base).
 COMMAND_LINE_FLAGS = ("reprobe", "rebase", "drop_layers")
@@ -54,7 +54,7 @@ def record(results: str | Path, config: dict) -> None:
     """Write the run's validated config beside its run.json (atomic; kept when unchanged)."""
     from ..common.io import write_text
 
-    path = Path(results) / RECORD
+    path = Path(Outputs(results).run_config())
     text = config_text({k: v for k, v in config.items() if k not in COMMAND_LINE_FLAGS})
     try:
         if path.read_text() == text:
@@ -75,38 +75,38 @@ class Base:
 
 def load(root: str) -> Base:
     """The base run at `root`, refused with what to do when it is not a finished run of its own."""
-    base = Path(root)
-    run = _read_json(base / "run.json")
+    base = Outputs(root)
+    run = _read_json(base.run_record())
     text = None
     try:
-        text = (base / RECORD).read_text()
+        text = Path(base.run_config()).read_text()
     except OSError:
         pass
     if run is None or text is None:
-        what = "no run" if run is None else "no recorded config (its run predates run_config.yaml)"
-        raise AicdError(f"base {root}: {what} ({base / RECORD} is missing); run its config there first "
+        what = "no run" if run is None else f"no recorded config (its run predates {relative('run_config')})"
+        raise AicdError(f"base {root}: {what} ({base.run_config()} is missing); run its config there first "
                         "(for the demo's results: make demo), then this run")
     config = yaml.safe_load(text)
     if config.get("base"):
         raise AicdError(f"base {root} is itself built on {config['base']}: name that one as the base")
-    if not (base / "inputs.json").is_file():
-        raise AicdError(f"base {root}: its run has not finished ({base / 'inputs.json'} is missing); finish it "
+    if not Path(base.inputs()).is_file():
+        raise AicdError(f"base {root}: its run has not finished ({base.inputs()} is missing); finish it "
                         f"first: snakemake --configfile {' '.join(run.get('configfiles') or ['...'])}")
     return Base(root=str(root).rstrip("/"), config=config, configfiles=tuple(run.get("configfiles") or ()),
-                resolved=_read_json(base / "resolved.json") or {}, fingerprint=fingerprint(root, text))
+                resolved=_read_json(base.resolved()) or {}, fingerprint=fingerprint(root, text))
 
 
 def fingerprint(root: str, text: str | None = None) -> dict:
     """What a run on the base records of it: its input fingerprint and a digest of its config."""
-    inputs = _read_json(Path(root) / "inputs.json") or {}
+    inputs = _read_json(Outputs(root).inputs()) or {}
     if text is None:
-        text = (Path(root) / RECORD).read_text()
+        text = Path(Outputs(root).run_config()).read_text()
     return {"inputs": inputs.get("fingerprint"), "config": hashlib.sha256(text.encode()).hexdigest()[:12]}
 
 
-def _read_json(path: Path):
+def _read_json(path: str | Path):
     try:
-        return json.loads(path.read_text())
+        return json.loads(Path(path).read_text())
     except (OSError, ValueError):
         return None
 
@@ -150,7 +150,7 @@ def check_sections(config: dict, base: Base) -> None:
             continue
         where = first_difference(base.config.get(key), config.get(key), (key,))
         if where is not None:
-            raise AicdError(f"config.{'.'.join(map(str, where))}: differs from the base run's ({base.root}/{RECORD}). "
+            raise AicdError(f"config.{'.'.join(map(str, where))}: differs from the base run's ({Outputs(base.root).run_config()}). "
                             f"A run on a base adds or changes detectors and feature sets only ({', '.join(OPEN[:2])}); "
                             f"to change {key}, make a run of its own without `base:` (its own `results:`), or "
                             f"layer your file on the base's config there (docs/own_detector.md)")
@@ -171,7 +171,7 @@ def check_unchanged(recorded: dict | None, base: Base, rebase: bool) -> None:
                if before.get(key) != base.fingerprint.get(key)]
     if changed:
         raise AicdError(f"base {base.root} changed since this run was built on it ({'; '.join(changed)}: "
-                        f"{base.root}/inputs.json, {base.root}/{RECORD}), so your rows and the base's would come from "
+                        f"{Outputs(base.root).inputs()}, {Outputs(base.root).run_config()}), so your rows and the base's would come from "
                         "different inputs. To build on the base as it is now (your rows' jobs rerun), pass "
                         "--config rebase=true; to keep this run as it is, give the new base a root of its own")
 
@@ -235,8 +235,6 @@ def note(plan, reuse_: Reuse, base: Base, results: str) -> str:
 
 def check_finished(plan, reuse_: Reuse) -> None:
     """Refuse before any job when the base lacks files this run reads (its run stopped part way)."""
-    from ..outputs import Outputs
-
     root, out = Path(reuse_.root), Outputs(reuse_.root)
     wanted = [Path(out.task_report(t)) for t in plan.tasks]
     wanted += [Path(out.scores(t, d)) for t, d in sorted(reuse_.pairs)]

@@ -20,6 +20,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from ..outputs import SHOWN, Outputs, folder_of, relative, wildcards_of
+
 FINGERPRINT_CHARS = 12
 # What identifies an input's content, per kind (everything else in a record is description).
 CONTENT_KEYS = ("sha256", "revision", "resolved", "version")
@@ -151,19 +153,25 @@ def diff_inputs(a: dict, b: dict) -> list[str]:
 # What must be byte-identical between two runs on the same inputs and code: every table, score
 # file, figure (PDFs written without a creation date: aicd.report.figures.write_figure), analysis
 # and the report itself.
-COMPARED = ("tables/*", "scores/*/*.json", "scores/*/test_sets/*/*.json", "figures/*", "analyses/*/*", "report.md",
-            "paper_results.md", "dataset/counts.csv", "dataset/README.md")
+COMPARED = (relative("tab", "*", "*", glob=True), relative("scores", glob=True), relative("test_set_scores", glob=True),
+            relative("figure", "*", "*", glob=True), relative("analysis", "*", "*", glob=True), relative("report"),
+            relative("paper_results"), relative("dataset_counts"), relative("dataset_card"))
 # What is not compared, and why (printed by `aicd verify`).
-SKIPPED = ("logs/ and benchmarks/ (job logs and times), run.json and resolved.json (the config files' paths and "
-           "what the machine offered), and the intermediate files whose numbers reach the compared ones: sources/, "
-           "dataset/ beyond its card and counts, tasks/, features/, predictions/, validation_scores/, models/, lm/, "
-           "checkpoints/, cache/, generations/, judges/, execution/")
+SKIPPED = (f"{folder_of('log', 'x')} and {folder_of('benchmark', 'x')} (job logs and times), {relative('run_record')} "
+           f"and {relative('resolved')} (the config files' paths and what the machine offered), and the intermediate "
+           "files whose numbers reach the compared ones: " + ", ".join(map(folder_of, (Outputs.source, Outputs.pool)))
+           + " beyond its card and counts, " + ", ".join(map(folder_of, (
+               Outputs.split, Outputs.features, Outputs.predictions, Outputs.validation_scores, Outputs.model, Outputs.lm,
+               Outputs.checkpoints, Outputs.features_cache, Outputs.generations, Outputs.judge_report,
+               Outputs.execution))))
 
 
 def results_dir(path: str | os.PathLike) -> Path:
-    """A results tree: the folder holding inputs.json (given it, or the working directory above it)."""
+    """A results tree: the folder holding its input fingerprint (given it, or the working directory
+    above the default root)."""
     p = Path(path)
-    return p / "results" if not (p / "inputs.json").is_file() and (p / "results" / "inputs.json").is_file() else p
+    below = p / SHOWN.root
+    return below if not Path(Outputs(p).inputs()).is_file() and Path(Outputs(below).inputs()).is_file() else p
 
 
 def verify(a: str | os.PathLike, b: str | os.PathLike) -> tuple[bool, list[str]]:
@@ -175,9 +183,9 @@ def verify(a: str | os.PathLike, b: str | os.PathLike) -> tuple[bool, list[str]]
     ra, rb = results_dir(a), results_dir(b)
     info = []
     for r in (ra, rb):
-        path = r / "inputs.json"
+        path = Path(Outputs(r).inputs())
         if not path.is_file():
-            raise AicdError(f"{r}: no inputs.json (not a results tree of this workflow, or made before fingerprints)")
+            raise AicdError(f"{r}: no {relative('inputs')} (not a results tree of this workflow, or made before fingerprints)")
         info.append(json.loads(path.read_text()))
     ia, ib = info
     head = f"A {ra}: {stamp(ia)}\nB {rb}: {stamp(ib)}"
@@ -225,7 +233,7 @@ def main(argv=None) -> None:
 
     parser = argparse.ArgumentParser(prog="python -m aicd.records.fingerprint", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sources", nargs="*", default=[], help="results/sources/{source}.report.json")
+    parser.add_argument("--sources", nargs="*", default=[], help=SHOWN.source_report())
     parser.add_argument("--release", type=json_arg, default={}, help="JSON {task: release spec} of release tasks")
     parser.add_argument("--generations", nargs="*", default=[], help="generator tables in the pool")
     parser.add_argument("--code", default="unknown", help="the code version (git describe)")
@@ -234,11 +242,11 @@ def main(argv=None) -> None:
     sources = {}
     for path in sorted(args.sources):
         report = read_json(path)
-        sources[report.get("source") or Path(path).name.split(".")[0]] = report
+        sources[report.get("source") or wildcards_of(path, "source_report").source] = report
     extra = release_inputs(args.release)
     for path in sorted(args.generations):
         _, record = file_input(path)
-        extra[f"generation:{Path(path).stem}"] = record
+        extra[f"generation:{wildcards_of(path, 'generations').model}"] = record
     info = collect(sources, extra, args.code)
     write_json(info, args.out)
     for line in info["warnings"]:

@@ -29,9 +29,8 @@ from pathlib import Path
 
 from ..common.errors import AicdError
 from ..common.io import write_text
+from ..outputs import Outputs
 from .baserun import record as record_config
-
-RECORD = "run.json"
 
 
 def identity(configfiles, repo: str | Path, workdir: str | Path | None = None) -> list[str]:
@@ -57,7 +56,7 @@ def _named(files: list[str]) -> str:
 
 def recorded(results: str | Path) -> dict | None:
     try:
-        return json.loads((Path(results) / RECORD).read_text())
+        return json.loads(Path(Outputs(results).run_record()).read_text())
     except (OSError, ValueError):
         return None
 
@@ -90,7 +89,7 @@ def check(results: str | Path, files: list[str], dry_run: bool = False, drop_lay
             why += " (to do that on purpose, pass --config drop_layers=true)"
     else:
         why = "would overwrite its files"
-    raise AicdError(f"{root} holds the run of {_named(mine)} ({root}{RECORD}); this run ({_named(files)}) {why}. "
+    raise AicdError(f"{root} holds the run of {_named(mine)} ({Outputs(results).run_record()}); this run ({_named(files)}) {why}. "
                     f"Give this run a root of its own: set `results: {Path(str(results)) / 'NAME'}` in its config, or "
                     f"pass --config results=DIR; or run with the files the root was made with")
 
@@ -106,4 +105,4 @@ def claim(results: str | Path, files: list[str], config: dict | None = None, bas
     entry = {"configfiles": files, "claimed": time.strftime("%Y-%m-%dT%H:%M:%S"), "host": os.uname().nodename}
     if base:
         entry["base"] = base
-    write_text(json.dumps(entry, indent=1) + "\n", Path(results) / RECORD)
+    write_text(json.dumps(entry, indent=1) + "\n", Outputs(results).run_record())

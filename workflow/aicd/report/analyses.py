@@ -24,6 +24,7 @@ from tabulate import tabulate
 
 from ..common.io import write_json, write_text
 from ..common.stagecli import json_arg
+from ..outputs import beside, name_of, wildcards_of
 from .latex import latex_text
 from .table4 import plain_title
 
@@ -174,20 +175,20 @@ def main(argv=None) -> None:
     from ..detectors.bundle import load_detector
     from ..features.registry import load_featurizer
 
-    out, figs = Path(args.out_dir), Path(args.figures_dir)
+    out, figs = args.out_dir, args.figures_dir
     title = args.title or args.task
     summary = {"task": args.task}
     if args.svm:
         classes, weights, vocab = svm_ngram_weights(load_detector(args.svm[0]), load_featurizer(args.svm[1]))
         tops = top_ngrams(classes, weights, vocab)
         md, tex = svm_tables(tops)
-        write_json({"classes": classes, "top": tops}, out / "svm_ngrams.json")
+        write_json({"classes": classes, "top": tops}, beside(out, "analysis", "svm_ngrams", "json"))
         write_text(f"# {title}: SVM (TF-IDF) coefficients back-projected to n-grams\n\n"
                    "Weight of an n-gram toward a class: the SVM's coefficients, divided by the standardiser's "
-                   "scales, times the SVD components (Appendix D.1).\n\n" + md, out / "svm_ngrams.md")
+                   "scales, times the SVD components (Appendix D.1).\n\n" + md, beside(out, "analysis", "svm_ngrams", "md"))
         write_text(f"\\begin{{table}}[t]\n\\centering\n{tex}\n\\caption{{{latex_text(title)}: top n-grams per class "
-                   "of the TF-IDF SVM, back-projected through the SVD.}}\n\\end{{table}}\n", out / "svm_ngrams.tex")
-        summary["svm"] = "svm_ngrams.md"
+                   "of the TF-IDF SVM, back-projected through the SVD.}}\n\\end{{table}}\n", beside(out, "analysis", "svm_ngrams", "tex"))
+        summary["svm"] = name_of("analysis", "svm_ngrams", "md")
     from ..features import store
     # every column but the code, which only the all-fail examples show (read for those rows)
     test_columns = [c for c in pq.read_schema(args.test).names if c != "code"]
@@ -200,20 +201,21 @@ def main(argv=None) -> None:
             X = X[np.random.default_rng(args.seed).choice(len(X), args.shap_rows, replace=False)]
         imp = catboost_shap(load_detector(model), X, names)
         tops = {c: [(names[j], float(v[j])) for j in np.argsort(-v)[:15]] for c, v in imp.items()}
-        write_json({"rows": int(len(X)), "top": tops}, out / f"shap_{det}.json")
+        write_json({"rows": int(len(X)), "top": tops}, beside(out, "analysis", f"shap_{det}", "json"))
         body = [[i + 1, *[f"{tops[c][i][0]} ({tops[c][i][1]:.4f})" for c in tops]] for i in range(15)
                 if all(i < len(tops[c]) for c in tops)]
         dtitle = plain_title(args.titles.get(det, det))
         write_text(f"# {title}: mean |SHAP| per feature, {dtitle} ({len(X)} test rows)\n\n"
                    + tabulate(body, headers=["rank", *tops], tablefmt="github", disable_numparse=True) + "\n",
-                   out / f"shap_{det}.md")
-        shap_figure(imp, names, f"{title}: {dtitle}\nmean |SHAP| (CatBoost)", figs / f"shap_{args.task}_{det}")
-        summary["shap"][det] = f"shap_{det}.md"
+                   beside(out, "analysis", f"shap_{det}", "md"))
+        stem = Path(beside(figs, "shap_figure", "png", args.task, det)).with_suffix("")  # it writes .png and .pdf
+        shap_figure(imp, names, f"{title}: {dtitle}\nmean |SHAP| (CatBoost)", stem)
+        summary["shap"][det] = name_of("analysis", f"shap_{det}", "md")
     if args.predictions:
-        preds = {Path(p).stem: pd.read_parquet(p) for p in args.predictions}
+        preds = {wildcards_of(p, "predictions").detector: pd.read_parquet(p) for p in args.predictions}
         result = all_fail(preds, test, code_of=lambda ids: code_of(args.test, ids))
-        write_json(result, out / "all_fail.json")
-        write_text(all_fail_markdown(result, title), out / "all_fail.md")
-        summary["all_fail"] = {"file": "all_fail.md", "all_wrong": result["all_wrong"], "of": result["test_rows"]}
-    write_json(summary, out / "summary.json")
+        write_json(result, beside(out, "analysis", "all_fail", "json"))
+        write_text(all_fail_markdown(result, title), beside(out, "analysis", "all_fail", "md"))
+        summary["all_fail"] = {"file": name_of("analysis", "all_fail", "md"), "all_wrong": result["all_wrong"], "of": result["test_rows"]}
+    write_json(summary, beside(out, "analyses"))
 

@@ -14,15 +14,19 @@ import pandas as pd
 from ..common.io import atomic_path, read_json, write_text
 from ..common.stagecli import json_arg
 from ..data.schema import SPLITS
+from ..outputs import SHOWN, Outputs, name_of
 
 DIMENSIONS = ["label", "language", "family", "subset"]
+# the files the card links to beside it: the counts and the pool's reports
+COUNTS = name_of("dataset_counts")
+FILTER_MD, DEDUP_MD = (name_of("dataset_report", n, "md") for n in ("filter_report", "dedup_report"))
 
 
-def counts_table(results: Path, tasks: dict) -> pd.DataFrame:
+def counts_table(results: Outputs, tasks: dict) -> pd.DataFrame:
     parts = []
     for task in tasks:
         for split in SPLITS:
-            t = pd.read_parquet(results / "tasks" / task / f"{split}.parquet", columns=["target", *DIMENSIONS])
+            t = pd.read_parquet(results.split(task, split), columns=["target", *DIMENSIONS])
             g = t.fillna(dict.fromkeys(DIMENSIONS, "-")).groupby(DIMENSIONS).size().reset_index(name="rows")
             parts.append(g.assign(task=task, split=split))
     cols = ["task", "split", *DIMENSIONS, "rows"]
@@ -50,20 +54,19 @@ def _gathered(rep: dict) -> str:
     return text + (f"; from {', '.join(packages)}" if packages else "")
 
 
-def render(results: Path, tasks: dict, sources: dict, counts: pd.DataFrame, inputs: dict | None = None) -> str:
-    dataset = results / "dataset"
-    filt = read_json(dataset / "filter_report.json")
-    dedup = read_json(dataset / "dedup_report.json")
-    pool = pd.read_parquet(dataset / "pool.parquet", columns=["label", "language", "source"])
+def render(results: Outputs, tasks: dict, sources: dict, counts: pd.DataFrame, inputs: dict | None = None) -> str:
+    filt = read_json(results.dataset_report("filter_report", "json"))
+    dedup = read_json(results.dataset_report("dedup_report", "json"))
+    pool = pd.read_parquet(results.pool(), columns=["label", "language", "source"])
     lines = ["# AICD Bench dataset card (this build)", "",
              "Built by the workflow's dataset stage: sources → normalization (code extraction, language "
              "identification, Table 3 filters) → MinHash deduplication → task splits. "
-             "Full counts per task × split × label × language × family × subset: [counts.csv](counts.csv).", "",
-             *([f"Inputs `{inputs['fingerprint']}`, code `{inputs.get('code')}` (results/inputs.json lists every "
+             f"Full counts per task × split × label × language × family × subset: [{COUNTS}]({COUNTS}).", "",
+             *([f"Inputs `{inputs['fingerprint']}`, code `{inputs.get('code')}` ({SHOWN.inputs()} lists every "
                 "input with its sha256 or revision).", ""] if inputs else []),
              "## Sources", "", "| source | from | revision | rows read | rows kept |", "|---|---|---|---:|---:|"]
     for name, spec in sources.items():
-        rep_path = results / "sources" / f"{name}.report.json"
+        rep_path = Path(results.source_report(name))
         rep = read_json(rep_path) if rep_path.is_file() else {}
         # files win over hub in the loader, so they are what was read
         where = spec.get("files") or spec.get("hub") or _gathered(rep)
@@ -75,17 +78,17 @@ def render(results: Path, tasks: dict, sources: dict, counts: pd.DataFrame, inpu
     lines += ["", "## Filters (paper Table 3)", "",
               f"{filt['rows_in']:,} rows entered normalization, {filt['kept']:,} passed, "
               f"{filt['rejected_total']:,} were rejected (first failing check; details in "
-              "[filter_report.md](filter_report.md)).", "", "| reason | rows |", "|---|---:|"]
+              f"[{FILTER_MD}]({FILTER_MD})).", "", "| reason | rows |", "|---|---:|"]
     lines += [f"| {r} | {n:,} |" for r, n in filt["rejected"].items()]
     lines += ["", "## Deduplication", "",
               f"MinHash LSH at Jaccard ≥ {dedup['threshold']} ({dedup['num_perm']} permutations, "
               f"{dedup['bands']}×{dedup['rows_per_band']} bands): {dedup.get('clusters_with_duplicates', 0):,} "
               f"clusters of near duplicates, {dedup['rows_removed']:,} rows removed, "
-              f"{dedup['pool_rows']:,} rows in the pool ([dedup_report.md](dedup_report.md)).", "",
+              f"{dedup['pool_rows']:,} rows in the pool ([{DEDUP_MD}]({DEDUP_MD})).", "",
               "## Pool", "",
               _pivot(pool.groupby(["language", "label"]).size().reset_index(name="rows"), ["language"], "label"), ""]
     for task, title in tasks.items():
-        rep = read_json(results / "tasks" / task / "report.json")
+        rep = read_json(results.task_report(task))
         c = counts[counts["task"] == task]
         lines += [f"## {task}: {title}", ""]
         for key in ("seen_languages", "seen_domains", "held_out_generators", "out_of_domain_sources"):
@@ -125,13 +128,13 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m aicd.report card", description=__doc__)
     parser.add_argument("--tasks", type=json_arg, required=True, help="JSON {task: title} of tasks built from the pool")
     parser.add_argument("--sources", type=json_arg, required=True, help="JSON {source: {hub, revision, ...}}")
-    parser.add_argument("--execution-reports", nargs="*", default=[], help="results/execution/{name}.report.json")
+    parser.add_argument("--execution-reports", nargs="*", default=[], help=SHOWN.execution_report())
     parser.add_argument("--results", default="results")
     parser.add_argument("--card", required=True)
     parser.add_argument("--counts", required=True)
-    parser.add_argument("--inputs", default=None, help="results/inputs.json (the input fingerprint)")
+    parser.add_argument("--inputs", default=None, help=f"{SHOWN.inputs()} (the input fingerprint)")
     args = parser.parse_args(argv)
-    results = Path(args.results)
+    results = Outputs(args.results)
     counts = counts_table(results, args.tasks)
     with atomic_path(args.counts) as tmp:
         counts.to_csv(tmp, index=False)

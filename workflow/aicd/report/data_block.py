@@ -7,6 +7,8 @@ which tasks are cut from one pool."""
 
 from __future__ import annotations
 
+from ..outputs import SHOWN
+
 MODES = {"build": "cut from the dataset pool", "derive": "cut from one source", "release": "read from the release",
          "ood": "an out-of-distribution task"}
 SHOWN_LANGUAGES = 6  # languages named per split; the rest counted
@@ -86,7 +88,7 @@ def pooled(modes: dict[str, str]) -> list[str]:
     built = [t for t, mode in modes.items() if mode == "build"]
     if len(built) < 2:
         return []
-    return [f"- Tasks {', '.join(built)} are cut from one pool (results/dataset/pool.parquet, the dataset stage's "
+    return [f"- Tasks {', '.join(built)} are cut from one pool ({SHOWN.pool()}, the dataset stage's "
             "filtered and deduplicated rows), each split on its own: the same row may be in one task's train split "
             "and another's test split.", ""]
 

@@ -10,6 +10,8 @@ outside the task's labels)."""
 
 from __future__ import annotations
 
+from ..outputs import relative
+
 STAGES = ("prompting", "request", "answer", "filters", "test set")
 
 
@@ -79,7 +81,7 @@ def report_section(cards: list[dict]) -> list[str]:
         return []
     lines = ["## Generated code: skipped and dropped", "",
              "Per generator model, every prompt skipped and row dropped between the human rows sampled and the rows "
-             "a task scores (its card, `generators/{model}.md`, says the same).", ""]
+             f"a task scores (its card, `{relative('generator_card', 'md')}`, says the same).", ""]
     for card in sorted(cards, key=lambda c: c["model"]):
         items = card.get("skipped_and_dropped") or []
         lines += [summary_line(card["model"], items), ""]

@@ -32,6 +32,7 @@ from .. import published
 from ..common.io import read_json, write_json, write_text
 from ..common.stagecli import json_arg
 from ..data.metrics import auroc, machine_score
+from ..outputs import SHOWN
 from ..scoring.bootstrap import RESAMPLES
 from ..scoring.roc_point import roc_point
 from ..scoring.thresholds import auroc_interval
@@ -232,14 +233,14 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(prog="python -m aicd.report generator-card", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, type=json_arg, help="the model's registry entry (JSON)")
-    p.add_argument("--report", required=True, help="results/generations/{model}.report.json")
-    p.add_argument("--generations", required=True, help="results/generations/{model}.parquet")
-    p.add_argument("--execution", default=None, help="results/execution/{model}.report.json, where it ran")
-    p.add_argument("--normalized", default=None, help="results/dataset/normalized/generations/{model}.report.json")
+    p.add_argument("--report", required=True, help=SHOWN.generations_report())
+    p.add_argument("--generations", required=True, help=SHOWN.generations())
+    p.add_argument("--execution", default=None, help=f"{SHOWN.execution_report('{model}')}, where it ran")
+    p.add_argument("--normalized", default=None, help=SHOWN.normalized_report("generations", "{model}"))
     p.add_argument("--scored", type=json_arg, default={}, help='{where: {detector: {"predictions", "test"}}}')
     p.add_argument("--titles", type=json_arg, default={}, help="detector -> its title")
     p.add_argument("--test-set-reports", nargs="*", default=[],
-                   help="results/tasks/{task}/test_sets/{set}.report.json of the test sets of its generations")
+                   help=f"{SHOWN.test_set_report(test_set='{set}')} of the test sets of its generations")
     p.add_argument("--out-md", required=True)
     p.add_argument("--out-json", required=True)
     args = p.parse_args(argv)

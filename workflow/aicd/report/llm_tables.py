@@ -15,6 +15,7 @@ from pathlib import Path
 from .. import published
 from ..common.io import read_json, write_json, write_text
 from ..common.stagecli import json_arg
+from ..outputs import SHOWN, beside
 from .marks import Marks
 from .table4 import Column, Row, render, with_inputs
 
@@ -55,8 +56,8 @@ def table8(layout: dict, score_files: list[str], tables_dir: str, inputs: dict |
     if notes:
         markdown += "\n" + "\n".join(notes) + "\n"
     latex, markdown = with_inputs(latex, markdown, inputs)
-    write_text(latex, Path(tables_dir) / "table8.tex")
-    write_text(markdown, Path(tables_dir) / "table8.md")
+    write_text(latex, beside(tables_dir, "tab", "table8", "tex"))
+    write_text(markdown, beside(tables_dir, "tab", "table8", "md"))
 
 
 TEX_INTERVALS = ("Like the paper's, this table prints no interval: each cell's 95% bootstrap interval is in table8.md "
@@ -141,7 +142,7 @@ def table8_main(argv=None) -> None:
                     help='{"tasks": [[name, title]], "judges": [[name, title]], "modes": [...], "hint": str}')
     t8.add_argument("--scores", nargs="*", default=[])
     t8.add_argument("--tables-dir", required=True)
-    t8.add_argument("--inputs", default=None, help="results/inputs.json (the input fingerprint)")
+    t8.add_argument("--inputs", default=None, help=f"{SHOWN.inputs()} (the input fingerprint)")
     t8.add_argument("--reports", nargs="*", default=[], help="the judges' report files (rows judged, unparseable)")
     args = t8.parse_args(argv)
     table8(args.layout, args.scores, args.tables_dir, read_json(args.inputs) if args.inputs else None, args.reports)

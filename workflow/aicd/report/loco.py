@@ -25,6 +25,7 @@ from ..common.io import write_json, write_text
 from ..common.stagecli import json_arg
 from ..data.families import HUMAN
 from ..data.metrics import machine_scores, min_reference
+from ..outputs import SHOWN, wildcards_of
 from ..scoring.loco import HALVINGS, LOCO_FPR_CONFIDENCE, MISS_MARGIN, fold_metrics, summary
 from .latex import latex_text
 from .table4 import plain_title
@@ -245,25 +246,25 @@ def main(argv=None) -> None:
     parser.add_argument("--layout", required=True, type=json_arg,
                         help='{"folds": {task: held-out collection}, "order": [collection, ...], '
                              '"detectors": {name: title}}')
-    parser.add_argument("--predictions", nargs="+", required=True, help="results/predictions/{task}/{detector}.parquet")
+    parser.add_argument("--predictions", nargs="+", required=True, help=SHOWN.predictions())
     parser.add_argument("--validation-scores", nargs="+", required=True,
-                        help="results/validation_scores/{task}/{detector}.parquet, in the same order")
+                        help=f"{SHOWN.validation_scores()}, in the same order")
     parser.add_argument("--calibration-views", nargs="*", default=[],
-                        help="results/calibration/{task}/{detector}.test.json of the calibrated pairs (the default "
+                        help=f"{SHOWN.calibration_view()} of the calibrated pairs (the default "
                              "reference's view)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fpr", type=float, required=True,
                         help="the target FPR of the calibrated views (the config's calibration.view_fpr)")
-    parser.add_argument("--out-stem", required=True, help="results/tables/loco (writes .md, .tex and .json)")
+    parser.add_argument("--out-stem", required=True, help=f"{SHOWN.tables_dir()}/loco (writes .md, .tex and .json)")
     args = parser.parse_args(argv)
     folds, titles = args.layout["folds"], args.layout["detectors"]
     by_detector: dict[str, dict] = {}
     for pred, val in zip(args.predictions, args.validation_scores):
-        task, detector = Path(pred).parent.name, Path(pred).stem
+        task, detector = (named := wildcards_of(pred, "predictions")).task, named.detector
         by_detector.setdefault(detector, {})[folds[task]] = (pd.read_parquet(pred), pd.read_parquet(val))
     views: dict[str, dict] = {}
     for path in args.calibration_views:
-        task, detector = Path(path).parent.name, Path(path).name[: -len(".test.json")]
+        task, detector = (named := wildcards_of(path, "calibration_view")).task, named.detector
         if task in folds:
             views.setdefault(detector, {})[folds[task]] = json.loads(Path(path).read_text())
     order = args.layout.get("order") or list(folds.values())

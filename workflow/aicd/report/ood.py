@@ -17,6 +17,7 @@ import numpy as np
 
 from ..common.io import read_json, write_text
 from ..common.stagecli import json_arg
+from ..outputs import SHOWN, wildcards_of
 from .latex import latex_text
 from .table4 import plain_title
 
@@ -143,10 +144,10 @@ def write_tables(records: Iterable, out_stem: str | Path, perturbed: Iterable = 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m aicd.report ood", description=__doc__)
     parser.add_argument("--layout", required=True, type=json_arg)
-    parser.add_argument("--scores", nargs="+", required=True, help="results/scores/{task}/{detector}.json")
+    parser.add_argument("--scores", nargs="+", required=True, help=SHOWN.scores())
     parser.add_argument("--perturbed", nargs="*", default=[],
-                        help="results/scores/{task}/test_sets/{set}/{detector}.json of perturbed test sets")
-    parser.add_argument("--out-stem", required=True, help="results/tables/ood (writes .md and .tex)")
+                        help=f"{SHOWN.test_set_scores(test_set='{set}')} of perturbed test sets")
+    parser.add_argument("--out-stem", required=True, help=f"{SHOWN.tables_dir()}/ood (writes .md and .tex)")
     args = parser.parse_args(argv)
     titles, splits = args.layout["detectors"], args.layout["splits"]
     kinds = args.layout.get("perturbations") or {}
@@ -158,7 +159,7 @@ def main(argv=None) -> None:
                             score["macro_f1"], tuple(score["macro_f1_ci"]) if score.get("macro_f1_ci") else None))
     perturbed = []
     for path in args.perturbed:
-        score, name = read_json(path), Path(path).parent.name
+        score, name = read_json(path), wildcards_of(path, "test_set_scores").test_set
         kind = kinds.get(score["task"], {}).get(name)
         if kind and score.get("flip_rate") and score.get("macro_f1") is not None:
             perturbed.append((plain_title(titles.get(score["detector"], score["detector"])), splits[score["task"]],

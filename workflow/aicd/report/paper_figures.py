@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from ..common.io import read_json, write_json
 from ..common.stagecli import json_arg
+from ..outputs import SHOWN
 from .figures import write_figure
 from .marks import MIN_CLASS_SUPPORT, ranked_best
 from .subset_tables import subset_value
@@ -203,7 +204,7 @@ def main(argv=None) -> None:
     parser.add_argument("--layout", required=True, type=json_arg,
                         help='JSON {"tasks": [[name, title, [labels]]], "detectors": [[name, title, is_dummy]]}')
     parser.add_argument("--scores", nargs="*", default=[])
-    parser.add_argument("--measurements", nargs="*", default=[], help="results/dataset/normalized/*/*.parquet")
+    parser.add_argument("--measurements", nargs="*", default=[], help=SHOWN.normalized("*", "*"))
     parser.add_argument("--figures-dir", required=True)
     parser.add_argument("--out", required=True, help="JSON index of the figures written")
     args = parser.parse_args(argv)

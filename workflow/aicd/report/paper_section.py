@@ -22,6 +22,7 @@ from pathlib import Path
 from .. import published
 from ..common.io import read_json, write_text
 from ..common.stagecli import json_arg
+from ..outputs import SHOWN, Outputs, beside, wildcards_of
 from .intervals import supported_digits, with_interval
 from .llm_tables import card_line
 from .marks import MIN_CLASS_SUPPORT, SMALL_CLASS
@@ -87,9 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--scores", nargs="*", default=[])
     parser.add_argument("--tables-dir", required=True)
     parser.add_argument("--figures-index", required=True)
-    parser.add_argument("--analyses", nargs="*", default=[], help="results/analyses/{task}/summary.json")
+    parser.add_argument("--analyses", nargs="*", default=[], help=SHOWN.analyses())
     parser.add_argument("--zero-shot", nargs="*", default=[],
-                        help="results/models/{task}/{detector}.json: the fit reports of zero-shot detectors")
+                        help=f"{SHOWN.model_report()}: the fit reports of zero-shot detectors")
     parser.add_argument("--out", required=True)
     return parser
 
@@ -130,7 +131,7 @@ def _fast_detectgpt(records: list[str], scores: dict, task_titles: dict, rel) ->
         rec = read_json(path)
         if rec.get("kind") != "fast_detectgpt":
             continue
-        task = Path(path).parent.name
+        task, detector = (named := wildcards_of(path, "model_report")).task, named.detector
         fit, rep = rec.get("fit", {}), rec.get("report", {})
         lm = rep.get("scoring_lm")
         model = (f"a {lm['parameters']:,}-parameter GPT-2-style causal LM trained here on {lm['trained_on']['rows']} "
@@ -138,7 +139,6 @@ def _fast_detectgpt(records: list[str], scores: dict, task_titles: dict, rel) ->
                  ", ".join(f"{k} {v:.3f}" for k, v in (lm.get("held_out_loss") or {}).items() if v is not None) + ")"
                  ) if lm else f"`{fit.get('model')}`"
         auc = rep.get("test_auroc")
-        detector = Path(path).stem
         lines += [f"**Fast-DetectGPT on {task_titles.get(task, task)}** (binarised labels where the task has more than two; "
                   f"gold classes {', '.join(rep.get('binarized_from', []))}): scoring model = sampling model = {model}; "
                   f"window {fit.get('window')} tokens; {fast_detectgpt_validation(rec, scores.get((detector, task)))}; "
@@ -182,13 +182,13 @@ def zero_shot_panel(records: list[str], dets: dict[str, dict], task_titles: dict
         if rec.get("kind") == "zero_shot_lm":
             features = rec.get("features") or {}
             key = json.dumps([features.get("name"), features.get("params")], sort_keys=True, default=str)
-            panels.setdefault((Path(path).parent.name, key), []).append((path, rec))
+            panels.setdefault((wildcards_of(path, "model_report").task, key), []).append((path, rec))
     lines = []
     for (task, _), rows in panels.items():
         lines += _panel_heading(task_titles.get(task, task), rows[0][1].get("features") or {})
         for path, rec in rows:
             fit, rep = rec.get("fit") or {}, rec.get("report") or {}
-            name = Path(path).stem
+            name = wildcards_of(path, "model_report").detector
             half = (fit.get("threshold_rows") or 0) // 2 or None  # the record keeps no class counts: at best half each
             lines.append(f"| {dets.get(name, {}).get('title', name)} | {fit.get('criterion', '–')} | "
                          f"{fit.get('threshold_rows', '–')} | {panel_auroc(fit.get('threshold_auroc'), None, half)} | "
@@ -225,9 +225,9 @@ def _subset_tables(tables: Path, rel) -> list[str]:
     for task in published.PAPER_TASKS:
         n = task.subset_table
         what = f"{task.name} macro-F1 {published.table(n)['measures']}, averaged over the paper's trained rows ± std"
-        md = tables / f"table{n}.md"
+        md = Path(beside(tables, "tab", f"table{n}", "md"))
         if md.is_file():
-            lines += [f"### Table {n}", "", f"{what} ([LaTeX]({rel(tables / f'table{n}.tex')})).", "",
+            lines += [f"### Table {n}", "", f"{what} ([LaTeX]({rel(beside(tables, 'tab', f'table{n}', 'tex'))})).", "",
                       md.read_text(), ""]
     return lines
 
@@ -273,7 +273,7 @@ def _analyses(summaries: list[str], task_titles: dict, rel) -> list[str]:
             lines.append(f"- {title}: top n-grams per class of the TF-IDF SVM, back-projected through the SVD "
                          f"(Appendix D.1): [{rel(folder / s['svm'])}]({rel(folder / s['svm'])})")
         for det, md in (s.get("shap") or {}).items():
-            fig = folder.parent.parent / "figures" / f"shap_{s['task']}_{det}.png"  # beside its analyses' root
+            fig = Outputs(wildcards_of(path, "analyses").root).shap_figure("png", s["task"], det)
             lines.append(f"- {title}: mean |SHAP| per feature of `{det}` (CatBoost's SHAP values): "
                          f"[table]({rel(folder / md)}), [figure]({rel(fig)})")
         af = s.get("all_fail")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..common.io import read_json, write_text
 from ..common.stagecli import json_arg
+from ..outputs import SHOWN, beside, name_of, wildcards_of
 from ..records.fingerprint import stamp
 from . import calibrated_view, generation_losses, threshold_table
 from .data_block import data_block
@@ -50,8 +51,15 @@ class ReportPaths:
     figures_dir: str
     report: str  # report.md; its links are relative to its folder
 
+    def table(self, name: str, ext: str) -> Path:
+        return Path(beside(self.tables_dir, "tab", name, ext))
+
+    def figure(self, name: str, ext: str) -> Path:
+        return Path(beside(self.figures_dir, "figure", name, ext))
+
     def confusion_stem(self, task: str) -> Path:
-        return Path(self.figures_dir) / f"confusion_{task}"
+        """The confusion figure's path but its extension (it is drawn as PDF and PNG)."""
+        return self.figure(f"confusion_{task}", "png").with_suffix("")
 
 
 @dataclass
@@ -94,9 +102,9 @@ class Table4:
                            stamp=stamp(self.inputs) if self.inputs else "", tags=self.tags)
         thresholds = threshold_table.render(self.rows, self.columns, self.scores, self.tags, self.calibrated)
         calibrated = calibrated_view.render(self.rows, self.task_columns, self.calibrated, self.references, self.tags)
-        return {"table4.tex": latex, "table4.md": markdown, "table4.html": html,
-                **dict(zip(("thresholds.md", "thresholds.tex", "thresholds.html"), thresholds)),
-                **dict(zip(("calibrated.md", "calibrated.tex", "calibrated.html"), calibrated))}
+        return {**{name_of("tab", "table4", e): t for e, t in zip(("tex", "md", "html"), (latex, markdown, html))},
+                **{name_of("tab", "thresholds", e): t for e, t in zip(("md", "tex", "html"), thresholds)},
+                **{name_of("tab", "calibrated", e): t for e, t in zip(("md", "tex", "html"), calibrated)}}
 
     @cached_property
     def markdown_with_intervals(self) -> str:
@@ -147,7 +155,7 @@ def read_table4(src: ReportInputs) -> Table4:
         columns.append(Column(f"{t}·{s}", f"{task_titles.get(t, t)} · {title}"))
     for path in src.test_set_score_files:
         sc = read_json(path)
-        scores[(sc["detector"], f"{sc['task']}·{Path(path).parent.name}")] = sc
+        scores[(sc["detector"], f"{sc['task']}·{wildcards_of(path, 'test_set_scores').test_set}")] = sc
     references = {r["task"]: r for r in map(read_json, src.calibration_reports)}
     return Table4(rows=[Row(n, t, bool(d)) for n, t, d in layout["detectors"]], columns=columns,
                   task_columns=task_columns, scores=scores, paper_rows=layout.get("paper_rows"),
@@ -160,7 +168,7 @@ def write_report(src: ReportInputs, paths: ReportPaths) -> None:
     without scores has no row; report.md lists what ran)."""
     table = read_table4(src)
     for name, text in table.files.items():
-        write_text(text, Path(paths.tables_dir) / name)
+        write_text(text, beside(paths.tables_dir, "tab", *name.rsplit(".", 1)))
     draw_confusion_figures(table, paths)
     write_text(report_markdown(src, table, paths), paths.report)
 
@@ -193,7 +201,7 @@ def report_markdown(src: ReportInputs, table: Table4, paths: ReportPaths) -> str
     if src.reproduction:
         lines += _reproduction_lines(src.reproduction, table, paths, rel)
     lines += _inputs_head(table.inputs, rel(src.inputs_file) if src.inputs_file else "")
-    lines += _tables_lines(table, Path(paths.tables_dir), rel)
+    lines += _tables_lines(table, paths, rel)
     lines += _confusion_lines(table, paths, rel)
     lines += test_set_section([read_json(path) for path in src.test_set_report_files], dict(src.layout["tasks"]))
     lines += generation_losses.report_section([read_json(path) for path in src.generator_card_files])
@@ -202,7 +210,7 @@ def report_markdown(src: ReportInputs, table: Table4, paths: ReportPaths) -> str
     lines += ["## Data", ""]
     for rep in data_reports:
         lines += _data_summary(rep)
-    lines += ["", "Per-detector scores (per-class, per-subset, per-language): `results/scores/{task}/{detector}.json`.", ""]
+    lines += ["", f"Per-detector scores (per-class, per-subset, per-language): `{SHOWN.scores()}`.", ""]
     if table.inputs:
         lines += ["## Inputs", "", f"Fingerprint `{table.inputs['fingerprint']}` over {len(table.inputs['inputs'])} "
                   "inputs (`aicd verify RESULTS_A RESULTS_B` compares two runs):", ""]
@@ -246,27 +254,27 @@ def versions_lines(scores) -> list[str]:
 
 def _reproduction_lines(reproduction: str, table: Table4, paths: ReportPaths, rel: Callable) -> list[str]:
     """The paper beside ours (the reproduction table), its other formats and its figures."""
-    repro, figures = Path(reproduction), Path(paths.figures_dir)
+    repro = Path(reproduction)
     return [repro.read_text().rstrip(), "",
             f"Also as [HTML]({rel(repro.with_suffix('.html'))}), [LaTeX]({rel(repro.with_suffix('.tex'))}) and "
             f"[JSON]({rel(repro.with_suffix('.json'))}); figures: "
-            + ", ".join(f"[{c.title}]({rel(figures / f'reproduction_{c.name}.png')})"
-                        for c in table.task_columns if (figures / f"reproduction_{c.name}.png").is_file())
+            + ", ".join(f"[{c.title}]({rel(paths.figure(f'reproduction_{c.name}', 'png'))})"
+                        for c in table.task_columns if paths.figure(f"reproduction_{c.name}", "png").is_file())
             + ".", ""]
 
 
-def _tables_lines(table: Table4, tables: Path, rel: Callable) -> list[str]:
+def _tables_lines(table: Table4, paths: ReportPaths, rel: Callable) -> list[str]:
     """Table 4 with intervals, the test rows per class, and the threshold metrics."""
     return ["## Table 4: macro-F1 × 100", "", table.markdown_with_intervals,
-            f"LaTeX: [{rel(tables / 'table4.tex')}]({rel(tables / 'table4.tex')})", "",
+            f"LaTeX: [{rel(paths.table('table4', 'tex'))}]({rel(paths.table('table4', 'tex'))})", "",
             *class_support_section(table.scores, table.task_columns),
             "## Threshold metrics: AUROC and TPR at a fixed FPR on human code (× 100)", "",
-            threshold_table.CAPTION, "", table.files["thresholds.md"],
-            f"LaTeX: [{rel(tables / 'thresholds.tex')}]({rel(tables / 'thresholds.tex')})", "",
-            *_calibrated_lines(table, tables, rel)]
+            threshold_table.CAPTION, "", table.files[name_of("tab", "thresholds", "md")],
+            f"LaTeX: [{rel(paths.table('thresholds', 'tex'))}]({rel(paths.table('thresholds', 'tex'))})", "",
+            *_calibrated_lines(table, paths, rel)]
 
 
-def _calibrated_lines(table: Table4, tables: Path, rel: Callable) -> list[str]:
+def _calibrated_lines(table: Table4, paths: ReportPaths, rel: Callable) -> list[str]:
     """The calibrated view (thresholds set per language on human reference code), or why none."""
     if not table.calibrated:
         return ["## Calibrated on human reference code", "",
@@ -274,9 +282,10 @@ def _calibrated_lines(table: Table4, tables: Path, rel: Callable) -> list[str]:
     fpr = next((v["fpr"] for v in table.calibrated.values() if v.get("available")), calibrated_view.VIEW_FPR)
     return [f"## Calibrated on human reference code: TPR at {fpr * 100:g}% FPR with per-language thresholds (× 100)",
             "", calibrated_view.caption(fpr, calibrated_view.view_confidence(table.calibrated.values())), "",
-            table.files["calibrated.md"],
-            f"Also as [HTML]({rel(tables / 'calibrated.html')}) and [LaTeX]({rel(tables / 'calibrated.tex')}); "
-            "each model's calibration file: `results/calibration/{task}/{detector}.json` (`aicd detect` reads it "
+            table.files[name_of("tab", "calibrated", "md")],
+            f"Also as [HTML]({rel(paths.table('calibrated', 'html'))}) and "
+            f"[LaTeX]({rel(paths.table('calibrated', 'tex'))}); "
+            f"each model's calibration file: `{SHOWN.calibration()}` (`aicd detect` reads it "
             "beside the model; docs/calibration.md explains it).", ""]
 
 
@@ -328,7 +337,7 @@ def _inputs_head(inputs: dict | None, link: str) -> list[str]:
     """The fingerprint line and, where a source fell short, the warnings, before Table 4."""
     if not inputs:
         return []
-    lines = [f"Inputs `{inputs['fingerprint']}`, code `{inputs.get('code')}` ([inputs.json]({link}); list below).", ""]
+    lines = [f"Inputs `{inputs['fingerprint']}`, code `{inputs.get('code')}` ([{name_of('inputs')}]({link}); list below).", ""]
     if inputs.get("warnings"):
         lines += ["## Warnings", ""] + [f"- {w}" for w in inputs["warnings"]] + [""]
     return lines
@@ -359,7 +368,7 @@ def _data_summary(rep: dict) -> list[str]:
     if "rejected_total" in rep:  # results/dataset/filter_report.json
         reasons = ", ".join(f"{k} {v}" for k, v in rep["rejected"].items()) or "none"
         return [f"- dataset filters (Table 3): {rep['rows_in']} rows in, {rep['kept']} kept; rejected: {reasons} "
-                "(dataset card: `results/dataset/README.md`)"]
+                f"(dataset card: `{SHOWN.dataset_card()}`)"]
     if "rows_per_band" in rep:  # results/dataset/dedup_report.json
         return [f"- deduplication (MinHash LSH, Jaccard >= {rep['threshold']}): {rep['rows_removed']} near duplicates "
                 f"removed, {rep['pool_rows']} rows in the pool"]
@@ -398,25 +407,25 @@ def main(argv=None) -> None:
     parser.add_argument("--layout", required=True, type=json_arg,
                         help='JSON {"tasks": [[name, title]], "detectors": [[name, title, is_dummy]], '
                              '"provisional": {task: evidence of an unpublished label map}}')
-    parser.add_argument("--scores", nargs="+", required=True, help="results/scores/{task}/{detector}.json files")
+    parser.add_argument("--scores", nargs="+", required=True, help=f"{SHOWN.scores()} files")
     parser.add_argument("--data-reports", nargs="*", default=[], help="source and split reports (JSON)")
     parser.add_argument("--tables-dir", required=True)
     parser.add_argument("--figures-dir", required=True)
-    parser.add_argument("--report", required=True, help="output report.md")
-    parser.add_argument("--paper-section", help="results/paper_results.md (Tables 5-7, figures, analyses), appended")
-    parser.add_argument("--inputs", default=None, help="results/inputs.json: the input fingerprint the tables carry")
+    parser.add_argument("--report", required=True, help=f"output {name_of('report')}")
+    parser.add_argument("--paper-section", help=f"{SHOWN.paper_results()} (Tables 5-7, figures, analyses), appended")
+    parser.add_argument("--inputs", default=None, help=f"{SHOWN.inputs()}: the input fingerprint the tables carry")
     parser.add_argument("--test-set-scores", nargs="*", default=[],
-                        help="results/scores/{task}/test_sets/{set}/{detector}.json: extra test sets, one column each")
+                        help=f"{SHOWN.test_set_scores(test_set='{set}')}: extra test sets, one column each")
     parser.add_argument("--test-set-reports", nargs="*", default=[],
-                        help="results/tasks/{task}/test_sets/{set}.report.json: rows removed, class balance")
+                        help=f"{SHOWN.test_set_report(test_set='{set}')}: rows removed, class balance")
     parser.add_argument("--generator-cards", nargs="*", default=[],
-                        help="results/generators/{model}.json: each generator's skipped prompts and dropped rows")
+                        help=f"{SHOWN.generator_card('json')}: each generator's skipped prompts and dropped rows")
     parser.add_argument("--reproduction", default=None,
-                        help="results/tables/reproduction.md: the paper beside ours, the report's first section")
+                        help=f"{SHOWN.tab('reproduction', 'md')}: the paper beside ours, the report's first section")
     parser.add_argument("--calibrated", nargs="*", default=[],
-                        help="results/calibration/{task}/{detector}.test.json: the calibrated view")
+                        help=f"{SHOWN.calibration_view()}: the calibrated view")
     parser.add_argument("--calibration-reports", nargs="*", default=[],
-                        help="results/calibration/{task}/reference.report.json: each task's reference")
+                        help=f"{SHOWN.reference_report()}: each task's reference")
     args = parser.parse_args(argv)
     src = ReportInputs(args.layout, args.scores, test_set_score_files=args.test_set_scores,
                        test_set_report_files=args.test_set_reports, data_report_files=args.data_reports,

@@ -36,6 +36,7 @@ from tabulate import tabulate
 from .. import published
 from ..common.io import read_json, write_json, write_text
 from ..common.stagecli import json_arg
+from ..outputs import SHOWN, beside
 from .latex import latex_text
 from .marks import MIN_CLASS_SUPPORT, ONE_ROW, SMALL_CLASS, Marks, one_row_decides, one_row_legend, tag
 from .table4 import latex_title, markdown_title, plain_title
@@ -438,7 +439,7 @@ def write_tables(cells: list[dict], groups: list[dict], release: tuple[bool, str
           caption, "",
           *(["The rows averaged in Tables 5-7:", "", *averaged, ""] if averaged else []),
           *(["Cells only one side has:", "", *one_side, ""] if one_side else [])]
-    write_text("\n".join(md), tables_dir / "reproduction.md")
+    write_text("\n".join(md), beside(tables_dir, "tab", "reproduction", "md"))
     tex_head = latex_text(head.replace("**", "").replace("`", ""))
     tex_averaged = latex_text(" ".join(line[2:] for line in averaged))
     tex = ["\\begin{table}[t]", "\\centering", "\\small",
@@ -446,7 +447,7 @@ def write_tables(cells: list[dict], groups: list[dict], release: tuple[bool, str
                     headers=[latex_text(h) for h in HEADERS]),
            f"\\caption{{{latex_text(caption)} {tex_averaged} {tex_head}}}", "\\label{tab:reproduction}",
            "\\end{table}", ""]
-    write_text("\n".join(tex), tables_dir / "reproduction.tex")
+    write_text("\n".join(tex), beside(tables_dir, "tab", "reproduction", "tex"))
 
     def items(lines: list[str]) -> str:
         return "<ul>" + "".join(f"<li>{html.escape(line[2:].replace('**', ''))}</li>" for line in lines) + "</ul>\n"
@@ -459,7 +460,7 @@ def write_tables(cells: list[dict], groups: list[dict], release: tuple[bool, str
             + f"\n<p>{html.escape(caption)}</p>\n"
             + (f"<p>The rows averaged in Tables 5-7:</p>{items(averaged)}" if averaged else "")
             + (f"<p>Cells only one side has:</p>{items(one_side)}" if one_side else "") + "</body></html>\n")
-    write_text(page, tables_dir / "reproduction.html")
+    write_text(page, beside(tables_dir, "tab", "reproduction", "html"))
 
 
 def main(argv=None) -> None:
@@ -468,11 +469,11 @@ def main(argv=None) -> None:
     parser.add_argument("--layout", required=True, type=json_arg,
                         help='JSON {"tasks": [[name, title, kind]], "task_modes": [[name, title, kind, mode]], '
                              '"detectors": [[name, title, paper row or null]], "judges": [[score name, paper row, title]]}')
-    parser.add_argument("--scores", nargs="*", default=[], help="results/scores/{task}/{detector}.json")
-    parser.add_argument("--judge-scores", nargs="*", default=[], help=f"results/scores/{{task}}/{published.JUDGE_PREFIX}*.json")
-    parser.add_argument("--subset-tables", required=True, help="results/tables/subset_tables.json")
-    parser.add_argument("--task-reports", nargs="*", default=[], help="results/tasks/{task}/report.json")
-    parser.add_argument("--inputs", default=None, help="results/inputs.json (the input fingerprint)")
+    parser.add_argument("--scores", nargs="*", default=[], help=SHOWN.scores())
+    parser.add_argument("--judge-scores", nargs="*", default=[], help=SHOWN.scores(detector=f"{published.JUDGE_PREFIX}*"))
+    parser.add_argument("--subset-tables", required=True, help=SHOWN.tab("subset_tables", "json"))
+    parser.add_argument("--task-reports", nargs="*", default=[], help=SHOWN.task_report())
+    parser.add_argument("--inputs", default=None, help=f"{SHOWN.inputs()} (the input fingerprint)")
     parser.add_argument("--tables-dir", required=True)
     parser.add_argument("--figures-dir", required=True)
     args = parser.parse_args(argv)
@@ -493,12 +494,12 @@ def main(argv=None) -> None:
     averaged = averaged_lines(summary, {name: title for name, title, _ in args.layout["detectors"]})
     write_tables(cells, groups, release, inputs, titles, tables, tags, averaged)
     write_json({"on_release": release[0], "why": release[1], "fingerprint": (inputs or {}).get("fingerprint"),
-                "within_points": WITHIN, "headlines": groups, "cells": cells}, tables / "reproduction.json")
+                "within_points": WITHIN, "headlines": groups, "cells": cells}, beside(tables, "tab", "reproduction", "json"))
     figures = Path(args.figures_dir)
     reasons = not_release(args.layout, reports)
     for column, name in table4_tasks(args.layout).items():
         title = titles[name]
         chosen = [c for c in cells if c["table"] == 4 and c.get("task") == name]
         reproduction_figure(chosen, f"{title}: ours against the paper's Table 4 ({column})",
-                            figures / f"reproduction_{name}.pdf", figures / f"reproduction_{name}.png",
+                            *(beside(figures, "figure", f"reproduction_{name}", ext) for ext in ("pdf", "png")),
                             note=f"not the paper's release: task {name}: {reasons[name]}" if name in reasons else None)

@@ -26,7 +26,6 @@ Our choices where the paper is silent, written beside the tables too:
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import numpy as np
 from tabulate import tabulate
@@ -34,6 +33,7 @@ from tabulate import tabulate
 from .. import published
 from ..common.io import read_json, write_json, write_text
 from ..common.stagecli import json_arg
+from ..outputs import SHOWN, beside
 from .latex import latex_text
 from .marks import MIN_CLASS_SUPPORT, ONE_ROW, SMALL_CLASS, one_row_decides, one_row_legend, small_classes
 
@@ -221,15 +221,15 @@ def main(argv=None) -> None:
     parser.add_argument("--layout", required=True, type=json_arg,
                         help='JSON {"tables": {"5": {"task": name or null, "labels": [...], "detectors": [...], '
                              '"averaged_over": "paper" | "ours", "ours": [...]}}, "titles": {detector: title}}')
-    parser.add_argument("--scores", nargs="*", default=[], help="results/scores/{task}/{detector}.json files")
+    parser.add_argument("--scores", nargs="*", default=[], help=f"{SHOWN.scores()} files")
     parser.add_argument("--tables-dir", required=True)
-    parser.add_argument("--inputs", default=None, help="results/inputs.json (the input fingerprint)")
+    parser.add_argument("--inputs", default=None, help=f"{SHOWN.inputs()} (the input fingerprint)")
     args = parser.parse_args(argv)
     from .table4 import with_inputs
 
     inputs = read_json(args.inputs) if args.inputs else None
     loaded = [read_json(p) for p in args.scores]
-    tables = Path(args.tables_dir)
+    tables = args.tables_dir
     summary = {}
     for number in published.SUBSET_TABLES:
         spec = args.layout["tables"].get(str(number)) or {}
@@ -240,7 +240,7 @@ def main(argv=None) -> None:
         result = compute(number, task, list(spec.get("labels") or []), scores, mine,
                          spec.get("averaged_over", "paper"))
         latex, md = with_inputs(*render(result, args.layout.get("titles")), inputs)
-        write_text(latex, tables / f"table{number}.tex")
-        write_text(md, tables / f"table{number}.md")
+        write_text(latex, beside(tables, "tab", f"table{number}", "tex"))
+        write_text(md, beside(tables, "tab", f"table{number}", "md"))
         summary[str(number)] = result
-    write_json(summary, tables / "subset_tables.json")
+    write_json(summary, beside(tables, "tab", "subset_tables", "json"))

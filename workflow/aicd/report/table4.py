@@ -15,6 +15,7 @@ from functools import partial
 import tabulate as tabulate_mod
 from tabulate import tabulate
 
+from ..outputs import SHOWN, name_of
 from .intervals import SAYS, with_interval
 from .latex import latex_text
 from .marks import ONE_ROW, RANKING_SAYS, Marks, tag
@@ -100,7 +101,7 @@ CAPTION = ("Macro F1-score of baselines across all tasks, macro-F1 × 100 on eac
 INTERVAL_NOTE = "95% bootstrap intervals over test rows (1,000 resamples, seeded): " + SAYS
 # The paper-format table prints no interval, like the paper's: say where each cell's is.
 NO_INTERVAL_NOTE = ("Like the paper's, this table prints no interval: each cell's 95% bootstrap interval over test rows "
-                    "is in report.md (Table 4), reproduction.md and the detector's score file (macro_f1_ci).")
+                    f"is in {name_of('report')} (Table 4), {name_of('tab', 'reproduction', 'md')} and the detector's score file (macro_f1_ci).")
 
 
 def render(rows: list[Row], columns: list[Column], scores: dict[tuple[str, str], float],
@@ -200,7 +201,7 @@ def with_inputs(latex: str, markdown: str, info: dict | None) -> tuple[str, str]
     tex_code = "".join("\\" + c if c in "_#%&$" else c for c in code)
     latex = f"% inputs: {fp} code: {code}\n" + latex.replace(
         "}\n\\label{", f" Inputs \\texttt{{{fp}}}, code \\texttt{{{tex_code}}}.}}\n\\label{{", 1)
-    return latex, markdown + f"\nInputs `{fp}`, code `{code}` (results/inputs.json).\n"
+    return latex, markdown + f"\nInputs `{fp}`, code `{code}` ({SHOWN.inputs()}).\n"
 
 
 def _latex_booktabs_raw():

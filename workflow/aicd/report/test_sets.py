@@ -3,6 +3,8 @@ before and after (a set that was balanced may not be after duplicates are remove
 
 from __future__ import annotations
 
+from ..outputs import SHOWN
+
 
 def _balance(counts: dict[str, int]) -> str:
     return " : ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
@@ -14,7 +16,7 @@ def test_set_section(reports: list[dict], task_titles: dict[str, str]) -> list[s
         return []
     lines = ["## Extra test sets", "",
              "Each set is scored by the detectors fitted once on the task's train split "
-             "(columns `task · set` in Table 4; a perturbed set's flip rates are in results/tables/ood.md).", ""]
+             f"(columns `task · set` in Table 4; a perturbed set's flip rates are in {SHOWN.tab('ood', 'md')}).", ""]
     for rep in sorted(reports, key=lambda r: (r["task"], r["test_set"])):
         if "perturbation" in rep:  # the task's own test rows rewritten
             lines.append(f"- {task_titles.get(rep['task'], rep['task'])} · **{rep['test_set']}**: the test rows "

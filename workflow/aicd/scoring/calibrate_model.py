@@ -24,6 +24,7 @@ from ..common.defaults import schema_default
 from ..common.errors import AicdError
 from ..data.families import HUMAN
 from ..data.scores import THRESHOLD_SCORE, declared, threshold_score
+from ..outputs import SHOWN
 from .bootstrap import RESAMPLES
 from .calibration import FLOOR, FPRS, HELD_OUT, Calibration, calibrate, model_identity, operating_point
 from .transductive import ADAPTED, adapt, adapted_thresholds
@@ -175,7 +176,7 @@ def main(argv=None) -> None:
     parser.add_argument("--settings", type=json_arg, default={}, help="calibration settings: fprs, held_out, "
                         "floor, view_fpr, seed, fpr_confidence")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--feature-cache", help="the run's per-text feature cache (results/cache/features): the "
+    parser.add_argument("--feature-cache", help=f"the run's per-text feature cache ({SHOWN.features_cache()}): the "
                         "reference's AST features and stylometry are computed once for all of a task's calibrate jobs")
     parser.add_argument("--out", required=True, help="the calibration file (JSON)")
     parser.add_argument("--view", required=True, help="the calibrated view on the test split (JSON)")

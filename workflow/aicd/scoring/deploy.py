@@ -32,7 +32,7 @@ import pandas as pd
 from ..common.words import counted
 from ..data.metrics import min_reference
 from ..data.scores import THRESHOLD_SCORE
-from ..outputs import Outputs
+from ..outputs import Outputs, parse
 from .calibration import (
     CONFIDENCE,
     HELD_OUT,
@@ -77,11 +77,8 @@ class Source:
 
 def run_paths(model_path) -> tuple[Outputs, str, str] | None:
     """(the run's layout, task, detector) of a model the workflow wrote (RESULTS/models/TASK/DETECTOR)."""
-    path = Path(model_path)
-    name = path.name[:-len(".skops")] if path.name.endswith(".skops") else path.name
-    if path.parent.parent.name != "models":
-        return None
-    return Outputs(str(path.parent.parent.parent)), path.parent.name, name
+    named = parse(model_path, "model") or parse(model_path, "model_folder")
+    return None if named is None else (Outputs(named.root), named.task, named.detector)
 
 
 def run_file(model_path, kind: str) -> tuple[Path, Outputs, str, str] | None:

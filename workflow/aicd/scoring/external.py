@@ -135,13 +135,13 @@ def align(predictions: pd.DataFrame, gold: pd.DataFrame, pred_path, allow_missin
 
 def workflow_validation_scores(pred_path) -> Path | None:
     """results/validation_scores/{task}/{detector}.parquet beside the workflow's predictions file."""
-    path = Path(pred_path).resolve()
-    if len(path.parts) >= 3 and path.parent.parent.name == "predictions":
-        from ..outputs import Outputs
+    from ..outputs import Outputs, parse
 
-        candidate = Path(Outputs(str(path.parent.parent.parent)).validation_scores(path.parent.name, path.stem))
-        return candidate if candidate.is_file() else None
-    return None
+    named = parse(Path(pred_path).resolve(), "predictions")
+    if named is None:
+        return None
+    candidate = Path(Outputs(named.root).validation_scores(named.task, named.detector))
+    return candidate if candidate.is_file() else None
 
 
 def read_validation_scores(path, label_map: dict) -> pd.DataFrame:

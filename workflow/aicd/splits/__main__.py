@@ -21,6 +21,7 @@ import pandas as pd
 from ..common.errors import AicdError
 from ..common.io import write_json, write_parquet
 from ..common.stagecli import json_arg, run
+from ..outputs import SHOWN
 from .tasks import build_from_pool, derive_task, load_release_task, require_rows
 
 SPLITS = ("train", "validation", "test")
@@ -56,7 +57,7 @@ def main(argv=None) -> None:
         if not args.pool:
             parser.error("build needs --pool")
         pool = _nonempty(args.pool, args.task, "every input row was rejected or removed: see filter_report.md "
-                         "beside it and each source's report (results/sources/*.report.json)")
+                         f"beside it and each source's report ({SHOWN.source_report('*')})")
         tables, report = build_from_pool(pool, args.spec, args.seed, args.task)
     elif args.mode == "derive":
         if not args.source:

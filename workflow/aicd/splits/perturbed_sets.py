@@ -9,6 +9,7 @@ import argparse
 
 from ..codetools import perturb as rewrites
 from ..codetools.perturb import PERTURBATIONS, perturb
+from ..outputs import SHOWN
 
 
 def perturbed_test_set(test, kind: str, seed: int, task: str, name: str):
@@ -36,7 +37,7 @@ def main(argv=None) -> None:
     parser.add_argument("--task", required=True)
     parser.add_argument("--name", required=True, help="the test set's name (its key under test_sets)")
     parser.add_argument("--kind", required=True, choices=PERTURBATIONS)
-    parser.add_argument("--test", required=True, help="the task's test split (results/tasks/T/test.parquet)")
+    parser.add_argument("--test", required=True, help=f"the task's test split ({SHOWN.split('T', 'test')})")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True)
     parser.add_argument("--report", required=True)

@@ -43,6 +43,7 @@ from ..normalize.minhash import (
     signature,
 )
 from ..normalize.pool import signatures_of
+from ..outputs import SHOWN
 
 log = logging.getLogger(__name__)
 
@@ -193,7 +194,7 @@ def main(argv=None) -> None:
     parser.add_argument("--pool", help="the deduplicated pool (a built task): MinHash signatures, unsplit rows")
     parser.add_argument("--library", nargs=2, metavar=("NAME", "TABLE"), help="the library source and its table")
     parser.add_argument("--source", nargs=2, action="append", default=[], metavar=("NAME", "NORMALIZED"),
-                        help="another source's normalized table (results/dataset/normalized/sources/NAME.parquet)")
+                        help=f"another source's normalized table ({SHOWN.normalized('sources', 'NAME')})")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True)
     parser.add_argument("--report", required=True)

@@ -11,6 +11,7 @@ from ..common.defaults import schema_default
 from ..common.errors import AicdError
 from ..data.schema import SPLITS
 from ..normalize.minhash import FALSE_NEGATIVE_WEIGHT, NUM_PERM, THRESHOLD
+from ..outputs import SHOWN
 from ..sources.ingest import to_samples
 from ..sources.loader import load_table
 from .benchmark import build_task
@@ -46,7 +47,7 @@ def build_from_pool(pool: pd.DataFrame, spec: dict, seed: int, task: str) -> tup
                if c not in pool.columns]
     if missing:
         raise AicdError(f"task {task}: the pool has no column(s) {missing}; build it with "
-                        "`python -m aicd.normalize pool` (results/dataset/pool.parquet)")
+                        f"`python -m aicd.normalize pool` ({SHOWN.pool()})")
     tables, info = build_task(pool, spec, seed, task)
     signatures = dict(zip(pool["id"], pool["minhash"]))
     dedup = spec.get("dedup", {})

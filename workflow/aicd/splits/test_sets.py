@@ -22,6 +22,7 @@ import pandas as pd
 from ..common.errors import AicdError
 from ..common.io import write_json, write_parquet
 from ..common.stagecli import json_arg
+from ..outputs import SHOWN
 
 log = logging.getLogger("aicd.splits.test_sets")
 TARGETS = ("label", "family")
@@ -100,7 +101,7 @@ def main(argv=None) -> None:
     parser.add_argument("--task", required=True)
     parser.add_argument("--name", required=True, help="the test set's name (its key under test_sets)")
     parser.add_argument("--spec", required=True, type=json_arg, help='{"target", "labels", "outside_labels"}')
-    parser.add_argument("--source", required=True, help="the source's sample table (results/sources/X.parquet)")
+    parser.add_argument("--source", required=True, help=f"the source's sample table ({SHOWN.source('X')})")
     parser.add_argument("--train", required=True, help="the task's train split (rows also there are removed)")
     parser.add_argument("--out", required=True)
     parser.add_argument("--report", required=True)
