@@ -305,48 +305,6 @@ def test_the_local_layer_adds_a_fifth_collection_to_every_fold(repo, loco_config
     assert loco_layout(plan)["order"] == ["trial", "codeaid", "course_java", "aoc", "local"]
 
 
-def test_the_default_reference_sets_per_language_thresholds_held_to_every_human_of_the_collection():
-    """Planted: reference humans N(0, 1) in language A, N(1, 1) in B; the collection's humans
-    N(0, 1) in A and B, and in C, which the reference lacks. Each language is held to its own
-    5% threshold: A's humans are flagged at about 5%, B's at about P(Z > 1.645 + 1) = 0.4%, C's
-    at the pooled threshold; shifting the collection's humans by +1 raises A's to
-    P(Z > 0.645) = 26%."""
-    from aicd.scoring.loco import default_reference, fold_metrics, summary
-    from scipy.stats import norm
-
-    rng = np.random.default_rng(5)
-    ref_lang = np.repeat(["A", "B"], 3000)
-    ref = rng.normal(size=6000) + (ref_lang == "B")
-    n = 6000
-    lang = np.repeat(["A", "B", "C"], [3000, 2000, 1000])
-    human = rng.normal(size=n)
-    machine, machine_lang = rng.normal(size=1500) + 2, np.repeat(["A", "B", "C"], 500)
-    s, pos = np.r_[human, machine], np.r_[np.zeros(n, bool), np.ones(1500, bool)]
-    langs = np.r_[lang, machine_lang]
-
-    def fpr_of(language, shift=0.0):
-        here = langs == language
-        return default_reference(s[here] + shift * ~pos[here], pos[here], langs[here], ref, ref_lang, 0.05)
-
-    a, b, c = fpr_of("A"), fpr_of("B"), fpr_of("C")
-    assert a["fpr"] == pytest.approx(0.05, abs=0.015) and b["fpr"] == pytest.approx(norm.sf(norm.isf(0.05) + 1), abs=0.01)
-    assert a["pooled_languages"] == [] and c["pooled_languages"] == ["C"]
-    assert a["fpr"] - b["fpr"] > 0.03  # a pooled threshold would flag both alike
-    shifted = fpr_of("A", 1.0)
-    assert shifted["fpr"] == pytest.approx(norm.sf(norm.isf(0.05) - 1), abs=0.03)
-    assert shifted["fpr"] <= shifted["fpr_upper"] < shifted["fpr"] + 0.03 and shifted["humans"] == 3000
-    whole = default_reference(s, pos, langs, ref, ref_lang, 0.05)
-    assert whole["humans"] == n and whole["reference_humans"] == 6000 and whole["reference_fit"] == 3000
-    assert 0 < whole["tpr"] < 1 and whole["without_threshold"] == 0
-    m, draws = fold_metrics(s, pos, s, pos, 0.05, resamples=20, reference=(ref, ref_lang, langs))
-    assert m["default_reference"]["fpr"] == pytest.approx(whole["fpr"])
-    other, other_draws = fold_metrics(s, pos, s, pos, 0.05, resamples=20, reference=(ref - 1, ref_lang, langs))
-    total = summary({"x": m, "y": other}, {"x": draws, "y": other_draws})["default_reference"]
-    assert total["collections"] == 2 and total["fpr_worst"] == other["default_reference"]["fpr"] > whole["fpr"]
-    small = default_reference(s, pos, langs, ref[:30], ref_lang[:30], 0.05)
-    assert small["fpr"] is None and "fewer than the 19" in small["why"]
-
-
 def test_the_default_reference_holds_no_program_of_the_held_out_collection(loco_config, sources):
     """Every real fold: the reference is the validation humans (of the training collections)
     and the library rows; a library row that is a held-out or training program is left out,

@@ -44,14 +44,12 @@ SECTIONS = (
 
 
 def detector_records(detector: str, folds: dict[str, tuple[pd.DataFrame, pd.DataFrame]], seed: int,
-                     fpr: float, references: dict | None = None, views: dict | None = None
-                     ) -> dict | None:
+                     fpr: float, views: dict | None = None) -> dict | None:
     """{folds: {collection: metrics}, summary} of one detector, from its (predictions, validation
     scores) per held-out collection; None where it gives no human score. The default reference,
-    where given, per collection: `references` (reference human scores, their languages, the
-    test rows' languages: aicd.scoring.loco computes it) or `views` (a calibrate job's test view)."""
+    where given, per collection: `views` (a calibrate job's test view, the one rule behind it)."""
     metrics, draws = {}, {}
-    references, views = references or {}, views or {}
+    views = views or {}
     for i, (collection, (predictions, validation)) in enumerate(folds.items()):
         column = f"score_{HUMAN}"
         if column not in predictions or predictions[column].isna().all() or validation.empty:
@@ -60,7 +58,7 @@ def detector_records(detector: str, folds: dict[str, tuple[pd.DataFrame, pd.Data
         metrics[collection], draws[collection] = fold_metrics(
             scores, predictions["gold"].to_numpy(dtype=object) != HUMAN,
             validation["machine_score"].to_numpy(dtype=float), validation["gold"].to_numpy(dtype=object) != HUMAN,
-            fpr, seed + i, reference=references.get(collection))
+            fpr, seed + i)
         if collection in views:
             metrics[collection]["default_reference"] = from_view(views[collection])
     return {"folds": metrics, "summary": summary(metrics, draws)}

@@ -22,13 +22,10 @@ and of its validation rows (from the *training* collections):
   half is one draw of the reference a user might hold (with 100 measuring humans one program is a
   point): the mean and the highest realised FPR, how many halvings passed the target by more than
   MISS_MARGIN, and the mean TPR;
-- `default_reference` (where the caller gives a reference): no row of the collection sets the
-  threshold. Human code the fold's detector did not train on and that is not of the held-out
-  collection (the training collections' validation humans, the gathered library code) sets a
-  threshold per language at the target FPR by `aicd detect`'s rule (aicd.scoring.calibration:
-  split-conformal on the reference's fitting half, a language with too few reference programs
-  held to the pooled threshold), and *every* human row of the collection gives the realised FPR,
-  with its one-sided 95% Clopper-Pearson bound; the TPR on every machine row.
+- `default_reference` (added by aicd.report.loco from the calibrate job's test view): no row of
+  the collection sets the threshold; the calibrate job's reference (human code the fold's
+  detector did not train on, not of the held-out collection) sets it per language by `aicd
+  detect`'s rule, and every human row of the collection gives the realised FPR.
 
 Flag a row as machine when its score is above the threshold, everywhere. The mean and worst
 over collections (worst: the lowest AUROC and macro-F1, the highest FPR) take their intervals
@@ -42,11 +39,7 @@ import numpy as np
 from ..data.metrics import auroc, auroc_of_counts, best_threshold, macro_f1_of_cells, min_reference
 from .bootstrap import RESAMPLES, _draw, _interval
 from .calibration import (
-    HELD_OUT,
-    Calibration,
-    calibrate,
     conformal_threshold,
-    operating_point,
     realised_fpr,
     split_reference,
 )
@@ -105,35 +98,11 @@ def over_halvings(human: np.ndarray, machine: np.ndarray, fpr: float, seed: int,
             "tpr_mean": None if np.isnan(tprs).all() else float(np.nanmean(tprs))}
 
 
-def default_reference(test_scores, test_positive, test_languages, reference_scores, reference_languages,
-                      fpr: float, seed: int = 0) -> dict:
-    """Per-language thresholds set on human reference scores (calibrate: aicd detect's rule, the
-    reference's own held-out half measuring them) held to every row of the collection."""
-    ref = np.asarray(reference_scores, dtype=float)
-    if np.isnan(ref).any():
-        raise ValueError("reference scores hold NaN: drop (and count) those rows first")
-    result = calibrate(ref, np.asarray(reference_languages, dtype=object), None, (fpr,), HELD_OUT, seed)
-    at = result["pooled"]["at"][f"{fpr:g}"]
-    if at["threshold"] is None:
-        return {"target_fpr": fpr, "reference_humans": int(len(ref)), "fpr": None, "threshold": None,
-                "why": f"{result['pooled']['fit_n']} reference humans in the fitting half, fewer than the "
-                       f"{min_reference(fpr)} a {fpr:.0%} target needs"}
-    languages = np.asarray(test_languages, dtype=object)
-    thresholds, _, pooled = Calibration({}, {}, result).thresholds(languages, fpr)
-    s, pos = np.asarray(test_scores, dtype=float), np.asarray(test_positive, dtype=bool)
-    point = operating_point(s, ~pos, thresholds, 0, seed)
-    return {"target_fpr": fpr, "reference_humans": int(len(ref)), "reference_fit": result["pooled"]["fit_n"],
-            "reference_held_out_fpr": at["realised_fpr"], "humans": point["humans"], "fpr": point["fpr"],
-            "fpr_upper": point["fpr_upper"], "tpr": point["tpr"], "without_threshold": point["without_threshold"],
-            "pooled_languages": sorted({str(lang) for lang, p in zip(languages, pooled) if p}),
-            "threshold": None if at["threshold"] is None else float(at["threshold"])}
-
-
 def fold_metrics(test_scores, test_positive, val_scores, val_positive, fpr: float, seed: int = 0,
-                 resamples: int = RESAMPLES, reference: tuple | None = None) -> tuple[dict, dict]:
+                 resamples: int = RESAMPLES) -> tuple[dict, dict]:
     """(metrics of one held-out collection, their resamples {auroc, macro_f1, human_fpr}: arrays of
-    `resamples` values, for the intervals over collections). `reference`: (reference human
-    scores, their languages, the test rows' languages) for the default-reference view."""
+    `resamples` values, for the intervals over collections). The default-reference view is the
+    calibrate job's (aicd.report.loco.from_view), added by the caller."""
     s, pos = np.asarray(test_scores, dtype=float), np.asarray(test_positive, dtype=bool)
     vs, vpos = np.asarray(val_scores, dtype=float), np.asarray(val_positive, dtype=bool)
     if np.isnan(s).any() or np.isnan(vs).any():
@@ -157,9 +126,6 @@ def fold_metrics(test_scores, test_positive, val_scores, val_positive, fpr: floa
         "calibrated": calibrated(s, pos, fpr, seed),
         "calibrated_confident": calibrated(s, pos, fpr, seed, LOCO_FPR_CONFIDENCE),
     }
-    if reference is not None:
-        ref_scores, ref_languages, languages = reference
-        metrics["default_reference"] = default_reference(s, pos, languages, ref_scores, ref_languages, fpr, seed)
     return metrics, draws
 
 
