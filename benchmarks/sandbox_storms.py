@@ -127,15 +127,14 @@ TABLES = {
 
 
 def main() -> None:
+    from sandbox_throughput import engine_arguments, podman_engine
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--engines", nargs="*", default=["docker", "podman"])
-    parser.add_argument("--podman-user", default="aicd-podman")
-    parser.add_argument("--image", default=None, help="default: this checkout's context tag")
+    engine_arguments(parser)
     args = parser.parse_args()
     from aicd.sandbox.engine import connect
     from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag, copy_image, image_exists
     from aicd.sandbox.pool import Container, Limits
-    from sandbox_throughput import podman_engine
 
     image, limits = args.image or context_tag(CONTEXT, LOCAL_BASE), Limits()
     print(f"image {image}, {limits}; load average {os.getloadavg()[0]:.1f}\n")

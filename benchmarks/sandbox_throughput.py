@@ -137,6 +137,13 @@ def rates(boxes: dict, job: dict, n: int) -> tuple[dict, dict]:
             {path: 1000 * cpu[path] / n if cpu[path] is not None else None for path in boxes})
 
 
+def engine_arguments(parser) -> None:
+    """--engines, --podman-user and --image, as the storm and leak benchmarks take them."""
+    parser.add_argument("--engines", nargs="*", default=["docker", "podman"])
+    parser.add_argument("--podman-user", default="aicd-podman")
+    parser.add_argument("--image", default=None, help="default: this checkout's context tag")
+
+
 def podman_engine(user: str | None):
     """Rootless Podman: as root, a service run as `user`; otherwise this user's own."""
     from aicd.sandbox.engine import SERVICE_PREFIX, connect_podman, scratch_folder, start_podman_service
