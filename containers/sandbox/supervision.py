@@ -73,9 +73,7 @@ def start_helper(thread, proc, state) -> None:
 
 
 def inodes_used(caps) -> dict:
-    """{mount: inodes in use} of the tmpfs mounts the pool asked the runner to count. (gate.py
-    counts the same way; not imported from there: importing gate builds its filters, which a
-    run without the gate must not pay for, spawning.load.)"""
+    """{mount: inodes in use} of the tmpfs mounts the pool asked the runner to count."""
     used = {}
     for mount in caps:
         try:
