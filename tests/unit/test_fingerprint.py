@@ -124,6 +124,10 @@ def test_verify_identical_different_files_and_different_inputs(tmp_path, capsys)
     assert not ok and "differs: tables/table4.tex" in lines
     ok, lines = verify(a, _tree(tmp_path / "d", fingerprint="def"))
     assert not ok and any(line.startswith("differs: A source:trial/file:t.parquet") for line in lines)
+    ok, lines = verify(a, _tree(tmp_path / "e", code="v2"))  # the same inputs before and after a code change
+    assert ok and "same inputs, different code (A v1 / B v2)" in lines[0]
+    ok, lines = verify(a, _tree(tmp_path / "f", code="v2", table="y"))
+    assert not ok and "differs: tables/table4.tex" in lines
     assert aicd_main(["verify", str(a), str(tmp_path / "b")]) == 0
     assert aicd_main(["verify", str(a), str(tmp_path / "d")]) == 1
     assert aicd_main(["verify", str(a), str(tmp_path / "nothing")]) == 2
