@@ -136,38 +136,25 @@ def bomb_rows(box, neighbour_box) -> list[str]:
 
 
 def main() -> None:
-    from sandbox_throughput import engine_arguments, podman_engine
+    from sandbox_throughput import engine_arguments, two_boxes
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     engine_arguments(parser)
     args = parser.parse_args()
-    from aicd.sandbox.engine import connect
-    from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag, copy_image, image_exists
-    from aicd.sandbox.pool import Container, Limits
+    from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag
+    from aicd.sandbox.pool import Limits
 
     image, limits = args.image or context_tag(CONTEXT, LOCAL_BASE), Limits()
     each = max(limits.work_mb, limits.tmp_mb) - 8
     print(f"image {image}, {limits}; load average {os.getloadavg()[0]:.1f}\n")
     tables = {"memfds": [], "bomb": [], "rate": []}
     for name in args.engines:
-        engine = connect("docker") if name == "docker" else podman_engine(args.podman_user)
-        if name == "podman" and not image_exists(image, engine):
-            copy_image(image, connect("docker"), engine)
-        boxes = []
-        try:
-            boxes = [Container(image, limits, job="bench-leaks", pool_id="bench-leaks", engine=engine)
-                     for _ in range(2)]
-            print(f"{engine.describe()}: the runner stands in for {', '.join(engine.unenforced) or 'nothing'}",
-                  flush=True)
+        with two_boxes(name, image, limits, args.podman_user, "bench-leaks") as (engine, boxes):
             tables["memfds"] += memfd_rows(boxes[0], each)
             tables["bomb"] += bomb_rows(boxes[0], boxes[1])
             result, _, _, _ = timed(boxes[0], "C", MEMFD_RATE)
             rate = result["tests"][0]["stdout"].strip() if result["status"] == "ok" else result["status"]
             tables["rate"].append(f"| {engine.name} | {rate} |")
-        finally:
-            for box in boxes:
-                box.remove()
-            engine.close()
     print("\n| engine | 3 GB of memfds | status | stopped by | to the stop | host Shmem peak |\n|---|---|---|---|---:|---:|")
     print("\n".join(tables["memfds"]))
     print("\n| engine | fork bomb | bomb: status, to the stop, CPU | neighbour at 70 % of its time: status, wall "

@@ -127,37 +127,24 @@ TABLES = {
 
 
 def main() -> None:
-    from sandbox_throughput import engine_arguments, podman_engine
+    from sandbox_throughput import engine_arguments, two_boxes
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     engine_arguments(parser)
     args = parser.parse_args()
-    from aicd.sandbox.engine import connect
-    from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag, copy_image, image_exists
-    from aicd.sandbox.pool import Container, Limits
+    from aicd.sandbox.images import CONTEXT, LOCAL_BASE, context_tag
+    from aicd.sandbox.pool import Limits
 
     image, limits = args.image or context_tag(CONTEXT, LOCAL_BASE), Limits()
     print(f"image {image}, {limits}; load average {os.getloadavg()[0]:.1f}\n")
     rows = {key: [] for key in TABLES}
     for name in args.engines:
-        engine = connect("docker") if name == "docker" else podman_engine(args.podman_user)
-        if name == "podman" and not image_exists(image, engine):
-            copy_image(image, connect("docker"), engine)
-        boxes = []
-        try:
-            boxes = [Container(image, limits, job="bench-storms", pool_id="bench-storms", engine=engine)
-                     for _ in range(2)]
-            print(f"{engine.describe()}: the runner stands in for {', '.join(engine.unenforced) or 'nothing'}",
-                  flush=True)
+        with two_boxes(name, image, limits, args.podman_user, "bench-storms") as (_, boxes):
             rows["storms"] += storm_rows(boxes)
             rows["sockets"].append(socket_row(boxes[0]))
             rows["neighbours"].append(neighbour_row(boxes))
             rows["links"] += link_rows(boxes[1])
             rows["facts"].append(host_facts_row(boxes[1]))
-        finally:
-            for box in boxes:
-                box.remove()
-            engine.close()
     for key, header in TABLES.items():
         print(f"\n{header}\n" + "\n".join(rows[key]))
     print(f"\nload average after: {os.getloadavg()[0]:.1f}")

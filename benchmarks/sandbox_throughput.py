@@ -20,6 +20,7 @@ is copied from Docker when that user's storage lacks it)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import queue
@@ -142,6 +143,29 @@ def engine_arguments(parser) -> None:
     parser.add_argument("--engines", nargs="*", default=["docker", "podman"])
     parser.add_argument("--podman-user", default="aicd-podman")
     parser.add_argument("--image", default=None, help="default: this checkout's context tag")
+
+
+@contextlib.contextmanager
+def two_boxes(name: str, image: str, limits, podman_user: str | None, job: str):
+    """(engine, two containers of one pool) on Docker or rootless Podman (the image copied there
+    first where it lacks it), removed and closed on the way out."""
+    from aicd.sandbox.engine import connect
+    from aicd.sandbox.images import copy_image, image_exists
+    from aicd.sandbox.pool import Container
+
+    engine = connect("docker") if name == "docker" else podman_engine(podman_user)
+    if name == "podman" and not image_exists(image, engine):
+        copy_image(image, connect("docker"), engine)
+    boxes = []
+    try:
+        boxes = [Container(image, limits, job=job, pool_id=job, engine=engine) for _ in range(2)]
+        print(f"{engine.describe()}: the runner stands in for {', '.join(engine.unenforced) or 'nothing'}",
+              flush=True)
+        yield engine, boxes
+    finally:
+        for box in boxes:
+            box.remove()
+        engine.close()
 
 
 def podman_engine(user: str | None):
