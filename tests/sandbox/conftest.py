@@ -81,8 +81,8 @@ def sandbox_image(engine):
         docker_side = connect("docker")
         try:
             if image_exists(tag, docker_side):
-                copy_image(tag, docker_side, engine)  # Podman loads what Docker built (~1 min)
                 remove_stale_sandbox_images(tag, LOCAL_BASE, engine)  # earlier contexts' copies: disk
+                copy_image(tag, docker_side, engine)  # Podman loads what Docker built (~1 min)
         finally:
             docker_side.close()
     require(image_exists(tag, engine), f"sandbox test: the image {tag} on {engine.name}",

@@ -216,6 +216,8 @@ def ensure_images(engine: Engine, base: str = "debootstrap", base_image: str = "
     if base == "debootstrap":
         base_image = LOCAL_BASE
     tag = context_tag(CONTEXT, base_image)
+    if prune_old:  # before building: on vfs the old and the new image side by side need ~10 GB
+        remove_stale_sandbox_images(tag, base_image, engine)
     if copy_from is not None and not image_exists(tag, engine) and image_exists(tag, copy_from):
         log.info("copying %s from %s to %s", tag, copy_from.name, engine.name)
         copy_image(tag, copy_from, engine)
@@ -223,6 +225,4 @@ def ensure_images(engine: Engine, base: str = "debootstrap", base_image: str = "
         if base == "debootstrap":
             build_debootstrap_base(engine, mirror or "http://deb.debian.org/debian")
         build_sandbox_image(base_image, engine)
-    if prune_old:
-        remove_stale_sandbox_images(tag, base_image, engine)
     return tag
