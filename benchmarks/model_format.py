@@ -85,7 +85,8 @@ COLD = """if True:
     started = time.perf_counter()
     from aicd.detectors.bundle import load_bundle
     from aicd.common.io import read_trusted_pickle
-    load_bundle(sys.argv[1]) if sys.argv[1].endswith(".skops") else read_trusted_pickle(sys.argv[1])
+    from aicd.outputs import FITTED_SUFFIX
+    load_bundle(sys.argv[1]) if sys.argv[1].endswith(FITTED_SUFFIX) else read_trusted_pickle(sys.argv[1])
     print(time.perf_counter() - started)
 """
 

@@ -117,6 +117,15 @@ def test_no_module_or_benchmark_spells_an_output_path(repo):
     assert not found, "a path spelled outside aicd.outputs:\n" + "\n".join(found)
 
 
+def test_the_fitted_files_suffix_is_spelled_once(repo):
+    """A fitted model's or featurizer's suffix is aicd.outputs.FITTED_SUFFIX wherever code names it."""
+    files = [p for p in sorted((repo / "workflow" / "aicd").rglob("*.py")) if p != repo / "workflow/aicd/outputs.py"]
+    files += sorted((repo / "benchmarks").rglob("*.py"))
+    found = [f"{path.relative_to(repo)}:{n}" for path in files
+             for n, line in enumerate(path.read_text().splitlines(), 1) if '".skops"' in line or "'.skops'" in line]
+    assert not found, "the fitted suffix spelled outside aicd.outputs:\n" + "\n".join(found)
+
+
 def test_the_checker_finds_a_spelled_path(tmp_path):
     rules = tmp_path / "x.smk"
     rules.write_text('"""A docstring may say results/tasks/{task}/test.parquet."""\n'

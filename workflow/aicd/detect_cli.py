@@ -17,7 +17,7 @@ import pandas as pd
 
 from .common.errors import AicdError
 from .common.words import counted
-from .outputs import ANY_ROOT
+from .outputs import ANY_ROOT, FITTED_SUFFIX
 
 log = logging.getLogger("aicd")
 
@@ -511,7 +511,7 @@ def check_model_path(model: str) -> None:
     models = Path(*parts[:parts.index("models") + 1]) if "models" in parts else None
     roots = [models] if models is not None and models.is_dir() else sorted(Path(".").glob("results/**/models"))
     fitted = sorted(str(p) for root in roots for p in root.glob("*/*")
-                    if p.suffix == ".skops" or (p.is_dir() and (p / "config.json").is_file()))
+                    if p.suffix == FITTED_SUFFIX or (p.is_dir() and (p / "config.json").is_file()))
     listing = (f"; fitted models here: {', '.join(fitted[:12])}" + (f" and {len(fitted) - 12} more" if len(fitted) > 12
                                                                    else "")) if fitted else \
         "; no fitted model under results/: run the workflow first (make demo)"

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 from .common.errors import AicdError
 
+FITTED_SUFFIX = ".skops"  # a fitted model or featurizer stored as one file (aicd.models.fitted_files)
+
 
 def wildcard(name: str) -> str:
     """Snakemake's wildcard `{name}`."""
@@ -159,7 +161,7 @@ class Outputs:
         return f"{self.features_dir(task, featureset)}/features.npz"
 
     def featurizer(self, task: str = TASK, featureset: str = FEATURESET) -> str:
-        return f"{self.features_dir(task, featureset)}/featurizer.skops"
+        return f"{self.features_dir(task, featureset)}/featurizer{FITTED_SUFFIX}"
 
     def features_report(self, task: str = TASK, featureset: str = FEATURESET) -> str:
         return f"{self.features_dir(task, featureset)}/report.json"
@@ -181,7 +183,7 @@ class Outputs:
 
     def model(self, task: str = TASK, detector: str = DETECTOR) -> str:
         """A fitted detector stored as a file (its kind's storage)."""
-        return f"{self.model_folder(task, detector)}.skops"
+        return f"{self.model_folder(task, detector)}{FITTED_SUFFIX}"
 
     def model_folder(self, task: str = TASK, detector: str = DETECTOR) -> str:
         """A fitted detector stored as a folder (its kind's storage)."""

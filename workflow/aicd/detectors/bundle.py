@@ -26,16 +26,16 @@ import numpy as np
 import pandas as pd
 
 from ..common.errors import AicdError
-from ..models.fitted_files import SUFFIX, load_fitted, save_fitted
-from ..outputs import SHOWN
+from ..models.fitted_files import load_fitted, save_fitted
+from ..outputs import FITTED_SUFFIX, SHOWN
 from .base import REGISTRY, Detector
 
 log = logging.getLogger("aicd.detectors")
 
-BUNDLE_FILE = f"bundle{SUFFIX}"   # inside a folder model
+BUNDLE_FILE = f"bundle{FITTED_SUFFIX}"   # inside a folder model
 OLD_BUNDLE_FILE = "bundle.pkl"    # what earlier versions wrote there (a pickle)
 FORMAT = 2                        # 1: a pickle; 2: skops
-REFIT = f"refit it (the workflow writes {SHOWN.model_folder('TASK', 'DETECTOR')}{SUFFIX})"
+REFIT = f"refit it (the workflow writes {SHOWN.model_folder('TASK', 'DETECTOR')}{FITTED_SUFFIX})"
 
 
 def code_version() -> str:
@@ -91,7 +91,7 @@ class FittedModel:
         if det.inputs == "features":
             if self.featurizer is None:
                 raise AicdError("this model was saved without its featurizer, so it cannot read new code: "
-                                f"refit it with python -m aicd.detectors fit ... --featurizer featurizer{SUFFIX}")
+                                f"refit it with python -m aicd.detectors fit ... --featurizer featurizer{FITTED_SUFFIX}")
             return self.featurizer.transform(rows)
         return np.zeros((len(rows), 0), dtype=np.float32)
 
@@ -195,7 +195,7 @@ def load_bundle(path: str | Path, device: str = "auto", threads: int = 1, trust_
     bundle, or a bare detector, which loads without a featurizer) is read only with trust_pickle."""
     path = Path(path)
     if not path.exists():
-        raise AicdError(f"model {path} does not exist (fit one with the workflow: {SHOWN.model_folder('TASK', 'DETECTOR')}{SUFFIX})")
+        raise AicdError(f"model {path} does not exist (fit one with the workflow: {SHOWN.model_folder('TASK', 'DETECTOR')}{FITTED_SUFFIX})")
     if path.is_dir():
         meta_file, old_file = path / BUNDLE_FILE, path / OLD_BUNDLE_FILE
         if meta_file.exists() or old_file.exists():
@@ -214,7 +214,7 @@ def load_bundle(path: str | Path, device: str = "auto", threads: int = 1, trust_
         bundle.labels = bundle.labels or [str(c) for c in bundle.detector.classes_]
         return bundle
     if path.suffix == ".json":
-        raise AicdError(f"{path} is the job report of a fit, not a model: pass the {SUFFIX} file or the folder beside it")
+        raise AicdError(f"{path} is the job report of a fit, not a model: pass the {FITTED_SUFFIX} file or the folder beside it")
     obj = _read(path, trust_pickle, trust_types)
     if isinstance(obj, FittedModel):
         if obj.format > FORMAT:

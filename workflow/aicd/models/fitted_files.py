@@ -29,7 +29,6 @@ from .library_formats import STAND_INS, portable, restored
 
 log = logging.getLogger("aicd")
 
-SUFFIX = ".skops"
 FIXED_ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest date a zip member can carry
 ZIP_MAGIC = b"PK\x03\x04"
 
