@@ -371,7 +371,7 @@ def main(argv=None):
         Path(args.json).write_text(json.dumps(results, indent=1))
     if args.tables:
         from aicd.report.ood import records_from_results, write_tables
-        write_tables(records_from_results(results), args.tables)
+        write_tables(records_from_results(results), f"{args.tables}.md", f"{args.tables}.tex")
 
 
 if __name__ == "__main__":

@@ -248,7 +248,7 @@ def test_the_table_job_reads_every_fold_in_the_configs_order(tmp_path):
     (tmp_path / "calibration" / "loco_b" / "good.test.json").write_text(json.dumps(view))
     table(["--layout", json.dumps(layout), "--predictions", *map(str, preds), "--validation-scores", *map(str, vals),
            "--calibration-views", str(tmp_path / "calibration" / "loco_b" / "good.test.json"),
-           "--fpr", "0.05", "--out-stem", str(tmp_path / "loco")])
+           "--fpr", "0.05", *[arg for fmt in ("md", "tex", "json") for arg in (f"--out-{fmt}", str(tmp_path / f"loco.{fmt}"))]])
     text = (tmp_path / "loco.md").read_text()
     default = text[text.index("### Calibrated on the default reference"):]
     assert "config/loco.yaml names none" in default

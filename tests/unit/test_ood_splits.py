@@ -138,7 +138,7 @@ def test_ood_table_writes_md_and_tex(tmp_path):
                      "lofo:Phi": {"macro_f1": 0.8, "ci": [0.7, 0.9]}},
         "robust": {"in_distribution": {"macro_f1": 0.95, "ci": [0.93, 0.97]}},
     }
-    md, tex = write_tables(records_from_results(results), tmp_path / "tables" / "ood")
+    md, tex = write_tables(records_from_results(results), tmp_path / "tables" / "ood.md", tmp_path / "tables" / "ood.tex")
     text = md.read_text()
     assert text.splitlines()[0].startswith("| detector | in_distribution | lofo:Phi | lofo:Qwen | LOFO mean | LOFO min |")
     assert "| tfidf_lr | 90.0 [88.0, 92.0] | 80.0 [70.0, 90.0] | 70.0 [60.0, 80.0] | 75.0 | 70.0 |" in text
@@ -152,7 +152,7 @@ def test_ood_table_group_stats_need_every_split_and_a_missing_interval_stays_mis
 
     results = {"a": {"lolo:Python": {"macro_f1": 0.7, "ci": None}, "lolo:Java": {"macro_f1": 0.9, "ci": [0.8, 1.0]}},
                "b": {"lolo:Java": {"macro_f1": 0.5, "ci": [0.4, 0.6]}}}
-    md, _ = write_tables(records_from_results(results), tmp_path / "ood")
+    md, _ = write_tables(records_from_results(results), tmp_path / "ood.md", tmp_path / "ood.tex")
     text = md.read_text()
     assert "| a | 90.0 [80.0, 100.0] | 70.0 | 80.0 | 70.0 |" in text  # no "[70.0, 70.0]"
     assert "| b | 50.0 [40.0, 60.0] |  |  |  |" in text  # b has no Python split: no LOLO mean/min

@@ -65,10 +65,9 @@ rule ood_table:
         **res("ood_table"),
     params:
         layout=lambda w: as_arg(layouts.ood_layout(PLAN)),
-        stem=lambda w, output: output.md[: -len(".md")],
     shell:
         "python -m aicd.report ood --layout {params.layout} --scores {input.scores} --perturbed {input.perturbed}"
-        " --out-stem {params.stem} > {log} 2>&1"
+        " --out-md {output.md} --out-tex {output.tex} > {log} 2>&1"
 
 
 # The leave-one-collection-out protocol (config/loco.yaml): each fold a task whose test split is
@@ -96,11 +95,10 @@ rule loco_table:
         **res("loco_table"),
     params:
         layout=lambda w: as_arg(layouts.loco_layout(PLAN)),
-        stem=lambda w, output: output.md[: -len(".md")],
         seed=SEED,
         fpr=lambda w: config["calibration"]["view_fpr"],  # the calibrated views' target: the table's heading
     shell:
         "python -m aicd.report loco --layout {params.layout} --predictions {input.predictions}"
         " --validation-scores {input.validation} --calibration-views {input.views} --seed {params.seed}"
         " --fpr {params.fpr}"
-        " --out-stem {params.stem} > {log} 2>&1"
+        " --out-md {output.md} --out-tex {output.tex} --out-json {output.json} > {log} 2>&1"

@@ -230,12 +230,12 @@ def latex(records: dict, titles: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_tables(records: dict, titles: dict, out_stem: str | Path, fpr: float,
+def write_tables(records: dict, titles: dict, out: dict, fpr: float,
                  left_out: list | None = None, reference: str = WORKFLOW_REFERENCE) -> None:
-    stem = Path(out_stem)
-    write_text(markdown(records, titles, fpr, left_out, reference), stem.with_suffix(".md"))
-    write_text(latex(records, titles), stem.with_suffix(".tex"))
-    write_json({"target_fpr": fpr, "detectors": records, "left_out": list(left_out or [])}, stem.with_suffix(".json"))
+    """out: the file of each format ({"md": ..., "tex": ..., "json": ...})."""
+    write_text(markdown(records, titles, fpr, left_out, reference), out["md"])
+    write_text(latex(records, titles), out["tex"])
+    write_json({"target_fpr": fpr, "detectors": records, "left_out": list(left_out or [])}, out["json"])
 
 
 def main(argv=None) -> None:
@@ -253,7 +253,8 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fpr", type=float, required=True,
                         help="the target FPR of the calibrated views (the config's calibration.view_fpr)")
-    parser.add_argument("--out-stem", required=True, help=f"{SHOWN.tables_dir()}/loco (writes .md, .tex and .json)")
+    for fmt in ("md", "tex", "json"):
+        parser.add_argument(f"--out-{fmt}", required=True, help=SHOWN.tab("loco", fmt))
     args = parser.parse_args(argv)
     folds, titles = args.layout["folds"], args.layout["detectors"]
     by_detector: dict[str, dict] = {}
@@ -274,4 +275,4 @@ def main(argv=None) -> None:
             records[detector] = record
         else:
             left_out.append(plain_title(titles.get(detector, detector)))
-    write_tables(records, {d: plain_title(t) for d, t in titles.items()}, args.out_stem, args.fpr, left_out=left_out)
+    write_tables(records, {d: plain_title(t) for d, t in titles.items()}, {"md": args.out_md, "tex": args.out_tex, "json": args.out_json}, args.fpr, left_out=left_out)

@@ -130,12 +130,10 @@ def perturbation_table(records: Iterable, perturbed: Iterable) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_tables(records: Iterable, out_stem: str | Path, perturbed: Iterable = ()) -> tuple[Path, Path]:
-    """Write <out_stem>.md and <out_stem>.tex; returns both paths."""
+def write_tables(records: Iterable, md: str | Path, tex: str | Path, perturbed: Iterable = ()) -> tuple[Path, Path]:
+    """Write the Markdown and LaTeX tables; returns both paths."""
     records = list(records)
-    stem = Path(out_stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    md, tex = stem.with_suffix(".md"), stem.with_suffix(".tex")
+    md, tex = Path(md), Path(tex)
     write_text(markdown_table(records) + perturbation_table(records, perturbed), md)  # atomic: never half-written
     write_text(latex_table(records), tex)
     return md, tex
@@ -147,7 +145,8 @@ def main(argv=None) -> None:
     parser.add_argument("--scores", nargs="+", required=True, help=SHOWN.scores())
     parser.add_argument("--perturbed", nargs="*", default=[],
                         help=f"{SHOWN.test_set_scores(test_set='{set}')} of perturbed test sets")
-    parser.add_argument("--out-stem", required=True, help=f"{SHOWN.tables_dir()}/ood (writes .md and .tex)")
+    parser.add_argument("--out-md", required=True, help=SHOWN.tab("ood", "md"))
+    parser.add_argument("--out-tex", required=True, help=SHOWN.tab("ood", "tex"))
     args = parser.parse_args(argv)
     titles, splits = args.layout["detectors"], args.layout["splits"]
     kinds = args.layout.get("perturbations") or {}
@@ -164,4 +163,4 @@ def main(argv=None) -> None:
         if kind and score.get("flip_rate") and score.get("macro_f1") is not None:
             perturbed.append((plain_title(titles.get(score["detector"], score["detector"])), splits[score["task"]],
                               kind, score["macro_f1"], score["flip_rate"]["rate"]))
-    write_tables(records, args.out_stem, perturbed)
+    write_tables(records, args.out_md, args.out_tex, perturbed)
