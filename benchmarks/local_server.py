@@ -6,14 +6,17 @@ the same weights do on one core with no server at all).
 
 Each server is the workflow's own (aicd.llm.local_server.LocalServer: its command line, its
 environment), started on 127.0.0.1 and sent, through litellm, the same generation prompts
-(rewrites of real human trial programs, as the hybrid_rewrite protocol sends, greedy) and judge
-prompts (zero-shot, the judge.v2 prompt; on vLLM also constrained to the task's classes).
+(--workload rewrite: rewrites of real human trial programs, as the hybrid_rewrite protocol sends,
+long prompts; --workload write: short task statements, the 63 interview questions of
+../shared/data/codeaid-interview-answers, to be written in Python, C++ or Java as the
+inverse_instruction protocol's generator is asked; both greedy) and judge prompts (zero-shot,
+the judge.v2 prompt; on vLLM also constrained to the task's classes).
 Printed per server and workload: completion tokens, tokens per second (wall) and per server
 CPU-second (every process of the server's process group, sampled each 0.2 s), requests per
 server CPU-second, the start-up time and the first answer's time; and whether the generation
 answers are the same when the prompts are sent 7 at a time (another batch composition).
 
-    .venv/bin/python benchmarks/local_server.py --generations 64 --judgements 96 \\
+    .venv/bin/python benchmarks/local_server.py --generations 64 --judgements 96 [--workload write] \\
         [--variants '[{"dtype": "float32"}, {"dtype": "bfloat16"}]'] [--transformers] [--reference] \\
         [--json FILE]
 
@@ -36,12 +39,22 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow"))
 TRIAL = REPO.parent / "shared" / "data" / "semeval2026-task13-trial" / "task_a_trial_subset.parquet"
+QUESTIONS = REPO.parent / "shared" / "data" / "codeaid-interview-answers" / "codeaid_answers.parquet"
 DEFAULT_VARIANTS = [{"dtype": "float32"}, {"dtype": "bfloat16"}, {"dtype": "float32", "threads": 2},
                     {"dtype": "float32", "max_num_seqs": 32}, {"dtype": "float32", "max_num_seqs": 128},
                     {"dtype": "float32", "eager": False}]
 
 
-def prompts(generations: int, judgements: int) -> tuple[list, list]:
+def write_prompts(gen, generations: int) -> list:
+    """Short task statements to write code for: each interview question in Python, then C++, then Java."""
+    import pandas as pd
+
+    questions = pd.read_parquet(QUESTIONS).drop_duplicates("problem_id").sort_values("problem_id")["question"]
+    pairs = [(lang, q) for lang in ("Python", "C++", "Java") for q in questions][:generations]
+    return [gen.messages("inverse_instruction/generator", language=lang, instruction=q.strip()) for lang, q in pairs]
+
+
+def prompts(generations: int, judgements: int, kind: str = "rewrite") -> tuple[list, list]:
     import pandas as pd
     from aicd.llm.prompts import PromptSet
 
@@ -49,8 +62,8 @@ def prompts(generations: int, judgements: int) -> tuple[list, list]:
     human = rows[rows["generator"].eq("Human") & rows["code"].str.len().between(250, 900)].head(generations)
     gen = PromptSet(REPO / "config" / "prompts" / "generation.v2.yaml")
     judge = PromptSet(REPO / "config" / "prompts" / "judge.v2.yaml")
-    gen_msgs = [gen.messages("hybrid_rewrite/generator", language=r.language, code=r.code)
-                for r in human.itertuples()]
+    gen_msgs = write_prompts(gen, generations) if kind == "write" else [
+        gen.messages("hybrid_rewrite/generator", language=r.language, code=r.code) for r in human.itertuples()]
     sample = rows.groupby("generator").head(3).head(judgements)
     desc = judge.extra["descriptions"]["label"].strip()
     judge_msgs = [judge.messages("zs", description=desc, language=r.language, labels="human, machine",
@@ -196,6 +209,9 @@ def table(results: list[dict]) -> str:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--generations", type=int, default=64)
+    p.add_argument("--workload", choices=("rewrite", "write"), default="rewrite",
+                   help="rewrite: the demo's rewrites of human programs (long prompts); write: short task "
+                        "statements to write code for (the issue's reference workload)")
     p.add_argument("--judgements", type=int, default=96)
     p.add_argument("--max-tokens", type=int, default=128)
     p.add_argument("--concurrency", type=int, default=64)
@@ -210,7 +226,7 @@ def main() -> None:
     p.add_argument("--json", default=None, help="append every figure, as JSON lines, to this file")
     args = p.parse_args()
 
-    gen, judge = prompts(args.generations, args.judgements)
+    gen, judge = prompts(args.generations, args.judgements, args.workload)
     results = []
     for variant in args.variants:
         results.append(serve_variant({"server": "vllm", **variant}, gen, judge, args.max_tokens, args.concurrency,
@@ -231,7 +247,7 @@ def main() -> None:
     if args.json:
         with open(args.json, "a") as fh:
             for r in results:
-                fh.write(json.dumps({**r, "runs": [{k: v for k, v in run.items() if k != "answers"}
+                fh.write(json.dumps({**r, "workload": args.workload, "runs": [{k: v for k, v in run.items() if k != "answers"}
                                                    for run in r["runs"]], "load": os.getloadavg()[0]}) + "\n")
 
 
