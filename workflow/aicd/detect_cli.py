@@ -142,8 +142,8 @@ def add_parser(sub, raw) -> None:
                      "those files from their counterparts (the fitted part also by its rank agreement with the "
                      "detector over the files to label), and the other half sets the thresholds (so a language "
                      "needs twice the files: 74 at 5%%). Requests are cached (--adapt-cache): a rerun sends none")
-    cal.add_argument("--adapt-cache", default="llm_cache/requests.sqlite", metavar="FILE",
-                     help="--adapt's request cache (default llm_cache/requests.sqlite)")
+    cal.add_argument("--adapt-cache", default=schema_default("llm.cache"), metavar="FILE",
+                     help=f"--adapt's request cache (default {schema_default('llm.cache')}, the workflow's)")
     cal.add_argument("--adapt-to-input", action="store_true", help="also a threshold adapted to the unlabelled "
                      "input (per-language standardised scores, a two-component mixture on them): never the "
                      "default, labelled so in every output")

@@ -43,7 +43,7 @@ PROTOCOLS = ("hybrid_rewrite", "inverse_instruction", "docstring")
 PROMPTS = REPO / "config" / "prompts" / "generation.v2.yaml"
 REGISTRY = [REPO / "config" / "models.yaml", REPO / "config" / "models_local.yaml"]
 WRITER = "SmolLM2-135M-Instruct"
-CACHE = "llm_cache/requests.sqlite"  # the workflow's default request cache (llm.cache)
+CACHE = schema_default("llm.cache")  # the workflow's default request cache
 # Greedy decoding with a frequency penalty: SmolLM2's greedy answers loop; a penalty of 0.5 about
 # doubled the share of its docstring answers that pass Table 3 (24% against 13%, vLLM, float32).
 PARAMS = {"temperature": 0, "frequency_penalty": 0.5}
