@@ -82,21 +82,26 @@ def _documented(rows: pd.DataFrame) -> pd.Series:
                       for c, lang, d in zip(rows["code"], rows["language"], docs)], index=rows.index)
 
 
-def _function_head(code: str, language: str | None) -> str | None:
-    """The text of the first function with a body, up to its body, or None."""
+def _functions(code: str, language: str | None):
+    """Each function with a body, breadth first: (node, body, its text up to the body); none in
+    a language without a grammar."""
     from ..codetools.treesitter import GRAMMARS, parse
 
     if language not in GRAMMARS:
-        return None
+        return
     data = code.encode()
     stack = [parse(code, language).root_node]
     while stack:
         node = stack.pop(0)
         body = node.child_by_field_name("body") if node.type in _FUNCTIONS else None
         if body is not None:
-            return data[node.start_byte:body.start_byte].decode(errors="replace")
+            yield node, body, data[node.start_byte:body.start_byte].decode(errors="replace")
         stack.extend(node.named_children)
-    return None
+
+
+def _function_head(code: str, language: str | None) -> str | None:
+    """The text of the first function with a body, up to its body, or None."""
+    return next((head for _, _, head in _functions(code, language)), None)
 
 
 def signature_from_docstring(code: str, language: str | None, docstring: str) -> str | None:
@@ -122,21 +127,10 @@ def signature_with_doc(code: str, language: str | None) -> str | None:
     comment lines right above it: a `///` or `//` block counts whole), with that documentation;
     None when no function has any. Library code documents some functions and not others, so
     every function is looked at, not only the first."""
-    from ..codetools.treesitter import GRAMMARS, parse
-
-    if language not in GRAMMARS:
-        return None
-    data = code.encode()
-    stack = [parse(code, language).root_node]
-    while stack:
-        node = stack.pop(0)
-        body = node.child_by_field_name("body") if node.type in _FUNCTIONS else None
-        if body is not None:
-            head = data[node.start_byte:body.start_byte].decode(errors="replace")
-            doc, lead = _docstring(body, language), _leading_comments(node)
-            if doc or lead:
-                return (lead + head.rstrip() + doc).strip()
-        stack.extend(node.named_children)
+    for node, body, head in _functions(code, language):
+        doc, lead = _docstring(body, language), _leading_comments(node)
+        if doc or lead:
+            return (lead + head.rstrip() + doc).strip()
     return None
 
 
