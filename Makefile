@@ -21,7 +21,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 # version; this project's CI machines resolve a CPU build). The stamp names the build, so
 # `make setup TORCH=cu128` on an existing virtualenv installs it.
 TORCH ?=
-# RAID's own evaluation code, which tests/unit/test_raid_agreement.py checks the threshold metrics
+# RAID's own evaluation code, which tests/unit/scoring/test_raid_agreement.py checks the threshold metrics
 # against. Not in the `test` extra: raid-bench 0.2.0 pins numpy 1.26, pandas 2.2 and scikit-learn
 # 1.3, which this project's own requirements exclude (pip reports ResolutionImpossible); the code
 # the test runs (raid/evaluate.py) uses only numpy, pandas and scikit-learn calls that the newer

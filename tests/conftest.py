@@ -71,7 +71,10 @@ def group_of(path: str) -> str:
     for group, files in SHARED_FIXTURE_FILES.values():
         if relative in files:
             return group
-    return path.parent.name if path.parent.name in DIRECTORY_GROUPS else relative
+    # a folder of DIRECTORY_GROUPS directly under tests/ (tests/unit/sandbox is unit tests of
+    # aicd.sandbox, one group per file like the rest of tests/unit)
+    folder = Path(relative).parent.as_posix()
+    return folder if folder in DIRECTORY_GROUPS else relative
 
 
 def pytest_collection_modifyitems(config, items):

@@ -4,7 +4,7 @@ this folder on PYTHONPATH:
 
     PYTHONPATH=docs/examples snakemake --cores 2 --configfile config/own_detector.yaml
 
-The tests use the same module (tests/unit/test_plugins.py, tests/workflow/test_own_detector.py)."""
+The tests use the same module (tests/unit/detectors/test_plugins.py, tests/workflow/test_own_detector.py)."""
 
 from __future__ import annotations
 

@@ -99,7 +99,7 @@ def test_a_container_whose_owner_is_gone_is_removed_by_the_next_sweep(engine, sa
 def test_the_stale_sweep_spares_live_owners(pool):
     from aicd.sandbox.pool import owner_alive
 
-    assert owner_alive(owner_label())  # the label forms are checked in tests/unit/test_sandbox_runner.py
+    assert owner_alive(owner_label())  # the label forms are checked in tests/unit/sandbox/test_sandbox_runner.py
     container = pool._take()  # owned by this live test process
     try:
         assert container.name not in remove_stale_containers(pool.engine) and container.alive()

@@ -6,8 +6,20 @@ results do not depend on it (the tests that compare thread counts start processe
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 from threadpoolctl import threadpool_limits
+
+# The unit tests live in folders named for what they test (tests/unit/<subpackage>/test_*.py; no
+# __init__.py, so pytest's "prepend" import mode puts each test file's own folder on sys.path).
+# The helpers that tests of several folders share stay here in tests/unit (fitted_task_helpers,
+# untrusted_plugins, nine_languages): this folder goes on sys.path so that they import by name
+# from any of them, and so that a plug-in named "untrusted_plugins:Class" in a spec loads.
+UNIT = Path(__file__).resolve().parent
+if str(UNIT) not in sys.path:
+    sys.path.insert(0, str(UNIT))
 
 
 @pytest.fixture(scope="session", autouse=True)
