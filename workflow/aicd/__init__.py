@@ -11,7 +11,7 @@ and published (the paper's numbers) and site_profile (`aicd site-profile`).
 
 Above every stage: cli, submission_cli and serve_cli (the `aicd` command), config (config
 validation), plan (the jobs, a pure function of the config) and resolve (the machine, probed
-once per run). tests/unit/test_layering.py checks this order.
+once per run). tests/unit/project/test_layering.py checks this order.
 """
 
 __version__ = "0.1.0"

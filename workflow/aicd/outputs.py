@@ -10,7 +10,7 @@ pattern and an input function its concrete file:
     Outputs("results").predictions("binary", "lr_tfidf")
 
 The rule files and their input functions (workflow/rules/*.smk), the package's modules and the
-benchmark scripts ask here and spell no path of their own (tests/unit/test_outputs.py): a stage
+benchmark scripts ask here and spell no path of their own (tests/unit/outputs/test_outputs.py): a stage
 given the folder its files lie in names them with `beside(folder, kind, ...)`, help and messages
 show the user a file with SHOWN (under the default root) or ANY_ROOT (RESULTS/...), and a path is
 read back into its kind and wildcards by `parse` / `wildcards_of` alone. docs/results.md says what

@@ -2,7 +2,7 @@
 task kind <-> "Task N" <-> Table 4/8 column <-> subset table <-> figures <-> the version of our
 definition), the naming of the LLM judges' predictions (judge_detector), its published numbers
 (Tables 4-8) and which detector of a configuration each of the paper's rows is. Every other
-module asks here (tests/unit/test_published.py greps for a second home).
+module asks here (tests/unit/published/test_published.py greps for a second home).
 
 A value here is as the paper prints it (`scale` 100 for Tables 4 and 8, 1 for Tables 5-7);
 `points(value, scale)` puts any of them on the macro-F1 x 100 scale the comparison uses."""

@@ -1,5 +1,5 @@
 """Metrics and threshold rules of a detector's machine score: the one home of each (ground
-floor: every stage reads them here; tests/unit/test_metrics_home.py checks that no module
+floor: every stage reads them here; tests/unit/data/test_metrics_home.py checks that no module
 defines one again).
 
 - the machine score of a row: 1 - score_human at stored precision (`machine_score`,

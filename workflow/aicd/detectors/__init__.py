@@ -2,7 +2,7 @@
 
 Importing this package registers the built-in detector kinds (REGISTRY, aicd.detectors.base): its
 `from . import ...` line names their modules (a new kind's module goes on it;
-tests/unit/test_registry.py names one missing). The encoder module imports torch/transformers
+tests/unit/common/test_registry.py names one missing). The encoder module imports torch/transformers
 only when an encoder is fitted. `python -m aicd.detectors` fits and applies them.
 
 - base: the detector interface, its class attributes and the registry;

@@ -2,7 +2,7 @@
 aicd.features.base), the concatenation of fitted feature sets, and reading a fitted featurizer.
 
 Importing this module registers every kind of the package: its `from . import ...` line names
-their modules (a new kind's module goes on it; tests/unit/test_registry.py names one missing)."""
+their modules (a new kind's module goes on it; tests/unit/common/test_registry.py names one missing)."""
 
 from __future__ import annotations
 

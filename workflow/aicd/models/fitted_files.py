@@ -36,7 +36,7 @@ ZIP_MAGIC = b"PK\x03\x04"
 # file, a feature kind) and the types its class declares it holds (`stored_types`), added as the
 # kind registers (aicd.detectors.base, aicd.features.base). The registries push them here rather
 # than this module reading the registries: it is on the ground floor and imports no stage
-# (tests/unit/test_layering.py), and whatever reads a fitted file (load_bundle, load_featurizer)
+# (tests/unit/project/test_layering.py), and whatever reads a fitted file (load_bundle, load_featurizer)
 # has imported the kinds first. So adding a kind stays one class in one file.
 _KIND_TYPES: set[str] = set()
 

@@ -7,7 +7,7 @@ Two signals, combined per candidate language:
   without ERROR nodes (most code is valid in only one of the nine grammars, and C code is
   valid C++, which is why the cues decide between close relatives).
 
-Accuracy is measured, not assumed: tests/unit/test_langid.py runs it on the labelled trial
+Accuracy is measured, not assumed: tests/unit/normalize/test_langid.py runs it on the labelled trial
 rows and on real code gathered from the machine (target >= 98%, per-language confusion in
 the report).
 
@@ -16,7 +16,7 @@ Code handed to `aicd detect` may be anything: identify_or_unknown answers None (
 for text that none of the nine grammars parses well (prose, configuration), and for code whose
 cues are those of a language outside the nine (OUTSIDE_CUES: Kotlin, Swift, Dart, TypeScript,
 Ruby, SQL, CSS/HTML, Dockerfile, shell, Perl) more than of the language the grammars chose and
-that the chosen grammar does not parse whole. Measured in tests/unit/test_langid.py on the
+that the chosen grammar does not parse whole. Measured in tests/unit/normalize/test_langid.py on the
 CodeAid answers in seven languages outside the nine (every one unknown), on prose, and on the
 nine (no answer lost that identify_language got right: benchmarks/notes/calibration.md)."""
 

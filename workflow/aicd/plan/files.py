@@ -1,6 +1,6 @@
 """The files a run's jobs read, as the plan has them: the input builders of the rules
 (workflow/rules/inputs.smk calls them with a job's wildcards), pure functions of the plan, the
-config and the run's roots, so they are tested without snakemake (tests/unit/test_run_files.py).
+config and the run's roots, so they are tested without snakemake (tests/unit/plan/test_run_files.py).
 
 Every file is named by aicd.outputs.Outputs under a root: `out`, the run's own; `data`, the
 data it reads (a run built on another, `base:`: the base's sources, dataset, splits, test sets

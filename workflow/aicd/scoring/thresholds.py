@@ -12,7 +12,7 @@ Fast-DetectGPT).
     and an ROC curve read at that FPR. RAID tunes it per domain by default; the pooled point here
     is its `per_domain_tuning=False`, and each domain's own point is under by.domain.
     "Unreachable", with the reason, where no threshold gives an FPR above 0 and at most the
-    target (few test humans, ties at the top score). tests/unit/test_raid_agreement.py checks
+    target (few test humans, ties at the top score). tests/unit/scoring/test_raid_agreement.py checks
     both views and the AUROC against raid-bench's own code.
 (b) `deployment_at_fpr`, the deployment view (ours): the threshold is set on the validation
     split's human rows, never on the test rows (the smallest t with at most FPR of them scoring
