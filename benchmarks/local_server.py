@@ -71,18 +71,20 @@ def prompts(generations: int, judgements: int, kind: str = "rewrite") -> tuple[l
     return gen_msgs, judge_msgs
 
 
-def group_cpu(pgid: int) -> dict[str, float]:
-    """user + system CPU seconds (with reaped children's) of each live process of a process group."""
+def group_cpu(pgid: int) -> dict[tuple[str, str], float]:
+    """user + system CPU seconds (with reaped children's) of each live process of a process group,
+    by (pid, process name: vLLM names its engine core's process VLLM::EngineCore)."""
     tick, seen = os.sysconf("SC_CLK_TCK"), {}
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
+            name, fields = Path(f"/proc/{pid}/stat").read_text().split(" (", 1)[1].rsplit(")", 1)
+        except (OSError, IndexError, ValueError):
             continue
+        fields = fields.split()
         if int(fields[2]) == pgid:
-            seen[pid] = sum(int(f) for f in fields[11:15]) / tick
+            seen[(pid, name)] = sum(int(f) for f in fields[11:15]) / tick
     return seen
 
 
@@ -107,6 +109,14 @@ class GroupCpu:
         self.sample()
         return sum(self.seen.values())
 
+    def by_name(self) -> dict[str, float]:
+        """CPU seconds so far summed by process name."""
+        self.sample()
+        named: dict[str, float] = {}
+        for (_, name), seconds in self.seen.items():
+            named[name] = named.get(name, 0.0) + seconds
+        return named
+
 
 async def send(base: str, model: str, messages: list, params: dict, concurrency: int) -> list[tuple[int, str, float]]:
     import litellm
@@ -125,11 +135,14 @@ async def send(base: str, model: str, messages: list, params: dict, concurrency:
 
 
 def workload(server, cpu: GroupCpu, name: str, messages: list, params: dict, concurrency: int) -> dict:
-    before, wall0 = cpu.total(), time.perf_counter()
+    named0, wall0 = cpu.by_name(), time.perf_counter()
     answers = asyncio.run(send(server.api_base, server.name, messages, params, concurrency))
-    wall, used = time.perf_counter() - wall0, cpu.total() - before
-    tokens = sum(a[0] for a in answers)
+    wall, named = time.perf_counter() - wall0, cpu.by_name()
+    by_process = {k: v - named0.get(k, 0.0) for k, v in named.items()}
+    used, tokens = sum(by_process.values()), sum(a[0] for a in answers)
+    by_process = {k: round(v, 1) for k, v in sorted(by_process.items(), key=lambda kv: -kv[1]) if v >= 0.05}
     return {"workload": name, "requests": len(messages), "tokens": tokens, "wall_s": wall, "cpu_s": used,
+            "cpu_s_by_process": by_process,
             "tokens_per_s": tokens / wall, "tokens_per_cpu_s": tokens / max(used, 1e-9),
             "requests_per_cpu_s": len(messages) / max(used, 1e-9), "first_s": min(a[2] for a in answers),
             "answers": [a[1] for a in answers]}
@@ -193,8 +206,8 @@ def reference(gen: list, max_tokens: int, batch: int, dtype: str) -> dict:
 
 def table(results: list[dict]) -> str:
     lines = ["| server | settings | start s | workload | requests | tokens | tokens/s | tokens per server CPU-s | "
-             "requests per server CPU-s | first answer s | same answers 7 at a time |",
-             "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+             "requests per server CPU-s | first answer s | same answers 7 at a time | server CPU-s by process |",
+             "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in results:
         settings = ", ".join(f"{k} {v}" for k, v in sorted(r["serve"].items()) if k not in ("model", "server"))
         for i, run in enumerate(r["runs"]):
@@ -202,7 +215,8 @@ def table(results: list[dict]) -> str:
                          f"{r['startup_s']:.0f} | {run['workload']} | {run['requests']} | {run['tokens']:,} | "
                          f"{run['tokens_per_s']:.1f} | {run['tokens_per_cpu_s']:.1f} | "
                          f"{run['requests_per_cpu_s']:.2f} | {run['first_s']:.1f} | "
-                         f"{r['same_answers_7_at_a_time'] if i == 0 else ''} |")
+                         f"{r['same_answers_7_at_a_time'] if i == 0 else ''} | "
+                         + ", ".join(f"{name} {s}" for name, s in run.get("cpu_s_by_process", {}).items()) + " |")
     return "\n".join(lines)
 
 

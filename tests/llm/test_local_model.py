@@ -146,7 +146,10 @@ def test_the_vllm_server_answers_over_litellm_on_loopback_only_and_leaves_nothin
         group = os.getpgid(server.proc.pid)
         assert listening(server.port) == {"0100007F"}, "the server listens beyond loopback"
         members = [p for p in servers() if os.getpgid(p) == group]
-        assert any(Path(f"/proc/{p}/comm").read_text().startswith("VLLM::") for p in members)
+        names = {Path(f"/proc/{p}/comm").read_text().strip() for p in members}
+        assert any(name.startswith("VLLM::") for name in names), names
+        # the model runs in the engine core's process: no worker process for the engine core to spin on
+        assert not any(name.startswith("VLLM::Worker") for name in names), names
         reply = litellm.completion(model=local_model["litellm_model"], api_base=server.api_base, api_key="x",
                                    messages=[{"role": "user", "content": "Write a Python function that adds."}],
                                    max_tokens=16, temperature=0)

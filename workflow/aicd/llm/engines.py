@@ -86,10 +86,13 @@ class VllmEngine(Engine):
     # max_num_seqs: sequences decoded together (64: the fixed-batch reference's size, where the
     # tokens per CPU-second level off; BENCHMARKS.md, "Local LLM server"); kv_cache_gb: the CPU
     # build's KV cache (46 KB a token in float32: 2 GiB hold 64 sequences of ~700 tokens); eager: no
-    # torch.compile at start (it cost 30-46 s a server here, and its cache did not load again)
+    # torch.compile at start (it cost 30-46 s a server here, and its cache did not load again);
+    # worker_process: on a CPU the model in a process of its own, vLLM's default, whose engine core
+    # then spins while it waits for each step (0.75 CPU-s per CPU-s of the model's: 210 tokens per
+    # server CPU-s against 376 with the model in the engine core's process, bfloat16; BENCHMARKS.md)
     defaults = {"max_num_seqs": 64, "batch_tokens": None, "kv_cache_gb": 2, "max_model_len": 4096,
                 "eager": True, "chunked_prefill": None, "gpu_memory_utilization": 0.85, "batch_invariant": False,
-                "python": None}
+                "worker_process": False, "python": None}
 
     def missing(self) -> str | None:
         return None if vllm_python(self.spec) else f"vLLM is not installed: {SETUP_HINT}"
@@ -141,6 +144,8 @@ class VllmEngine(Engine):
             # the KV cache in GiB; no pinning of the server's threads to cores: vLLM would pin
             # every server of a machine to the same first cores, beside the other jobs' work
             env.update(VLLM_CPU_KVCACHE_SPACE=str(int(self.spec["kv_cache_gb"])), VLLM_CPU_OMP_THREADS_BIND="nobind")
+            if not self.spec["worker_process"]:  # the engine core runs the model itself (its uni executor)
+                env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
         return env
 
     def mem_mb(self) -> int:
