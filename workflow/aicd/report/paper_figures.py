@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from pathlib import Path
 
 import matplotlib
@@ -239,5 +240,16 @@ def main(argv=None) -> None:
         tables = [pd.read_parquet(p, columns=[c for c in pq.read_schema(p).names if c in wanted])
                   for p in args.measurements]
         index["data"] = distribution_figures(tables, figs / "data_distribution", figs / "data_distribution_language")
-    write_json(index, args.out)
+    write_json(relative_to(index, Path(args.out).parent), args.out)
+
+
+def relative_to(index: dict, folder: Path) -> dict:
+    """The index with each figure's path relative to the index's own folder: two runs under two
+    results roots then write the same index (aicd verify compares it byte for byte)."""
+    def rel(paths: list[str]) -> list[str]:
+        return [os.path.relpath(p, folder) for p in paths]
+
+    tasks = {task: {k: rel(v) if isinstance(v, list) else v for k, v in entry.items()}
+             for task, entry in index["tasks"].items()}
+    return {"tasks": tasks, "data": rel(index["data"])}
 

@@ -105,7 +105,9 @@ def main(argv=None) -> None:
     lines += _fast_detectgpt(args.zero_shot, scores, task_titles, rel)
     lines += zero_shot_panel(args.zero_shot, dets, task_titles, rel, scores)
     lines += _subset_tables(Path(args.tables_dir), rel)
-    lines += _figures(read_json(args.figures_index), task_titles, args.layout.get("kinds") or {}, rel)
+    figures_at = Path(args.figures_index).parent  # the index names its figures relative to its folder
+    lines += _figures(read_json(args.figures_index), task_titles, args.layout.get("kinds") or {},
+                      lambda p: rel(figures_at / p))
     lines += _analyses(args.analyses, task_titles, rel)
     write_text("\n".join(lines), args.out)
 
