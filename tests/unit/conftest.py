@@ -26,3 +26,22 @@ if str(UNIT) not in sys.path:
 def one_blas_thread():
     with threadpool_limits(limits=1, user_api="blas"):
         yield
+
+
+# The demo's validated config and its model registry, read once per module by the plan's and the
+# run records' tests.
+@pytest.fixture(scope="module")
+def demo(repo):
+    import yaml
+    from aicd.config import validate_config
+
+    config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
+    validate_config(config)
+    return config
+
+
+@pytest.fixture(scope="module")
+def models(repo, demo):
+    from aicd.generate.registry import load_registry
+
+    return load_registry(repo / demo["registry"])

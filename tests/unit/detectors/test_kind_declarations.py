@@ -11,7 +11,6 @@ import sys
 
 import numpy as np
 import pytest
-import yaml
 from aicd.common.errors import AicdError
 from aicd.config import validate_config
 from aicd.detectors import REGISTRY
@@ -19,13 +18,6 @@ from aicd.detectors.base import Detector
 from aicd.features.registry import FEATURIZERS
 from aicd.plan import Plan
 from aicd.report import layouts
-
-
-@pytest.fixture(scope="module")
-def demo(repo):
-    config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
-    validate_config(config)
-    return config
 
 
 def plan_of(config):

@@ -10,13 +10,6 @@ from aicd.config import validate_config
 from aicd.plan import Plan
 
 
-@pytest.fixture(scope="module")
-def demo(repo):
-    config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
-    validate_config(config)
-    return config
-
-
 def plan(config):
     return Plan.from_config(config, {}, {})
 

@@ -7,25 +7,11 @@ import os
 import socket
 
 import pytest
-import yaml
 from aicd.config import validate_config
 from aicd.detectors import REGISTRY
 from aicd.detectors.base import Detector
-from aicd.generate.registry import load_registry
 from aicd.plan import Plan
 from aicd.report import layouts
-
-
-@pytest.fixture(scope="module")
-def demo(repo):
-    config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
-    validate_config(config)
-    return config
-
-
-@pytest.fixture(scope="module")
-def models(repo, demo):
-    return load_registry(repo / demo["registry"])
 
 
 def plan_of(config, models, resolved=None, **kw):

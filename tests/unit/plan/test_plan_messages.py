@@ -8,23 +8,8 @@ from __future__ import annotations
 import copy
 
 import pytest
-import yaml
 from aicd import resolve as resolving
-from aicd.config import validate_config
-from aicd.generate.registry import load_registry
 from aicd.plan import Plan
-
-
-@pytest.fixture(scope="module")
-def demo(repo):
-    config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
-    validate_config(config)
-    return config
-
-
-@pytest.fixture(scope="module")
-def models(repo, demo):
-    return load_registry(repo / demo["registry"])
 
 
 def lines(notes, prefix):

@@ -8,26 +8,12 @@ import copy
 import json
 
 import pytest
-import yaml
 from aicd.common.errors import AicdError
 from aicd.config import validate_config
-from aicd.generate.registry import load_registry
 from aicd.plan import Plan
 from aicd.records import baserun
 
 MINE = {"kind": "python", "title": "Mine", "tasks": ["binary"], "params": {"object": "my_detector:NearestMeanDetector"}}
-
-
-@pytest.fixture(scope="module")
-def demo(repo):
-    config = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
-    validate_config(config)
-    return config
-
-
-@pytest.fixture(scope="module")
-def models(repo, demo):
-    return load_registry(repo / demo["registry"])
 
 
 def base_of(config, root="results") -> baserun.Base:
