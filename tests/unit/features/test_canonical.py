@@ -7,7 +7,6 @@ import copy
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 from aicd.codetools.perturb import PERTURBATIONS, perturb
 from aicd.codetools.tokens import canonical_tokens, identifier_class
@@ -15,6 +14,7 @@ from aicd.codetools.treesitter import parse
 from aicd.features.__main__ import main as features_main
 from aicd.features.canonical import STAT_NAMES, CanonicalTfidfFeaturizer
 from aicd.features.registry import load_featurizer
+from fitted_task_helpers import task_tables, write_task
 
 
 @pytest.mark.parametrize("name, cls", [("i", "single_letter"), ("MAX_N", "upper_mid"), ("row_count", "snake_long"),
@@ -107,11 +107,8 @@ def test_comments_can_be_kept_as_one_token_each():
 
 
 def test_the_featurizer_through_the_features_stage(trial_raw, tmp_path):
-    rows = trial_raw.sort_values("row_id").head(160)
-    table = pd.DataFrame({"id": [f"r{i}" for i in rows["row_id"]], "code": rows["code"], "language": rows["language"],
-                          "target": np.where(rows["generator"] == "Human", "human", "machine")})
-    table.iloc[:120].to_parquet(tmp_path / "train.parquet")
-    table.iloc[120:].to_parquet(tmp_path / "test.parquet")
+    tables = task_tables(trial_raw, n_train=120, n_test=40)
+    write_task(tmp_path, tables)
     # 1,000 n-grams: the stage, the report and the fitted file do not depend on how many are kept
     features_main(["--spec", json.dumps({"kind": "canon_tfidf", "params": {"svd_components": 16, "max_features": 1000}}),
                    "--train", str(tmp_path / "train.parquet"), "--test", str(tmp_path / "test.parquet"),
@@ -120,11 +117,11 @@ def test_the_featurizer_through_the_features_stage(trial_raw, tmp_path):
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["canonical_features"] > 100 and report["identifier_statistics"] == len(STAT_NAMES)
     featurizer = load_featurizer(tmp_path / "featurizer.skops")
-    X = featurizer.transform(table.iloc[120:])
+    X = featurizer.transform(tables["test"])
     assert X.shape == (40, 16 + len(STAT_NAMES)) and len(featurizer.feature_names) == X.shape[1]
     assert np.isfinite(X).all()
-    retabbed = table.iloc[120:].assign(code=[perturb(c, lang, "reindent_tabs") for c, lang in
-                                             zip(table["code"].iloc[120:], table["language"].iloc[120:])])
+    test = tables["test"]
+    retabbed = test.assign(code=[perturb(c, lang, "reindent_tabs") for c, lang in zip(test["code"], test["language"])])
     assert np.allclose(featurizer.transform(retabbed), X)  # the same features, whatever the indentation
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 from aicd.codetools.perturb import PERTURBATIONS, perturb
 from aicd.features.__main__ import main as features_main
 from aicd.features.registry import load_featurizer
 from aicd.features.structure import FEATURE_NAMES, StructureFeaturizer, extract
+from fitted_task_helpers import task_tables, write_task
 from nine_languages import PROGRAMS
 
 
@@ -49,11 +49,8 @@ def test_columns_mean_the_same_in_every_language():
 
 
 def test_through_the_features_stage(trial_raw, tmp_path):
-    rows = trial_raw.sort_values("row_id").head(90)
-    table = pd.DataFrame({"id": [f"r{i}" for i in rows["row_id"]], "code": rows["code"], "language": rows["language"],
-                          "target": np.where(rows["generator"] == "Human", "human", "machine")})
-    table.iloc[:60].to_parquet(tmp_path / "train.parquet")
-    table.iloc[60:].to_parquet(tmp_path / "test.parquet")
+    tables = task_tables(trial_raw, n_train=60, n_test=30)
+    write_task(tmp_path, tables)
     features_main(["--spec", json.dumps({"kind": "structure"}), "--train", str(tmp_path / "train.parquet"),
                    "--test", str(tmp_path / "test.parquet"), "--out", str(tmp_path / "features.npz"),
                    "--model", str(tmp_path / "featurizer.skops"), "--report", str(tmp_path / "report.json")])
@@ -61,7 +58,7 @@ def test_through_the_features_stage(trial_raw, tmp_path):
     assert set(report["no_grammar"].values()) == {0} and {"train", "test"} <= set(report["no_grammar"])
     featurizer = load_featurizer(tmp_path / "featurizer.skops")
     assert isinstance(featurizer, StructureFeaturizer) and featurizer.feature_names == FEATURE_NAMES
-    X = featurizer.transform(table.iloc[60:])
+    X = featurizer.transform(tables["test"])
     assert X.shape == (30, len(FEATURE_NAMES)) and np.isfinite(X).all()
     assert X.std(axis=0).astype(bool).sum() > 30  # most columns vary over real programs
-    assert featurizer.transform(table.iloc[:0]).shape == (0, len(FEATURE_NAMES))
+    assert featurizer.transform(tables["test"].iloc[:0]).shape == (0, len(FEATURE_NAMES))
