@@ -59,11 +59,14 @@ def prompts(generations: int, judgements: int, kind: str = "rewrite") -> tuple[l
     from aicd.llm.prompts import PromptSet
 
     rows = pd.read_parquet(TRIAL).sort_values("row_id")
-    human = rows[rows["generator"].eq("Human") & rows["code"].str.len().between(250, 900)].head(generations)
     gen = PromptSet(REPO / "config" / "prompts" / "generation.v2.yaml")
     judge = PromptSet(REPO / "config" / "prompts" / "judge.v2.yaml")
-    gen_msgs = write_prompts(gen, generations) if kind == "write" else [
-        gen.messages("hybrid_rewrite/generator", language=r.language, code=r.code) for r in human.itertuples()]
+    if kind == "write":
+        gen_msgs = write_prompts(gen, generations)
+    else:
+        human = rows[rows["generator"].eq("Human") & rows["code"].str.len().between(250, 900)].head(generations)
+        gen_msgs = [gen.messages("hybrid_rewrite/generator", language=r.language, code=r.code)
+                    for r in human.itertuples()]
     sample = rows.groupby("generator").head(3).head(judgements)
     desc = judge.extra["descriptions"]["label"].strip()
     judge_msgs = [judge.messages("zs", description=desc, language=r.language, labels="human, machine",
