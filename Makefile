@@ -68,7 +68,9 @@ $(LLM_STAMP):
 
 setup-llm: $(LLM_STAMP)
 
-setup: setup-core setup-llm
+# the two virtualenvs are independent: built side by side (pip reads and unpacks on one core each)
+setup:
+	@$(MAKE) --no-print-directory -j2 setup-core setup-llm
 
 # The code's own checks: ruff (pyproject.toml's [tool.ruff]), the Snakemake linter and snakefmt.
 lint: setup-core

@@ -16,8 +16,8 @@ DEFAULT_REGISTRY = [str(REPO / "config" / "models.yaml"), str(REPO / "config" / 
 def add_parser(sub, raw) -> None:
     p = sub.add_parser("serve-local", help="serve a registry model that has `serve:` (the packaged local LLM)",
                        formatter_class=raw,
-                       description="Starts `transformers serve` for a registry model that this machine serves "
-                                   "itself (config/models_local.yaml) on 127.0.0.1, prints its api_base, and "
+                       description="Starts the server of a registry model that this machine serves itself "
+                                   "(config/models_local.yaml: vLLM, or transformers serve) on 127.0.0.1, prints its api_base, and "
                                    "stops it on Ctrl-C. Requests name the model as its litellm_model does.",
                        epilog="examples:\n  aicd serve-local SmolLM2-135M-Instruct --port 8000\n"
                               "  # then, in a models file layered on the registry:  api_base: http://127.0.0.1:8000/v1")

@@ -10,7 +10,14 @@ from snakemake.utils import min_version
 from aicd.common.defaults import schema_default
 from aicd.common.errors import AicdError
 from aicd.config import apply_defaults, explain_error, stage_on, validate_config
-from aicd.generate.registry import check_config_models, endpoint_hint, job_entry, load_registry, with_max_tokens
+from aicd.generate.registry import (
+    check_config_models,
+    endpoint_hint,
+    job_entry,
+    load_registry,
+    with_max_tokens,
+    with_run_serving,
+)
 from aicd.llm.engines import server_mem_mb
 from aicd.outputs import Outputs
 from aicd.plan import SPLITS, Plan
@@ -46,7 +53,7 @@ try:
     if BASE and not workflow.remote_exec:
         baserun.check_unchanged(runs.recorded(RESULTS), BASE, config["rebase"])
     REGISTRY = config["registry"] if isinstance(config["registry"], list) else [config["registry"]]
-    MODELS = load_registry([repo_path(p) for p in REGISTRY])
+    MODELS = with_run_serving(load_registry([repo_path(p) for p in REGISTRY]), config["llm"]["serve"])
     check_config_models(config, MODELS)
     if not BASE:  # a run on a base makes no source: the base's are read
         check_pinned_inputs(config, pinned.pins_for)

@@ -122,10 +122,6 @@ def model_arg(name):
     return as_arg(job_entry(MODELS[name]))
 
 
-def judge_model_arg(name):
-    return as_arg(judge_entry(name))
-
-
 def generator_card_scored(model):
     return FILES.generator_card_scored(model)
 

@@ -28,12 +28,12 @@ rule judge:
         judge=one_of(PLAN.judges),
     conda:
         env("llm")
-    threads: lambda w: llm_threads(judge_entry(PLAN.judges[w.judge]["model"]))
+    threads: lambda w: llm_threads(MODELS[PLAN.judges[w.judge]["model"]])
     resources:
-        **llm_res("judge", lambda w: judge_entry(PLAN.judges[w.judge]["model"])),
+        **llm_res("judge", lambda w: MODELS[PLAN.judges[w.judge]["model"]]),
     params:
         guard=guard("judge"),
-        model=lambda w: judge_model_arg(PLAN.judges[w.judge]["model"]),
+        model=lambda w: model_arg(PLAN.judges[w.judge]["model"]),
         runs=lambda w, input, output: judge_runs_arg(w.judge, input, output),
         prompts=lambda w: repo_path(config["judging"]["prompts"]),
         fraction=lambda w: config["judging"]["fraction"],

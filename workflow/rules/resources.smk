@@ -84,13 +84,6 @@ def feature_res():
     }
 
 
-def judge_entry(name):
-    """A judge's model entry as its job runs it: one server for a model served here (its
-    requests go out at once; a second server's start-up would cost more than it saves)."""
-    entry = MODELS[name]
-    return {**entry, "serve": {**entry["serve"], "replicas": 1}} if entry.get("serve") else entry
-
-
 def served_here(entry):
     """A registry entry this machine serves for its jobs (serve:, no api_base): they run the server."""
     return bool(entry.get("serve")) and not entry.get("api_base")

@@ -61,6 +61,16 @@ def load_registry(path: str | Path | list, schema_path: str | Path = SCHEMA) -> 
     return models
 
 
+def with_run_serving(models: dict[str, dict], over: dict | None) -> dict[str, dict]:
+    """The registry as a run serves it: a run's `llm.serve` (how many servers per job, threads
+    each: the machine's business, not the model's) over each served entry's `serve:`. Entries
+    reached at an endpoint of their own are left as they are."""
+    if not over:
+        return models
+    return {name: {**entry, "serve": {**entry["serve"], **over}} if entry.get("serve") and not entry.get("api_base")
+            else entry for name, entry in models.items()}
+
+
 def has_endpoint(entry: dict, environ=os.environ) -> bool:
     """An api_base, its key in the environment, or a model this machine serves itself (`serve`:
     its pinned file fetched, or its folder there, and the server's packages installed)."""
