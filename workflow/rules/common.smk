@@ -16,7 +16,7 @@ from aicd.generate.registry import (
     job_entry,
     load_registry,
     with_max_tokens,
-    with_run_serving,
+    with_serving,
 )
 from aicd.llm.engines import server_mem_mb
 from aicd.outputs import Outputs
@@ -53,7 +53,7 @@ try:
     if BASE and not workflow.remote_exec:
         baserun.check_unchanged(runs.recorded(RESULTS), BASE, config["rebase"])
     REGISTRY = config["registry"] if isinstance(config["registry"], list) else [config["registry"]]
-    MODELS = with_run_serving(load_registry([repo_path(p) for p in REGISTRY]), config["llm"]["serve"])
+    MODELS = load_registry([repo_path(p) for p in REGISTRY])
     check_config_models(config, MODELS)
     if not BASE:  # a run on a base makes no source: the base's are read
         check_pinned_inputs(config, pinned.pins_for)

@@ -20,14 +20,14 @@ rule instructions:
         OUT.benchmark("instructions", "instructions")
     conda:
         env("llm")
-    threads: lambda w: llm_threads(MODELS[PLAN.instructor])
+    threads: lambda w: llm_threads(generation_entry(PLAN.instructor))
     resources:
-        **llm_res("instructions", lambda w: MODELS[PLAN.instructor]),
+        **llm_res("instructions", lambda w: generation_entry(PLAN.instructor)),
     params:
         guard=guard("instructions"),
         # the cap rides in the instructor's entry, so a run without one plans as before
         model=lambda w: as_arg(
-            with_max_tokens(job_entry(MODELS[PLAN.instructor]), config["generation"].get("instruction_max_tokens"))
+            with_max_tokens(job_entry(generation_entry(PLAN.instructor)), config["generation"].get("instruction_max_tokens"))
         ),
         sources=lambda w: source_args(generation_sources(PLAN.instruction_protocols)),
         protocols=lambda w: as_arg(PLAN.instruction_protocols),
@@ -56,12 +56,12 @@ rule generate:
         model=one_of(PLAN.generators),
     conda:
         env("llm")
-    threads: lambda w: llm_threads(MODELS[w.model])
+    threads: lambda w: llm_threads(generation_entry(w.model))
     resources:
-        **llm_res("generate", lambda w: MODELS[w.model]),
+        **llm_res("generate", lambda w: generation_entry(w.model)),
     params:
         guard=guard("generate"),
-        model=lambda w: model_arg(w.model),
+        model=lambda w: as_arg(job_entry(generation_entry(w.model))),
         sources=lambda w: source_args(generation_sources(PLAN.gen_protocols)),
         protocols=lambda w: as_arg(PLAN.gen_protocols),
         prompts=lambda w: repo_path(config["generation"]["prompts"]),

@@ -122,6 +122,11 @@ def model_arg(name):
     return as_arg(job_entry(MODELS[name]))
 
 
+def generation_entry(name):
+    """A model's entry as the generation jobs serve it (generation.serve over its `serve:`)."""
+    return with_serving(MODELS[name], config["generation"].get("serve"))
+
+
 def generator_card_scored(model):
     return FILES.generator_card_scored(model)
 

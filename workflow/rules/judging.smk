@@ -28,6 +28,8 @@ rule judge:
         judge=one_of(PLAN.judges),
     conda:
         env("llm")
+    # the longest job after the task splits, beside the fits on one core: started first
+    priority: 10
     threads: lambda w: llm_threads(MODELS[PLAN.judges[w.judge]["model"]])
     resources:
         **llm_res("judge", lambda w: MODELS[PLAN.judges[w.judge]["model"]]),

@@ -122,7 +122,7 @@ rule generator_card:
     resources:
         **res("generator_card"),
     params:
-        model=lambda w: as_arg(MODELS[w.model]),  # the whole entry: the card says who made it
+        model=lambda w: as_arg(generation_entry(w.model)),  # the whole entry: who made it, how it was served
         scored=lambda w: as_arg(generator_card_scored(w.model)),
         titles=lambda w: as_arg({d: det.title for d, det in PLAN.detectors.items()}),
         args=generator_card_args,

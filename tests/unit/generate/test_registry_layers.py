@@ -69,3 +69,23 @@ def test_a_test_set_model_stays_out_of_a_built_pool(repo, tmp_path):
     assert plan.dataset and plan.dataset["generations"]  # the pool takes in its generators' code ...
     assert "my-new-coder" in plan.generators and "my-new-coder" not in plan.pool_generators  # ... not this one's
     assert "phi-4" in plan.pool_generators and "my-new-coder" in plan.executions
+
+
+
+def test_a_stages_serving_goes_over_a_served_entry_and_leaves_an_endpoint_alone(repo):
+    from aicd.generate.registry import with_serving
+
+    local = load_registry([repo / "config" / "models.yaml", repo / "config" / "models_local.yaml"])[
+        "SmolLM2-135M-Instruct"]
+    served = with_serving(local, {"replicas": 2})
+    assert served["serve"]["replicas"] == 2 and served["serve"]["dtype"] == local["serve"]["dtype"]
+    assert "replicas" not in local["serve"]  # the registry's entry is left as it was
+    mine = {**local, "api_base": "http://127.0.0.1:9/v1"}  # reached at a server of its own
+    assert with_serving(mine, {"replicas": 2}) == mine
+    assert with_serving(local, {}) is local
+
+
+def test_a_stages_serving_takes_only_how_servers_run(repo):
+    demo = yaml.safe_load((repo / "config" / "demo.yaml").read_text())
+    with pytest.raises(Exception, match="dtype"):
+        validate_config({**demo, "generation": {**demo["generation"], "serve": {"dtype": "bfloat16"}}})

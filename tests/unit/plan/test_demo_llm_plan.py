@@ -113,3 +113,4 @@ def test_the_full_demos_generation_fits_what_each_protocol_asks_and_reproduces(f
     shares = config["tasks"]["fine_grained"]["build"]["class_fractions"]
     assert all(shares[c]["test"] >= 0.6 for c in ("hybrid", "adversarial"))
     assert "aoc" in plan.dataset["sources"] and config["sources"]["aoc"]["optional"]
+

@@ -61,14 +61,13 @@ def load_registry(path: str | Path | list, schema_path: str | Path = SCHEMA) -> 
     return models
 
 
-def with_run_serving(models: dict[str, dict], over: dict | None) -> dict[str, dict]:
-    """The registry as a run serves it: a run's `llm.serve` (how many servers per job, threads
-    each: the machine's business, not the model's) over each served entry's `serve:`. Entries
-    reached at an endpoint of their own are left as they are."""
-    if not over:
-        return models
-    return {name: {**entry, "serve": {**entry["serve"], **over}} if entry.get("serve") and not entry.get("api_base")
-            else entry for name, entry in models.items()}
+def with_serving(entry: dict, over: dict | None) -> dict:
+    """An entry as a stage's jobs serve it: the stage's `serve:` settings (how many servers per
+    job, threads each: the machine's business, not the model's) over the entry's own. An entry
+    reached at an endpoint of its own is left as it is."""
+    if not over or not entry.get("serve") or entry.get("api_base"):
+        return entry
+    return {**entry, "serve": {**entry["serve"], **over}}
 
 
 def has_endpoint(entry: dict, environ=os.environ) -> bool:
