@@ -27,7 +27,9 @@ rule instructions:
         guard=guard("instructions"),
         # the cap rides in the instructor's entry, so a run without one plans as before
         model=lambda w: as_arg(
-            with_max_tokens(job_entry(generation_entry(PLAN.instructor)), config["generation"].get("instruction_max_tokens"))
+            with_max_tokens(
+                job_entry(generation_entry(PLAN.instructor)), config["generation"].get("instruction_max_tokens")
+            )
         ),
         sources=lambda w: source_args(generation_sources(PLAN.instruction_protocols)),
         protocols=lambda w: as_arg(PLAN.instruction_protocols),

@@ -26,10 +26,10 @@ rule judge:
         OUT.benchmark("judge", "{judge}")
     wildcard_constraints:
         judge=one_of(PLAN.judges),
-    conda:
-        env("llm")
     # the longest job after the task splits, beside the fits on one core: started first
     priority: 10
+    conda:
+        env("llm")
     threads: lambda w: llm_threads(MODELS[PLAN.judges[w.judge]["model"]])
     resources:
         **llm_res("judge", lambda w: MODELS[PLAN.judges[w.judge]["model"]]),
