@@ -27,8 +27,9 @@ rule detect:
     wildcard_constraints:
         detector=none_of(PLAN.stored("folder") + list(PLAN.judge_detectors)),
     # Longest first: a fit over many classes (T2's twelve) takes several times a binary one, and
-    # started among the last jobs it would end the run alone on one core.
-    priority: multiclass_first
+    # started among the last jobs it would end the run alone on one core; a neural detector's fit
+    # leads to its calibration, the longest job after the judge.
+    priority: neural_first
     conda:
         detector_env
     threads: detector_threads

@@ -22,11 +22,12 @@ def multiclass_first(w):
     return 1 if len(PLAN.tasks[w.task].labels) > 2 else 0
 
 
-def calibrate_first_if_neural(w):
-    """A calibration's priority: 10 where it featurizes the reference programs with a neural model
-    (a causal LM's statistics: minutes, not the seconds of the others), so that it starts as soon
-    as it can, beside the long jobs, not last after every short one."""
-    return 10 if detector(w).environment == "neural" else 0
+def neural_first(w):
+    """A detector's fit or calibration: priority 10 where it runs a neural model (a causal LM's
+    statistics over the reference programs: minutes, not the seconds of the others), so that the
+    chain of its fit and its calibration starts as soon as it can, beside the long jobs, not last
+    after every short one; else its task's (multiclass_first)."""
+    return 10 if detector(w).environment == "neural" else multiclass_first(w)
 
 
 def detector_env(w):

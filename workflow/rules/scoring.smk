@@ -49,7 +49,7 @@ rule calibrate:
         OUT.log("calibrate", "{task}", "{detector}"),
     benchmark:
         OUT.benchmark("calibrate", "{task}", "{detector}")
-    priority: calibrate_first_if_neural
+    priority: neural_first
     conda:
         detector_env
     threads: detector_threads
