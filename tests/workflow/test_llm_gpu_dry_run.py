@@ -18,7 +18,7 @@ pytestmark = pytest.mark.workflow
 
 
 def dry_run(repo, trial_path, tmp_path, layers: tuple, cores: int) -> dict:
-    """(rule, wildcards) -> (threads, gpus) of every job the full demo plans with these layers."""
+    """(rule, wildcards) -> (threads, gpus, priority) of every job the full demo plans with these layers."""
     (tmp_path / "override.yaml").write_text(yaml.safe_dump({"sources": {"trial": {"files": str(trial_path)}},
                                                              "results": str(tmp_path / "results")}))
     configs = [str(repo / "config" / n) for n in ("demo.yaml", "demo_llm.yaml", *layers)]
@@ -33,9 +33,11 @@ def dry_run(repo, trial_path, tmp_path, layers: tuple, cores: int) -> dict:
         wildcards = re.search(r"wildcards: (.*)", block)
         threads = re.search(r"\bthreads: (\d+)", block)
         gpu = re.search(r"resources: .*\bgpu=(\d+)", block)
+        priority = re.search(r"\bpriority: (\d+)", block)
         if rule:
             asks[(rule.group(1), wildcards.group(1) if wildcards else "")] = (
-                int(threads.group(1)) if threads else 1, int(gpu.group(1)) if gpu else 0)
+                int(threads.group(1)) if threads else 1, int(gpu.group(1)) if gpu else 0,
+                int(priority.group(1)) if priority else 0)
     return asks
 
 
@@ -50,14 +52,20 @@ def require_local_model(repo, models_file: str) -> None:
 def test_on_two_cores_the_generation_jobs_claim_both_and_the_judge_one(repo, trial_path, tmp_path):
     require_local_model(repo, "models_local.yaml")
     asks = dry_run(repo, trial_path, tmp_path, (), cores=2)
-    threads = {rule: t for (rule, _), (t, _) in asks.items() if rule in ("instructions", "generate", "judge")}
+    threads = {rule: t for (rule, _), (t, _, _) in asks.items() if rule in ("instructions", "generate", "judge")}
     assert threads == {"instructions": 2, "generate": 2, "judge": 1}, threads
+    # after the task splits the judge starts first, then the log-likelihood's fit and calibration
+    # (the causal LM over the reference programs), before the second-long fits of the same task
+    first = {k for k, (_, _, priority) in asks.items() if priority == 10 and k[0] in ("judge", "detect", "calibrate")}
+    zs_loglik = "task=binary, detector=zs_loglik"
+    assert {("judge", "judge=smollm2"), ("detect", zs_loglik), ("calibrate", zs_loglik)} <= first, sorted(first)
+    assert asks[("detect", "task=binary, detector=lr_tfidf")][2] == 0
 
 
 def test_the_gpu_layer_asks_a_gpu_for_each_job_that_serves_the_model(repo, trial_path, tmp_path):
     require_local_model(repo, "models_local_gpu.yaml")
     planned = dry_run(repo, trial_path, tmp_path, ("llm_gpu.yaml",), cores=16)
-    asks = {k: gpu for k, (_, gpu) in planned.items()}
+    asks = {k: gpu for k, (_, gpu, _) in planned.items()}
     # one server of serve.threads per job on the one GPU, not the CPU demo's two
     assert {planned[k][0] for k in planned if k[0] in ("instructions", "generate", "judge")} == {4}
     served = {k for k in asks if k[0] in ("instructions", "generate", "judge")}
