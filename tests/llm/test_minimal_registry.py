@@ -64,12 +64,14 @@ def test_the_plan_and_the_endpoint_check_take_a_minimal_entry(tmp_path):
 
 def test_a_key_only_the_card_reads_is_not_in_the_jobs_entry(tmp_path):
     """Snakemake reruns a job whose params changed: the generate, instructions and judge jobs get
-    job_entry (inputs.smk model_arg), so adding `maker` changes only the card's params."""
+    job_entry (inputs.smk model_arg; the generation jobs of the entry as generation.serve serves
+    it), so adding `maker` changes only the card's params."""
     plain = load_registry(minimal_registry(tmp_path))["Tiny-Coder"]
     made = load_registry(minimal_registry(tmp_path, maker="Someone"))["Tiny-Coder"]
     assert made["maker"] == "Someone" and job_entry(made) == job_entry(plain) == plain
     rules = "\n".join((REPO / "workflow" / "rules" / f).read_text() for f in ("inputs.smk", "generation.smk"))
-    assert "as_arg(job_entry(MODELS[name]))" in rules and "with_max_tokens(job_entry(MODELS[PLAN.instructor])" in rules
+    assert "as_arg(job_entry(MODELS[name]))" in rules and "as_arg(job_entry(generation_entry(w.model)))" in rules
+    assert "with_max_tokens(\n                job_entry(generation_entry(PLAN.instructor))" in rules
 
 
 def test_generation_a_judge_and_the_card_run_on_a_minimal_entry(server, tmp_path):
