@@ -43,3 +43,27 @@ def test_unparseable_answers_are_counted_with_an_example_and_the_sample_is_cappe
     assert set(preds.loc[preds["pred"] == ABSTAIN, "gold"]) == {"human"}
     assert "nice piece of work" in report["abstention_example"]
     assert report["programs_cut"] == 12 and report["code_cut_to_chars"] == 40
+
+
+def test_a_rows_modes_are_sent_side_by_side_and_each_answer_comes_back_to_its_row(server, tmp_path):
+    """judge_runs sends a row's zs and cot prompts one after the other (they share the program: a
+    served model's prefix cache computes it once), yet every answer lands on its own run and row:
+    the marked rows, and only they, are abstentions in both modes."""
+    from aicd.judge.run import JudgeRun, judge_runs, twins_adjacent
+
+    n = 20
+    codes = [("[[fault:prose:9]]\n" if i % 4 == 0 else "") + f"x = {i}\n" for i in range(n)]
+    pd.DataFrame({"id": [f"t{i}" for i in range(n)], "code": codes, "target": ["human", "machine"] * (n // 2),
+                  "language": "Python", "domain": "algorithmic"}).to_parquet(tmp_path / "test.parquet")
+    runs = [JudgeRun(task="binary", mode=m, test=str(tmp_path / "test.parquet"), labels=["human", "machine"],
+                     out="", report="") for m in ("zs", "cot")]
+    assert twins_adjacent(runs + [JudgeRun("family", "zs", "", [], "", "")], [3, 3, 2]) == [0, 3, 1, 4, 2, 5, 6, 7]
+    model = {**server.model(), "name": "J", "params": {"temperature": 0}}
+    out = judge_runs(model, runs, str(REPO / "config" / "prompts" / "judge.v2.yaml"), 1.0, 0,
+                     {"cache": str(tmp_path / "c.sqlite"), "max_retries": 0})
+    from aicd.data.schema import ABSTAIN
+
+    marked = {f"t{i}" for i in range(0, n, 4)}
+    for preds, _report in out:
+        assert len(preds) == n and set(preds.loc[preds["pred"] == ABSTAIN, "id"]) == marked
+    assert [r["mode"] for _, r in out] == ["zs", "cot"]

@@ -65,10 +65,14 @@ def judge_runs(model: dict, runs: list[JudgeRun], prompts_file: str, fraction: f
     prompts = PromptSet(prompts_file)
     built = [_requests(model, run, prompts, fraction, seed, max_rows, max_code_chars, constrained) for run in runs]
     requests = [r for _, _, reqs in built for r in reqs]
+    order = twins_adjacent(runs, [len(reqs) for _, _, reqs in built])
     client = client_from_config(model, llm)
     with serving(client, requests, server_log, seed) as client, \
             tqdm(total=len(requests), desc=f"judge {model['name']}", mininterval=5, file=sys.stderr) as bar:
-        results = client.run(requests, bar)
+        sent = client.run([requests[i] for i in order], bar)
+    results = [None] * len(requests)
+    for position, i in enumerate(order):
+        results[i] = sent[position]
     out, start = [], 0
     for run, (sample, cut, reqs) in zip(runs, built):
         mine = results[start:start + len(reqs)]
@@ -76,6 +80,22 @@ def judge_runs(model: dict, runs: list[JudgeRun], prompts_file: str, fraction: f
         check_failures(mine, model, f"judge ({run.task}, {run.mode})", llm.get("fail_threshold"))
         out.append(_predictions(model, run, sample, cut, reqs, mine, prompts, max_code_chars, constrained))
     return out
+
+
+def twins_adjacent(runs: list[JudgeRun], sizes: list[int]) -> list[int]:
+    """The order to send a job's requests in (indices into the runs' requests, concatenated): a
+    row's prompt in each mode of its task one after the other. The modes' prompts share the
+    program and everything before the question, so a served model computes that prefix once
+    and answers the second mode from its prefix cache (judging is mostly prompt tokens). Runs of
+    one task sample the same rows in the same order (aicd.judge.sample, seeded); where sizes
+    differ the shorter run's rows simply run out."""
+    starts = [sum(sizes[:k]) for k in range(len(sizes))]
+    key = {}
+    for k, run in enumerate(runs):
+        task_rank = next(j for j, r in enumerate(runs) if r.task == run.task)
+        for i in range(sizes[k]):
+            key[starts[k] + i] = (task_rank, i, k)
+    return sorted(key, key=key.get)
 
 
 def judge(model: dict, mode: str, test_path: str, labels: list[str], target: str, prompts_file: str,
