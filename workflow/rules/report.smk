@@ -90,7 +90,7 @@ rule report:
     resources:
         **res("report"),
     params:
-        layout=lambda w: as_arg(layouts.report_layout(PLAN)),
+        layout=lambda w: as_arg(layouts.report_layout(PLAN, MODELS)),
         tables_dir=lambda w, output: parent(output.tex),
         figures_dir=lambda w, output: folder_of(output.figures),
     shell:

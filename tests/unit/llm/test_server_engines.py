@@ -25,3 +25,19 @@ def test_the_setting_is_part_of_the_cache_identity():
 
     spec = settings(ENTRY)
     assert cache_identity(spec) != cache_identity({**spec, "worker_process": True})
+
+
+def test_which_served_models_answer_differently_with_another_batch():
+    """float32 on a CPU and bfloat16 with vLLM's batch-invariant kernels (the GPU layer) give the same
+    greedy answers whatever the batch; bfloat16 on a CPU (the bfloat16 demo's registry) does not;
+    a model at its own endpoint is not ours to say. The registry files as shipped."""
+    from pathlib import Path
+
+    from aicd.generate.registry import load_registry
+    from aicd.llm.engines import batch_dependent
+
+    config = Path(__file__).resolve().parents[3] / "config"
+    local = {f: load_registry(config / f)["SmolLM2-135M-Instruct"]
+             for f in ("models_local.yaml", "models_local_bf16.yaml", "models_local_gpu.yaml")}
+    assert [batch_dependent(e) for e in local.values()] == [False, True, False]
+    assert not batch_dependent({**local["models_local_bf16.yaml"], "api_base": "http://127.0.0.1:8000/v1"})

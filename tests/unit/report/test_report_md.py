@@ -157,3 +157,34 @@ def test_the_inputs_block_says_which_task_and_kind_versions_made_the_scores(tmp_
     assert ("Versions that made the score files (CHANGELOG.md): task definitions `binary` v3; detector kinds "
             "`linear_svm` v2, `majority` v1.") in report
     assert report.index("## Inputs") < report.index("Versions that made")
+
+
+def test_a_run_whose_model_answers_by_batch_says_it_is_not_reproducible(tmp_path):
+    """report.md's inputs block: code a model wrote in the run is named as an input; where the
+    layout names models whose greedy answers depend on their batch (bfloat16 on a CPU) the report
+    says two fresh runs differ and what to compare them with; otherwise it does not."""
+    from types import SimpleNamespace
+
+    from aicd.report.__main__ import main
+    from aicd.report.layouts import batch_dependent_models
+
+    gold = ["human", "machine"] * 5
+    path = _scores(tmp_path, "T1", "good", gold, gold)
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text(json.dumps({"fingerprint": "fp0123", "code": "abc", "inputs": {
+        "generation:M": {"kind": "file", "path": "g.parquet", "bytes": 1, "sha256": "0" * 64}}}))
+    reports = {}
+    for name, dependent in (("float32", []), ("bfloat16", ["M"])):
+        layout = {"tasks": [["T1", "Task 1"]], "detectors": [["good", "Good", False]], "batch_dependent": dependent}
+        out = tmp_path / name
+        main(["report", "--layout", json.dumps(layout), "--scores", path, "--tables-dir", str(out / "tables"),
+              "--figures-dir", str(out / "figures"), "--report", str(out / "report.md"), "--inputs", str(inputs)])
+        reports[name] = (out / "report.md").read_text()
+    assert "Code written in this run (`M`)" in reports["float32"] and "Not byte-for-byte" not in reports["float32"]
+    assert "**Not byte-for-byte reproducible:** `M` was served here in bfloat16" in reports["bfloat16"]
+    assert "aicd verify RESULTS_A RESULTS_B` names the files" in reports["bfloat16"]
+    plan = SimpleNamespace(generators=("M", "N"), judges={"j": {"model": "J"}})
+    served = {"model": "package:smollm2-135m-instruct", "server": "vllm"}
+    models = {"M": {"serve": {**served, "dtype": "bfloat16"}}, "N": {"serve": {**served, "dtype": "float32"}},
+              "J": {"serve": {**served, "dtype": "bfloat16"}}, "X": {"serve": {**served, "dtype": "bfloat16"}}}
+    assert batch_dependent_models(plan, models) == ["J", "M"]  # X is not the run's

@@ -217,6 +217,18 @@ def settings(model: dict) -> dict:
     return spec
 
 
+def batch_dependent(model: dict) -> bool:
+    """Whether a greedy answer of a model served here can depend on what it is batched with, so
+    that two fresh runs differ: not in float32 (the same answers sent 64 at once, 7 at a time or
+    one at a time on this project's CPUs: BENCHMARKS.md, "Local LLM server"), nor with vLLM's
+    batch-invariant kernels (GPUs); in bfloat16 on a CPU it does. A model at its own endpoint is
+    not ours to say."""
+    if not model.get("serve") or model.get("api_base"):
+        return False
+    spec = settings(model)
+    return spec["dtype"] != "float32" and not spec.get("batch_invariant")
+
+
 def engine_for(spec: dict) -> Engine:
     return ENGINES[spec["server"]](spec)
 

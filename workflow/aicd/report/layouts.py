@@ -9,9 +9,11 @@ from .. import published
 from ..common.defaults import schema_default
 
 
-def report_layout(plan) -> dict:
-    """rule report: Table 4's columns and rows, the extra test sets, the provisional label maps."""
+def report_layout(plan, models: dict | None = None) -> dict:
+    """rule report: Table 4's columns and rows, the extra test sets, the provisional label maps,
+    and which of the run's models (registry `models`) answer differently with another batch."""
     return {
+        "batch_dependent": batch_dependent_models(plan, models or {}),
         "tasks": [[t, task.title] for t, task in plan.tasks.items()],
         "detectors": [[d, det.title, det.dummy] for d, det in plan.detectors.items()],
         "provisional": {t: plan.config["tasks"][t]["label_map_provisional"] for t in plan.tasks
@@ -22,6 +24,15 @@ def report_layout(plan) -> dict:
         "paper_rows": plan.paper_rows(),  # the others are marked as ours
         "task_modes": {t: task.mode for t, task in plan.tasks.items()},  # the report's data block
     }
+
+
+def batch_dependent_models(plan, models: dict) -> list[str]:
+    """The run's generators and judge models whose greedy answers depend on their batch, so that
+    two fresh runs differ (aicd.llm.engines.batch_dependent)."""
+    from ..llm.engines import batch_dependent
+
+    used = {*plan.generators, *(j["model"] for j in plan.judges.values())}
+    return sorted(m for m in used if m in models and batch_dependent(models[m]))
 
 
 def subset_tables_layout(plan) -> dict:

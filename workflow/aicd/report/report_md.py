@@ -215,24 +215,36 @@ def report_markdown(src: ReportInputs, table: Table4, paths: ReportPaths) -> str
         lines += ["## Inputs", "", f"Fingerprint `{table.inputs['fingerprint']}` over {len(table.inputs['inputs'])} "
                   "inputs (`aicd verify RESULTS_A RESULTS_B` compares two runs):", ""]
         lines += [f"- {_input_line(k, v)}" for k, v in table.inputs["inputs"].items()] + [""]
-        lines += _generated_inputs_note(table.inputs["inputs"])
+        lines += _generated_inputs_note(table.inputs["inputs"], src.layout.get("batch_dependent") or [])
         lines += versions_lines(table.scores.values())
     if src.paper_section:
         lines += ["", Path(src.paper_section).read_text()]
     return "\n".join(lines)
 
 
-def _generated_inputs_note(inputs: dict) -> list[str]:
-    """Which outputs can vary between machines: those downstream of code a model wrote in this run."""
+def _generated_inputs_note(inputs: dict, batch_dependent: list) -> list[str]:
+    """Which outputs can vary between machines and runs: those downstream of code a model wrote in
+    this run, or of a judge's answers; `batch_dependent` names the models served here whose greedy
+    answers depend on their batch (aicd.llm.engines.batch_dependent)."""
     generated = [key.split(":", 1)[1] for key in inputs if key.startswith("generation:")]
-    if not generated:
-        return []
-    return [f"Code written in this run ({', '.join(f'`{g}`' for g in generated)}) is an input like a source's files. "
-            "A model served here in float32 and greedily (docs/llm.md) writes the same bytes on two fresh runs of "
-            "one machine, and a rerun takes its answers from the request cache; float32 kernels differ between CPU "
-            "families, so another kind of machine may get other answers, and a model behind an API may answer "
-            "otherwise on any fresh run. Then that table's fingerprint differs, "
-            "`aicd verify` names it, and every table, score and figure built on the data can differ with it.", ""]
+    lines = []
+    if generated:
+        lines += [f"Code written in this run ({', '.join(f'`{g}`' for g in generated)}) is an input like a source's "
+                  "files. A model served here in float32 and greedily (docs/llm.md) writes the same bytes on two "
+                  "fresh runs of one machine, and a rerun takes its answers from the request cache; float32 kernels "
+                  "differ between CPU families, so another kind of machine may get other answers, and a model behind "
+                  "an API may answer otherwise on any fresh run. Then that table's fingerprint differs, "
+                  "`aicd verify` names it, and every table, score and figure built on the data can differ with it.",
+                  ""]
+    if batch_dependent:
+        lines += [f"**Not byte-for-byte reproducible:** {', '.join(f'`{m}`' for m in batch_dependent)} was served "
+                  "here in bfloat16 on a CPU, where a greedy answer depends on what it is batched with. Two fresh "
+                  "runs of this configuration write different code and judge answers for some rows, so the "
+                  "generated rows, the task splits built on them, every score and Table 8 differ between them "
+                  "(what two fresh full demos measured: BENCHMARKS.md, \"The full demo\"); a rerun is identical "
+                  "(the request cache answers it), and `aicd verify RESULTS_A RESULTS_B` names the files that differ. "
+                  "Served in float32 (`make demo-llm`) the same answers come back on every fresh run.", ""]
+    return lines
 
 
 def versions_lines(scores) -> list[str]:
