@@ -54,12 +54,16 @@ def test_on_two_cores_the_generation_jobs_claim_both_and_the_judge_one(repo, tri
     asks = dry_run(repo, trial_path, tmp_path, (), cores=2)
     threads = {rule: t for (rule, _), (t, _, _) in asks.items() if rule in ("instructions", "generate", "judge")}
     assert threads == {"instructions": 2, "generate": 2, "judge": 1}, threads
-    # after the task splits the judge starts first, then the log-likelihood's fit and calibration
-    # (the causal LM over the reference programs), before the second-long fits of the same task
-    first = {k for k, (_, _, priority) in asks.items() if priority == 10 and k[0] in ("judge", "detect", "calibrate")}
+    # after the task splits the judge starts first, then the log-likelihood's statistics, fit and
+    # calibration (the causal LM over the reference programs), before the second-long fits of the
+    # same task and the other feature sets (5)
+    first = {k for k, (_, _, priority) in asks.items()
+             if priority == 10 and k[0] in ("judge", "detect", "calibrate", "features")}
     zs_loglik = "task=binary, detector=zs_loglik"
-    assert {("judge", "judge=smollm2"), ("detect", zs_loglik), ("calibrate", zs_loglik)} <= first, sorted(first)
+    assert {("judge", "judge=smollm2"), ("detect", zs_loglik), ("calibrate", zs_loglik),
+            ("features", "task=binary, featureset=lm_smollm2")} <= first, sorted(first)
     assert asks[("detect", "task=binary, detector=lr_tfidf")][2] == 0
+    assert asks[("features", "task=binary, featureset=tfidf")][2] == 5
 
 
 def test_the_gpu_layer_asks_a_gpu_for_each_job_that_serves_the_model(repo, trial_path, tmp_path):
