@@ -67,3 +67,5 @@ def test_a_rows_modes_are_sent_side_by_side_and_each_answer_comes_back_to_its_ro
     for preds, _report in out:
         assert len(preds) == n and set(preds.loc[preds["pred"] == ABSTAIN, "id"]) == marked
     assert [r["mode"] for _, r in out] == ["zs", "cot"]
+    # each run has its own mode's answers: the cot prompt is the longer one, as its tokens say
+    assert out[1][1]["prompt_tokens"] > out[0][1]["prompt_tokens"]

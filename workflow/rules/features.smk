@@ -12,9 +12,8 @@ rule features:
         OUT.log("features", "{task}", "{featureset}"),
     benchmark:
         OUT.benchmark("features", "{task}", "{featureset}")
-    # every detector on the feature set waits for it: start it before the detectors that are ready;
-    # a neural model's set (a causal LM's statistics: minutes) first of all, beside the judge
-    priority: lambda w: 10 if feature(w).environment == "neural" else 5
+    # before the detectors that are ready; a neural model's set first of all, beside the judge
+    priority: neural_features_first
     conda:
         feature_env
     # all from the plan (aicd.plan.FeaturePlan), as the list of GPU jobs has them

@@ -22,12 +22,21 @@ def multiclass_first(w):
     return 1 if len(PLAN.tasks[w.task].labels) > 2 else 0
 
 
+NEURAL_FIRST = 10  # the judge's too: the long jobs after the task splits start before the short ones
+
+
 def neural_first(w):
-    """A detector's fit or calibration: priority 10 where it runs a neural model (a causal LM's
+    """A detector's fit or calibration: NEURAL_FIRST where it runs a neural model (a causal LM's
     statistics over the reference programs: minutes, not the seconds of the others), so that the
     chain of its fit and its calibration starts as soon as it can, beside the long jobs, not last
     after every short one; else its task's (multiclass_first)."""
-    return 10 if detector(w).environment == "neural" else multiclass_first(w)
+    return NEURAL_FIRST if detector(w).environment == "neural" else multiclass_first(w)
+
+
+def neural_features_first(w):
+    """A feature set's job: NEURAL_FIRST for a neural model's (the statistics the chain above is
+    fitted on), else 5: every detector on a feature set waits for it."""
+    return NEURAL_FIRST if feature(w).environment == "neural" else 5
 
 
 def detector_env(w):

@@ -27,7 +27,7 @@ rule judge:
     wildcard_constraints:
         judge=one_of(PLAN.judges),
     # the longest job after the task splits, beside the fits on one core: started first
-    priority: 10
+    priority: NEURAL_FIRST
     conda:
         env("llm")
     threads: lambda w: llm_threads(MODELS[PLAN.judges[w.judge]["model"]])

@@ -28,9 +28,10 @@ def test_the_setting_is_part_of_the_cache_identity():
 
 
 def test_which_served_models_answer_differently_with_another_batch():
-    """float32 on a CPU and bfloat16 with vLLM's batch-invariant kernels (the GPU layer) give the same
-    greedy answers whatever the batch; bfloat16 on a CPU (the bfloat16 demo's registry) does not;
-    a model at its own endpoint is not ours to say. The registry files as shipped."""
+    """float32 on a CPU (measured) and vLLM's batch-invariant kernels (the GPU layer) count as giving
+    the same greedy answers whatever the batch; bfloat16 on a CPU (the bfloat16 demo's registry)
+    does not, nor a GPU without those kernels (not measured here: not claimed); a model at its
+    own endpoint is not ours to say. The registry files as shipped."""
     from pathlib import Path
 
     from aicd.generate.registry import load_registry
@@ -41,3 +42,5 @@ def test_which_served_models_answer_differently_with_another_batch():
              for f in ("models_local.yaml", "models_local_bf16.yaml", "models_local_gpu.yaml")}
     assert [batch_dependent(e) for e in local.values()] == [False, True, False]
     assert not batch_dependent({**local["models_local_bf16.yaml"], "api_base": "http://127.0.0.1:8000/v1"})
+    gpu = local["models_local_gpu.yaml"]
+    assert batch_dependent({**gpu, "serve": {**gpu["serve"], "batch_invariant": False, "dtype": "float32"}})

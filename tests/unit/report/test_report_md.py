@@ -181,10 +181,11 @@ def test_a_run_whose_model_answers_by_batch_says_it_is_not_reproducible(tmp_path
               "--figures-dir", str(out / "figures"), "--report", str(out / "report.md"), "--inputs", str(inputs)])
         reports[name] = (out / "report.md").read_text()
     assert "Code written in this run (`M`)" in reports["float32"] and "Not byte-for-byte" not in reports["float32"]
-    assert "**Not byte-for-byte reproducible:** `M` was served here in bfloat16" in reports["bfloat16"]
+    assert "**Not byte-for-byte reproducible:** `M` was served here with settings under which" in reports["bfloat16"]
     assert "aicd verify RESULTS_A RESULTS_B` names the files" in reports["bfloat16"]
-    plan = SimpleNamespace(generators=("M", "N"), judges={"j": {"model": "J"}})
+    plan = SimpleNamespace(generators=("M", "N"), instructor="I", judges={"j": {"model": "J"}})
     served = {"model": "package:smollm2-135m-instruct", "server": "vllm"}
     models = {"M": {"serve": {**served, "dtype": "bfloat16"}}, "N": {"serve": {**served, "dtype": "float32"}},
-              "J": {"serve": {**served, "dtype": "bfloat16"}}, "X": {"serve": {**served, "dtype": "bfloat16"}}}
-    assert batch_dependent_models(plan, models) == ["J", "M"]  # X is not the run's
+              "J": {"serve": {**served, "dtype": "bfloat16"}}, "X": {"serve": {**served, "dtype": "bfloat16"}},
+              "I": {"serve": {**served, "dtype": "bfloat16"}}}
+    assert batch_dependent_models(plan, models) == ["I", "J", "M"]  # X is not the run's

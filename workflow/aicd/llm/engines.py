@@ -219,14 +219,16 @@ def settings(model: dict) -> dict:
 
 def batch_dependent(model: dict) -> bool:
     """Whether a greedy answer of a model served here can depend on what it is batched with, so
-    that two fresh runs differ: not in float32 (the same answers sent 64 at once, 7 at a time or
-    one at a time on this project's CPUs: BENCHMARKS.md, "Local LLM server"), nor with vLLM's
-    batch-invariant kernels (GPUs); in bfloat16 on a CPU it does. A model at its own endpoint is
-    not ours to say."""
+    that two fresh runs differ. Not with vLLM's batch-invariant kernels (its mode for GPUs), nor in
+    float32 on a CPU (the same answers sent 64 at once, 7 at a time or one at a time: BENCHMARKS.md,
+    "Local LLM server"); every other setting may (bfloat16 on a CPU does, measured; a GPU's
+    float32 kernels are not measured here). A model at its own endpoint is not ours to say."""
     if not model.get("serve") or model.get("api_base"):
         return False
     spec = settings(model)
-    return spec["dtype"] != "float32" and not spec.get("batch_invariant")
+    if spec.get("batch_invariant"):
+        return False
+    return not (spec["dtype"] == "float32" and spec.get("device", "cpu") == "cpu")
 
 
 def engine_for(spec: dict) -> Engine:

@@ -31,7 +31,8 @@ def batch_dependent_models(plan, models: dict) -> list[str]:
     two fresh runs differ (aicd.llm.engines.batch_dependent)."""
     from ..llm.engines import batch_dependent
 
-    used = {*plan.generators, *(j["model"] for j in plan.judges.values())}
+    used = {*plan.generators, *([plan.instructor] if plan.instructor else []),
+            *(j["model"] for j in plan.judges.values())}
     return sorted(m for m in used if m in models and batch_dependent(models[m]))
 
 

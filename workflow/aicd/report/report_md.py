@@ -237,13 +237,16 @@ def _generated_inputs_note(inputs: dict, batch_dependent: list) -> list[str]:
                   "`aicd verify` names it, and every table, score and figure built on the data can differ with it.",
                   ""]
     if batch_dependent:
-        lines += [f"**Not byte-for-byte reproducible:** {', '.join(f'`{m}`' for m in batch_dependent)} was served "
-                  "here in bfloat16 on a CPU, where a greedy answer depends on what it is batched with. Two fresh "
-                  "runs of this configuration write different code and judge answers for some rows, so the "
-                  "generated rows, the task splits built on them, every score and Table 8 differ between them "
-                  "(what two fresh full demos measured: BENCHMARKS.md, \"The full demo\"); a rerun is identical "
-                  "(the request cache answers it), and `aicd verify RESULTS_A RESULTS_B` names the files that differ. "
-                  "Served in float32 (`make demo-llm`) the same answers come back on every fresh run.", ""]
+        names = ", ".join(f"`{m}`" for m in batch_dependent)
+        lines += [f"**Not byte-for-byte reproducible:** {names} {'was' if len(batch_dependent) == 1 else 'were'} "
+                  "served here with settings under which a greedy answer depends on what it is batched with "
+                  "(bfloat16 on a CPU, or no batch-invariant kernels on a GPU: aicd.llm.engines.batch_dependent). "
+                  "Two fresh runs of this configuration get other answers for some requests: where the model "
+                  "writes code, other generated rows and every task split, score and table built on them; where "
+                  "it judges, other Table 8 cells (what two fresh full demos measured: BENCHMARKS.md, \"The full "
+                  "demo\"). A rerun is identical (the request cache answers it); `aicd verify RESULTS_A RESULTS_B` "
+                  "names the files that differ. Served in float32 on a CPU the same answers come back on every "
+                  "fresh run.", ""]
     return lines
 
 
