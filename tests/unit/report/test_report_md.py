@@ -182,7 +182,7 @@ def test_a_run_whose_model_answers_by_batch_says_it_is_not_reproducible(tmp_path
         reports[name] = (out / "report.md").read_text()
     assert "Code written in this run (`M`)" in reports["float32"] and "Not byte-for-byte" not in reports["float32"]
     assert "**Not byte-for-byte reproducible:** `M` was served here with settings under which" in reports["bfloat16"]
-    assert "aicd verify RESULTS_A RESULTS_B` names the files" in reports["bfloat16"]
+    assert "aicd verify RESULTS_A RESULTS_B` names the input that differs" in reports["bfloat16"]
     plan = SimpleNamespace(generators=("M", "N"), instructor="I", judges={"j": {"model": "J"}})
     served = {"model": "package:smollm2-135m-instruct", "server": "vllm"}
     models = {"M": {"serve": {**served, "dtype": "bfloat16"}}, "N": {"serve": {**served, "dtype": "float32"}},

@@ -245,7 +245,7 @@ def _generated_inputs_note(inputs: dict, batch_dependent: list) -> list[str]:
                   "writes code, other generated rows and every task split, score and table built on them; where "
                   "it judges, other Table 8 cells (what two fresh full demos measured: BENCHMARKS.md, \"The full "
                   "demo\"). A rerun is identical (the request cache answers it); `aicd verify RESULTS_A RESULTS_B` "
-                  "names the files that differ. Served in float32 on a CPU the same answers come back on every "
+                  "names the input that differs. Served in float32 on a CPU the same answers come back on every "
                   "fresh run.", ""]
     return lines
 
