@@ -89,13 +89,11 @@ def twins_adjacent(runs: list[JudgeRun], sizes: list[int]) -> list[int]:
     and answers the second mode from its prefix cache (judging is mostly prompt tokens). Runs of
     one task sample the same rows in the same order (aicd.judge.sample, seeded); where sizes
     differ the shorter run's rows simply run out."""
-    starts = [sum(sizes[:k]) for k in range(len(sizes))]
-    key = {}
-    for k, run in enumerate(runs):
-        task_rank = next(j for j, r in enumerate(runs) if r.task == run.task)
-        for i in range(sizes[k]):
-            key[starts[k] + i] = (task_rank, i, k)
-    return sorted(key, key=key.get)
+    task_rank, keys = {}, []
+    for k, (run, size) in enumerate(zip(runs, sizes)):
+        rank = task_rank.setdefault(run.task, len(task_rank))
+        keys += [(rank, i, k) for i in range(size)]
+    return sorted(range(len(keys)), key=keys.__getitem__)
 
 
 def judge(model: dict, mode: str, test_path: str, labels: list[str], target: str, prompts_file: str,

@@ -228,7 +228,7 @@ def batch_dependent(model: dict) -> bool:
     spec = settings(model)
     if spec.get("batch_invariant"):
         return False
-    return not (spec["dtype"] == "float32" and spec.get("device", "cpu") == "cpu")
+    return not (spec["dtype"] == "float32" and not engine_for(spec).on_gpu)
 
 
 def engine_for(spec: dict) -> Engine:
